@@ -1,0 +1,34 @@
+# Every target installs what it needs first, so a fresh clone works with `make run` or `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+
+.PHONY: run test install lint schema bench demo clean
+
+run: $(STAMP)
+	$(BIN)/opencode
+
+test: $(STAMP)
+	$(BIN)/python -m pytest
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+lint: $(STAMP)
+	$(BIN)/ruff check app tests bench
+
+schema: $(STAMP)
+	$(BIN)/opencode schema > opencode-schema.json
+
+bench: $(STAMP)
+	@for script in bench/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache

@@ -1,0 +1,100 @@
+"""Command-line entry point. Imports of heavy front-ends happen inside the command that
+needs them, so `opencode tool ...` and `opencode schema` stay fast (no textual, no litellm)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from app import __version__
+from app.errors import OpencodeError
+
+USAGE_ERROR = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse exits with 2 on usage errors already; this keeps its message to one line."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(USAGE_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _add_workspace_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-C", dest="workspace", type=Path, default=None, metavar="DIR",
+        help="the workspace directory (default: the current directory)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="opencode",
+        description="A terminal coding assistant. Without a subcommand, starts the TUI.",
+    )
+    parser.add_argument("--version", action="version", version=f"opencode {__version__}")
+    _add_workspace_option(parser)
+    commands = parser.add_subparsers(dest="command", title="subcommands", metavar="COMMAND", parser_class=_Parser)
+
+    commands.add_parser("schema", help="print the JSON Schema of .opencode.json")
+
+    permission = commands.add_parser("permission", help="inspect permission rules")
+    permission_commands = permission.add_subparsers(dest="permission_command", metavar="ACTION", required=True)
+    check = permission_commands.add_parser(
+        "check", help="print the action for TOOL on SUBJECT and the rule that decided it"
+    )
+    check.add_argument("tool", metavar="TOOL", help="a tool key: delete, edit, bash, ...")
+    check.add_argument("subject", metavar="SUBJECT", help="a path (for path tools) or a command (for bash)")
+    check.add_argument("--agent", default="coder", help="the agent whose rules apply (default: coder)")
+    _add_workspace_option(check)
+    return parser
+
+
+def _workspace(args: argparse.Namespace) -> Path:
+    root = (args.workspace or Path.cwd()).expanduser()
+    if not root.is_dir():
+        raise OpencodeError(f"workspace {root} is not a directory: pass an existing directory to -C")
+    return root.resolve()
+
+
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from app.config import schema_text
+
+    sys.stdout.write(schema_text())
+    return 0
+
+
+def _cmd_permission(args: argparse.Namespace) -> int:
+    from app.config import load_config
+    from app.permission import explain
+
+    root = _workspace(args)
+    print(explain(load_config(root), root, args.tool, args.subject, agent=args.agent))
+    return 0
+
+
+COMMANDS: dict[str | None, Callable[[argparse.Namespace], int]] = {
+    "schema": _cmd_schema,
+    "permission": _cmd_permission,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = COMMANDS.get(args.command)
+    if handler is None:
+        parser.print_help()
+        return 0
+    try:
+        return handler(args)
+    except OpencodeError as err:
+        print(f"opencode: error: {err}", file=sys.stderr)
+        return USAGE_ERROR
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
