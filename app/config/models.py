@@ -1,0 +1,167 @@
+"""The shape of `.opencode.json`: one pydantic model per section.
+
+Keys are camelCase in JSON (aliases) and snake_case in Python; either spelling is accepted
+in a file. Every model forbids unknown keys, so a typo is reported instead of ignored.
+Every field has a default, so a partial file (one layer) validates on its own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic.alias_generators import to_camel
+
+ActionName = Literal["allow", "ask", "deny"]
+AgentName = Literal["coder", "workhorse", "explorer", "title", "summarizer"]
+ReasoningEffort = Literal["low", "medium", "high"]
+
+
+def _rule_kind(value: object) -> str:
+    """Pick the rule branch up front, so a bad value gets one error instead of one per branch."""
+    return "patterns" if isinstance(value, dict) else "action"
+
+
+ToolRule = Annotated[
+    Annotated[ActionName, Tag("action")] | Annotated[dict[str, ActionName], Tag("patterns")],
+    Discriminator(_rule_kind),
+]
+"""One tool's rule: an action for every subject, or {wildcard pattern: action}."""
+
+PermissionRules = dict[str, ToolRule]
+"""Tool name -> rule, e.g. {"bash": "ask", "delete": {"*": "ask", "tmp/*": "allow"}}."""
+
+DEFAULT_CONTEXT_PATHS = (
+    "AGENTS.md",
+    "CLAUDE.md",
+    "CLAUDE.local.md",
+    ".cursorrules",
+    ".github/copilot-instructions.md",
+    "opencode.md",
+)
+# Commands that reach the network: the bash tool refuses them so fetching stays explicit.
+DEFAULT_BANNED_COMMANDS = (
+    "curl", "wget", "nc", "ncat", "telnet", "ssh", "scp", "sftp", "ftp", "aria2c",
+    "axel", "lynx", "w3m", "links", "httpie", "http", "xh",
+)
+
+
+class ConfigModel(BaseModel):
+    """Base of every section: camelCase aliases, snake_case names accepted, no unknown keys,
+    and no NaN or Infinity (Python's json reads them, but they are not JSON)."""
+
+    model_config = ConfigDict(
+        extra="forbid", populate_by_name=True, alias_generator=to_camel, allow_inf_nan=False
+    )
+
+
+class ProviderConfig(ConfigModel):
+    api_key: str | None = Field(None, description="API key; when unset the provider's usual environment variable is used.")
+    base_url: str | None = Field(None, alias="baseURL", description="Endpoint override, e.g. a local proxy.")
+    disabled: bool = Field(False, description="Hide this provider's models.")
+
+
+class AgentConfig(ConfigModel):
+    model: str | None = Field(None, description="Model id, e.g. anthropic/claude-sonnet-4; unset means the built-in choice.")
+    max_tokens: int | None = Field(None, gt=0, description="Cap on tokens generated per reply.")
+    reasoning_effort: ReasoningEffort | None = Field(None, description="For reasoning models.")
+    permission: PermissionRules = Field(
+        {}, description="Rules for this agent only; checked before the global permission.rules."
+    )
+
+
+class AgentsConfig(ConfigModel):
+    coder: AgentConfig = AgentConfig()
+    workhorse: AgentConfig = AgentConfig()
+    explorer: AgentConfig = AgentConfig()
+    title: AgentConfig = AgentConfig()
+    summarizer: AgentConfig = AgentConfig()
+
+    def get(self, name: str) -> AgentConfig | None:
+        """The settings of agent ``name``, or None for a name that is not a configurable agent."""
+        return getattr(self, name) if name in type(self).model_fields else None
+
+
+class PermissionConfig(ConfigModel):
+    rules: PermissionRules = Field(
+        {}, description='Tool -> "allow" | "ask" | "deny", or tool -> {wildcard pattern: action}.'
+    )
+
+
+class ShellConfig(ConfigModel):
+    path: str | None = Field(None, description="Shell for the bash tool; unset means $SHELL, else /bin/bash.")
+    args: list[str] = Field([], description="Arguments placed before the command, e.g. [\"-l\"].")
+
+
+class LspServerConfig(ConfigModel):
+    command: str | None = Field(None, description="Executable of the language server (required unless disabled).")
+    args: list[str] = []
+    disabled: bool = False
+
+
+class McpServerConfig(ConfigModel):
+    type: Literal["stdio", "http"] = "stdio"
+    command: str | None = Field(None, description="Executable to start (stdio servers).")
+    args: list[str] = []
+    env: dict[str, str] = Field({}, description="Extra environment for the server process (stdio).")
+    url: str | None = Field(None, description="Endpoint (http servers).")
+    headers: dict[str, str] = Field({}, description="HTTP headers sent with every request (http).")
+    disabled: bool = False
+
+
+class TuiConfig(ConfigModel):
+    theme: str = Field("opencode", description="Name of a theme in themes/.")
+    keybindings: dict[str, str] = Field({}, description="Binding id -> key, e.g. {\"app.quit\": \"ctrl+q\"}.")
+
+
+class DataConfig(ConfigModel):
+    directory: str = Field(".opencode", description="Where the database lives; relative to the workspace.")
+
+
+class DeleteToolConfig(ConfigModel):
+    max_files: int = Field(500, gt=0, description="A directory with more files than this is refused.")
+
+
+class BashToolConfig(ConfigModel):
+    banned_commands: list[str] = Field(list(DEFAULT_BANNED_COMMANDS), description="Commands the bash tool refuses.")
+    default_timeout_ms: int = Field(120_000, gt=0, description="Timeout when the model gives none.")
+    max_timeout_ms: int = Field(600_000, gt=0, description="Upper bound of any timeout the model asks for.")
+
+
+class LspToolConfig(ConfigModel):
+    diagnostics_timeout: float = Field(
+        5.0, gt=0, description="Seconds a writing tool waits for language-server diagnostics."
+    )
+
+
+class ToolsConfig(ConfigModel):
+    delete: DeleteToolConfig = DeleteToolConfig()
+    bash: BashToolConfig = BashToolConfig()
+    lsp: LspToolConfig = LspToolConfig()
+
+
+class Config(ConfigModel):
+    """The merged configuration every service is built from."""
+
+    schema_ref: str | None = Field(
+        None, alias="$schema", exclude=True, description="Editor hint (path or URL of the schema); ignored."
+    )
+    providers: dict[str, ProviderConfig] = {}
+    agents: AgentsConfig = AgentsConfig()
+    permission: PermissionConfig = PermissionConfig()
+    shell: ShellConfig = ShellConfig()
+    lsp: dict[str, LspServerConfig] = Field({}, description="Language -> language server.")
+    mcp_servers: dict[str, McpServerConfig] = Field({}, description="Name -> MCP server.")
+    context_paths: list[str] = Field(
+        list(DEFAULT_CONTEXT_PATHS), description="Files (relative to the workspace) added to the system prompt."
+    )
+    tui: TuiConfig = TuiConfig()
+    auto_compact: bool = Field(True, description="Summarise the session when the context window is nearly full.")
+    data: DataConfig = DataConfig()
+    debug: bool = False
+    tools: ToolsConfig = ToolsConfig()
+
+    def data_dir(self, workspace: Path) -> Path:
+        """The data directory: ``data.directory`` resolved against ``workspace`` (not created here)."""
+        return Path(workspace) / Path(self.data.directory).expanduser()
