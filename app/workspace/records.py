@@ -1,0 +1,140 @@
+"""What each session has read and written, and one lock per file.
+
+Tools refuse to change a file the model has not seen, or one that changed on disk since
+it was seen: the model's edit was planned against content that is no longer there.
+"Changed" is judged by a stat fingerprint (mtime_ns, size, inode), which catches editors
+that save by writing in place and those that rename a new file over the old one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator, Iterable
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from app.errors import StaleFileError
+from app.workspace.paths import Workspace
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    mtime_ns: int
+    size: int
+    inode: int
+
+    @classmethod
+    def of(cls, path: Path) -> Fingerprint | None:
+        """The file's fingerprint now, or None when it does not exist."""
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return None
+        return cls(st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+@dataclass(frozen=True)
+class FileRecord:
+    """A read or write by one session: what the file looked like then (None: absent)."""
+
+    fingerprint: Fingerprint | None
+    at: datetime
+
+
+@dataclass
+class _PathLock:
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    users: int = 0  # holders and waiters; the entry is dropped when it falls to 0
+
+
+class FileRecords:
+    """In-memory, one per runtime. Records and locks are keyed by canonical path, so two
+    spellings of one file share them. `workspace`, when given, makes error messages show
+    workspace-relative paths."""
+
+    def __init__(self, workspace: Workspace | None = None) -> None:
+        self._workspace = workspace
+        self._reads: dict[tuple[str, Path], FileRecord] = {}
+        self._writes: dict[tuple[str, Path], FileRecord] = {}
+        self._seen: dict[tuple[str, Path], FileRecord] = {}  # the later of read and write
+        self._locks: dict[Path, _PathLock] = {}
+
+    def record_read(self, session_id: str, path: Path) -> FileRecord:
+        return self._record(self._reads, session_id, path)
+
+    def record_write(self, session_id: str, path: Path) -> FileRecord:
+        """Also counts as having seen the file: the session knows what it just wrote."""
+        return self._record(self._writes, session_id, path)
+
+    def last_read(self, session_id: str, path: Path) -> FileRecord | None:
+        return self._reads.get((session_id, _canonical(path)))
+
+    def last_write(self, session_id: str, path: Path) -> FileRecord | None:
+        return self._writes.get((session_id, _canonical(path)))
+
+    def assert_fresh(self, session_id: str, path: Path) -> None:
+        """Raise StaleFileError unless this session read or wrote the file and it is
+        unchanged on disk since the later of the two."""
+        seen = self._seen.get((session_id, _canonical(path)))
+        name = self._display(path)
+        if seen is None:
+            raise StaleFileError(f"You must read {name} with the view tool before changing it")
+        now = Fingerprint.of(path)
+        if now == seen.fingerprint:
+            return
+        when = seen.at.strftime("%H:%M:%S")
+        if now is None:
+            raise StaleFileError(
+                f"{name} was deleted since you last read it (at {when}): check the path, or create it with the write tool"
+            )
+        raise StaleFileError(
+            f"{name} was modified since you last read it (at {when}): read it again with the view tool before editing"
+        )
+
+    @asynccontextmanager
+    async def lock(self, path: Path) -> AsyncIterator[None]:
+        """Hold the one lock of this file (by canonical path) for a read-modify-write."""
+        key = _canonical(path)
+        entry = self._locks.setdefault(key, _PathLock())
+        entry.users += 1
+        try:
+            async with entry.lock:
+                yield
+        finally:
+            entry.users -= 1
+            if entry.users == 0:
+                del self._locks[key]
+
+    @asynccontextmanager
+    async def lock_many(self, paths: Iterable[Path]) -> AsyncIterator[None]:
+        """Hold several files' locks (a multi-file patch). Taken in sorted canonical order,
+        so two callers with overlapping sets cannot deadlock."""
+        keys = sorted({_canonical(p) for p in paths})
+        async with AsyncExitStack() as stack:
+            for key in keys:
+                await stack.enter_async_context(self.lock(key))
+            yield
+
+    @property
+    def lock_count(self) -> int:
+        """Locks currently held or waited for (unused ones are dropped)."""
+        return len(self._locks)
+
+    def _record(self, table: dict[tuple[str, Path], FileRecord], session_id: str, path: Path) -> FileRecord:
+        record = FileRecord(Fingerprint.of(path), datetime.now())
+        key = (session_id, _canonical(path))
+        table[key] = self._seen[key] = record
+        return record
+
+    def _display(self, path: Path) -> str:
+        canonical = _canonical(path)
+        if self._workspace is not None and self._workspace.is_inside(canonical):
+            return self._workspace.relative(canonical)
+        return str(path)
+
+
+def _canonical(path: Path) -> Path:
+    return Path(os.path.realpath(path))

@@ -1,0 +1,133 @@
+"""Text files in and out, byte for byte.
+
+Tools work on text with "\\n" line endings; the file on disk keeps what it had: a UTF-8
+BOM, CRLF line endings, a missing final newline, its permission bits. `read_text_file`
+records those, `TextFile.render` puts them back, `write_atomic` replaces the file so a
+crash or a full disk never leaves it half written.
+
+Mixed line endings: `render` writes every line with the file's majority ending (ties go
+to "\\n"), so only uniformly-ended files round-trip exactly. A tool that must keep mixed
+endings line by line (the patch tool) works on `TextFile.raw` itself.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import secrets
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from app.errors import BinaryFileError
+
+Newline = Literal["\n", "\r\n"]
+
+_SNIFF_BYTES = 8192
+_TEMP_PREFIX = ".opencode-tmp-"
+
+
+def is_binary(data: bytes) -> bool:
+    """True for data the tools must not treat as text: a NUL byte in the first 8 KiB, or
+    a first 8 KiB that is not UTF-8 (a multi-byte character cut at the 8 KiB edge is
+    fine). Other encodings (Latin-1, UTF-16) count as binary: we could not write them
+    back unchanged."""
+    sample = data[:_SNIFF_BYTES]
+    if b"\0" in sample:
+        return True
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(sample, final=len(data) <= _SNIFF_BYTES)
+    except UnicodeDecodeError:
+        return True
+    return False
+
+
+@dataclass(frozen=True)
+class TextFile:
+    """A text file's content with LF endings, and what `render` needs to restore it."""
+
+    text: str
+    bom: bool
+    newline: Newline
+    final_newline: bool
+    mode: int | None
+    raw: bytes
+
+    @classmethod
+    def new(cls, text: str) -> TextFile:
+        """A file that does not exist yet: LF endings, no BOM, default mode."""
+        text = text.replace("\r\n", "\n")
+        return cls(text, bom=False, newline="\n", final_newline=text.endswith("\n"), mode=None, raw=b"")
+
+    def render(self, text: str) -> bytes:
+        """`text` (any "\\r\\n" first treated as "\\n") encoded as this file is: its line
+        ending, its BOM. The final newline is whatever `text` has: callers decide."""
+        text = text.replace("\r\n", "\n")
+        if self.newline == "\r\n":
+            text = text.replace("\n", "\r\n")
+        data = text.encode("utf-8")
+        return codecs.BOM_UTF8 + data if self.bom else data
+
+
+def read_text_file(path: Path) -> TextFile:
+    """Read a UTF-8 text file; raises BinaryFileError for anything else."""
+    return decode_text(path.read_bytes(), path, mode=stat.S_IMODE(path.stat().st_mode))
+
+
+def decode_text(raw: bytes, path: Path, mode: int | None = None) -> TextFile:
+    """Decode bytes already read from `path` (the change path reads each file once, under
+    its lock); raises BinaryFileError for anything that is not UTF-8 text."""
+    bom = raw.startswith(codecs.BOM_UTF8)
+    body = raw[len(codecs.BOM_UTF8) :] if bom else raw
+    if is_binary(body):
+        raise _not_text(path)
+    try:
+        decoded = body.decode("utf-8")
+    except UnicodeDecodeError:  # invalid UTF-8 past the sniffed first 8 KiB
+        raise _not_text(path) from None
+    crlf = decoded.count("\r\n")
+    newline: Newline = "\r\n" if crlf > decoded.count("\n") - crlf else "\n"
+    text = decoded.replace("\r\n", "\n")
+    return TextFile(text=text, bom=bom, newline=newline, final_newline=text.endswith("\n"), mode=mode, raw=raw)
+
+
+def _not_text(path: Path) -> BinaryFileError:
+    return BinaryFileError(
+        f"{path.name} is a binary file (or not UTF-8 text): only UTF-8 text files can be read or edited"
+    )
+
+
+def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Replace `path` with `data` all at once: a temp file in the same folder is written,
+    synced and renamed over it, so readers see the old or the new file, never a part.
+    Permission bits: `mode` if given, else the existing file's, else 0o644 less the umask.
+    Missing parent folders are created. `path` should be canonical: a symlink at `path`
+    would be replaced by a regular file. On failure the old file is left untouched."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if mode is None and path.exists():
+        mode = stat.S_IMODE(path.stat().st_mode)
+    temp = path.with_name(f"{_TEMP_PREFIX}{secrets.token_hex(6)}-{path.name}")
+    # os.open applies the umask to 0o644; an explicit or inherited mode is set exactly below.
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    _fsync_directory(path.parent)
+
+
+def _fsync_directory(directory: Path) -> None:
+    """Make the rename itself durable (POSIX keeps it in the directory entry)."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
