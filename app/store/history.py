@@ -1,0 +1,168 @@
+"""File history (spec 000): per session and path, the content before the session first
+changed the file ("initial"), then every content it wrote ("v1", "v2", ...). A deletion
+is a version with empty content and ``deleted=True`` (spec 004), so it differs from a
+file emptied on purpose.
+
+Every query is scoped to one session, or to one session and its descendants for
+``list_latest_session_files``: another session's versions of the same path never show.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import partial
+
+from app.bus import Bus
+from app.diff import diff_stats
+from app.store.db import Database
+from app.store.errors import InvalidRecordError
+from app.store.events import FileVersionCreated
+from app.store.ids import now_ms
+from app.store.models import FileChange, FileVersion
+from app.store.sessions import SESSION_TREE_SQL, require_session
+
+INITIAL = "initial"
+
+_BAD_SEGMENTS = frozenset({"", ".", ".."})
+
+_COLUMNS = "id, session_id, path, content, version, seq, deleted, created_at"
+
+_LATEST_TREE_FILES_SQL = f"""
+    {SESSION_TREE_SQL},
+    changed AS (
+        SELECT path,
+               MAX(files.id) AS latest_id,
+               MIN(CASE WHEN seq = 0 THEN files.id END) AS initial_id
+        FROM files JOIN tree ON files.session_id = tree.id
+        GROUP BY path
+        HAVING MAX(seq) > 0
+    )
+    SELECT changed.path, latest.session_id, initial.content AS initial_content,
+           latest.content AS latest_content, latest.version, latest.deleted
+    FROM changed
+    JOIN files AS latest ON latest.id = changed.latest_id
+    JOIN files AS initial ON initial.id = changed.initial_id
+    ORDER BY changed.path
+"""
+"""Ids order versions across the sessions of a tree (seq only orders within one session):
+the latest version is the last written, the initial the first "initial" written.
+Every session holding a version beyond "initial" holds its own initial, so the join finds one."""
+
+
+def version_name(seq: int) -> str:
+    return INITIAL if seq == 0 else f"v{seq}"
+
+
+class HistoryService:
+    def __init__(self, db: Database, bus: Bus) -> None:
+        self._db = db
+        self._bus = bus
+
+    def create(self, session_id: str, path: str, content: str) -> FileVersion:
+        """Record the content before this session's first change to ``path``."""
+        _check_path(path)
+        with self._db.transaction():
+            require_session(self._db, session_id)
+            if self._latest_seq(session_id, path) is not None:
+                raise InvalidRecordError(
+                    f"{path!r} already has an initial version in session {session_id!r}; "
+                    "record the change with create_version()"
+                )
+            return self._insert(session_id, path, content, seq=0, deleted=False)
+
+    def create_version(self, session_id: str, path: str, content: str, deleted: bool = False) -> FileVersion:
+        """Record the content after a change. The initial version must exist: only the
+        caller knows what the file held before, so this never invents one."""
+        _check_path(path)
+        if deleted and content:
+            raise InvalidRecordError(
+                f"a deleted version of {path!r} must have empty content; pass content='' with deleted=True"
+            )
+        with self._db.transaction():
+            latest = self._latest_seq(session_id, path)
+            if latest is None:
+                raise InvalidRecordError(
+                    f"{path!r} has no initial version in session {session_id!r}; "
+                    "call create() with its content before the change first"
+                )
+            return self._insert(session_id, path, content, seq=latest + 1, deleted=deleted)
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Many creates in one transaction (one disk sync); their FileVersionCreated events
+        are published after the commit, in order, and not at all if the block fails."""
+        with self._db.transaction():
+            yield
+
+    def get_by_path_and_session(self, path: str, session_id: str) -> FileVersion | None:
+        """The latest version of ``path`` in this session (not its children), or None."""
+        row = self._db.query_one(
+            f"SELECT {_COLUMNS} FROM files WHERE session_id = ? AND path = ? ORDER BY seq DESC LIMIT 1",
+            (session_id, path),
+        )
+        return _file_version(row) if row else None
+
+    def versions(self, session_id: str, path: str) -> list[FileVersion]:
+        """Every version of ``path`` in this session, "initial" first."""
+        rows = self._db.query(
+            f"SELECT {_COLUMNS} FROM files WHERE session_id = ? AND path = ? ORDER BY seq", (session_id, path)
+        )
+        return [_file_version(row) for row in rows]
+
+    def list_latest_session_files(self, session_id: str) -> list[FileChange]:
+        """One entry per path changed in this session or its descendants, sorted by path,
+        comparing the earliest initial content with the latest version. A file changed
+        and then restored stays listed, with 0 additions and 0 deletions."""
+        rows = self._db.query(_LATEST_TREE_FILES_SQL, (session_id,))
+        return [_file_change(row) for row in rows]
+
+    def _latest_seq(self, session_id: str, path: str) -> int | None:
+        row = self._db.query_one(
+            "SELECT MAX(seq) AS seq FROM files WHERE session_id = ? AND path = ?", (session_id, path)
+        )
+        return row["seq"]
+
+    def _insert(self, session_id: str, path: str, content: str, seq: int, deleted: bool) -> FileVersion:
+        name, created_at = version_name(seq), now_ms()
+        file_id = self._db.insert(
+            "INSERT INTO files (session_id, path, content, version, seq, deleted, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (session_id, path, content, name, seq, deleted, created_at),
+        )
+        version = FileVersion(
+            id=file_id, session_id=session_id, path=path, content=content,
+            version=name, seq=seq, deleted=deleted, created_at=created_at,
+        )
+        event = FileVersionCreated(session_id=session_id, path=path, version=name, deleted=deleted)
+        self._db.on_commit(partial(self._bus.publish, event))
+        return version
+
+
+def _check_path(path: str) -> None:
+    """History paths are keys the sidebar and ACP show, so each file gets one spelling:
+    no leading "/", no empty, "." or ".." segments."""
+    if not _BAD_SEGMENTS.isdisjoint(path.split("/")):
+        raise InvalidRecordError(
+            f"history path {path!r} is not a workspace-relative POSIX path like 'src/app.py'; "
+            "pass Workspace.relative() of the file"
+        )
+
+
+def _file_version(row: sqlite3.Row) -> FileVersion:
+    return FileVersion(**{**row, "deleted": bool(row["deleted"])})
+
+
+def _file_change(row: sqlite3.Row) -> FileChange:
+    additions, deletions = diff_stats(row["initial_content"], row["latest_content"])
+    return FileChange(
+        path=row["path"],
+        session_id=row["session_id"],
+        initial_content=row["initial_content"],
+        latest_content=row["latest_content"],
+        version=row["version"],
+        deleted=bool(row["deleted"]),
+        additions=additions,
+        deletions=deletions,
+    )

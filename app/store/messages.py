@@ -1,0 +1,87 @@
+"""Conversation messages. ``parts`` is stored as JSON text: the agent loop owns its shape
+(text, tool calls, tool results...), the store only keeps it intact and in order."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from functools import partial
+from typing import Any, get_args
+
+from app.bus import Bus
+from app.store.db import Database
+from app.store.errors import InvalidRecordError, RecordNotFoundError
+from app.store.events import MessageCreated, MessageUpdated
+from app.store.ids import new_id, now_ms
+from app.store.models import Message, Role
+from app.store.sessions import require_session
+
+ROLES: tuple[str, ...] = get_args(Role)
+
+_COLUMNS = "id, session_id, role, parts, model, created_at, updated_at, finished_at"
+
+
+class MessageStore:
+    def __init__(self, db: Database, bus: Bus) -> None:
+        self._db = db
+        self._bus = bus
+
+    def add(self, session_id: str, role: Role, parts: list[dict[str, Any]], model: str | None = None) -> Message:
+        if role not in ROLES:
+            raise InvalidRecordError(f"message role {role!r} is not one of {', '.join(ROLES)}")
+        encoded = _encode_parts(parts)
+        now = now_ms()
+        with self._db.transaction():
+            require_session(self._db, session_id)
+            message_id = new_id()
+            self._db.execute(
+                f"INSERT INTO messages ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
+                (message_id, session_id, role, encoded, model, now, now),
+            )
+            return self._announce(message_id, MessageCreated)
+
+    def update(self, message_id: str, parts: list[dict[str, Any]], finished: bool = False) -> Message:
+        """Replace the parts (streaming rewrites them as they grow). ``finished`` stamps
+        finished_at once; a later update keeps the first stamp."""
+        encoded = _encode_parts(parts)
+        now = now_ms()
+        with self._db.transaction():
+            self._db.execute(
+                "UPDATE messages SET parts = ?, updated_at = ?, finished_at = COALESCE(finished_at, ?) WHERE id = ?",
+                (encoded, now, now if finished else None, message_id),
+            )
+            return self._announce(message_id, MessageUpdated)
+
+    def get(self, message_id: str) -> Message | None:
+        row = self._db.query_one(f"SELECT {_COLUMNS} FROM messages WHERE id = ?", (message_id,))
+        return _message(row) if row else None
+
+    def list(self, session_id: str) -> list[Message]:
+        """The session's messages in the order they were added."""
+        rows = self._db.query(
+            f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? ORDER BY created_at, rowid", (session_id,)
+        )
+        return [_message(row) for row in rows]
+
+    def _announce(self, message_id: str, event: type[MessageCreated | MessageUpdated]) -> Message:
+        """Called inside the writing transaction: read back what was stored and publish it on commit."""
+        message = self.get(message_id)
+        if message is None:
+            raise RecordNotFoundError(
+                f"message {message_id!r} does not exist; add it with MessageStore.add() first"
+            )
+        self._db.on_commit(partial(self._bus.publish, event(message)))
+        return message
+
+
+def _encode_parts(parts: list[dict[str, Any]]) -> str:
+    if not isinstance(parts, list) or not all(isinstance(part, dict) for part in parts):
+        raise InvalidRecordError(f"message parts must be a list of dicts, not {type(parts).__name__} {parts!r:.60}")
+    try:
+        return json.dumps(parts, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as err:
+        raise InvalidRecordError(f"message parts must be JSON-compatible: {err}") from None
+
+
+def _message(row: sqlite3.Row) -> Message:
+    return Message(**{**row, "parts": json.loads(row["parts"])})

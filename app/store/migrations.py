@@ -1,0 +1,98 @@
+"""Schema migrations: an ordered list of steps; ``PRAGMA user_version`` records how many
+a database has applied.
+
+Append new steps at the end and never edit a released one: user_version says how many
+steps a database has seen, not what they contained.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from app.store.errors import StoreError
+
+Migration = tuple[str, ...]
+"""One step: SQL statements run in order, inside the migration transaction."""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    # 1: sessions, messages and file history.
+    (
+        """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            parent_id TEXT REFERENCES sessions (id) ON DELETE CASCADE,
+            title TEXT NOT NULL DEFAULT '',
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            prompt_tokens INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0,
+            cost REAL NOT NULL DEFAULT 0,
+            summary_message_id TEXT REFERENCES messages (id) ON DELETE SET NULL,
+            model TEXT
+        )
+        """,
+        # Child keys get indexes so cascades and children() do not scan the table.
+        "CREATE INDEX sessions_by_parent ON sessions (parent_id)",
+        "CREATE INDEX sessions_by_summary ON sessions (summary_message_id)",
+        """
+        CREATE TABLE messages (
+            id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool', 'system')),
+            parts TEXT NOT NULL,
+            model TEXT,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            finished_at INTEGER
+        )
+        """,
+        "CREATE INDEX messages_by_session ON messages (session_id, created_at)",
+        # id is the write order across sessions (an INTEGER PRIMARY KEY keeps it through
+        # VACUUM, unlike a plain rowid). UNIQUE (session_id, path, seq) is itself the index
+        # on (session_id, path): lookups use its prefix, a second index would slow inserts.
+        """
+        CREATE TABLE files (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            path TEXT NOT NULL,
+            content TEXT NOT NULL,
+            version TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            deleted INTEGER NOT NULL DEFAULT 0 CHECK (deleted IN (0, 1)),
+            created_at INTEGER NOT NULL,
+            UNIQUE (session_id, path, seq)
+        )
+        """,
+    ),
+)
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    return conn.execute("PRAGMA user_version").fetchone()[0]
+
+
+def migrate(conn: sqlite3.Connection, steps: Sequence[Migration] = MIGRATIONS) -> int:
+    """Apply the steps this database has not seen, all in one transaction (a failure
+    leaves it as it was), and return the resulting version. ``conn`` must be in
+    autocommit mode (isolation_level=None)."""
+    if schema_version(conn) == len(steps):
+        return len(steps)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        # Read again under the write lock: another process may have migrated meanwhile.
+        current = schema_version(conn)
+        if current > len(steps):
+            raise StoreError(
+                f"the database has schema version {current} but this opencode knows only "
+                f"{len(steps)}; upgrade opencode or point it at another data directory"
+            )
+        for step in steps[current:]:
+            for statement in step:
+                conn.execute(statement)
+        conn.execute(f"PRAGMA user_version = {len(steps)}")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return len(steps)

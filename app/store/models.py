@@ -1,0 +1,71 @@
+"""The records the store hands out: frozen snapshots of rows, safe to pass between threads
+and to put in bus events. Timestamps are milliseconds since the Unix epoch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Role = Literal["user", "assistant", "tool", "system"]
+
+
+@dataclass(frozen=True)
+class Session:
+    id: str
+    parent_id: str | None
+    """Set for the child sessions sub-agents run in; None for a top-level conversation."""
+    title: str
+    created_at: int
+    updated_at: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+    summary_message_id: str | None
+    """The message holding the compaction summary; history before it is not sent again."""
+    model: str | None
+
+
+@dataclass(frozen=True)
+class Message:
+    id: str
+    session_id: str
+    role: Role
+    parts: list[dict[str, Any]]
+    """JSON-compatible dicts; their shape belongs to the agent loop, not to the store."""
+    model: str | None
+    created_at: int
+    updated_at: int
+    finished_at: int | None
+
+
+@dataclass(frozen=True)
+class FileVersion:
+    id: int
+    """Increases with every version written, whatever the session: the order of writes."""
+    session_id: str
+    path: str
+    """Workspace-relative POSIX path."""
+    content: str
+    version: str
+    """"initial" (the content before the session first changed it), then "v1", "v2", ..."""
+    seq: int
+    """0 for "initial", n for "vn": the order of versions within one session and path."""
+    deleted: bool
+    """True when this version removed the file (content is then ""), so an emptied file and
+    a deleted one stay distinguishable."""
+    created_at: int
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One path changed in a session tree: what the sidebar and the ACP diff show."""
+
+    path: str
+    session_id: str
+    """The session that wrote the latest version (the parent or one of its sub-agents)."""
+    initial_content: str
+    latest_content: str
+    version: str
+    deleted: bool
+    additions: int
+    deletions: int
