@@ -1,0 +1,25 @@
+"""Bus events of the permission service. Neither may be dropped: a lost question hangs
+the turn, a lost answer leaves a modal open."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.bus import Event
+from app.permission.request import PermissionReply, PermissionRequest
+
+
+@dataclass(frozen=True)
+class PermissionRequested(Event):
+    """A call needs the user's answer; reply with `PermissionService.reply(request_id, ...)`."""
+
+    request_id: str
+    request: PermissionRequest
+
+
+@dataclass(frozen=True)
+class PermissionResolved(Event):
+    """A request was answered (by the user, a sibling's session answer, or cancellation)."""
+
+    request_id: str
+    reply: PermissionReply

@@ -1,0 +1,44 @@
+"""`opencode permission check TOOL SUBJECT`: which action a call would get, and why.
+
+Lexical only: the CLI answers for paths that need not exist, so nothing touches the disk
+(at run time the workspace's `subject()` also resolves symlinks).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from pathlib import Path
+
+from app.config import Config
+from app.permission.rules import PATH_TOOLS, evaluate_rules
+from app.permission.service import config_rules
+
+
+def normalize_subject(path: str) -> str:
+    """`./tmp/../main.go` -> `main.go`: drop `.` and empty parts, fold `..` and `//`."""
+    normal = posixpath.normpath(path)
+    # POSIX lets normpath keep exactly two leading slashes; for us they mean one.
+    return "/" + normal.lstrip("/") if normal.startswith("//") else normal
+
+
+def _path_subject(workspace_root: Path, path: str) -> tuple[str, str]:
+    """(subject, absolute): workspace-relative when inside the root, else the absolute path."""
+    root = normalize_subject(workspace_root.as_posix())
+    absolute = normalize_subject(path if path.startswith("/") else f"{root}/{path}")
+    if absolute == root:
+        return ".", absolute
+    if absolute.startswith(root.rstrip("/") + "/"):
+        return absolute[len(root.rstrip("/")) + 1 :], absolute
+    return absolute, absolute
+
+
+def explain(config: Config, workspace_root: Path, tool: str, subject: str, agent: str = "coder") -> str:
+    """The line to print, e.g. `deny  (global rule "*.go")`: the action padded to 5, a space, the reason."""
+    absolute = None
+    if tool in PATH_TOOLS:
+        subject, absolute = _path_subject(workspace_root, subject)
+    agent_rules, global_rules = config_rules(config, agent)
+    decision = evaluate_rules(
+        tool, subject, agent_rules=agent_rules, global_rules=global_rules, absolute=absolute, agent=agent
+    )
+    return f"{decision.action:<5} ({decision.reason})"

@@ -1,0 +1,49 @@
+"""What a tool asks for and what comes back: the data shared by the service, the bus
+events and the front-ends that draw the question (TUI modal, ACP client)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+PreviewKind = Literal["diff", "command", "files", "text"]
+ReplyDecision = Literal["allow_once", "allow_session", "deny", "deny_session"]
+
+
+@dataclass(frozen=True)
+class PermissionPreview:
+    """What the user looks at before answering: a diff, a command, or a file list with
+    line counts (a directory delete)."""
+
+    kind: PreviewKind
+    text: str = ""
+    files: list[tuple[str, int]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PermissionRequest:
+    """One tool call asking to go ahead. `subject` is what the rules match (workspace-relative
+    POSIX path, or the bash command); `absolute` is the absolute path for path tools."""
+
+    session_id: str
+    tool: str
+    subject: str
+    agent: str
+    title: str
+    preview: PermissionPreview
+    absolute: str | None = None
+
+
+@dataclass(frozen=True)
+class PermissionReply:
+    """The answer. `message` is the user's words when a person answered, otherwise the
+    explanation; `automatic` is True when no person answered (a rule, the headless policy,
+    an earlier answer for this session, a cancelled turn)."""
+
+    decision: ReplyDecision
+    message: str | None = None
+    automatic: bool = False
+
+    @property
+    def allowed(self) -> bool:
+        return self.decision in ("allow_once", "allow_session")

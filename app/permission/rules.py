@@ -1,0 +1,162 @@
+"""Pure rule evaluation: which action (allow, ask, deny) a tool call gets from the rules.
+
+Plain dicts in, a `Decision` out: no config objects, no I/O, so the service, the CLI and
+the benchmark share one implementation and the tests need neither disk nor event loop.
+The semantics are documented for users in docs/permissions.md.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from app.errors import ConfigError
+
+Action = Literal["allow", "ask", "deny"]
+Level = Literal["agent", "global", "default", "session"]
+RuleValue = str | dict[str, str]
+Rules = dict[str, RuleValue]
+
+ACTIONS: tuple[Action, ...] = ("allow", "ask", "deny")
+# Higher is stricter: on a specificity tie the stricter action wins.
+_STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
+
+# Tools that only read get "allow" by default; every other tool (writers, bash, fetch,
+# external_directory and any MCP tool, whose effects we cannot know) gets "ask".
+READ_ONLY_TOOLS = frozenset(
+    {"view", "ls", "glob", "grep", "diagnostics", "task", "todo", "todoread", "todowrite"}
+)
+# Tools whose subject is a workspace-relative path (the others' subject is kept as given).
+PATH_TOOLS = frozenset(
+    {"view", "ls", "glob", "grep", "write", "edit", "multiedit", "patch", "delete", "external_directory"}
+)
+
+_WILDCARD_RUN = re.compile(r"(\*+|\?)")
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The action for one call and why: `reason` names the rule, e.g. `global rule "*.go"`."""
+
+    action: Action
+    reason: str
+    pattern: str | None
+    level: Level
+
+
+@dataclass(frozen=True, slots=True)
+class _Rule:
+    pattern: str
+    action: Action
+    regex: re.Pattern[str]
+    rooted: bool  # starts with "/" or "~": matched against the absolute path when known
+
+
+@lru_cache(maxsize=4096)
+def compile_wildcard(pattern: str) -> re.Pattern[str]:
+    """`*` (and `**`) match any run of characters including `/`, `?` one character;
+    everything else is literal. Compiled once per pattern."""
+    parts = []
+    for piece in _WILDCARD_RUN.split(pattern):
+        if piece == "?":
+            parts.append(".")
+        elif piece.startswith("*"):
+            parts.append(".*")
+        else:
+            parts.append(re.escape(piece))
+    return re.compile("".join(parts), re.DOTALL)
+
+
+def match_wildcard(pattern: str, subject: str) -> bool:
+    """True when the whole subject matches the pattern."""
+    return compile_wildcard(pattern).fullmatch(subject) is not None
+
+
+def specificity(pattern: str) -> int:
+    """The number of literal (non-wildcard) characters: more literal means more specific."""
+    return len(pattern) - pattern.count("*") - pattern.count("?")
+
+
+def default_action(tool: str) -> Action:
+    return "allow" if tool in READ_ONLY_TOOLS else "ask"
+
+
+def _where(level: Level, agent: str | None, tool: str) -> str:
+    """The config key of one tool's rules, for error messages."""
+    return f"agents.{agent or '<agent>'}.permission.{tool}" if level == "agent" else f"permission.rules.{tool}"
+
+
+def _compile_level(level: Level, agent: str | None, tool: str, value: RuleValue) -> tuple[_Rule, ...]:
+    """One tool's rules at one level, ordered so that the first match is the winner:
+    most specific first, and among equals the strictest first. A plain action is "*"."""
+    patterns = {"*": value} if isinstance(value, str) else value
+    if not isinstance(patterns, dict):
+        raise ConfigError(
+            f"{_where(level, agent, tool)} must be an action (allow, ask, deny) or a map of pattern "
+            f"to action, not {type(value).__name__}"
+        )
+    rules = []
+    for pattern, action in patterns.items():
+        if action not in ACTIONS:
+            raise ConfigError(
+                f'{_where(level, agent, tool)} pattern "{pattern}" has action {action!r}: use allow, ask or deny'
+            )
+        rooted = pattern.startswith(("/", "~"))
+        # `~` becomes the home directory here, once: compiled rules are cached.
+        regex = compile_wildcard(os.path.expanduser(pattern) if rooted else pattern)
+        rules.append(_Rule(pattern, action, regex, rooted))
+    rules.sort(key=lambda rule: (-specificity(rule.pattern), -_STRICTNESS[rule.action]))
+    return tuple(rules)
+
+
+# id(rule value) -> (a copy of the value, its compiled rules). The copy is compared with the
+# live value on each hit, so a dict changed in place (or a new one at a recycled id) is
+# recompiled, never served stale; comparing two small dicts is much cheaper than hashing one.
+_COMPILED: dict[int, tuple[RuleValue, tuple[_Rule, ...]]] = {}
+_COMPILED_MAX = 1024
+
+
+def _compiled(level: Level, agent: str | None, tool: str, value: RuleValue) -> tuple[_Rule, ...]:
+    hit = _COMPILED.get(id(value))
+    if hit is not None and hit[0] == value:
+        return hit[1]
+    rules = _compile_level(level, agent, tool, value)
+    if len(_COMPILED) >= _COMPILED_MAX:
+        _COMPILED.clear()
+    _COMPILED[id(value)] = (dict(value) if isinstance(value, dict) else value, rules)
+    return rules
+
+
+def _first_match(rules: tuple[_Rule, ...], subject: str, absolute: str | None) -> _Rule | None:
+    for rule in rules:
+        target = absolute if rule.rooted and absolute is not None else subject
+        if rule.regex.fullmatch(target):
+            return rule
+    return None
+
+
+def evaluate_rules(
+    tool: str,
+    subject: str,
+    *,
+    agent_rules: Rules | None,
+    global_rules: Rules | None,
+    absolute: str | None = None,
+    agent: str | None = None,
+) -> Decision:
+    """The agent's rules, then the global rules, then the tool's default: the first level
+    with a matching pattern decides. `absolute` (when the subject is a path) is what
+    patterns starting with `/` or `~` are matched against; `agent` names the level in the
+    reason, e.g. `agent coder rule "tmp/*"`."""
+    for level, rules in (("agent", agent_rules), ("global", global_rules)):
+        value = rules.get(tool) if rules else None
+        if value is None:
+            continue
+        rule = _first_match(_compiled(level, agent, tool, value), subject, absolute)
+        if rule is not None:
+            label = "global" if level == "global" else f"agent {agent}" if agent else "agent"
+            return Decision(rule.action, f'{label} rule "{rule.pattern}"', rule.pattern, level)
+    return Decision(default_action(tool), f"default for {tool}", None, "default")

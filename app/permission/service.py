@@ -1,0 +1,174 @@
+"""The permission service: evaluates the configured rules, asks the user through the bus
+when a rule says "ask", and remembers the user's answers for the rest of the session.
+
+Core never knows who answers: an interactive front-end (TUI modal, ACP client) listens for
+`PermissionRequested` and calls `reply`; headless runs answer by policy without asking.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass
+from typing import Literal, get_args
+
+from app.bus import Bus
+from app.config import Config
+from app.errors import PermissionDeniedError
+from app.permission.events import PermissionRequested, PermissionResolved
+from app.permission.request import PermissionPreview, PermissionReply, PermissionRequest
+from app.permission.rules import Action, Decision, Rules, evaluate_rules
+
+Policy = Literal["interactive", "headless", "headless-yes"]
+
+_CANCELLED = PermissionReply("deny", "the turn was cancelled", automatic=True)
+_HEADLESS_DENIED = PermissionReply("deny", "needs approval: run with --yes to allow it", automatic=True)
+_HEADLESS_ALLOWED = PermissionReply("allow_once", "allowed by --yes", automatic=True)
+_SESSION_ACTIONS: dict[str, Action] = {"allow_session": "allow", "deny_session": "deny"}
+
+
+def config_rules(config: Config, agent: str) -> tuple[Rules | None, Rules]:
+    """(agent rules, global rules) from the config; an agent missing from it has none."""
+    agent_config = config.agents.get(agent)
+    agent_rules = agent_config.permission if agent_config is not None else None
+    return agent_rules, config.permission.rules
+
+
+def _one_line(text: str, limit: int = 80) -> str:
+    """A subject or message squeezed onto one short line, for error messages."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+@dataclass
+class _Pending:
+    request: PermissionRequest
+    future: asyncio.Future[PermissionReply]
+
+
+class PermissionService:
+    """Built once per runtime. Session answers are kept in memory for the process's life
+    (or until `forget_session`): they are a convenience, not configuration."""
+
+    def __init__(self, config: Config, bus: Bus, policy: Policy = "interactive") -> None:
+        if policy not in get_args(Policy):
+            raise ValueError(f"unknown permission policy {policy!r}: use interactive, headless or headless-yes")
+        self._config = config
+        self._bus = bus
+        self.policy = policy
+        self._pending: dict[str, _Pending] = {}
+        self._session_answers: dict[str, dict[tuple[str, str], Action]] = {}
+
+    def evaluate(
+        self, tool: str, subject: str, agent: str, absolute: str | None = None, *, session_id: str | None = None
+    ) -> Decision:
+        """The rules' decision, except that an "ask" the user already answered for this
+        session (allow_session / deny_session on this tool and subject) is answered again."""
+        agent_rules, global_rules = config_rules(self._config, agent)
+        decision = evaluate_rules(
+            tool, subject, agent_rules=agent_rules, global_rules=global_rules, absolute=absolute, agent=agent
+        )
+        if decision.action == "ask" and session_id is not None:
+            remembered = self._session_answers.get(session_id, {}).get((tool, subject))
+            if remembered is not None:
+                return Decision(remembered, "the user, for this session", None, "session")
+        return decision
+
+    async def request(self, req: PermissionRequest) -> PermissionReply:
+        """Allow or deny by the rules; for "ask", answer by policy or wait for a front-end."""
+        decision = self.evaluate(req.tool, req.subject, req.agent, req.absolute, session_id=req.session_id)
+        if decision.action != "ask":
+            return _reply_for(decision)
+        if self.policy == "headless":
+            return _HEADLESS_DENIED
+        if self.policy == "headless-yes":
+            return _HEADLESS_ALLOWED
+        return await self._ask(req)
+
+    async def _ask(self, req: PermissionRequest) -> PermissionReply:
+        request_id = uuid.uuid4().hex
+        future: asyncio.Future[PermissionReply] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = _Pending(req, future)
+        self._bus.publish(PermissionRequested(request_id, req))
+        try:
+            return await future
+        finally:
+            # Still pending means the waiting task itself was cancelled: close the question.
+            if request_id in self._pending:
+                self._resolve(request_id, _CANCELLED)
+
+    def reply(self, request_id: str, reply: PermissionReply) -> bool:
+        """A front-end's answer. Returns False when the request is no longer pending (already
+        answered elsewhere, or cancelled), which is a normal race between front-ends."""
+        pending = self._pending.get(request_id)
+        if pending is None:
+            return False
+        self._resolve(request_id, reply)
+        session_action = _SESSION_ACTIONS.get(reply.decision)
+        if session_action is not None:
+            self._remember(pending.request, session_action)
+        return True
+
+    def _remember(self, req: PermissionRequest, action: Action) -> None:
+        """Keep a session answer for this tool and this exact subject, and answer the same
+        question if parallel calls are still waiting on it."""
+        self._session_answers.setdefault(req.session_id, {})[(req.tool, req.subject)] = action
+        same_question = [
+            request_id
+            for request_id, other in self._pending.items()
+            if (other.request.session_id, other.request.tool, other.request.subject)
+            == (req.session_id, req.tool, req.subject)
+        ]
+        remembered = _reply_for(Decision(action, "the user, for this session", None, "session"))
+        for request_id in same_question:
+            self._resolve(request_id, remembered)
+
+    def _resolve(self, request_id: str, reply: PermissionReply) -> None:
+        pending = self._pending.pop(request_id)
+        if not pending.future.done():
+            pending.future.set_result(reply)
+        self._bus.publish(PermissionResolved(request_id, reply))
+
+    def cancel_session(self, session_id: str) -> None:
+        """Deny every question of that session still waiting (the turn was cancelled)."""
+        for request_id in [rid for rid, p in self._pending.items() if p.request.session_id == session_id]:
+            self._resolve(request_id, _CANCELLED)
+
+    def pending(self) -> list[PermissionRequested]:
+        """The questions still waiting, as the events a late subscriber missed."""
+        return [PermissionRequested(request_id, p.request) for request_id, p in self._pending.items()]
+
+    def forget_session(self, session_id: str) -> None:
+        self._session_answers.pop(session_id, None)
+
+    async def check(
+        self,
+        session_id: str,
+        tool: str,
+        subject: str,
+        agent: str,
+        title: str,
+        preview: PermissionPreview,
+        absolute: str | None = None,
+    ) -> None:
+        """`request` for tools: returns when allowed, raises `PermissionDeniedError` otherwise."""
+        req = PermissionRequest(session_id, tool, subject, agent, title, preview, absolute)
+        reply = await self.request(req)
+        if not reply.allowed:
+            raise PermissionDeniedError(_denial_message(req, reply))
+
+
+def _reply_for(decision: Decision) -> PermissionReply:
+    """The reply to a question nobody had to be asked."""
+    if decision.action == "allow":
+        return PermissionReply("allow_once", f"allowed by {decision.reason}", automatic=True)
+    return PermissionReply("deny", f"denied by {decision.reason}", automatic=True)
+
+
+def _denial_message(req: PermissionRequest, reply: PermissionReply) -> str:
+    """One line for the model (and the user) saying who refused and, if they said, why."""
+    if reply.automatic:
+        return f"{req.tool} {_one_line(req.subject)}: {reply.message}"
+    if reply.message:
+        return f'The user denied this {req.tool}: "{_one_line(reply.message, 200)}"'
+    return f"The user denied this {req.tool} of {_one_line(req.subject)}: do not retry it without asking them"

@@ -1,0 +1,80 @@
+"""`opencode permission check`: the printed line, lexical path subjects, bash kept as given."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.permission import explain, normalize_subject
+from tests.permission.conftest import SPEC_000_DELETE, make_config
+
+
+@pytest.mark.parametrize(
+    ("path", "subject"),
+    [
+        ("./tmp/../main.go", "main.go"),
+        ("tmp//a.txt", "tmp/a.txt"),
+        ("./tmp/", "tmp"),
+        ("a/./b/../../c", "c"),
+        ("//etc//passwd", "/etc/passwd"),
+        ("/a/../../etc", "/etc"),
+        ("../outside", "../outside"),
+        ("./", "."),
+    ],
+)
+def test_normalize_subject(path, subject):
+    assert normalize_subject(path) == subject
+
+
+ROOT = Path("/work/repo")
+CONFIG = make_config(
+    {"delete": SPEC_000_DELETE, "bash": {"rm ./a/../b": "deny"}, "external_directory": {"/etc/*": "deny"}},
+    {"coder": {"delete": {"docs/*": "allow"}}},
+)
+
+
+@pytest.mark.parametrize(
+    ("tool", "subject", "line"),
+    [
+        ("delete", "tmp/a.txt", 'allow (global rule "tmp/*")'),
+        ("delete", "main.go", 'deny  (global rule "*.go")'),
+        ("delete", "README.md", 'ask   (global rule "*")'),
+        ("delete", "./tmp/../main.go", 'deny  (global rule "*.go")'),
+        ("delete", "/work/repo/tmp/a.txt", 'allow (global rule "tmp/*")'),  # absolute inside the root
+        ("delete", "docs/x.md", 'allow (agent coder rule "docs/*")'),
+        ("write", "main.go", "ask   (default for write)"),
+        ("view", "main.go", "allow (default for view)"),
+        ("external_directory", "/etc/../etc/hosts", 'deny  (global rule "/etc/*")'),
+        ("external_directory", "../../etc/hosts", 'deny  (global rule "/etc/*")'),
+        ("external_directory", "/var/log/x", "ask   (default for external_directory)"),
+        ("bash", "rm ./a/../b", 'deny  (global rule "rm ./a/../b")'),  # commands are not paths
+        ("bash", "rm b", "ask   (default for bash)"),
+    ],
+)
+def test_explain_prints_the_action_and_the_rule(tool, subject, line):
+    assert explain(CONFIG, ROOT, tool, subject) == line
+
+
+def test_explain_uses_the_named_agent_s_rules():
+    assert explain(CONFIG, ROOT, "delete", "docs/x.md", agent="explorer") == 'ask   (global rule "*")'
+
+
+def test_a_root_spelled_with_dot_dot_gives_the_same_subjects():
+    assert explain(CONFIG, Path("/work/other/../repo"), "delete", "/work/repo/main.go") == 'deny  (global rule "*.go")'
+
+
+def test_the_cli_prints_the_line_for_a_real_config_file(tmp_path):
+    (tmp_path / ".opencode.json").write_text(json.dumps({"permission": {"rules": {"delete": SPEC_000_DELETE}}}))
+    repo = Path(__file__).resolve().parents[2]
+    result = subprocess.run(
+        [sys.executable, "-m", "app.cli", "permission", "check", "delete", "./tmp/../main.go", "-C", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        # An empty home: no global config file of the machine's user leaks in.
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"), "PYTHONPATH": str(repo)},
+        timeout=60,
+    )
+    assert (result.returncode, result.stdout) == (0, 'deny  (global rule "*.go")\n'), result.stderr
