@@ -1,0 +1,253 @@
+"""Grammar of the patch format (spec 002): text in, dataclasses out, nothing touched.
+
+Lenient exactly where Codex's ``apply_patch`` is, because models are trained on it: a
+heredoc wrapper (``apply_patch <<'EOF'`` ... ``EOF``), markers padded with whitespace,
+a first hunk without ``@@``, a blank line inside a hunk read as an empty context line.
+Strict everywhere else, and every failure is one ``PatchError`` line that says where
+(patch line, file, hunk) and what to send instead.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from typing import ClassVar, Literal, NamedTuple
+
+from app.errors import ToolError
+
+BEGIN = "*** Begin Patch"
+END = "*** End Patch"
+ADD = "*** Add File:"
+DELETE = "*** Delete File:"
+UPDATE = "*** Update File:"
+MOVE = "*** Move to:"
+END_OF_FILE = "*** End of File"
+
+_HEREDOC_OPEN = re.compile(r"(?:.*\s)?<<\s*(['\"]?)(?P<tag>\w+)\1")
+_UNIFIED_RANGE = re.compile(r"-\d+(,\d+)? \+\d+(,\d+)? @@")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class PatchError(ToolError):
+    """The patch is malformed or does not fit the files; nothing was changed."""
+
+
+def quote(text: str) -> str:
+    """A line of user text inside a one-line message: quoted, escaped, clipped."""
+    return json.dumps(text if len(text) <= 80 else text[:77] + "...", ensure_ascii=False)
+
+
+class HunkLine(NamedTuple):
+    op: Literal[" ", "-", "+"]
+    text: str
+
+
+_BLANK_CONTEXT = HunkLine(" ", "")
+
+
+@dataclass(frozen=True)
+class Hunk:
+    """One ``@@`` block. ``header`` is the optional ``@@ <line>`` anchor."""
+
+    number: int
+    header: str | None
+    lines: tuple[HunkLine, ...]
+    end_of_file: bool
+
+    @cached_property
+    def old_lines(self) -> list[str]:
+        """What must already be in the file: context and removed lines, in order."""
+        return [line.text for line in self.lines if line.op != "+"]
+
+
+class _Titled:
+    """A file section's name in messages, e.g. ``Update File src/a.py``."""
+
+    verb: ClassVar[str]
+    path: str
+
+    @property
+    def title(self) -> str:
+        return f"{self.verb} {self.path}"
+
+
+@dataclass(frozen=True)
+class AddFile(_Titled):
+    verb: ClassVar[str] = "Add File"
+    path: str
+    lines: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DeleteFile(_Titled):
+    verb: ClassVar[str] = "Delete File"
+    path: str
+
+
+@dataclass(frozen=True)
+class UpdateFile(_Titled):
+    verb: ClassVar[str] = "Update File"
+    path: str
+    move_to: str | None
+    hunks: tuple[Hunk, ...]
+
+
+Section = AddFile | DeleteFile | UpdateFile
+
+
+@dataclass(frozen=True)
+class Patch:
+    sections: tuple[Section, ...]
+
+
+def parse_patch(text: str) -> Patch:
+    """Parse a whole patch; raises ``PatchError`` (and nothing else) on any bad input."""
+    if bad := _SURROGATE.search(text):
+        line = text.count("\n", 0, bad.start()) + 1
+        raise PatchError(f"line {line}: the patch contains a lone UTF-16 surrogate; send valid Unicode text")
+    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    first, stop = _envelope(lines)
+    sections = _Parser(lines, first, stop).sections()
+    if not sections:
+        raise PatchError(
+            "the patch has no file sections; put *** Add File:, *** Update File: or "
+            "*** Delete File: sections between *** Begin Patch and *** End Patch"
+        )
+    return Patch(tuple(sections))
+
+
+def _envelope(lines: list[str]) -> tuple[int, int]:
+    """Index range of the lines between the Begin and End markers (heredoc removed)."""
+    start, stop = _trim_blank(lines, 0, len(lines))
+    if start == stop:
+        raise PatchError("the patch is empty; send *** Begin Patch, the file sections, then *** End Patch")
+    opener = _HEREDOC_OPEN.fullmatch(lines[start].strip())
+    if opener and stop - start >= 2 and lines[stop - 1].strip() == opener["tag"]:
+        start, stop = _trim_blank(lines, start + 1, stop - 1)
+    if start == stop or lines[start].strip() != BEGIN:
+        raise PatchError(
+            f"line {start + 1}: the patch must start with '{BEGIN}'; wrap the file sections in it"
+        )
+    if stop - start < 2 or lines[stop - 1].strip() != END:
+        raise PatchError(f"line {stop}: the patch must end with '{END}'; add it after the last file section")
+    return start + 1, stop - 1
+
+
+def _trim_blank(lines: list[str], start: int, stop: int) -> tuple[int, int]:
+    while start < stop and not lines[start].strip():
+        start += 1
+    while stop > start and not lines[stop - 1].strip():
+        stop -= 1
+    return start, stop
+
+
+class _Parser:
+    """A cursor over the body lines; ``pos`` is an index into the whole patch."""
+
+    def __init__(self, lines: list[str], start: int, stop: int) -> None:
+        self.lines = lines
+        self.pos = start
+        self.stop = stop
+
+    def sections(self) -> list[Section]:
+        sections: list[Section] = []
+        while self.pos < self.stop:
+            marker = self.lines[self.pos].strip()
+            self.pos += 1
+            if not marker:
+                continue
+            if marker.startswith(ADD):
+                sections.append(AddFile(self._path(marker, ADD), self._added_lines()))
+            elif marker.startswith(DELETE):
+                sections.append(DeleteFile(self._path(marker, DELETE)))
+            elif marker.startswith(UPDATE):
+                sections.append(self._update(self._path(marker, UPDATE)))
+            else:
+                raise PatchError(
+                    f"line {self.pos}: unknown header {quote(marker)}; a file section starts with "
+                    f"'{ADD} <path>', '{UPDATE} <path>' or '{DELETE} <path>'"
+                )
+        return sections
+
+    def _path(self, marker: str, prefix: str) -> str:
+        if path := marker[len(prefix) :].strip():
+            return path
+        raise PatchError(f"line {self.pos}: '{prefix}' needs a path; write '{prefix} <relative path>'")
+
+    def _added_lines(self) -> tuple[str, ...]:
+        added = []
+        while self.pos < self.stop and self.lines[self.pos].startswith("+"):
+            added.append(self.lines[self.pos][1:])
+            self.pos += 1
+        return tuple(added)
+
+    def _update(self, path: str) -> UpdateFile:
+        title = f"{UpdateFile.verb} {path}"
+        header_line = self.pos
+        move_to = None
+        if self.pos < self.stop and self.lines[self.pos].strip().startswith(MOVE):
+            self.pos += 1
+            move_to = self._path(self.lines[self.pos - 1].strip(), MOVE)
+        hunks: list[Hunk] = []
+        while self.pos < self.stop:
+            line = self.lines[self.pos]
+            stripped = line.strip()
+            if not stripped:
+                self.pos += 1
+            elif stripped.startswith("***"):
+                break
+            else:
+                hunks.append(self._hunk(title, len(hunks) + 1))
+        if not hunks:
+            raise PatchError(
+                f"{title} (line {header_line}): no hunks; add '@@' followed by ' ' context, "
+                "'-' removed and '+' added lines"
+            )
+        return UpdateFile(path, move_to, tuple(hunks))
+
+    def _hunk(self, title: str, number: int) -> Hunk:
+        where = f"{title}, hunk {number} (line {self.pos + 1})"
+        first = self.lines[self.pos]
+        header = None
+        if first.strip().startswith("@@"):
+            header = first.strip()[2:].strip() or None
+            if header and _UNIFIED_RANGE.match(header):
+                raise PatchError(
+                    f"{where}: {quote(first.strip())} is a unified-diff range; this format takes "
+                    "'@@' or '@@ <a line of the file>' and no line numbers"
+                )
+            self.pos += 1
+        elif number > 1 or first[0] not in " -+":
+            raise PatchError(
+                f"{where}: unexpected line {quote(first)}; hunk lines start with ' ', '-' or '+', "
+                "and each hunk after the first starts with '@@'"
+            )
+        lines, end_of_file = self._hunk_lines()
+        if not lines:
+            raise PatchError(f"{where}: the hunk is empty; add ' ', '-' or '+' lines after '@@'")
+        return Hunk(number, header, tuple(lines), end_of_file)
+
+    def _hunk_lines(self) -> tuple[list[HunkLine], bool]:
+        """Lines up to the first that is not a hunk line, and whether *** End of File ended
+        them. The hottest loop of parsing, hence the locals."""
+        lines, pos, stop = self.lines, self.pos, self.stop
+        hunk_lines: list[HunkLine] = []
+        end_of_file = False
+        while pos < stop:
+            line = lines[pos]
+            op = line[:1]
+            if op == " " or op == "-" or op == "+":
+                hunk_lines.append(HunkLine(op, line[1:]))
+            elif not line.strip():
+                hunk_lines.append(_BLANK_CONTEXT)
+            elif line.strip() == END_OF_FILE:
+                end_of_file = True
+                pos += 1
+                break
+            else:  # not ours: the next hunk or section starts here
+                break
+            pos += 1
+        self.pos = pos
+        return hunk_lines, end_of_file

@@ -1,0 +1,425 @@
+"""parse_patch and plan_patch: each grammar element, each refusal, and byte preservation."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.tools.text.patch import (
+    AddFile,
+    DeleteFile,
+    FileOp,
+    HunkLine,
+    PatchError,
+    PatchPlan,
+    UpdateFile,
+    parse_patch,
+    plan_patch,
+)
+
+
+def wrap(body: str) -> str:
+    return f"*** Begin Patch\n{body}*** End Patch\n"
+
+
+def plan(body: str, files: dict[str, bytes], **flags: bool) -> PatchPlan:
+    return plan_patch(parse_patch(wrap(body)), files.get, **flags)
+
+
+def updated(content: bytes, hunks: str) -> bytes | None:
+    (op,) = plan(f"*** Update File: f.txt\n{hunks}", {"f.txt": content}).ops
+    return op.new_bytes
+
+
+def refusal(body: str, files: dict[str, bytes] | None = None, **flags: bool) -> str:
+    """The message of the PatchError the patch must raise; it is always one line."""
+    with pytest.raises(PatchError) as caught:
+        plan(body, files or {}, **flags)
+    message = str(caught.value)
+    assert "\n" not in message
+    return message
+
+
+def parse_refusal(text: str) -> str:
+    with pytest.raises(PatchError) as caught:
+        parse_patch(text)
+    assert "\n" not in str(caught.value)
+    return str(caught.value)
+
+
+# --- grammar -------------------------------------------------------------------------
+
+
+def test_parses_every_section_kind() -> None:
+    patch = parse_patch(
+        wrap(
+            "*** Add File: docs/new.txt\n+first\n+\n+last\n"
+            "*** Delete File: old.txt\n"
+            "*** Update File: src/a.py\n*** Move to: src/b.py\n@@ def greet():\n-    print('Hi')\n+    print('Hello')\n"
+        )
+    )
+    add, delete, update = patch.sections
+    assert add == AddFile("docs/new.txt", ("first", "", "last"))
+    assert delete == DeleteFile("old.txt")
+    assert isinstance(update, UpdateFile)
+    assert (update.path, update.move_to) == ("src/a.py", "src/b.py")
+    (hunk,) = update.hunks
+    assert hunk.header == "def greet():"
+    assert hunk.lines == (HunkLine("-", "    print('Hi')"), HunkLine("+", "    print('Hello')"))
+    assert not hunk.end_of_file
+
+
+def test_hunk_lines_end_of_file_marker_and_numbering() -> None:
+    (update,) = parse_patch(wrap("*** Update File: f\n@@\n a\n-b\n@@ x\n c\n+d\n*** End of File\n")).sections
+    assert isinstance(update, UpdateFile)
+    first, second = update.hunks
+    assert (first.number, first.header, first.end_of_file) == (1, None, False)
+    assert first.old_lines == ["a", "b"]
+    assert (second.number, second.header, second.end_of_file) == (2, "x", True)
+    assert second.old_lines == ["c"]
+
+
+def test_first_hunk_may_omit_the_at_at_line() -> None:
+    assert updated(b"a\nb\n", "-a\n+A\n b\n") == b"A\nb\n"
+
+
+def test_first_hunk_without_at_at_must_still_be_prefixed() -> None:
+    message = parse_refusal(wrap("*** Update File: f\n@@\n-a\n+b\n*** Update File: g\nstray\n"))
+    assert 'Update File g, hunk 1 (line 7): unexpected line "stray"' in message
+
+
+def test_unprefixed_line_after_a_hunk_is_refused_with_its_line() -> None:
+    message = parse_refusal(wrap("*** Update File: f\n@@\n-a\nforgot the prefix\n"))
+    assert message.startswith('Update File f, hunk 2 (line 5): unexpected line "forgot the prefix"')
+
+
+def test_empty_line_inside_a_hunk_is_empty_context() -> None:
+    assert updated(b"a\n\nb\n", "@@\n a\n\n-b\n+B\n") == b"a\n\nB\n"
+
+
+def test_heredoc_wrappers_are_removed() -> None:
+    body = "*** Begin Patch\n*** Delete File: x\n*** End Patch\n"
+    for opener in ("<<'EOF'", '<<"EOF"', "<<EOF", "apply_patch <<'PATCH'"):
+        closer = opener.split("<<")[1].strip("'\"")
+        assert parse_patch(f"{opener}\n{body}{closer}\n").sections == (DeleteFile("x"),)
+
+
+def test_markers_padded_with_whitespace_and_crlf_patch_text() -> None:
+    text = "  *** Begin Patch \r\n\t*** Update File: f \r\n*** Move to:  g \r\n@@\r\n-a\r\n+b\r\n *** End Patch\r\n"
+    (update,) = parse_patch(text).sections
+    assert update == UpdateFile("f", "g", update.hunks)
+    assert update.hunks[0].lines == (HunkLine("-", "a"), HunkLine("+", "b"))
+
+
+def test_missing_envelope_is_refused() -> None:
+    assert "must start with '*** Begin Patch'" in parse_refusal("*** Delete File: x\n*** End Patch\n")
+    assert "line 2: the patch must end with '*** End Patch'" in parse_refusal(
+        "*** Begin Patch\n*** Delete File: x\n"
+    )
+    assert "the patch is empty" in parse_refusal(" \n\n")
+
+
+def test_patch_without_sections_is_refused() -> None:
+    assert "no file sections" in parse_refusal(wrap(""))
+
+
+def test_unknown_header_names_its_line() -> None:
+    message = parse_refusal(wrap("*** Delete File: a\n*** Rename File: b\n"))
+    assert message.startswith('line 3: unknown header "*** Rename File: b"')
+
+
+def test_update_without_hunks_is_refused() -> None:
+    assert "Update File f (line 2): no hunks" in parse_refusal(
+        wrap("*** Update File: f\n*** Delete File: g\n")
+    )
+
+
+def test_empty_hunk_is_refused() -> None:
+    message = parse_refusal(wrap("*** Update File: f\n@@\n-a\n+b\n@@ header\n@@\n-c\n"))
+    assert message.startswith("Update File f, hunk 2 (line 6): the hunk is empty")
+
+
+def test_unified_diff_ranges_are_refused_with_the_fix() -> None:
+    message = parse_refusal(wrap("*** Update File: f\n@@ -1,2 +1,2 @@\n-a\n+b\n"))
+    assert "unified-diff range" in message and "no line numbers" in message
+
+
+def test_header_without_path_is_refused() -> None:
+    assert "'*** Add File:' needs a path" in parse_refusal(wrap("*** Add File:   \n+x\n"))
+
+
+def test_lone_surrogate_is_refused() -> None:
+    assert parse_refusal(wrap("*** Add File: f\n+\ud800\n")).startswith(
+        "line 3: the patch contains a lone UTF-16"
+    )
+
+
+# --- planning: sections and paths ------------------------------------------------------
+
+
+def test_add_file_content_and_summary() -> None:
+    result = plan(
+        "*** Add File: docs/notes.txt\n+First note\n+second\n*** Add File: empty.txt\n"
+        "*** Update File: README.md\n@@\n-Old heading\n+New heading\n"
+        "*** Delete File: tmp/old.txt\n"
+        "*** Update File: src/old.swift\n*** Move to: src/new.swift\n@@\n-a\n+b\n",
+        {"README.md": b"Old heading\n", "tmp/old.txt": b"bye\n", "src/old.swift": b"a\n"},
+        allow_delete=True,
+    )
+    assert result.ops[0] == FileOp(
+        "add", "docs/notes.txt", None, None, b"First note\nsecond\n", existed=False
+    )
+    assert result.ops[1].new_bytes == b""
+    assert result.ops[3] == FileOp("delete", "tmp/old.txt", None, b"bye\n", None, existed=True)
+    assert result.ops[4] == FileOp("move", "src/old.swift", "src/new.swift", b"a\n", b"b\n", existed=False)
+    assert result.summary() == (
+        "A docs/notes.txt, A empty.txt, M README.md, D tmp/old.txt, R src/old.swift -> src/new.swift"
+    )
+
+
+def test_add_over_existing_file_overwrites_and_says_so() -> None:
+    (op,) = plan("*** Add File: a.txt\n+new\n", {"a.txt": b"old\n"}).ops
+    assert op == FileOp("add", "a.txt", None, b"old\n", b"new\n", existed=True)
+
+
+def test_move_onto_existing_file_says_so() -> None:
+    (op,) = plan("*** Update File: a\n*** Move to: b\n@@\n-x\n+y\n", {"a": b"x\n", "b": b"old\n"}).ops
+    assert (op.kind, op.new_path, op.new_bytes, op.existed) == ("move", "b", b"y\n", True)
+
+
+def test_move_to_the_same_path_is_a_plain_update_even_with_moves_disabled() -> None:
+    (op,) = plan("*** Update File: ./a\n*** Move to: a\n@@\n-x\n+y\n", {"a": b"x\n"}, allow_move=False).ops
+    assert op == FileOp("update", "a", None, b"x\n", b"y\n", existed=True)
+
+
+def test_later_sections_see_earlier_ones() -> None:
+    result = plan(
+        "*** Add File: a\n+one\n*** Update File: a\n@@\n-one\n+two\n*** Update File: a\n*** Move to: b\n@@\n-two\n+three\n",
+        {},
+    )
+    assert [(op.kind, op.old_bytes, op.new_bytes) for op in result.ops] == [
+        ("add", None, b"one\n"),
+        ("update", b"one\n", b"two\n"),
+        ("move", b"two\n", b"three\n"),
+    ]
+    assert "Update File a: file not found" in refusal(
+        "*** Update File: a\n*** Move to: b\n@@\n-x\n+y\n*** Update File: a\n@@\n-y\n+z\n", {"a": b"x\n"}
+    )
+
+
+def test_missing_files_are_refused() -> None:
+    assert refusal("*** Update File: gone.txt\n@@\n-a\n+b\n") == (
+        "Update File gone.txt: file not found; use *** Add File: to create it"
+    )
+    assert refusal("*** Delete File: gone.txt\n", allow_delete=True).startswith(
+        "Delete File gone.txt: file not found"
+    )
+
+
+def test_delete_needs_allow_delete() -> None:
+    assert refusal("*** Delete File: x\n", {"x": b"1\n"}) == (
+        "Delete File x: deleting files is disabled; set allow_delete: true"
+    )
+
+
+def test_move_needs_allow_move() -> None:
+    message = refusal("*** Update File: a\n*** Move to: b\n@@\n-x\n+y\n", {"a": b"x\n"}, allow_move=False)
+    assert message.startswith("Update File a: moving files is disabled")
+
+
+@pytest.mark.parametrize("path", ["/etc/passwd", "C:\\Users\\x", "C:/x", "\\\\server\\share"])
+def test_absolute_paths_are_refused(path: str) -> None:
+    message = refusal(f"*** Add File: {path}\n+x\n")
+    assert (
+        message
+        == f"Add File {path}: absolute paths are not allowed: {path}; use a path relative to the workspace"
+    )
+
+
+@pytest.mark.parametrize("path", ["../x", "a/../../x", ".."])
+def test_paths_escaping_with_dotdot_are_refused(path: str) -> None:
+    assert "the path leaves the workspace" in refusal(f"*** Add File: {path}\n+x\n")
+
+
+def test_move_destination_is_checked_too() -> None:
+    assert "absolute paths are not allowed: /tmp/b" in refusal(
+        "*** Update File: a\n*** Move to: /tmp/b\n@@\n-x\n+y\n", {"a": b"x\n"}
+    )
+
+
+def test_paths_are_normalised() -> None:
+    (op,) = plan("*** Add File: ./src//x/../a.py\n+x\n", {}).ops
+    assert op.path == "src/a.py"
+    assert "names the workspace itself" in refusal("*** Add File: a/..\n+x\n")
+
+
+def test_policy_is_checked_before_any_file_is_read() -> None:
+    reads: list[str] = []
+
+    def read(path: str) -> bytes | None:
+        reads.append(path)
+        return b"x\n"
+
+    patch = parse_patch(wrap("*** Update File: a\n@@\n-missing\n+y\n*** Delete File: b\n"))
+    with pytest.raises(PatchError, match="Delete File b: deleting files is disabled"):
+        plan_patch(patch, read)
+    assert reads == []
+
+
+def test_a_failing_last_section_fails_the_whole_patch() -> None:
+    message = refusal(
+        "*** Add File: a\n+x\n*** Update File: b\n@@\n-x\n+y\n*** Update File: c\n@@\n-nope\n+z\n",
+        {"b": b"x\n", "c": b"x\n"},
+    )
+    assert message.startswith('Update File c, hunk 1: context not found: "nope"')
+
+
+# --- locating hunks ---------------------------------------------------------------------
+
+
+def test_context_not_found_names_file_hunk_and_line() -> None:
+    message = refusal("*** Update File: src/a.py\n@@\n a\n-b\n@@\n-def foo():\n+x\n", {"src/a.py": b"a\nb\n"})
+    assert message == (
+        'Update File src/a.py, hunk 2: context not found: "def foo():"; re-read the file and copy the lines exactly'
+    )
+
+
+def test_lines_that_exist_but_not_together_are_reported_as_such() -> None:
+    message = refusal("*** Update File: f\n@@\n a\n-c\n", {"f": b"a\nb\nc\n"})
+    assert 'the lines from "a" on do not appear together' in message
+
+
+def test_hunks_out_of_order_are_explained() -> None:
+    message = refusal("*** Update File: f\n@@\n-c\n+C\n@@\n-a\n+A\n", {"f": b"a\nb\nc\n"})
+    assert "hunk 2: context found only at line 1, before line 4" in message
+    assert "order hunks as they appear in the file" in message
+
+
+def test_ambiguous_hunk_is_refused_not_guessed() -> None:
+    content = b"x\nreturn 1\ny\nreturn 1\n"
+    message = refusal("*** Update File: f\n@@\n-return 1\n+return 2\n", {"f": content})
+    assert message == (
+        "Update File f, hunk 1: ambiguous: the hunk matches at lines 2 and 4; add more context or an @@ line"
+    )
+
+
+def test_previous_hunk_disambiguates() -> None:
+    content = b"x\nreturn 1\ny\nreturn 1\n"
+    assert updated(content, "@@\n y\n-return 1\n+return 2\n") == b"x\nreturn 1\ny\nreturn 2\n"
+    assert updated(content, "@@\n-x\n+X\n@@\n y\n@@\n-return 1\n+return 3\n") == b"X\nreturn 1\ny\nreturn 3\n"
+
+
+def test_header_disambiguates_and_may_be_the_first_context_line() -> None:
+    content = b"def a():\n    return 1\ndef b():\n    return 1\n"
+    expected = b"def a():\n    return 1\ndef b():\n    return 2\n"
+    assert updated(content, "@@ def b():\n-    return 1\n+    return 2\n") == expected
+    assert updated(content, "@@ def b():\n def b():\n-    return 1\n+    return 2\n") == expected
+
+
+def test_header_matched_with_the_same_passes_as_lines() -> None:
+    content = b"class A:\n    def f(self):\n        pass\n"
+    assert updated(content, "@@ def f(self):\n-        pass\n+        return 1\n") == (
+        b"class A:\n    def f(self):\n        return 1\n"
+    )
+
+
+def test_repeated_header_is_refused_when_the_hunk_fits_after_both() -> None:
+    content = b"class A:\n  def __init__(self):\n    pass\nclass B:\n  def __init__(self):\n    pass\n"
+    message = refusal("*** Update File: f\n@@ def __init__(self):\n-    pass\n+    x = 1\n", {"f": content})
+    assert message == (
+        'Update File f, hunk 1: ambiguous: @@ line "def __init__(self):" matches at lines 2 and 5; '
+        "the hunk fits after both; add more context or a more specific @@ line"
+    )
+
+
+def test_repeated_header_is_fine_when_the_hunk_fits_after_one_only() -> None:
+    content = b"def f():\n    a = 1\ndef f():\n    b = 1\n"
+    assert (
+        updated(content, "@@ def f():\n-    a = 1\n+    a = 2\n")
+        == b"def f():\n    a = 2\ndef f():\n    b = 1\n"
+    )
+
+
+def test_header_not_found() -> None:
+    message = refusal("*** Update File: f\n@@ def missing():\n-a\n+b\n", {"f": b"a\n"})
+    assert message.startswith('Update File f, hunk 1: @@ line not found: "def missing():"')
+
+
+def test_pure_addition_goes_after_its_header() -> None:
+    content = b"import os\n\ndef main():\n    pass\n"
+    assert (
+        updated(content, "@@ import os\n+import sys\n") == b"import os\nimport sys\n\ndef main():\n    pass\n"
+    )
+
+
+def test_pure_addition_under_a_repeated_header_is_ambiguous() -> None:
+    message = refusal("*** Update File: f\n@@ }\n+// new\n", {"f": b"a {\n}\nb {\n}\n"})
+    assert 'ambiguous: @@ line "}" matches at lines 2 and 4' in message
+
+
+def test_pure_addition_under_the_last_line_is_still_checked_for_ambiguity() -> None:
+    assert "ambiguous" in refusal("*** Update File: f\n@@ end\n+more\n", {"f": b"end\nend\n"})
+    assert updated(b"a\nend\n", "@@ end\n+more\n") == b"a\nend\nmore\n"
+
+
+def test_blank_context_that_is_nowhere_is_reported() -> None:
+    message = refusal("*** Update File: f\n@@\n+x\n\n", {"f": b"a\n"})
+    assert message.startswith('Update File f, hunk 1: context not found: the lines from "" on')
+
+
+def test_pure_addition_without_header_appends() -> None:
+    assert updated(b"a\nb\n", "@@\n+c\n") == b"a\nb\nc\n"
+
+
+def test_end_of_file_anchors_at_the_end() -> None:
+    content = b"end\nmiddle\nend\n"
+    assert updated(content, "@@\n-end\n+END\n*** End of File\n") == b"end\nmiddle\nEND\n"
+
+
+def test_trailing_blank_context_line_is_retried_without() -> None:
+    assert updated(b"a\nb\n", "@@\n-b\n+B\n\n") == b"a\nB\n"
+
+
+def test_matching_passes_in_codex_order() -> None:
+    assert updated(b"keep  \nx\n", "@@\n keep\n-x\n+y\n") == b"keep  \ny\n"  # trailing whitespace
+    assert updated(b"    keep\nx\n", "@@\n keep\n-x\n+y\n") == b"    keep\ny\n"  # surrounding whitespace
+    fancy = "say \u201chi\u201d \u2014 it\u2019s\u00a0ok\n".encode()
+    assert updated(fancy + b"x\n", '@@\n say "hi" - it\'s ok\n-x\n+y\n') == fancy + b"y\n"
+
+
+def test_exact_match_wins_over_looser_ones() -> None:
+    # Loosely "a" fits twice; exactly, only once: no ambiguity, and the exact one changes.
+    assert updated(b"a \na\n", "@@\n-a\n+b\n") == b"a \nb\n"
+
+
+def test_context_lines_keep_the_files_bytes() -> None:
+    content = "\tkeep \u2014 me\t\nx\n".encode()
+    assert updated(content, "@@\n keep - me\n-x\n+y\n") == "\tkeep \u2014 me\t\ny\n".encode()
+
+
+# --- bytes preserved ---------------------------------------------------------------------
+
+
+def test_bom_is_kept() -> None:
+    assert updated(b"\xef\xbb\xbfa\nb\n", "@@\n-a\n+A\n") == b"\xef\xbb\xbfA\nb\n"
+
+
+def test_crlf_is_kept_and_used_for_new_lines() -> None:
+    assert updated(b"a\r\nb\r\n", "@@\n a\n+x\n-b\n+B\n") == b"a\r\nx\r\nB\r\n"
+
+
+def test_missing_final_newline_is_kept_while_the_last_line_is_untouched() -> None:
+    assert updated(b"a\nb\nc", "@@\n-a\n+A\n b\n") == b"A\nb\nc"
+    assert updated(b"a\nb", "@@\n a\n+x\n b\n*** End of File\n") == b"a\nx\nb"
+
+
+def test_replacing_or_extending_an_unterminated_last_line_ends_it() -> None:
+    assert updated(b"a\nb", "@@\n-b\n+B\n") == b"a\nB\n"
+    assert updated(b"a\nb", "@@\n+c\n") == b"a\nb\nc\n"
+
+
+def test_removing_every_line_leaves_an_empty_file() -> None:
+    assert updated(b"a\nb\n", "@@\n-a\n-b\n") == b""
+
+
+def test_bytes_that_are_not_utf8_survive() -> None:
+    assert updated(b"caf\xe9\nx\n", "@@\n-x\n+y\n") == b"caf\xe9\ny\n"
