@@ -1,0 +1,473 @@
+"""The one door to litellm: streams a chat completion as our own small event types.
+
+litellm is imported here only, lazily and in a background thread, because its import
+costs seconds and the TUI's first frame must not wait for it. Nothing litellm-typed
+leaves this module: callers see the frozen dataclasses below and `ProviderError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import importlib
+import os
+import random
+import re
+import threading
+import time
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any, Literal
+
+from app.errors import OpencodeError
+from app.llm.models import DEFAULT_MODELS, PROVIDER_ENV_VARS, provider_of
+
+DEFAULT_CONTEXT_WINDOW = 128_000
+# Modules litellm imports only during the first request, which runs on the event loop:
+# importing them in the background thread too keeps that request from freezing the UI
+# for seconds. Best effort: a module missing in another litellm version is skipped.
+FIRST_REQUEST_MODULES = (
+    "openai.resources",
+    "litellm.proxy._types",
+    "litellm.litellm_core_utils.default_encoding",
+    "litellm._service_logger",
+)
+# Retry-After is honoured up to this many base delays (60 s with the default 1 s base).
+MAX_DELAY_FACTOR = 60
+
+# -- stream events ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallDelta:
+    """A fragment of a tool call as it streams, so a front-end can show it early.
+    `id` and `name` are set on the fragment that first carries them."""
+
+    index: int
+    id: str | None
+    name: str | None
+    arguments_delta: str
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A complete tool call, emitted after the stream ends. `arguments` is the JSON text
+    as the model wrote it ("{}" when it sent none); parsing it is the caller's job."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+
+@dataclass(frozen=True)
+class Finish:
+    reason: str  # "stop" | "tool_calls" | "length" | "content_filter" | ...
+
+
+@dataclass(frozen=True)
+class Retrying:
+    """The request failed before any content and will be sent again after `delay` seconds."""
+
+    attempt: int
+    delay: float
+    reason: str
+
+
+StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | ToolCall | Usage | Finish | Retrying
+
+# -- errors -------------------------------------------------------------------------------
+
+ErrorKind = Literal[
+    "auth", "unknown_model", "context_length", "rate_limit", "timeout", "connection", "server", "request"
+]
+RETRYABLE_KINDS: frozenset[ErrorKind] = frozenset({"rate_limit", "timeout", "connection", "server"})
+
+
+class ProviderError(OpencodeError):
+    """The model call failed. `kind` lets the agent loop react (e.g. compact the session on
+    "context_length"); `str(err)` is the one line shown to the user."""
+
+    def __init__(self, message: str, kind: ErrorKind) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+# -- lazy import --------------------------------------------------------------------------
+
+
+class _LitellmLoader:
+    """Imports litellm once, in a daemon thread, and hands the module to whoever waits."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._module: ModuleType | None = None
+        self._error: BaseException | None = None
+
+    def start(self) -> None:
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._load, name="litellm-import", daemon=True)
+                self._thread.start()
+
+    def _load(self) -> None:
+        # The price map would otherwise be fetched from GitHub at import time.
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        try:
+            import litellm
+        except BaseException as exc:  # noqa: BLE001 - reported to every waiter instead
+            self._error = exc
+            return
+        litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on errors
+        for name in FIRST_REQUEST_MODULES:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(name)
+        self._module = litellm
+
+    def _result(self) -> ModuleType:
+        if self._module is None:
+            raise ProviderError(
+                f"Could not import litellm ({self._error}): reinstall opencode's dependencies", "request"
+            )
+        return self._module
+
+    async def get(self) -> ModuleType:
+        self.start()
+        if self._module is None:
+            assert self._thread is not None
+            await asyncio.to_thread(self._thread.join)
+        return self._result()
+
+    def get_blocking(self) -> ModuleType:
+        self.start()
+        assert self._thread is not None
+        self._thread.join()
+        return self._result()
+
+
+_loader = _LitellmLoader()
+
+
+def start_background_import() -> None:
+    """Begin importing litellm (and warming its first request) now, idempotently, so it is
+    ready when the first prompt is sent."""
+    _loader.start()
+
+
+async def ensure_litellm() -> ModuleType:
+    """The litellm module, waiting (without blocking the event loop) for the import."""
+    return await _loader.get()
+
+
+# -- model facts --------------------------------------------------------------------------
+
+
+def _model_info(model: str) -> Mapping[str, Any] | None:
+    """litellm's entry for the model, or None when its price map does not know it.
+    Blocks until litellm is imported: call after `ensure_litellm()` in UI code."""
+    litellm = _loader.get_blocking()
+    try:
+        return litellm.get_model_info(model)
+    except Exception:  # litellm raises a bare Exception for models it has not mapped
+        return None
+
+
+def context_window(model: str) -> int:
+    """How many input tokens the model accepts (DEFAULT_CONTEXT_WINDOW when unknown)."""
+    info = _model_info(model) or {}
+    return info.get("max_input_tokens") or info.get("max_tokens") or DEFAULT_CONTEXT_WINDOW
+
+
+def model_cost_known(model: str) -> bool:
+    """Whether litellm has prices for the model (otherwise costs are reported as 0)."""
+    info = _model_info(model)
+    return info is not None and info.get("input_cost_per_token") is not None
+
+
+def _cost(litellm: ModuleType, model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    try:
+        prompt_cost, completion_cost = litellm.cost_per_token(
+            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+        )
+    except Exception:  # unknown model: free as far as we can tell, never an error
+        return 0.0
+    return prompt_cost + completion_cost
+
+
+# -- assembling a stream ------------------------------------------------------------------
+
+
+@dataclass
+class _PendingCall:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class _StreamAssembler:
+    """Turns litellm chunks into events, gathering tool-call fragments by index and
+    remembering the finish reason and usage that arrive on the last chunks."""
+
+    def __init__(self) -> None:
+        self.streamed_content = False
+        self._calls: dict[int, _PendingCall] = {}
+        self._finish_reason: str | None = None
+        self._usage: tuple[int, int] | None = None
+
+    def feed(self, chunk: Any) -> list[StreamEvent]:
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:
+            self._usage = (usage.prompt_tokens or 0, usage.completion_tokens or 0)
+        events: list[StreamEvent] = []
+        for choice in chunk.choices or []:
+            self._finish_reason = choice.finish_reason or self._finish_reason
+            delta = choice.delta
+            if reasoning := getattr(delta, "reasoning_content", None):
+                events.append(ReasoningDelta(reasoning))
+            if delta.content:
+                events.append(TextDelta(delta.content))
+            events.extend(self._tool_fragment(fragment) for fragment in delta.tool_calls or [])
+        self.streamed_content = self.streamed_content or bool(events)
+        return events
+
+    def _tool_fragment(self, fragment: Any) -> ToolCallDelta:
+        """litellm gives every fragment an index (it fills one in for providers that don't)."""
+        call = self._calls.setdefault(fragment.index, _PendingCall())
+        name = fragment.function.name
+        arguments = fragment.function.arguments or ""
+        call.id = call.id or fragment.id or ""
+        call.name = call.name or name or ""
+        call.arguments.append(arguments)
+        return ToolCallDelta(fragment.index, fragment.id, name, arguments)
+
+    def tool_calls(self) -> list[ToolCall]:
+        return [
+            ToolCall(call.id, call.name, "".join(call.arguments) or "{}")
+            for _, call in sorted(self._calls.items())
+        ]
+
+    def usage_tokens(self) -> tuple[int, int]:
+        """(prompt, completion) from the usage chunk, which litellm fills in with its own
+        token count when the server sends none."""
+        return self._usage or (0, 0)
+
+    def finish_reason(self) -> str:
+        reason = self._finish_reason or "stop"
+        if self._calls and reason == "stop":  # some providers say "stop" even when they call tools
+            return "tool_calls"
+        return reason
+
+
+# -- error mapping ------------------------------------------------------------------------
+
+_CONTEXT_HINTS = re.compile(
+    r"context_length_exceeded|maximum context length|context window|prompt is too long|too many tokens",
+    re.IGNORECASE,
+)
+# litellm prefixes messages with its class names: "litellm.BadRequestError: OpenAIException - ..."
+_LITELLM_PREFIX = re.compile(r"^(?:(?:litellm\.)?\w+(?:Error|Exception)(?::| -)\s*)+")
+
+
+def _detail(exc: BaseException) -> str:
+    """The provider's own words, on one line and short."""
+    body = getattr(exc, "body", None)
+    message = body.get("message") if isinstance(body, Mapping) else None
+    text = message if isinstance(message, str) and message else str(exc)
+    text = _LITELLM_PREFIX.sub("", " ".join(text.split()))
+    text = text.split(" Original exception:")[0] or type(exc).__name__
+    return text if len(text) <= 200 else text[:200] + "..."
+
+
+def _classify(litellm: ModuleType, exc: BaseException) -> ErrorKind:
+    status = getattr(exc, "status_code", None)
+    text = str(exc)
+    if isinstance(exc, litellm.ContextWindowExceededError) or _CONTEXT_HINTS.search(text):
+        return "context_length"
+    if isinstance(exc, litellm.AuthenticationError) or status == 401:
+        return "auth"
+    if isinstance(exc, litellm.NotFoundError) or status == 404 or "LLM Provider NOT provided" in text:
+        return "unknown_model"
+    if isinstance(exc, litellm.RateLimitError) or status == 429:
+        return "rate_limit"
+    client_error = isinstance(status, int) and 400 <= status < 500
+    if isinstance(exc, litellm.Timeout) or status == 408 or ("timeout" in text.lower() and not client_error):
+        return "timeout"
+    if "Connection error" in text:  # litellm reports a refused connection as HTTP 500
+        return "connection"
+    if isinstance(status, int) and status >= 500:
+        return "server"
+    return "request"
+
+
+def _error_message(
+    kind: ErrorKind, model: str, exc: BaseException, retries: int, base_url: str | None
+) -> str:
+    detail = _detail(exc)
+    status = getattr(exc, "status_code", None)
+    after = f" after {retries} {'retry' if retries == 1 else 'retries'}" if retries else ""
+    name = provider_of(model) or "<provider>"
+    match kind:
+        case "auth":
+            var = PROVIDER_ENV_VARS.get(name, f"{name.upper()}_API_KEY")
+            return f"The provider rejected the API key for {model}: check {var} or providers.{name}.apiKey in .opencode.json"
+        case "unknown_model" if not provider_of(model):
+            return f"Unknown model {model}: name its provider too, as provider/model (e.g. {DEFAULT_MODELS['anthropic']})"
+        case "unknown_model":
+            return f"Unknown model {model}: the provider does not serve it ({detail}); check the name or pass another --model"
+        case "context_length":
+            return (
+                f"The conversation is too long for {model} ({detail}): compact the session or start a new one"
+            )
+        case "rate_limit":
+            return f"{model} is rate-limited{after}: wait a minute and try again, or choose another model ({detail})"
+        case "timeout":
+            return f"{model} did not answer in time{after}: check the network and try again"
+        case "connection":
+            where = f" at {base_url}" if base_url else ""
+            return f"Could not reach the provider for {model}{where}{after}: check the network or the baseURL setting"
+        case "server":
+            return f"The provider of {model} failed (HTTP {status}){after}: try again later ({detail})"
+        case _:
+            return f"{model} rejected the request (HTTP {status or '?'}): {detail}"
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    """Seconds the server asked us to wait (retry-after-ms, or Retry-After as seconds or a date)."""
+    raw = getattr(exc, "litellm_response_headers", None) or getattr(
+        getattr(exc, "response", None), "headers", None
+    )
+    headers = {str(name).lower(): str(value) for name, value in (raw or {}).items()}
+    if (millis := _number(headers.get("retry-after-ms"))) is not None:
+        return max(0.0, millis / 1000)
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    if (seconds := _number(value)) is not None:
+        return max(0.0, seconds)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+# -- the provider -------------------------------------------------------------------------
+
+
+class Provider:
+    """Streams completions through litellm with retries. Built once in the runtime.
+
+    Retries (rate limits, timeouts, 5xx, dropped connections) happen only before any
+    content was streamed, so a caller never sees a half answer repeated. Delays grow
+    exponentially from `retry_base_delay` with jitter; a Retry-After from the server
+    wins, capped at MAX_DELAY_FACTOR base delays (tests shrink both with one knob)."""
+
+    def __init__(
+        self, *, max_retries: int = 4, retry_base_delay: float = 1.0, timeout: float = 600.0
+    ) -> None:
+        self.max_retries = max_retries
+        self.retry_base_delay = retry_base_delay
+        self.timeout = timeout
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        cap = self.retry_base_delay * MAX_DELAY_FACTOR
+        if retry_after is not None:
+            return min(retry_after, cap)
+        return min(self.retry_base_delay * 2 ** (attempt - 1) * random.uniform(1.0, 1.5), cap)
+
+    async def stream(
+        self,
+        *,
+        model: str,
+        messages: list[dict],
+        tools: list[dict] | None,
+        max_tokens: int | None = None,
+        reasoning_effort: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+    ) -> AsyncIterator[StreamEvent]:
+        """Yield the events of one model turn: deltas as they come, then the complete
+        ToolCalls, one Usage and one Finish; a Retrying before each new attempt.
+        Raises ProviderError."""
+        litellm = await ensure_litellm()
+        optional = {
+            "tools": tools or None,
+            "max_tokens": max_tokens,
+            "reasoning_effort": reasoning_effort,
+            "api_key": api_key,
+            "base_url": base_url,
+        }
+        request = {
+            "model": model,
+            "messages": messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+            "timeout": self.timeout,
+            "max_retries": 0,  # we retry ourselves, with our backoff and events
+            "drop_params": True,  # a setting the model does not support is dropped, not an error
+            # litellm would otherwise import its MCP bridge (an optional package) whenever tools are sent.
+            "_skip_mcp_handler": True,
+            **{key: value for key, value in optional.items() if value is not None},
+        }
+        attempt = 0
+        while True:
+            assembler = _StreamAssembler()
+            try:
+                async with contextlib.aclosing(self._attempt(litellm, request, assembler)) as events:
+                    async for event in events:
+                        yield event
+                return
+            except Exception as exc:
+                kind = _classify(litellm, exc)
+                if assembler.streamed_content or kind not in RETRYABLE_KINDS or attempt >= self.max_retries:
+                    raise ProviderError(_error_message(kind, model, exc, attempt, base_url), kind) from exc
+                attempt += 1
+                retry = Retrying(attempt, self._delay(attempt, _retry_after(exc)), _detail(exc))
+            yield retry
+            await asyncio.sleep(retry.delay)
+
+    async def _attempt(
+        self, litellm: ModuleType, request: dict[str, Any], assembler: _StreamAssembler
+    ) -> AsyncIterator[StreamEvent]:
+        response = await litellm.acompletion(**request)
+        try:
+            async for chunk in response:
+                for event in assembler.feed(chunk):
+                    yield event
+        finally:
+            await response.aclose()  # also when the caller stops early: free the connection
+        for call in assembler.tool_calls():
+            yield call
+        prompt_tokens, completion_tokens = assembler.usage_tokens()
+        yield Usage(
+            prompt_tokens,
+            completion_tokens,
+            _cost(litellm, request["model"], prompt_tokens, completion_tokens),
+        )
+        yield Finish(assembler.finish_reason())
