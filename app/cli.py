@@ -21,9 +21,11 @@ class _Parser(argparse.ArgumentParser):
         self.exit(USAGE_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _add_workspace_option(parser: argparse.ArgumentParser) -> None:
+def _add_workspace_option(parser: argparse.ArgumentParser, default: object = argparse.SUPPRESS) -> None:
+    """`-C DIR` is accepted before or after the subcommand; subcommands keep the top-level
+    value unless they are given their own (hence SUPPRESS as their default)."""
     parser.add_argument(
-        "-C", dest="workspace", type=Path, default=None, metavar="DIR",
+        "-C", dest="workspace", type=Path, default=default, metavar="DIR",
         help="the workspace directory (default: the current directory)",
     )
 
@@ -34,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A terminal coding assistant. Without a subcommand, starts the TUI.",
     )
     parser.add_argument("--version", action="version", version=f"opencode {__version__}")
-    _add_workspace_option(parser)
+    _add_workspace_option(parser, default=None)
     commands = parser.add_subparsers(dest="command", title="subcommands", metavar="COMMAND", parser_class=_Parser)
 
     commands.add_parser("schema", help="print the JSON Schema of .opencode.json")
@@ -48,6 +50,21 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("subject", metavar="SUBJECT", help="a path (for path tools) or a command (for bash)")
     check.add_argument("--agent", default="coder", help="the agent whose rules apply (default: coder)")
     _add_workspace_option(check)
+
+    tool = commands.add_parser("tool", help="run one tool call through the agent's pipeline and print JSON")
+    tool.add_argument("name", metavar="NAME", help="the tool: view, edit, patch, delete, bash, ...")
+    tool.add_argument("arguments", metavar="JSON", nargs="?", default=None,
+                      help="the arguments as one JSON object, or - to read them from standard input")
+    tool.add_argument("--yes", action="store_true", help="approve what would be asked (deny rules still apply)")
+    tool.add_argument("--session", default=None, metavar="ID", help="record in this session (default: a new one)")
+    _add_workspace_option(tool)
+
+    changes = commands.add_parser("changes", help="list the files a session changed")
+    which = changes.add_mutually_exclusive_group()
+    which.add_argument("--session", default=None, metavar="ID", help="the session to show")
+    which.add_argument("--last", action="store_true", help="the most recent session (the default)")
+    changes.add_argument("--json", action="store_true", help="print JSON instead of text")
+    _add_workspace_option(changes)
     return parser
 
 
@@ -74,9 +91,23 @@ def _cmd_permission(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_tool(args: argparse.Namespace) -> int:
+    from app.commands import run_tool
+
+    return run_tool(_workspace(args), args.name, args.arguments, yes=args.yes, session_id=args.session)
+
+
+def _cmd_changes(args: argparse.Namespace) -> int:
+    from app.commands import show_changes
+
+    return show_changes(_workspace(args), session_id=args.session, as_json=args.json)
+
+
 COMMANDS: dict[str | None, Callable[[argparse.Namespace], int]] = {
     "schema": _cmd_schema,
     "permission": _cmd_permission,
+    "tool": _cmd_tool,
+    "changes": _cmd_changes,
 }
 
 

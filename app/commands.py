@@ -1,0 +1,103 @@
+"""Headless commands that drive core services directly: ``opencode tool`` and
+``opencode changes``. They build a runtime, never import textual or litellm, and print
+JSON that scripts can rely on."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.errors import OpencodeError, ToolError
+from app.runtime import Runtime
+
+TOOL_OK, TOOL_FAILED, USAGE = 0, 1, 2
+
+
+class UsageError(OpencodeError):
+    """The command line itself is wrong (exit 2)."""
+
+
+def _emit(payload: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(payload, ensure_ascii=False) + "\n")
+
+
+def _read_arguments(raw: str | None) -> dict[str, Any]:
+    text = sys.stdin.read() if raw == "-" else (raw or "{}")
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise UsageError(f"the tool arguments are not valid JSON ({err.msg} at line {err.lineno}:{err.colno})") from None
+    if not isinstance(value, dict):
+        raise UsageError("the tool arguments must be one JSON object, e.g. '{\"filePath\": \"README.md\"}'")
+    return value
+
+
+def _session(runtime: Runtime, session_id: str | None) -> str:
+    if session_id is None:
+        return runtime.store.sessions.create(title="opencode tool").id
+    if runtime.store.sessions.get(session_id) is None:
+        raise UsageError(f"no session {session_id} in this workspace: omit --session to start a new one")
+    return session_id
+
+
+def run_tool(root: Path, name: str, raw_arguments: str | None, *, yes: bool, session_id: str | None) -> int:
+    """``opencode tool NAME [JSON | -]``: one tool call through the same pipeline as the agent."""
+    runtime = Runtime.build(root, policy="headless-yes" if yes else "headless")
+    try:
+        tool = runtime.tools.get(name)
+        if tool is None:
+            raise UsageError(f"unknown tool {name!r}: choose one of {', '.join(sorted(runtime.tools))}")
+        arguments = _read_arguments(raw_arguments)
+        session = _session(runtime, session_id)
+        try:
+            params = tool.parse(arguments)
+        except ToolError as err:
+            _emit({"ok": False, "output": str(err), "metadata": {}, "session_id": session})
+            return USAGE
+        try:
+            result = asyncio.run(tool.run(params, runtime.context(session)))
+        except ToolError as err:
+            _emit({"ok": False, "output": str(err), "metadata": {}, "session_id": session})
+            return TOOL_FAILED
+        _emit({"ok": True, "output": result.output, "metadata": result.metadata, "session_id": session})
+        return TOOL_OK
+    finally:
+        runtime.close()
+
+
+def show_changes(root: Path, *, session_id: str | None, as_json: bool) -> int:
+    """``opencode changes``: the files a session changed (the last one by default)."""
+    runtime = Runtime.build(root, policy="headless")
+    try:
+        sessions = runtime.store.sessions
+        session = sessions.get(session_id) if session_id else sessions.latest()
+        if session is None:
+            raise UsageError(
+                f"no session {session_id} in this workspace" if session_id else "no session in this workspace yet"
+            )
+        history = runtime.store.history
+        rows = [
+            {
+                "path": change.path,
+                "versions": [v.version for v in history.versions(change.session_id, change.path)],
+                "additions": change.additions,
+                "deletions": change.deletions,
+                "deleted": change.deleted,
+            }
+            for change in history.list_latest_session_files(session.id)
+        ]
+        if as_json:
+            _emit({"session_id": session.id, "title": session.title, "files": rows})
+        elif not rows:
+            print(f"session {session.id}: no files changed")
+        else:
+            print(f"session {session.id} {session.title}".rstrip())
+            for row in rows:
+                mark = "  (deleted)" if row["deleted"] else ""
+                print(f"  {row['path']}  +{row['additions']} -{row['deletions']}  [{', '.join(row['versions'])}]{mark}")
+        return 0
+    finally:
+        runtime.close()

@@ -1,0 +1,107 @@
+"""What every tool is: a parameter model (its JSON schema is what the model sees), a
+description written for models, and ``run(params, ctx)``. ``Tool.call`` is the one entry
+the agent loop, the CLI and ACP use: it validates raw arguments into the model and turns
+every failure into a ``ToolError`` a model can read and fix."""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from app.errors import ToolError
+
+if TYPE_CHECKING:
+    from app.bus import Bus
+    from app.config import Config
+    from app.permission import PermissionService
+    from app.store import HistoryService
+    from app.workspace import FileRecords, Workspace
+
+
+class ToolParams(BaseModel):
+    """Base of parameter models: unknown arguments are refused so typos reach the model."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass
+class ToolContext:
+    """The services one tool call may use, and who is calling."""
+
+    session_id: str
+    agent: str
+    workspace: Workspace
+    records: FileRecords
+    history: HistoryService
+    permissions: PermissionService
+    bus: Bus
+    config: Config
+    message_id: str | None = None
+    call_id: str | None = None
+
+
+@dataclass
+class ToolResult:
+    """``output`` is for the model; ``metadata`` for front-ends (diff, additions, files...)."""
+
+    output: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    title: str = ""
+
+
+class Tool(ABC):
+    name: ClassVar[str]
+    params: ClassVar[type[ToolParams]]
+    description: ClassVar[str]
+    read_only: ClassVar[bool] = False
+
+    @abstractmethod
+    async def run(self, params: Any, ctx: ToolContext) -> ToolResult: ...
+
+    def spec(self) -> dict[str, Any]:
+        """The OpenAI-style function definition handed to the model."""
+        schema = self.params.model_json_schema()
+        schema.pop("title", None)
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": schema},
+        }
+
+    def parse(self, arguments: str | dict[str, Any] | None) -> ToolParams:
+        """Raw arguments (a JSON string from the model, or a dict) into the parameter model."""
+        if arguments is None or arguments == "":
+            arguments = {}
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments)
+            except json.JSONDecodeError as err:
+                raise ToolError(
+                    f"{self.name}: the arguments are not valid JSON ({err.msg} at position {err.pos}): "
+                    "send one JSON object with the parameters"
+                ) from None
+        if not isinstance(arguments, dict):
+            raise ToolError(f"{self.name}: the arguments must be a JSON object, not {type(arguments).__name__}")
+        try:
+            return self.params.model_validate(arguments)
+        except ValidationError as err:
+            raise ToolError(f"{self.name}: invalid arguments: {_describe(err)}") from None
+
+    async def call(self, arguments: str | dict[str, Any] | None, ctx: ToolContext) -> ToolResult:
+        return await self.run(self.parse(arguments), ctx)
+
+
+def _describe(err: ValidationError) -> str:
+    problems = []
+    for item in err.errors():
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        if item["type"] == "missing":
+            problems.append(f"{where} is required")
+        elif item["type"] == "extra_forbidden":
+            problems.append(f"{where} is not a parameter of this tool")
+        else:
+            problems.append(f"{where}: {item['msg']}")
+    return "; ".join(problems)

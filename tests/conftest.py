@@ -1,0 +1,95 @@
+"""Shared fixtures: a real workspace on disk, a real runtime (SQLite file, bus, services)
+built on it, and a helper that plays the user answering permission questions."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from app.config import Config
+from app.runtime import Runtime
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def make_runtime(workspace: Path) -> Callable[..., Runtime]:
+    """Build a runtime on the workspace; ``config`` may be a Config or a dict in file format."""
+    built: list[Runtime] = []
+
+    def make(policy: str = "headless-yes", config: Config | dict | None = None) -> Runtime:
+        if isinstance(config, dict):
+            config = Config.model_validate(config)
+        runtime = Runtime.build(workspace, config=config or Config(), policy=policy)
+        built.append(runtime)
+        return runtime
+
+    yield make
+    for runtime in built:
+        runtime.close()
+
+
+@pytest.fixture
+def runtime(make_runtime) -> Runtime:
+    return make_runtime()
+
+
+@pytest.fixture
+def session_id(runtime: Runtime) -> str:
+    return runtime.store.sessions.create(title="test").id
+
+
+@pytest.fixture
+def ctx(runtime: Runtime, session_id: str):
+    return runtime.context(session_id)
+
+
+class PermissionAnswers:
+    """Answers interactive permission requests from the bus, in order, like a user would,
+    and keeps the requests it saw so tests can assert what was asked."""
+
+    def __init__(self, runtime: Runtime, replies: list) -> None:
+        from app.permission import PermissionRequested
+
+        self.requests: list = []
+        self._runtime = runtime
+        self._replies = list(replies)
+        self._sub = runtime.bus.subscribe(PermissionRequested)
+        self._task = asyncio.get_running_loop().create_task(self._answer())
+
+    async def _answer(self) -> None:
+        async for event in self._sub:
+            self.requests.append(event.request)
+            reply = self._replies.pop(0) if self._replies else None
+            if reply is not None:
+                self._runtime.permissions.reply(event.request_id, reply)
+
+    def close(self) -> None:
+        self._sub.close()
+        self._task.cancel()
+
+
+@pytest.fixture
+async def permission_answers():
+    """``answers = permission_answers(runtime, PermissionReply("allow_once"), ...)``."""
+    made: list[PermissionAnswers] = []
+
+    def start(runtime: Runtime, *replies) -> PermissionAnswers:
+        answers = PermissionAnswers(runtime, list(replies))
+        made.append(answers)
+        return answers
+
+    yield start
+    for answers in made:
+        answers.close()
