@@ -1,0 +1,84 @@
+"""Events the agent loop publishes on the bus: the contract between the loop and every
+front-end (TUI, ACP, headless CLI). Deltas are droppable for slow subscribers; the
+stored message (``MessageUpdated`` from the store) always carries the full state, and
+turn endings are never dropped."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from app.bus import Event
+
+
+@dataclass(frozen=True)
+class TurnStarted(Event):
+    session_id: str
+    agent: str
+    model: str
+
+
+@dataclass(frozen=True)
+class TextDelta(Event):
+    session_id: str
+    message_id: str
+    text: str
+    droppable: ClassVar[bool] = True
+
+
+@dataclass(frozen=True)
+class ReasoningDelta(Event):
+    session_id: str
+    message_id: str
+    text: str
+    droppable: ClassVar[bool] = True
+
+
+@dataclass(frozen=True)
+class ToolCallStarted(Event):
+    session_id: str
+    message_id: str
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCallFinished(Event):
+    session_id: str
+    message_id: str
+    call_id: str
+    tool: str
+    output: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    error: bool = False
+
+
+@dataclass(frozen=True)
+class UsageUpdated(Event):
+    session_id: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+    context_window: int
+
+
+@dataclass(frozen=True)
+class TurnFinished(Event):
+    """The model stopped on its own; ``reason`` is the last finish reason (stop, length...)
+    or ``max_steps`` when the step limit ended the turn."""
+
+    session_id: str
+    response: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class TurnFailed(Event):
+    session_id: str
+    error: str
+
+
+@dataclass(frozen=True)
+class TurnCancelled(Event):
+    session_id: str

@@ -1,0 +1,107 @@
+"""The command line as a user runs it: real subprocesses of `python -m app.cli`."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def opencode(*args: str, cwd: Path | None = None, stdin: str | None = None, home: Path | None = None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE_")}
+    if home is not None:
+        env["HOME"] = str(home)
+        env.pop("XDG_CONFIG_HOME", None)
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", *args],
+        cwd=cwd or REPO,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+
+
+def test_version_prints_the_package_version():
+    from app import __version__
+
+    result = opencode("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"opencode {__version__}"
+
+
+def test_help_lists_every_subcommand_with_a_description():
+    result = opencode("--help")
+    assert result.returncode == 0
+    described = {
+        "schema": "print the JSON Schema",
+        "permission": "inspect permission rules",
+        "tool": "run one tool call",
+        "changes": "list the files a session changed",
+    }
+    text = " ".join(result.stdout.split())
+    for command, description in described.items():
+        assert f"{command} {description}" in text
+
+
+def test_schema_prints_the_committed_schema_file():
+    result = opencode("schema")
+    assert result.returncode == 0
+    assert result.stdout == (REPO / "opencode-schema.json").read_text()
+
+
+def test_bad_config_is_one_line_naming_file_and_position_with_exit_2(tmp_path):
+    (tmp_path / ".opencode.json").write_text('{\n  "debug": true,\n  "tui": {"theme": }\n}\n')
+    result = opencode("permission", "check", "delete", "main.go", "-C", str(tmp_path), home=tmp_path / "home")
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert f"{tmp_path / '.opencode.json'}:3:" in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_unknown_action_names_the_key_path(tmp_path):
+    (tmp_path / ".opencode.json").write_text(json.dumps({"permission": {"rules": {"delete": {"*.go": "nope"}}}}))
+    result = opencode("permission", "check", "delete", "main.go", "-C", str(tmp_path), home=tmp_path / "home")
+    assert result.returncode == 2
+    assert "permission.rules.delete" in result.stderr and '"nope"' in result.stderr
+
+
+def test_permission_check_reports_the_deciding_rule(tmp_path):
+    rules = {"*": "ask", "tmp/*": "allow", "*.go": "deny"}
+    (tmp_path / ".opencode.json").write_text(json.dumps({"permission": {"rules": {"delete": rules}}}))
+    home = tmp_path / "home"
+    expected = {
+        "tmp/a.txt": 'allow (global rule "tmp/*")',
+        "main.go": 'deny  (global rule "*.go")',
+        "./tmp/../main.go": 'deny  (global rule "*.go")',
+        "README.md": 'ask   (global rule "*")',
+    }
+    for subject, line in expected.items():
+        result = opencode("permission", "check", "delete", subject, "-C", str(tmp_path), home=home)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == line
+
+
+def test_unknown_subcommand_is_a_usage_error():
+    result = opencode("frobnicate")
+    assert result.returncode == 2
+    assert "invalid choice" in result.stderr
+
+
+def test_tool_command_rejects_unknown_tools_and_bad_json_with_exit_2(tmp_path):
+    home = tmp_path / "home"
+    unknown = opencode("tool", "nosuchtool", "{}", "-C", str(tmp_path), home=home)
+    assert unknown.returncode == 2
+    assert "unknown tool 'nosuchtool'" in unknown.stderr
+
+
+def test_changes_without_any_session_is_a_clear_usage_error(tmp_path):
+    result = opencode("changes", "-C", str(tmp_path), home=tmp_path / "home")
+    assert result.returncode == 2
+    assert result.stderr.strip() == "opencode: error: no session in this workspace yet"
