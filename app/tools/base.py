@@ -64,8 +64,7 @@ class Tool(ABC):
 
     def spec(self) -> dict[str, Any]:
         """The OpenAI-style function definition handed to the model."""
-        schema = self.params.model_json_schema()
-        schema.pop("title", None)
+        schema = _inline_refs(self.params.model_json_schema())
         return {
             "type": "function",
             "function": {"name": self.name, "description": self.description, "parameters": schema},
@@ -92,6 +91,26 @@ class Tool(ABC):
 
     async def call(self, arguments: str | dict[str, Any] | None, ctx: ToolContext) -> ToolResult:
         return await self.run(self.parse(arguments), ctx)
+
+
+def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """Replace pydantic's ``$defs``/``$ref`` with the definitions themselves and drop
+    titles: some providers (Gemini among them) refuse references in tool schemas."""
+    definitions = schema.pop("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, list):
+            return [resolve(item) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            return resolve(definitions[node["$ref"].rsplit("/", 1)[-1]])
+        out = {key: resolve(value) for key, value in node.items() if key not in ("title", "properties")}
+        if "properties" in node:  # parameter names, not schema keywords: keep every one
+            out["properties"] = {name: resolve(value) for name, value in node["properties"].items()}
+        return out
+
+    return resolve(schema)
 
 
 def _describe(err: ValidationError) -> str:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from app.tools.base import Tool
+from app.tools.edit import EditTool
+from app.tools.multiedit import MultiEditTool
+from app.tools.write import WriteTool
 
 
 def all_tools() -> list[Tool]:
     """One instance of every built-in tool, in the order models see them."""
-    return []
+    return [WriteTool(), EditTool(), MultiEditTool()]

@@ -1,0 +1,212 @@
+"""The edit tool: replace one piece of a file (spec 001), through the replacer cascade.
+
+The engine here also serves multiedit: a list of edits is applied in order to an
+in-memory draft of the file, and only the final draft goes through the change path,
+so a failing edit leaves the file untouched. The text is edited with "\\n" line
+endings and rendered back with the file's own endings and BOM.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from app.errors import ToolError
+from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
+from app.tools.changes import AppliedFile, Change, ChangeSet, FileState, Snapshot, apply_changes
+from app.tools.suggest import similar_names
+from app.tools.text.replace import EditMatchError, replace
+from app.tools.write import (
+    FilePath,
+    change_metadata,
+    new_text_file,
+    refuse_directory,
+    require_text,
+    target_path,
+)
+from app.workspace.textio import TextFile
+
+DESCRIPTION = """Replace one piece of text in a file with another.
+
+WHEN TO USE
+- Changing part of a file: fixing a line, rewriting a function, adding lines next to
+  existing ones. For several changes to one file, use multiedit; to rewrite a whole
+  file, use write.
+
+HOW TO USE
+- Read the file with view first; the edit is refused if you have not read it in this
+  session or it changed on disk since.
+- filePath: the file, relative to the workspace root or absolute (inside it).
+- oldString: the exact text to replace, copied from the file (without view's line
+  numbers), including indentation. Include enough surrounding lines that it occurs only
+  once in the file.
+- newString: the text to put in its place (must differ from oldString).
+- replaceAll: true to replace every occurrence of oldString (e.g. renaming a variable).
+- An empty oldString creates a new file with newString as its content; it is refused
+  when the file already exists.
+
+LIMITATIONS
+- oldString must identify exactly one place: when it occurs several times the edit fails
+  (add context, or set replaceAll); when it is not found the edit fails.
+- Small differences (indentation, whitespace, escaped characters) are tolerated by fuzzy
+  matching, but only when the match is unambiguous; the result then names the strategy.
+- Text files only; paths outside the workspace are refused.
+
+TIPS
+- The file keeps its line endings (CRLF stays CRLF) and its BOM: write "\\n" endings.
+- When the result says a fuzzy strategy was used, view the changed lines to check them.
+- After an error, read the file again and copy oldString from what it shows now.
+"""
+
+OldString = Annotated[
+    str,
+    Field(description="The exact text to replace, including indentation; empty to create a new file"),
+]
+NewString = Annotated[str, Field(description="The text to replace it with (must differ from oldString)")]
+ReplaceAll = Annotated[
+    bool, Field(description="Replace every occurrence of oldString instead of exactly one (default false)")
+]
+
+EXACT = "simple"
+"""The replacer that matches oldString byte for byte; every other one is fuzzy."""
+CREATE = "create"
+"""The strategy reported for an edit with an empty oldString, which created the file."""
+
+
+class EditItem(ToolParams):
+    """One replacement in the file: oldString becomes newString (each entry of multiedit's edits)."""
+
+    oldString: OldString
+    newString: NewString
+    replaceAll: ReplaceAll = False
+
+
+class EditParams(ToolParams):
+    filePath: FilePath
+    oldString: OldString
+    newString: NewString
+    replaceAll: ReplaceAll = False
+
+
+@dataclass(frozen=True)
+class Draft:
+    """The file as the edits so far leave it: its text ("\\n" endings) and the file it
+    is rendered like (BOM, line endings)."""
+
+    base: TextFile
+    text: str
+
+    def render(self) -> bytes:
+        return self.base.render(self.text)
+
+
+def apply_item(draft: Draft | None, state: FileState, item: EditItem) -> tuple[Draft, str]:
+    """One edit on the draft (None: the file does not exist yet): the new draft and the
+    strategy that matched. Raises a ToolError the model can act on."""
+    require_text("newString", item.newString)
+    if item.oldString == item.newString:
+        raise EditMatchError("identical")
+    if not item.oldString:
+        if draft is not None:
+            raise ToolError(
+                f"oldString cannot be empty on an existing file: {state.rel}; give the text to replace, "
+                "or use the write tool to replace the whole file"
+            )
+        created = new_text_file(state, item.newString)
+        return Draft(created, created.text), CREATE
+    if draft is None:
+        raise missing_file_error(state)
+    outcome = replace(draft.text, _to_lf(item.oldString), _to_lf(item.newString), item.replaceAll)
+    return Draft(draft.base, outcome.content), outcome.strategy
+
+
+def missing_file_error(state: FileState) -> ToolError:
+    """Not found, with the names in the same folder that look like a typo of it."""
+    names = similar_names(state.path.parent, state.path.name)
+    hint = ", ".join(PurePosixPath(state.rel).with_name(name).as_posix() for name in names)
+    did_you_mean = f" Did you mean {hint}?" if hint else ""
+    return ToolError(
+        f"File {state.rel} not found.{did_you_mean} Check the path, or create the file with the write tool"
+    )
+
+
+def _to_lf(text: str) -> str:
+    return text.replace("\r\n", "\n")
+
+
+class FileEdits:
+    """The plan for apply_changes: the edits, in order, on one file. Remembers the
+    strategy of each edit for the result. `numbered` prefixes an edit's error with
+    "edit i of n" (multiedit) so the model knows which one to fix."""
+
+    def __init__(self, path: Path, items: Sequence[EditItem], *, title: str, numbered: bool) -> None:
+        self.path = path
+        self.items = items
+        self.title = title
+        self.numbered = numbered
+        self.strategies: list[str] = []
+
+    def __call__(self, snapshot: Snapshot) -> ChangeSet:
+        state = snapshot[self.path]
+        refuse_directory(state)
+        draft = None
+        if state.exists:
+            existing = state.text_file()
+            draft = Draft(existing, existing.text)
+        strategies = []
+        for index, item in enumerate(self.items, start=1):
+            try:
+                draft, strategy = apply_item(draft, state, item)
+            except ToolError as err:
+                if not self.numbered:
+                    raise
+                raise ToolError(f"edit {index} of {len(self.items)}: {err}") from err
+            strategies.append(strategy)
+        self.strategies = strategies
+        assert draft is not None  # apply_item returns a draft or raises
+        data = draft.render()
+        if data == state.data:
+            raise ToolError(
+                f"Nothing to change: {state.rel} would read exactly as before; "
+                "view the file and check oldString and newString"
+            )
+        return ChangeSet([Change(self.path, data)], title=f"{self.title} {state.rel}", ask_subject=state.rel)
+
+
+async def edit_file(
+    ctx: ToolContext, tool: str, path: Path, items: Sequence[EditItem], *, title: str, numbered: bool
+) -> tuple[AppliedFile, list[str]]:
+    """Apply `items` to the file at `path` (from target_path) through the change path:
+    the applied change and each edit's strategy. Nothing is written unless every edit
+    applies."""
+    plan = FileEdits(path, items, title=title, numbered=numbered)
+    [applied] = await apply_changes(ctx, tool, [path], plan, require_read=[path])
+    return applied, plan.strategies
+
+
+def fuzzy_note(strategy: str) -> str:
+    """Tells the model to look again when the match was not exact (empty when it was)."""
+    if strategy in (EXACT, CREATE):
+        return ""
+    return f"matched with the {strategy} strategy: check the result"
+
+
+class EditTool(Tool):
+    name = "edit"
+    params = EditParams
+    description = DESCRIPTION
+
+    async def run(self, params: EditParams, ctx: ToolContext) -> ToolResult:
+        path = target_path(ctx, params.filePath)
+        if params.oldString == params.newString:  # spec 001 checks this before the file
+            raise EditMatchError("identical")
+        item = EditItem(oldString=params.oldString, newString=params.newString, replaceAll=params.replaceAll)
+        applied, [strategy] = await edit_file(ctx, self.name, path, [item], title="Edit", numbered=False)
+        note = fuzzy_note(strategy)
+        output = "Edit applied successfully." + (f" ({note})" if note else "")
+        metadata: dict[str, Any] = {**change_metadata(applied), "strategy": strategy}
+        return ToolResult(output, metadata, title=applied.path)
