@@ -1,0 +1,130 @@
+"""The glob tool: files whose path matches a pattern, newest first.
+
+Fast on big trees by walking as little as possible: the pattern's leading literal folders
+(`src/app` in `src/app/**/*.py`) become the starting point, a pattern without `**` bounds
+the depth, and ignored folders are pruned, never entered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import PurePosixPath
+
+from pydantic import Field
+
+from app.errors import ToolError
+from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
+from app.tools.ignore import glob_to_regex, walk
+from app.tools.reading import ReadTarget, allowed_by_rules, authorize_read, skipped_dirs
+
+MAX_RESULTS = 100
+_WILDCARDS = re.compile(r"[*?\[{\\]")
+
+DESCRIPTION = f"""\
+Find files by name pattern. Returns matching file paths (relative to the workspace root), newest first.
+
+WHEN TO USE
+- To find files by name or extension anywhere in the project: "**/*.py", "src/**/test_*.py", "*.md".
+
+HOW TO USE
+- pattern: a glob relative to path. `*` matches within one folder name, `**` any number of folders (also none), `?` one character, `[abc]` one of a set, `{{ts,tsx}}` alternatives.
+- path: the folder to search, relative to the workspace root (or absolute). Default: the workspace root.
+
+LIMITATIONS
+- "*.md" matches only in path itself; use "**/*.md" for every depth.
+- Files only, not folders. Skips .git, node_modules, .venv, __pycache__ and what .gitignore ignores.
+- At most {MAX_RESULTS} paths; the output says when there were more.
+- A path outside the workspace needs the user's permission.
+
+TIPS
+- To search inside files, use grep. To see a folder's layout, use ls.
+- Narrow a broad pattern with path, e.g. pattern "**/*.ts" with path "src"."""
+
+
+class GlobParams(ToolParams):
+    pattern: str = Field(
+        min_length=1, description='The glob to match, relative to path, e.g. "**/*.py" or "src/**/test_*.py".'
+    )
+    path: str = Field(
+        ".",
+        min_length=1,
+        description="The folder to search, relative to the workspace root (or absolute). Default: the root.",
+    )
+
+
+class GlobTool(Tool):
+    name = "glob"
+    params = GlobParams
+    description = DESCRIPTION
+    read_only = True
+
+    async def run(self, params: GlobParams, ctx: ToolContext) -> ToolResult:
+        pattern = _checked_pattern(params.pattern)
+        target = await authorize_read(ctx, self.name, params.path)
+        if not target.path.exists():
+            raise ToolError(f"path {target.shown} does not exist: give a folder that exists (ls shows them)")
+        if not target.path.is_dir():
+            raise ToolError(f"path {target.shown} is a file, not a folder: give the folder to search in path")
+        found = await asyncio.to_thread(find_files, ctx, target, pattern)
+        truncated = len(found) > MAX_RESULTS
+        output = "\n".join(path for _mtime, path in found[:MAX_RESULTS])
+        if not found:
+            output = f"No files found matching {pattern} in {target.shown}"
+        if truncated:
+            output += (
+                f"\n\n(Showing the {MAX_RESULTS} newest of {len(found)} matching files. "
+                "Use a more specific pattern or path to see the others)"
+            )
+        return ToolResult(
+            output=output,
+            metadata={"path": target.shown, "count": len(found), "truncated": truncated},
+            title=f"{pattern} in {target.shown}",
+        )
+
+
+def _checked_pattern(pattern: str) -> str:
+    """The pattern, relative and without "./"; refuses what cannot be meant as a glob below path."""
+    if pattern.startswith(("/", "~")):
+        raise ToolError(
+            f"glob pattern {pattern} is absolute: give the folder in path and a relative pattern, e.g. "
+            'path "/abs/folder" and pattern "**/*.py"'
+        )
+    parts = PurePosixPath(pattern).parts
+    if ".." in parts:
+        raise ToolError(f'glob pattern {pattern} contains "..": put the folder to search in path instead')
+    return "/".join(part for part in pattern.split("/") if part != ".") or pattern
+
+
+def find_files(ctx: ToolContext, target: ReadTarget, pattern: str) -> list[tuple[int, str]]:
+    """Every matching file as (mtime_ns, shown path), newest first (then by path)."""
+    segments = pattern.split("/")
+    literal = 0
+    while literal < len(segments) - 1 and not _WILDCARDS.search(segments[literal]):
+        literal += 1
+    start = target.path.joinpath(*segments[:literal])
+    if not start.is_dir() or start.resolve() != start:  # missing, or through a link: walks never follow links
+        return []
+    rest = "/".join(segments[literal:])
+    try:
+        regex = re.compile(glob_to_regex(rest), re.DOTALL)
+    except ValueError as err:
+        raise ToolError(f"invalid glob pattern: {err}: close the brace or escape it as \\{{") from None
+    bounded = "**" not in rest and "{" not in rest
+    max_depth = rest.count("/") + 1 if bounded else None
+    allowed = allowed_by_rules(ctx, GlobTool.name, target)
+    start_rel = target.rel(start)
+    skip = len(start_rel) + 1 if start_rel else 0
+    found = []
+    for entry in walk(start, target.root, skip=skipped_dirs(ctx, target), max_depth=max_depth):
+        if entry.is_dir or not regex.fullmatch(entry.rel[skip:]):
+            continue
+        shown = target.show(entry.rel)
+        if not allowed(shown):
+            continue
+        try:
+            found.append((entry.dir_entry.stat(follow_symlinks=False).st_mtime_ns, shown))
+        except OSError:  # removed since the folder was listed
+            continue
+    found.sort(key=lambda item: (-item[0], item[1]))
+    return found

@@ -1,0 +1,343 @@
+"""The grep tool: lines matching a regular expression, grouped by file.
+
+ripgrep does the search when it can be found (the `ripgrep` package installs `rg` beside
+the Python interpreter; otherwise PATH): it walks and searches in parallel and is what
+makes a 50,000-file tree take a fraction of a second. A pure-Python search over the same
+walker as ls and glob stands in when rg is missing, or when OPENCODE_GREP_BACKEND=python.
+Both see the same files: .gitignore respected, hidden files searched, SKIPPED_DIRS and
+the database folder left out, symbolic links not followed, binary files skipped.
+
+Files are ordered newest first (by modification time, then path), as in OpenCode: the
+file the user is working on is most likely the one the model is after.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import sys
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import Field
+
+from app.errors import ToolError
+from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
+from app.tools.ignore import SKIPPED_DIRS, glob_to_regex, walk
+from app.tools.reading import (
+    ReadTarget,
+    allowed_by_rules,
+    authorize_read,
+    cut_line,
+    skipped_dirs,
+)
+
+MAX_MATCHES = 100
+MATCH_CEILING = 10_000  # a search stops here: the model only ever sees MAX_MATCHES anyway
+BACKEND_ENV = "OPENCODE_GREP_BACKEND"
+BACKENDS = ("auto", "rg", "python")
+
+DESCRIPTION = f"""\
+Search file contents with a regular expression. Returns the matching lines with their line numbers, grouped by file, newest files first.
+
+WHEN TO USE
+- To find where something is defined or used: a function name, an error message, an import, a config key.
+
+HOW TO USE
+- pattern: a regular expression, e.g. "def main", "log.*Error", "import (os|sys)". Escape special characters to match them literally: "foo\\\\(".
+- path: the folder (or file) to search, relative to the workspace root (or absolute). Default: the workspace root.
+- include: only search files whose name matches this glob, e.g. "*.py" or "*.{{ts,tsx}}".
+
+LIMITATIONS
+- At most {MAX_MATCHES} matching lines are shown; the output says when there were more.
+- Lines are matched one at a time: a pattern cannot span lines.
+- Skips binary files, {", ".join(sorted(SKIPPED_DIRS))} and what .gitignore ignores.
+- A path outside the workspace needs the user's permission.
+
+TIPS
+- Narrow a broad search with include and path rather than a longer pattern.
+- To find files by name, use glob; to read around a match, view the file with an offset near the line number."""
+
+
+class GrepParams(ToolParams):
+    pattern: str = Field(
+        min_length=1, description='The regular expression to search for, e.g. "def main" or "log.*Error".'
+    )
+    path: str = Field(
+        ".",
+        min_length=1,
+        description="The folder or file to search, relative to the workspace root (or absolute). Default: the root.",
+    )
+    include: str | None = Field(
+        None, description='Only files whose name matches this glob, e.g. "*.py" or "*.{ts,tsx}".'
+    )
+
+
+@dataclass
+class FileMatches:
+    path: Path  # absolute, for the modification time
+    lines: list[tuple[int, str]] = field(default_factory=list)  # (line number, text), at most MAX_MATCHES
+
+
+@dataclass
+class Search:
+    """One search's question and what it found so far (the backends fill ``files``)."""
+
+    target: ReadTarget
+    pattern: str
+    include: str | None
+    skip: list[str]
+    allowed: Callable[[str], bool]
+    files: dict[str, FileMatches] = field(default_factory=dict)
+    total: int = 0
+
+    def add(self, shown: str, path: Path, line: int, text: str) -> bool:
+        """Record a match; False once MATCH_CEILING is reached (the search should stop)."""
+        found = self.files.get(shown)
+        if found is None:
+            found = self.files[shown] = FileMatches(path)
+        if len(found.lines) < MAX_MATCHES:
+            found.lines.append((line, text))
+        self.total += 1
+        return self.total < MATCH_CEILING
+
+    @property
+    def stopped(self) -> bool:
+        return self.total >= MATCH_CEILING
+
+
+class GrepTool(Tool):
+    name = "grep"
+    params = GrepParams
+    description = DESCRIPTION
+    read_only = True
+
+    def __init__(self, backend: str | None = None) -> None:
+        """``backend``: "rg", "python", or None/"auto" (then the OPENCODE_GREP_BACKEND
+        variable decides, else rg when it can be found, else python)."""
+        if backend is not None and backend not in BACKENDS:
+            raise ValueError(f"unknown grep backend {backend!r}: use one of {', '.join(BACKENDS)}")
+        self.backend = backend
+
+    async def run(self, params: GrepParams, ctx: ToolContext) -> ToolResult:
+        include = _checked_include(params.include)
+        target = await authorize_read(ctx, self.name, params.path)
+        if not target.path.exists():
+            raise ToolError(
+                f"path {target.shown} does not exist: give a folder or file that exists (ls shows them)"
+            )
+        search = Search(
+            target,
+            params.pattern,
+            include,
+            skipped_dirs(ctx, target),
+            allowed_by_rules(ctx, self.name, target),
+        )
+        rg = self._ripgrep()
+        if rg is not None:
+            await search_with_ripgrep(rg, search)
+        else:
+            await asyncio.to_thread(search_with_python, search)
+        return render(search)
+
+    def _ripgrep(self) -> str | None:
+        """The rg binary to use, or None for the Python search."""
+        choice = self.backend or os.environ.get(BACKEND_ENV) or "auto"
+        if choice not in BACKENDS:
+            raise ToolError(f"{BACKEND_ENV}={choice} is not a grep backend: set it to rg, python or auto")
+        if choice == "python":
+            return None
+        rg = find_ripgrep()
+        if rg is None and choice == "rg":
+            raise ToolError(
+                f"ripgrep (rg) was not found: install the ripgrep package, or set {BACKEND_ENV}=python"
+            )
+        return rg
+
+
+def find_ripgrep() -> str | None:
+    """rg beside the interpreter first (where `pip install ripgrep` puts it), then on PATH."""
+    return shutil.which("rg", path=str(Path(sys.executable).parent)) or shutil.which("rg")
+
+
+def _checked_include(include: str | None) -> str | None:
+    """A file-name glob; a leading "**/" is dropped (it adds nothing to a name match)."""
+    if include is None or not include.strip():
+        return None
+    include = include.strip()
+    while include.startswith("**/"):
+        include = include[3:]
+    if "/" in include:
+        raise ToolError(
+            f'include "{include}" names folders, but it matches file names only (e.g. "*.py"): put the folder in path'
+        )
+    try:
+        glob_to_regex(include)
+    except ValueError as err:
+        raise ToolError(f"invalid include glob: {err}: close the brace or escape it as \\{{") from None
+    return include
+
+
+async def search_with_ripgrep(rg: str, search: Search) -> None:
+    """Run rg in the folder searched (so its globs anchor there) and stream its output."""
+    target = search.target
+    folder = target.path if target.path.is_dir() else target.path.parent
+    command = [
+        rg, "--no-config", "--no-messages", "--color=never", "--no-heading", "--with-filename",
+        "--line-number", "--null", "--hidden", "--no-require-git", "--no-ignore-global", "--no-ignore-dot",
+        *(f"--glob=!{name}/" for name in sorted(SKIPPED_DIRS)),
+    ]  # fmt: skip
+    prefix = target.rel(folder)
+    prefix = prefix + "/" if prefix else ""
+    command += [f"--glob=!/{rel.removeprefix(prefix)}/" for rel in search.skip]  # anchored at cwd
+    if search.include is not None:
+        # A file type, not --glob: rg lets a --glob match override .gitignore, a type does not.
+        command += [f"--type-add=include:{search.include}", "--type=include"]
+    command += ["--regexp", search.pattern, "--", "." if target.path.is_dir() else target.path.name]
+    process = await asyncio.create_subprocess_exec(
+        *command, cwd=folder, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    errors = asyncio.ensure_future(process.stderr.read())
+    finished = False
+    try:
+        await _read_matches(process.stdout, search, folder, prefix)
+        finished = not search.stopped
+    finally:
+        if not finished and process.returncode is None:  # stopped at the ceiling, or cancelled
+            process.kill()
+        await process.wait()
+    stderr = (await errors).decode("utf-8", "replace")
+    if process.returncode == 2 and not search.files:
+        raise _ripgrep_error(search.pattern, stderr)
+
+
+async def _read_matches(stdout: asyncio.StreamReader, search: Search, folder: Path, prefix: str) -> None:
+    """Parse rg's lines (the file name, a NUL byte, then LINE:TEXT) into the search, until
+    the output ends or the search reaches its ceiling."""
+    files: dict[bytes, tuple[str, Path, bool]] = {}  # rg's name -> (shown, absolute, allowed)
+    async for line in _lines(stdout):
+        name, nul, rest = line.partition(b"\0")
+        if not nul:  # "binary file matches" and other notes
+            continue
+        if name not in files:
+            rel = name.decode("utf-8", "surrogateescape").removeprefix("./")
+            shown = search.target.show(prefix + rel)
+            files[name] = (shown, folder / rel, search.allowed(shown))
+        shown, path, allowed = files[name]
+        number, _, text = rest.partition(b":")
+        text = text.decode("utf-8", "replace").removesuffix("\r")
+        if allowed and not search.add(shown, path, int(number), text):
+            return
+
+
+async def _lines(stream: asyncio.StreamReader) -> AsyncIterator[bytes]:
+    """Lines of any length (StreamReader.readline refuses lines over its buffer limit)."""
+    pending = b""
+    while chunk := await stream.read(1 << 16):
+        *lines, pending = (pending + chunk).split(b"\n")
+        for line in lines:
+            yield line
+    if pending:
+        yield pending
+
+
+def _ripgrep_error(pattern: str, stderr: str) -> ToolError:
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    if any("regex parse error" in line for line in lines):
+        detail = next(
+            (line.removeprefix("error: ") for line in lines if line.startswith("error:")), "not valid"
+        )
+        return _invalid_regex(pattern, detail)
+    return ToolError(
+        f"grep failed: {lines[0] if lines else 'ripgrep exited with an error'}: check the path and pattern"
+    )
+
+
+def _invalid_regex(pattern: str, detail: str) -> ToolError:
+    return ToolError(
+        f"invalid regular expression {pattern!r}: {detail}; fix it, or escape special characters "
+        "such as ( [ { . * + ? with a backslash to match them literally"
+    )
+
+
+def search_with_python(search: Search) -> None:
+    """The same search without rg: the shared walker, line by line with `re`."""
+    try:
+        regex = re.compile(search.pattern)
+    except re.error as err:
+        raise _invalid_regex(search.pattern, str(err)) from None
+    target = search.target
+    if target.path.is_file():  # a file named explicitly is searched whatever its name
+        candidates = [(target.shown, target.path)]
+    else:
+        name_regex = re.compile(glob_to_regex(search.include), re.DOTALL) if search.include else None
+        candidates = (
+            (target.show(entry.rel), Path(entry.dir_entry.path))
+            for entry in walk(target.path, target.root, skip=search.skip)
+            if entry.dir_entry.is_file(follow_symlinks=False)  # no links, pipes or devices
+            and (name_regex is None or name_regex.fullmatch(entry.name))
+        )
+    for shown, path in candidates:
+        if search.allowed(shown) and not _search_file(search, regex, shown, path):
+            return
+
+
+def _search_file(search: Search, regex: re.Pattern[str], shown: str, path: Path) -> bool:
+    """Add one file's matches; False when the search must stop."""
+    try:
+        data = path.read_bytes()
+    except OSError:  # unreadable, or removed since the walk listed it
+        return True
+    if b"\0" in data:  # binary, as rg judges it
+        return True
+    for number, line in enumerate(data.decode("utf-8", "replace").split("\n"), start=1):
+        line = line.removesuffix("\r")
+        if regex.search(line) and not search.add(shown, path, number, line):
+            return False
+    return True
+
+
+def render(search: Search) -> ToolResult:
+    """Files newest first, each with its matching lines, cut after MAX_MATCHES lines."""
+    target = search.target
+    where = f"in {target.shown}" + (f" (files {search.include})" if search.include else "")
+    metadata = {
+        "path": target.shown,
+        "matches": search.total,
+        "file_count": len(search.files),
+        "truncated": False,
+    }
+    title = f"{search.pattern} {where}"
+    if not search.files:
+        return ToolResult(f"No matches found for {search.pattern!r} {where}", metadata, title)
+    blocks, shown = [], 0
+    for name, found in sorted(search.files.items(), key=_newest_first):
+        lines = found.lines[: MAX_MATCHES - shown]
+        shown += len(lines)
+        blocks.append(
+            f"{name}:\n" + "\n".join(f"  Line {number}: {cut_line(text)}" for number, text in lines)
+        )
+        if shown == MAX_MATCHES:
+            break
+    header = f"Found {search.total}{'+' if search.stopped else ''} matches in {len(search.files)} files"
+    output = header + "\n" + "\n\n".join(blocks)
+    if shown < search.total:
+        metadata["truncated"] = True
+        more = f"more than {MATCH_CEILING}" if search.stopped else str(search.total)
+        output += (
+            f"\n\n(Results are truncated: showing {shown} of {more} matches. "
+            "Use a more specific pattern, path or include to see the others)"
+        )
+    return ToolResult(output, metadata, title)
+
+
+def _newest_first(item: tuple[str, FileMatches]) -> tuple[int, str]:
+    name, found = item
+    try:
+        mtime = found.path.stat().st_mtime_ns
+    except OSError:
+        mtime = 0
+    return -mtime, name

@@ -1,0 +1,111 @@
+"""What the read-only tools (view, ls, glob, grep) share: turning the model's path into a
+checked target, the permission filter on what they show, and the cut of long lines.
+
+A path inside the workspace needs the tool's own permission (allowed by default). A path
+outside also needs `external_directory` (asked by default), checked first, so nothing
+outside is even probed before the user agreed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.permission import PermissionPreview
+from app.permission.service import config_rules
+from app.tools.base import ToolContext
+
+MAX_LINE_CHARS = 2000
+
+
+def cut_line(line: str) -> str:
+    """A line as shown to the model: very long lines (minified code, data) are cut."""
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return f"{line[:MAX_LINE_CHARS]}... [line cut: {len(line) - MAX_LINE_CHARS} more characters]"
+
+
+@dataclass(frozen=True)
+class ReadTarget:
+    """A checked path. ``shown`` names it in outputs and is the permission subject:
+    workspace-relative inside (the model can pass it straight to another tool), absolute
+    outside. ``root`` is what found paths are relative to, and where gitignore files
+    start: the workspace root inside; outside, the folder searched (a file's folder)."""
+
+    path: Path
+    shown: str
+    inside: bool
+    root: Path
+
+    def show(self, rel: str) -> str:
+        """How outputs name a path given relative to ``root``."""
+        return rel if self.inside else f"{self.root.as_posix().rstrip('/')}/{rel}"
+
+    def rel(self, path: Path) -> str:
+        """``path`` (at or below ``root``) relative to ``root``; "" for the root itself."""
+        return "" if path == self.root else path.relative_to(self.root).as_posix()
+
+
+async def authorize_read(ctx: ToolContext, tool: str, path: str) -> ReadTarget:
+    """Resolve ``path`` (symlinks followed, so a link cannot lead outside unnoticed) and
+    check the permissions; raises PermissionDeniedError when refused."""
+    subject = ctx.workspace.subject(path)
+    inside = not Path(subject).is_absolute()
+    absolute = ctx.workspace.root / subject  # relative inside, absolute outside: canonical either way
+    if not inside:
+        await ctx.permissions.check(
+            ctx.session_id,
+            "external_directory",
+            subject,
+            ctx.agent,
+            f"{tool} outside the workspace: {subject}",
+            PermissionPreview(
+                "text",
+                f"The {tool} tool wants to read {subject}, outside the workspace {ctx.workspace.root}.",
+            ),
+            absolute=subject,
+        )
+    await ctx.permissions.check(
+        ctx.session_id,
+        tool,
+        subject,
+        ctx.agent,
+        f"{tool} {subject}",
+        PermissionPreview("text", f"The {tool} tool wants to read {subject}."),
+        absolute=absolute.as_posix(),
+    )
+    root = ctx.workspace.root if inside else absolute if absolute.is_dir() else absolute.parent
+    return ReadTarget(absolute, subject, inside, root)
+
+
+def skipped_dirs(ctx: ToolContext, target: ReadTarget) -> list[str]:
+    """Root-relative folders a search below the target must not enter: the runtime's
+    database folder, which is ours, not the project's."""
+    data_dir = ctx.config.data_dir(ctx.workspace.root).resolve()
+    if data_dir != target.path and data_dir.is_relative_to(target.path):
+        return [target.rel(data_dir)]
+    return []
+
+
+def allowed_by_rules(ctx: ToolContext, tool: str, target: ReadTarget) -> Callable[[str], bool]:
+    """A filter on the paths a search shows: a file the tool's rules deny is left out, so
+    a grep of the whole workspace does not show the `.env` that `"*.env": "deny"` guards."""
+    if not _rules_can_deny(ctx, tool):  # the common case: skip evaluating every path found
+        return lambda _shown: True
+    root = target.root.as_posix().rstrip("/")
+
+    def allowed(shown: str) -> bool:
+        absolute = f"{root}/{shown}" if target.inside else shown
+        return ctx.permissions.evaluate(tool, shown, ctx.agent, absolute).action != "deny"
+
+    return allowed
+
+
+def _rules_can_deny(ctx: ToolContext, tool: str) -> bool:
+    """Whether the agent's or the global rules for ``tool`` contain a deny at all."""
+    for rules in config_rules(ctx.config, ctx.agent):
+        value = rules.get(tool) if rules else None
+        if value == "deny" or (isinstance(value, dict) and "deny" in value.values()):
+            return True
+    return False

@@ -1,0 +1,190 @@
+"""The view tool: a text file with line numbers, a page at a time.
+
+The file is streamed line by line, so a page near the start of a huge log costs what the
+page costs. Every view records the read (also a partial one): the editing tools refuse to
+change a file the session has not seen, or one that changed since.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import Field
+
+from app.errors import BinaryFileError, ToolError
+from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
+from app.tools.reading import ReadTarget, authorize_read, cut_line
+from app.tools.suggest import similar_names
+from app.workspace import is_binary
+
+DEFAULT_LIMIT = 2000
+_SNIFF = 8192 + 1  # one byte more than is_binary inspects, so it knows whether the file goes on
+
+# Leading bytes of the image formats a model is likely to meet, and their names.
+_IMAGE_SIGNATURES: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "PNG"),
+    (b"\xff\xd8\xff", "JPEG"),
+    (b"GIF87a", "GIF"),
+    (b"GIF89a", "GIF"),
+    (b"BM", "BMP"),
+    (b"\x00\x00\x01\x00", "ICO"),
+    (b"II*\x00", "TIFF"),
+    (b"MM\x00*", "TIFF"),
+)
+_IMAGE_EXTENSIONS = {
+    ".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG", ".gif": "GIF", ".bmp": "BMP", ".ico": "ICO",
+    ".tif": "TIFF", ".tiff": "TIFF", ".webp": "WEBP", ".avif": "AVIF", ".heic": "HEIC",
+}  # fmt: skip
+
+DESCRIPTION = """\
+Read a text file. Lines come numbered like `cat -n`: the line number right-aligned, a tab, then the line.
+
+WHEN TO USE
+- To look at a file's content: before editing it (the edit, multiedit and write tools refuse to change a file you have not viewed, or one that changed since), or to understand code.
+
+HOW TO USE
+- filePath: the file, relative to the workspace root (or absolute).
+- offset: the line to start at, counting from 0 (default 0). limit: how many lines (default 2000).
+- When a file has more lines than you were shown, the output ends with the offset to continue from.
+
+LIMITATIONS
+- Text files only (UTF-8). Images and other binary files are not shown: you get their type and size.
+- Lines longer than 2000 characters are cut.
+- A path outside the workspace needs the user's permission.
+
+TIPS
+- The line numbers and the tab are not part of the file: leave them out of an edit's oldString.
+- For a large file, find the place with grep first, then view just that part with offset and limit.
+- To see what is in a folder, use ls; to find files by name, use glob."""
+
+
+class ViewParams(ToolParams):
+    filePath: str = Field(
+        min_length=1, description="The file to read, relative to the workspace root (or absolute)."
+    )
+    offset: int = Field(0, ge=0, description="The line to start at, counting from 0. Default 0.")
+    limit: int = Field(DEFAULT_LIMIT, ge=1, description="The number of lines to read. Default 2000.")
+
+
+@dataclass(frozen=True)
+class Page:
+    lines: list[str]
+    more: bool  # lines follow the page
+
+
+class ViewTool(Tool):
+    name = "view"
+    params = ViewParams
+    description = DESCRIPTION
+    read_only = True
+
+    async def run(self, params: ViewParams, ctx: ToolContext) -> ToolResult:
+        target = await authorize_read(ctx, self.name, params.filePath)
+        page = await asyncio.to_thread(read_page, target, params.offset, params.limit)
+        ctx.records.record_read(ctx.session_id, target.path)
+        return ToolResult(
+            output=render_page(page, params.offset),
+            metadata={
+                "path": target.shown,
+                "offset": params.offset,
+                "lines": len(page.lines),
+                "more": page.more,
+            },
+            title=target.shown,
+        )
+
+
+def render_page(page: Page, offset: int) -> str:
+    if not page.lines:
+        return "(the file is empty)"
+    numbered = "\n".join(f"{offset + i + 1:>6}\t{cut_line(line)}" for i, line in enumerate(page.lines))
+    if not page.more:
+        return numbered
+    end = offset + len(page.lines)
+    return f"{numbered}\n\n(File has more lines. Use offset {end} to read beyond line {end})"
+
+
+def read_page(target: ReadTarget, offset: int, limit: int) -> Page:
+    """Lines ``offset`` to ``offset + limit`` of the file, without reading past them."""
+    path, shown = target.path, target.shown
+    if not path.exists():
+        raise missing_file_error(path, shown)
+    if path.is_dir():
+        raise ToolError(f"{shown} is a directory, not a file: use the ls tool to list it")
+    if not path.is_file():  # a FIFO or a device would block or never end
+        raise ToolError(f"{shown} is not a regular file (a pipe, socket or device): view reads files only")
+    with path.open("rb") as handle:
+        head = handle.read(_SNIFF)
+        if is_binary(head):
+            raise _binary_error(path, shown, head)
+        handle.seek(0)
+        lines: list[str] = []
+        total = 0
+        for total, raw in enumerate(handle, start=1):
+            if total <= offset:
+                continue
+            if len(lines) == limit:
+                return Page(lines, more=True)
+            lines.append(_decode_line(raw, path, shown, first=total == 1))
+    if offset and total and not lines:
+        raise ToolError(
+            f"offset {offset} is past the end of {shown}, which has {total} lines: use an offset below {total}"
+        )
+    return Page(lines, more=False)
+
+
+def _decode_line(raw: bytes, path: Path, shown: str, *, first: bool) -> str:
+    if first:
+        raw = raw.removeprefix(b"\xef\xbb\xbf")
+    try:
+        return raw.decode("utf-8").removesuffix("\n").removesuffix("\r")
+    except UnicodeDecodeError:  # not UTF-8 after the sniffed start
+        raise _binary_error(path, shown, b"") from None
+
+
+def _binary_error(path: Path, shown: str, head: bytes) -> BinaryFileError:
+    size = _human_size(path.stat().st_size)
+    kind = image_type(path, head)
+    if kind:
+        return BinaryFileError(
+            f"{shown} is an image ({kind}, {size}): view shows text only, so it cannot show its content"
+        )
+    return BinaryFileError(f"{shown} is a binary file ({size}), not UTF-8 text: view shows text files only")
+
+
+def image_type(path: Path, head: bytes) -> str | None:
+    """The image format of a binary file, by its first bytes, else by its extension."""
+    for signature, kind in _IMAGE_SIGNATURES:
+        if head.startswith(signature):
+            return kind
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "WEBP"
+    return _IMAGE_EXTENSIONS.get(path.suffix.lower())
+
+
+def _human_size(size: int) -> str:
+    if size < 1024:
+        return f"{size} bytes"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def missing_file_error(path: Path, shown: str) -> ToolError:
+    """Not found, with up to three similar names from the same folder (typos, wrong case,
+    a wrong extension are the usual reasons)."""
+    folder = posixpath.dirname(shown)
+    if not path.parent.is_dir():
+        return ToolError(
+            f"{shown} does not exist, nor does its folder {folder}: use glob or ls to find the file"
+        )
+    similar = similar_names(path.parent, path.name)
+    if similar:
+        guesses = ", ".join(posixpath.join(folder, name) for name in similar)
+        return ToolError(
+            f"{shown} does not exist. Did you mean: {guesses}? View one of those, or use glob to search"
+        )
+    return ToolError(f"{shown} does not exist: use ls {folder or '.'} or glob to find the file")

@@ -1,0 +1,239 @@
+"""The grep tool on real trees, through both backends (ripgrep as a real subprocess, and
+the pure-Python search): same files seen, same output, same errors."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.errors import PermissionDeniedError, ToolError
+from app.tools.grep import BACKEND_ENV, MATCH_CEILING, MAX_MATCHES, GrepTool
+
+
+@pytest.fixture(params=["rg", "python"])
+def tool(request) -> GrepTool:
+    return GrepTool(request.param)
+
+
+def age(workspace: Path, *names: str) -> None:
+    """Give the files decreasing modification times: the first is the newest."""
+    for n, name in enumerate(names):
+        stamp = 1_700_000_000 - n * 100
+        os.utime(workspace / name, (stamp, stamp))
+
+
+async def test_matches_grouped_by_file_newest_first(tool, ctx, workspace, write_files) -> None:
+    write_files(
+        {
+            "src/old.py": "import os\nTODO: first\n",
+            "src/new.py": "x = 1\n# TODO later\ny = 2\nTODO again\n",
+            "README.md": "nothing here\n",
+        }
+    )
+    age(workspace, "src/new.py", "src/old.py")
+    result = await tool.call({"pattern": "TODO"}, ctx)
+    assert result.output == (
+        "Found 3 matches in 2 files\n"
+        "src/new.py:\n  Line 2: # TODO later\n  Line 4: TODO again\n\n"
+        "src/old.py:\n  Line 2: TODO: first"
+    )
+    assert result.metadata == {"path": ".", "matches": 3, "file_count": 2, "truncated": False}
+
+
+async def test_regex_path_and_include(tool, ctx, workspace, write_files) -> None:
+    write_files(
+        {
+            "web/a.ts": "function go() {}\n",
+            "web/b.tsx": "const go = () => {}\n",
+            "web/c.js": "function go() {}\n",
+            "api/d.ts": "function go() {}\n",
+        }
+    )
+    age(workspace, "web/b.tsx", "web/a.ts")
+    result = await tool.call(
+        {"pattern": r"(function|const) go\b", "path": "web", "include": "*.{ts,tsx}"}, ctx
+    )
+    assert result.output == (
+        "Found 2 matches in 2 files\n"
+        "web/b.tsx:\n  Line 1: const go = () => {}\n\n"
+        "web/a.ts:\n  Line 1: function go() {}"
+    )
+    assert result.title == "(function|const) go\\b in web (files *.{ts,tsx})"
+    deep = await tool.call({"pattern": "go", "include": "**/*.js"}, ctx)  # a leading **/ is harmless
+    assert deep.output == "Found 1 matches in 1 files\nweb/c.js:\n  Line 1: function go() {}"
+
+
+async def test_gitignore_is_respected_even_with_include(tool, ctx, write_files) -> None:
+    write_files(
+        {
+            ".gitignore": "secret.py\nbuild/\n",
+            "secret.py": "KEY = 1\n",
+            "build/gen.py": "KEY = 2\n",
+            "app.py": "KEY = 3\n",
+            "node_modules/m/index.py": "KEY = 4\n",
+            ".config/tool.py": "KEY = 5\n",  # hidden files are searched
+        }
+    )
+    for include in (None, "*.py"):
+        result = await tool.call({"pattern": "KEY", "include": include}, ctx)
+        assert result.metadata["file_count"] == 2
+        assert "app.py:" in result.output and ".config/tool.py:" in result.output
+
+
+async def test_database_and_binary_files_are_skipped(tool, ctx, runtime, write_files) -> None:
+    assert (runtime.root / ".opencode").is_dir()  # the runtime's database folder
+    write_files({"data.bin": b"needle\x00\x01", "text.txt": "needle\n", ".opencode/log.txt": "needle\n"})
+    result = await tool.call({"pattern": "needle"}, ctx)
+    assert result.output == "Found 1 matches in 1 files\ntext.txt:\n  Line 1: needle"
+
+
+async def test_at_most_100_matches_with_a_note(tool, ctx, workspace, write_files) -> None:
+    write_files({"a.txt": "hit\n" * 80, "b.txt": "hit\n" * 70})
+    age(workspace, "a.txt", "b.txt")
+    result = await tool.call({"pattern": "hit"}, ctx)
+    assert result.output.startswith("Found 150 matches in 2 files\na.txt:\n  Line 1: hit\n")
+    assert result.output.count("  Line ") == MAX_MATCHES
+    assert "b.txt:\n  Line 1: hit" in result.output and "Line 21:" not in result.output.split("b.txt:")[1]
+    assert result.output.endswith(
+        "(Results are truncated: showing 100 of 150 matches. "
+        "Use a more specific pattern, path or include to see the others)"
+    )
+    assert result.metadata["truncated"] is True
+
+
+async def test_the_search_stops_at_the_ceiling(tool, ctx, write_files) -> None:
+    write_files({"huge.txt": "x\n" * (MATCH_CEILING + 500)})
+    result = await tool.call({"pattern": "x"}, ctx)
+    assert result.output.startswith(f"Found {MATCH_CEILING}+ matches in 1 files\n")
+    assert f"showing 100 of more than {MATCH_CEILING} matches" in result.output
+
+
+async def test_a_single_file_long_lines_and_crlf(tool, ctx, write_files) -> None:
+    write_files({"one.txt": "a" * 2100 + "Z\r\nZ end\r\n", "two.txt": "Z\n"})
+    result = await tool.call({"pattern": "Z", "path": "one.txt"}, ctx)
+    assert result.output == (
+        "Found 2 matches in 1 files\none.txt:\n"
+        f"  Line 1: {'a' * 2000}... [line cut: 101 more characters]\n"
+        "  Line 2: Z end"
+    )
+
+
+async def test_no_matches(tool, ctx, write_files) -> None:
+    write_files({"a.py": "x\n"})
+    result = await tool.call({"pattern": "absent", "include": "*.py"}, ctx)
+    assert result.output == "No matches found for 'absent' in . (files *.py)"
+    assert result.metadata["matches"] == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            {"pattern": "foo("},
+            "^invalid regular expression 'foo\\(': .+; fix it, or escape special characters",
+        ),
+        ({"pattern": "x", "path": "nope"}, "^path nope does not exist"),
+        (
+            {"pattern": "x", "include": "src/*.py"},
+            '^include "src/\\*.py" names folders.*put the folder in path$',
+        ),
+        (
+            {"pattern": "x", "include": "*.{py"},
+            "^invalid include glob: the pattern '\\*.{py' has an unclosed",
+        ),
+        ({"pattern": ""}, "pattern"),
+    ],
+)
+async def test_errors(tool, ctx, write_files, args: dict, message: str) -> None:
+    write_files({"a.py": "x\n"})
+    with pytest.raises(ToolError, match=message) as caught:
+        await tool.call(args, ctx)
+    assert "\n" not in str(caught.value)
+
+
+async def test_permission_rules(tool, make_runtime, write_files) -> None:
+    runtime = make_runtime(config={"permission": {"rules": {"grep": {"vault": "deny", "*.env": "deny"}}}})
+    ctx = runtime.context(runtime.store.sessions.create().id)
+    write_files({"vault/a.txt": "token\n", "cfg/.env": "token=1\n", "cfg/app.toml": "token = 2\n"})
+    with pytest.raises(PermissionDeniedError, match='grep vault: denied by global rule "vault"'):
+        await tool.call({"pattern": "token", "path": "vault"}, ctx)
+    result = await tool.call({"pattern": "token", "path": "cfg"}, ctx)
+    assert result.output == "Found 1 matches in 1 files\ncfg/app.toml:\n  Line 1: token = 2"
+
+
+async def test_outside_the_workspace_needs_external_directory(tool, make_runtime, tmp_path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "f.txt").write_text("far\n")
+    with pytest.raises(PermissionDeniedError, match="external_directory"):
+        await tool.call(
+            {"pattern": "far", "path": str(outside)}, make_runtime(policy="headless").context("s")
+        )
+    result = await tool.call({"pattern": "far", "path": str(outside)}, make_runtime().context("s"))
+    assert result.output == f"Found 1 matches in 1 files\n{outside.as_posix()}/f.txt:\n  Line 1: far"
+
+
+async def test_both_backends_see_the_same_tree(ctx, workspace, write_files) -> None:
+    write_files(
+        {
+            ".gitignore": "*.log\n!keep.log\n/out/\n",
+            "a.log": "m\n",
+            "keep.log": "m\n",
+            "out/x.txt": "m\n",
+            "sub/out/y.txt": "m\n",  # "/out/" is anchored at the root
+            "sub/.gitignore": "*.md\n",
+            "sub/n.md": "m\n",
+            "n.md": "m\n",
+            "__pycache__/c.txt": "m\n",
+        }
+    )
+    age(workspace, "keep.log", "sub/out/y.txt", "n.md")
+    outputs = [(await GrepTool(backend).call({"pattern": "^m$"}, ctx)).output for backend in ("rg", "python")]
+    assert outputs[0] == outputs[1]
+    assert outputs[0] == (
+        "Found 3 matches in 3 files\nkeep.log:\n  Line 1: m\n\nsub/out/y.txt:\n  Line 1: m\n\nn.md:\n  Line 1: m"
+    )
+
+
+async def test_backend_choice_by_environment(ctx, write_files, monkeypatch) -> None:
+    write_files({"a.txt": "xb\n"})
+    lookbehind = {"pattern": "(?<=x)b"}  # Python's re has look-behind, ripgrep's regex does not
+    monkeypatch.setenv(BACKEND_ENV, "python")
+    assert (
+        await GrepTool().call(lookbehind, ctx)
+    ).output == "Found 1 matches in 1 files\na.txt:\n  Line 1: xb"
+    monkeypatch.setenv(BACKEND_ENV, "auto")
+    with pytest.raises(ToolError, match="look-around"):
+        await GrepTool().call(lookbehind, ctx)
+    monkeypatch.setenv(BACKEND_ENV, "fast")
+    with pytest.raises(
+        ToolError, match=f"^{BACKEND_ENV}=fast is not a grep backend: set it to rg, python or auto$"
+    ):
+        await GrepTool().call(lookbehind, ctx)
+    with pytest.raises(ValueError, match="unknown grep backend 'fast'"):
+        GrepTool("fast")
+
+
+async def test_without_ripgrep_auto_falls_back_and_rg_is_an_error(
+    ctx, tmp_path, write_files, monkeypatch
+) -> None:
+    write_files({"a.txt": "xb\n"})
+    monkeypatch.delenv(BACKEND_ENV, raising=False)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-bin" / "python"))
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    assert (await GrepTool().call({"pattern": "(?<=x)b"}, ctx)).metadata["matches"] == 1
+    with pytest.raises(
+        ToolError, match="ripgrep \\(rg\\) was not found: install the ripgrep package, or set"
+    ):
+        await GrepTool("rg").call({"pattern": "b"}, ctx)
+
+
+async def test_root_gitignore_applies_when_searching_a_subfolder(tool, ctx, write_files) -> None:
+    write_files(
+        {".gitignore": "/src/gen/\n", "src/gen/x.py": "hit\n", "src/a.py": "hit\n", "gen/y.py": "hit\n"}
+    )
+    result = await tool.call({"pattern": "hit", "path": "src"}, ctx)
+    assert result.output == "Found 1 matches in 1 files\nsrc/a.py:\n  Line 1: hit"
