@@ -74,10 +74,22 @@ class PermissionService:
                 return Decision(remembered, "the user, for this session", None, "session")
         return decision
 
-    async def request(self, req: PermissionRequest) -> PermissionReply:
-        """Allow or deny by the rules; for "ask", answer by policy or wait for a front-end."""
+    async def request(
+        self, req: PermissionRequest, *, ask_anyway: bool = False, person_only: str | None = None
+    ) -> PermissionReply:
+        """Allow or deny by the rules; for "ask", answer by policy or wait for a front-end.
+
+        ``ask_anyway``: the caller also evaluated other subjects (the files inside a folder)
+        and one of them asks, so a rule allowing ``req.subject`` is not enough (an earlier
+        session answer still is). ``person_only``: why only a person may approve this (a
+        delete past tools.delete.maxFiles): it is asked whatever rules or earlier answers
+        allow, and headless runs refuse it, --yes included. A deny always refuses."""
         decision = self.evaluate(req.tool, req.subject, req.agent, req.absolute, session_id=req.session_id)
-        if decision.action != "ask":
+        if decision.action == "deny":
+            return _reply_for(decision)
+        if person_only is not None:
+            return await self._ask(req) if self.policy == "interactive" else _needs_a_person(person_only)
+        if decision.action == "allow" and not (ask_anyway and decision.level != "session"):
             return _reply_for(decision)
         if self.policy == "headless":
             return _HEADLESS_DENIED
@@ -150,10 +162,13 @@ class PermissionService:
         title: str,
         preview: PermissionPreview,
         absolute: str | None = None,
+        *,
+        ask_anyway: bool = False,
+        person_only: str | None = None,
     ) -> None:
         """`request` for tools: returns when allowed, raises `PermissionDeniedError` otherwise."""
         req = PermissionRequest(session_id, tool, subject, agent, title, preview, absolute)
-        reply = await self.request(req)
+        reply = await self.request(req, ask_anyway=ask_anyway, person_only=person_only)
         if not reply.allowed:
             raise PermissionDeniedError(_denial_message(req, reply))
 
@@ -163,6 +178,14 @@ def _reply_for(decision: Decision) -> PermissionReply:
     if decision.action == "allow":
         return PermissionReply("allow_once", f"allowed by {decision.reason}", automatic=True)
     return PermissionReply("deny", f"denied by {decision.reason}", automatic=True)
+
+
+def _needs_a_person(reason: str) -> PermissionReply:
+    return PermissionReply(
+        "deny",
+        f"{reason}: only a person can approve this, in an interactive session (--yes does not cover it)",
+        automatic=True,
+    )
 
 
 def _denial_message(req: PermissionRequest, reply: PermissionReply) -> str:

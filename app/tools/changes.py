@@ -13,15 +13,17 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
-from app.diff import diff_stats, unified_diff
+from app.diff import unified_diff
 from app.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionPreview
 from app.tools.base import ToolContext
-from app.workspace.textio import TextFile, decode_text, is_binary, write_atomic
+from app.workspace.textio import TextFile, decode_text, is_binary, stage_atomic, sync_paths, write_atomic
 
 
 @dataclass(frozen=True)
@@ -70,6 +72,8 @@ class ChangeSet:
 
     ``subjects`` are every permission subject to evaluate (a directory delete lists
     each file inside); ``ask_subject`` is the one question asked and remembered.
+    ``person_only`` says why only a person may approve the change (a delete past
+    tools.delete.maxFiles): asked even when every rule allows, refused headless (--yes too).
     """
 
     changes: list[Change]
@@ -78,6 +82,8 @@ class ChangeSet:
     subjects: list[str] = field(default_factory=list)
     preview: PermissionPreview | None = None
     remove_dirs: list[Path] = field(default_factory=list)
+    """Folders emptied by ``changes``, to remove after them, deepest first."""
+    person_only: str | None = None
 
 
 @dataclass(frozen=True)
@@ -98,9 +104,12 @@ def decode_for_history(data: bytes | None) -> str:
     """History stores the exact text (BOM and CRLF kept) so a revert restores bytes."""
     if data is None:
         return ""
-    if is_binary(data):
-        return f"(binary file, {len(data)} bytes)"
-    return data.decode("utf-8")
+    if not is_binary(data):
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:  # invalid UTF-8 past the sniffed first 8 KiB
+            pass
+    return f"(binary file, {len(data)} bytes)"
 
 
 def _read_state(ctx: ToolContext, path: Path) -> FileState:
@@ -133,8 +142,8 @@ async def apply_changes(
                 ctx.records.assert_fresh(ctx.session_id, path)
         change_set = plan(Snapshot(states))
         applied = [_describe(ctx, states.get(c.path) or _read_state(ctx, c.path), c) for c in change_set.changes]
-        if dry_run:
-            return applied
+        if dry_run or not (change_set.changes or change_set.remove_dirs):
+            return applied  # nothing would change: nothing to ask, write or record
         await _authorize(ctx, tool, change_set, applied)
         await asyncio.to_thread(_write_all, ctx, change_set, states)
         _record(ctx, change_set, applied)
@@ -144,7 +153,8 @@ async def apply_changes(
 def _describe(ctx: ToolContext, state: FileState, change: Change) -> AppliedFile:
     before = decode_for_history(state.data)
     after = decode_for_history(change.data)
-    additions, deletions = diff_stats(before, after)
+    diff = unified_diff(before, after, state.rel)
+    additions, deletions = counted_changes(diff)
     return AppliedFile(
         path=state.rel,
         before=before,
@@ -153,51 +163,87 @@ def _describe(ctx: ToolContext, state: FileState, change: Change) -> AppliedFile
         created=not state.exists and change.data is not None,
         additions=additions,
         deletions=deletions,
-        diff=unified_diff(before, after, state.rel),
+        diff=diff,
     )
+
+
+def counted_changes(diff: str) -> tuple[int, int]:
+    """``diff_stats`` read off the unified diff already made (app.diff guarantees they
+    agree), instead of matching the lines a second time. Every line after the first
+    starts after a newline: "+"/"-" lines are the changes, less the "+++" header."""
+    if not diff:
+        return 0, 0
+    return diff.count("\n+") - 1, diff.count("\n-")
 
 
 async def _authorize(ctx: ToolContext, tool: str, change_set: ChangeSet, applied: list[AppliedFile]) -> None:
     subjects = change_set.subjects or [a.path for a in applied] or [change_set.ask_subject]
-    denied = [s for s in subjects if ctx.permissions.evaluate(tool, s, ctx.agent).action == "deny"]
+    actions = {s: ctx.permissions.evaluate(tool, s, ctx.agent).action for s in subjects}
+    denied = [s for s, action in actions.items() if action == "deny"]
     if denied:
         shown = ", ".join(denied[:10]) + (f" and {len(denied) - 10} more" if len(denied) > 10 else "")
         raise PermissionDeniedError(
             f"Permission denied: the rules forbid {tool} on {shown}; nothing was changed"
         )
-    if all(ctx.permissions.evaluate(tool, s, ctx.agent).action == "allow" for s in subjects):
+    if change_set.person_only is None and all(action == "allow" for action in actions.values()):
         return
     preview = change_set.preview or PermissionPreview(
         kind="diff", text="\n".join(a.diff for a in applied if a.diff)
     )
+    # One question for all subjects: it must be asked even when the rules allow
+    # ask_subject itself but another subject (a file inside the folder) asks.
     await ctx.permissions.check(
-        ctx.session_id, tool, change_set.ask_subject, ctx.agent, change_set.title, preview
+        ctx.session_id, tool, change_set.ask_subject, ctx.agent, change_set.title, preview,
+        ask_anyway="ask" in actions.values(), person_only=change_set.person_only,
     )
 
 
 def _write_all(ctx: ToolContext, change_set: ChangeSet, states: dict[Path, FileState]) -> None:
-    """Write every change; if one fails, put back the files already changed, then raise."""
-    done: list[tuple[Change, bytes | None]] = []
+    """Write every change, then remove the emptied folders; if a step fails, undo the
+    steps already done (files back with their bytes and mode, symlinks and folders made
+    again), then raise."""
+    undo: list[Callable[[], object]] = []
+    # Every new content is staged and synced first, all at once (see stage_atomic), so
+    # a failure there changes nothing and a big change waits for the disk twice, not per file.
+    staged: dict[Path, Path] = {}
     try:
         for change in change_set.changes:
-            previous = states[change.path].data if change.path in states else None
+            if change.data is not None:
+                staged[change.path] = stage_atomic(change.path, change.data)
+        sync_paths(list(staged.values()))
+        for change in change_set.changes:
+            restore = _restorer(change, states[change.path].data if change.path in states else None)
             if change.data is None:
                 _remove(change)
             else:
-                write_atomic(change.path, change.data)
-            done.append((change, previous))
+                os.replace(staged.pop(change.path), change.path)
+            undo.append(restore)
         for directory in change_set.remove_dirs:
-            shutil.rmtree(directory)
+            mode = stat.S_IMODE(directory.stat().st_mode)
+            # rmdir, not rmtree: a folder holding anything the plan did not list (a file
+            # created meanwhile) must fail the change, not lose that file unrecorded.
+            directory.rmdir()
+            undo.append(partial(directory.mkdir, mode))
+        touched = {path.parent for path in [*(c.path for c in change_set.changes), *change_set.remove_dirs]}
+        sync_paths(touched - set(change_set.remove_dirs))  # a removed folder has nothing left to sync
     except OSError as err:
-        for change, previous in reversed(done):
-            if previous is not None:
-                write_atomic(change.path, previous)
-            elif change.data is not None:
-                change.path.unlink(missing_ok=True)
+        for temp in staged.values():
+            temp.unlink(missing_ok=True)
+        for step in reversed(undo):
+            step()
         raise ToolError(
             f"Could not change {ctx.workspace.relative(Path(err.filename or change_set.ask_subject))}: "
             f"{err.strerror or err}; nothing was changed"
         ) from None
+
+
+def _restorer(change: Change, previous: bytes | None) -> Callable[[], object]:
+    """How to put back what ``change`` is about to replace; read before it happens."""
+    if change.is_link:
+        return partial(os.symlink, os.readlink(change.path), change.path)
+    if previous is None:
+        return partial(change.path.unlink, missing_ok=True)
+    return partial(write_atomic, change.path, previous, stat.S_IMODE(change.path.stat().st_mode))
 
 
 def _remove(change: Change) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from app.tools.base import Tool
+from app.tools.bash import BashTool
+from app.tools.delete import DeleteTool
 from app.tools.edit import EditTool
 from app.tools.glob import GlobTool
 from app.tools.grep import GrepTool
@@ -14,4 +16,14 @@ from app.tools.write import WriteTool
 
 def all_tools() -> list[Tool]:
     """One instance of every built-in tool, in the order models see them."""
-    return [ViewTool(), LsTool(), GlobTool(), GrepTool(), WriteTool(), EditTool(), MultiEditTool()]
+    return [
+        ViewTool(),
+        LsTool(),
+        GlobTool(),
+        GrepTool(),
+        WriteTool(),
+        EditTool(),
+        MultiEditTool(),
+        DeleteTool(),
+        BashTool(),
+    ]

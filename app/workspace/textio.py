@@ -16,6 +16,7 @@ import codecs
 import os
 import secrets
 import stat
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -104,6 +105,39 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
     Permission bits: `mode` if given, else the existing file's, else 0o644 less the umask.
     Missing parent folders are created. `path` should be canonical: a symlink at `path`
     would be replaced by a regular file. On failure the old file is left untouched."""
+    temp = _write_temp(path, data, mode, sync=True)
+    try:
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    _fsync_path(path.parent)
+
+
+def stage_atomic(path: Path, data: bytes, mode: int | None = None) -> Path:
+    """The first half of `write_atomic` for a batch of files: `data` in a temp file
+    beside `path` (same folders created, same mode rule), neither synced nor renamed.
+    The caller syncs the temp files (`sync_paths`), renames each over its path with
+    `os.replace`, then syncs their folders: two syncs for the whole batch instead of two
+    fsyncs per file, which on a 500-file patch is most of the time spent."""
+    return _write_temp(path, data, mode, sync=False)
+
+
+_FSYNC_EACH_UP_TO = 8
+
+
+def sync_paths(paths: Collection[Path]) -> None:
+    """Make these files or folders (a folder: its entries, i.e. renames) durable. A few
+    are fsynced one by one; for more, one `os.sync()` is far cheaper than an fsync each
+    (every fsync waits for its own journal commit), though it flushes other writes too."""
+    if len(paths) > _FSYNC_EACH_UP_TO:
+        os.sync()
+        return
+    for path in paths:
+        _fsync_path(path)
+
+
+def _write_temp(path: Path, data: bytes, mode: int | None, *, sync: bool) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     if mode is None and path.exists():
         mode = stat.S_IMODE(path.stat().st_mode)
@@ -116,17 +150,18 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None) -> None:
             handle.flush()
             if mode is not None:
                 os.fchmod(handle.fileno(), mode)
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
+            if sync:
+                os.fsync(handle.fileno())
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
-    _fsync_directory(path.parent)
+    return temp
 
 
-def _fsync_directory(directory: Path) -> None:
-    """Make the rename itself durable (POSIX keeps it in the directory entry)."""
-    fd = os.open(directory, os.O_RDONLY)
+def _fsync_path(path: Path) -> None:
+    """fsync by path; on a folder it makes renames in it durable (POSIX keeps them in
+    the directory entry)."""
+    fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
     finally:

@@ -41,6 +41,7 @@ __all__ = [
     "PatchPlan",
     "UpdateFile",
     "parse_patch",
+    "patch_targets",
     "plan_patch",
 ]
 
@@ -96,7 +97,7 @@ def plan_patch(
 
     Paths and permissions are checked for every section before any file is read, so
     the cheap refusals come first and do not depend on file contents."""
-    targets = [_checked_paths(section, allow_delete, allow_move) for section in patch.sections]
+    targets = patch_targets(patch, allow_delete=allow_delete, allow_move=allow_move)
     tree = _Tree(read)
     return PatchPlan(
         tuple(
@@ -104,6 +105,16 @@ def plan_patch(
             for section, (path, new_path) in zip(patch.sections, targets, strict=True)
         )
     )
+
+
+def patch_targets(
+    patch: Patch, *, allow_delete: bool = False, allow_move: bool = True
+) -> list[tuple[str, str | None]]:
+    """Each section's (path, move destination or None), normalised and checked without
+    reading anything: the tool needs every path up front to lock them all together.
+    Raises ``PatchError`` for an absolute path, a path leaving the root, or a delete or
+    move that is not allowed."""
+    return [_checked_paths(section, allow_delete, allow_move) for section in patch.sections]
 
 
 class _Tree:

@@ -1,0 +1,309 @@
+"""The bash tool: run a shell command in the workspace, with a timeout, a capped output,
+and a permission check that judges every part of a compound command.
+
+The command runs in its own process group (a new session), so a timeout or a cancelled
+turn kills everything it started, not only the shell. It does not go through the change
+path: the tool cannot know which files a command touches, so nothing is recorded in history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import Field
+
+from app.errors import PermissionDeniedError, ToolError
+from app.permission import PermissionPreview
+from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
+from app.tools.shell_parse import ParsedCommand, parse_command
+
+DESCRIPTION = """Run a shell command in the workspace root and return its output and exit code.
+
+WHEN TO USE
+- Running tests, builds, linters, formatters, git and other command-line programs.
+
+HOW TO USE
+- command: the command line, run with `-c` by the user's shell (bash unless configured)
+  in the workspace root. Each call starts a fresh shell: `cd` and variables do not carry
+  over to the next call.
+- timeout: optional, in milliseconds; default 120000 (2 minutes), at most 600000
+  (10 minutes): a larger value is lowered to the maximum.
+- description: optional, a few words saying what the command does, shown to the user.
+
+LIMITATIONS
+- No input: standard input is closed, so interactive programs (editors, prompts, pagers
+  waiting for keys) fail or end at once; pass flags such as `--yes` or `--no-pager`.
+- On timeout the command and every process it started are killed; you get the output
+  printed until then.
+- Output (standard output and standard error, merged as a terminal shows them) is cut to
+  30000 characters: the beginning and the end are kept, with a note of what was left out.
+- Network programs (curl, wget, nc, ssh, ...) are refused; the user's configuration
+  (tools.bash.bannedCommands) sets the list.
+- Every part of a compound command (`&&`, `||`, `;`, `|`, `$(...)`, subshells) is judged
+  by the permission rules; the command runs without asking only when every part is allowed.
+- Files changed by a command are not recorded in the session's history, so the user's
+  file list and diffs do not show them.
+
+TIPS
+- To delete files or folders use the delete tool, not `rm`: deletions made with it are
+  tracked and can be reviewed.
+- To read, search or change files prefer view, grep, glob, edit and write: they are
+  faster, tracked, and need no quoting.
+- Quote paths that contain spaces: cd "my dir" && ls.
+- A non-zero exit code is reported, not treated as a failure of the tool: read it.
+- To leave something running (a dev server), send its output to a file and put it in
+  the background: `npm run dev > dev.log 2>&1 &`. The call then returns at once.
+"""
+
+MAX_OUTPUT_CHARS = 30_000
+# After the shell exits, how long to wait for the output still in the pipe. A background
+# process (`server &`) that keeps the pipe open is left running; its later output is lost.
+_DRAIN_SECONDS = 0.5
+_DEFAULT_SHELL = "/bin/bash"
+
+
+class BashParams(ToolParams):
+    command: str = Field(min_length=1, description="The shell command line to run in the workspace root")
+    timeout: int | None = Field(
+        None,
+        gt=0,
+        description="Timeout in milliseconds (default 120000; at most 600000, larger values are lowered to it)",
+    )
+    description: str | None = Field(
+        None, description="A few words saying what the command does, e.g. 'Run the unit tests'"
+    )
+
+
+class OutputCapture:
+    """Keeps the first and the last ``limit // 2`` characters of output of any length, and
+    counts the characters in between, so a command printing gigabytes costs no memory."""
+
+    def __init__(self, limit: int = MAX_OUTPUT_CHARS) -> None:
+        self._half = limit // 2
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._head = ""
+        self._tail = ""
+        self.omitted = 0
+
+    def feed(self, data: bytes, *, final: bool = False) -> None:
+        text = self._decoder.decode(data, final)
+        room = self._half - len(self._head)
+        if room > 0:
+            self._head += text[:room]
+            text = text[room:]
+        tail = self._tail + text
+        if len(tail) > self._half:
+            self.omitted += len(tail) - self._half
+            tail = tail[-self._half :]
+        self._tail = tail
+
+    def text(self) -> str:
+        if not self.omitted:
+            return self._head + self._tail
+        return f"{self._head}\n\n... {self.omitted} characters omitted ...\n\n{self._tail}"
+
+
+@dataclass(frozen=True)
+class ShellOutcome:
+    """How a command ended. ``exit_code`` is negative when a signal killed the shell
+    (-9: SIGKILL); ``detached`` is True when a background process still held the output."""
+
+    output: str
+    omitted: int
+    exit_code: int | None
+    timed_out: bool
+    detached: bool
+    duration_ms: int
+
+
+class _ShellProtocol(asyncio.SubprocessProtocol):
+    """Feeds the output to the capture, and tells apart the shell's exit from the end of
+    its output: a background child (`server &`) may hold the pipe long after the exit."""
+
+    def __init__(self, capture: OutputCapture) -> None:
+        self.capture = capture
+        self.exited = asyncio.Event()
+        self.output_closed = asyncio.Event()
+
+    def pipe_data_received(self, fd: int, data: bytes) -> None:
+        self.capture.feed(data)
+
+    def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
+        self.capture.feed(b"", final=True)
+        self.output_closed.set()
+
+    def process_exited(self) -> None:
+        self.exited.set()
+
+
+async def run_shell(argv: list[str], cwd: Path, timeout_s: float) -> ShellOutcome:
+    """Run ``argv`` in its own process group with stdin closed, stderr merged into stdout.
+    On timeout, or when the calling task is cancelled, the whole group is killed."""
+    started = time.monotonic()
+    protocol = _ShellProtocol(OutputCapture())
+    try:
+        transport, _ = await asyncio.get_running_loop().subprocess_exec(
+            lambda: protocol,
+            *argv,
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except OSError as err:
+        raise ToolError(
+            f"bash: could not start the shell {argv[0]}: {err.strerror or err}; "
+            "set shell.path in .opencode.json to an installed shell"
+        ) from None
+    pgid = transport.get_pid()
+    timed_out = False
+    try:
+        try:
+            async with asyncio.timeout(timeout_s):
+                await protocol.exited.wait()
+        except TimeoutError:
+            timed_out = True
+            kill_process_group(pgid)
+            await protocol.exited.wait()
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_DRAIN_SECONDS):
+                await protocol.output_closed.wait()
+    finally:
+        if transport.get_returncode() is None:  # cancelled while running
+            kill_process_group(pgid)
+        transport.close()
+    return ShellOutcome(
+        output=protocol.capture.text(),
+        omitted=protocol.capture.omitted,
+        exit_code=None if timed_out else transport.get_returncode(),
+        timed_out=timed_out,
+        detached=not protocol.output_closed.is_set(),
+        duration_ms=round((time.monotonic() - started) * 1000),
+    )
+
+
+def kill_process_group(pgid: int) -> None:
+    """SIGKILL every process of the group: the shell and all it started (unless one of
+    them moved itself to a new session, which no one can follow)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def banned_programs(parsed: ParsedCommand, banned: list[str]) -> list[str]:
+    """The banned names any part of the command may run, in order, without repeats."""
+    banned_set = set(banned)
+    found = [name for part in parsed.parts for name in part.programs if name in banned_set]
+    return list(dict.fromkeys(found))
+
+
+async def authorize(ctx: ToolContext, command: str, title: str) -> None:
+    """Refuse banned programs and denied parts; run without asking only when the command
+    parsed and every part is allowed; otherwise ask once about the whole command."""
+    parsed = parse_command(command)
+    banned = banned_programs(parsed, ctx.config.tools.bash.banned_commands)
+    if banned:
+        raise PermissionDeniedError(
+            f"bash: {', '.join(banned)} is banned (tools.bash.bannedCommands), so nothing was run: "
+            "do this another way, or ask the user to change that list in .opencode.json"
+        )
+    decisions = {
+        part.text: ctx.permissions.evaluate("bash", part.text, ctx.agent, session_id=ctx.session_id)
+        for part in parsed.parts
+    }
+    for subject, decision in decisions.items():
+        if decision.action == "deny":
+            raise PermissionDeniedError(
+                f'bash: the permission rules forbid "{_one_line(subject)}" ({decision.reason}), '
+                "so nothing was run: leave that part out"
+            )
+    if parsed.complete and decisions and all(d.action == "allow" for d in decisions.values()):
+        return
+    # Some part asks (or the command did not parse): a rule allowing the whole string
+    # (`git *` matches `git log; rm -rf src`) must not skip the question.
+    await ctx.permissions.check(
+        ctx.session_id,
+        "bash",
+        command,
+        ctx.agent,
+        title,
+        PermissionPreview(kind="command", text=command),
+        ask_anyway=True,
+    )
+
+
+def check_command(command: str) -> None:
+    """Refuse what no shell can be given, before anything is parsed, asked or run."""
+    if not command.strip():
+        raise ToolError("bash: command is empty: give the shell command to run")
+    if "\0" in command:
+        raise ToolError("bash: command contains a NUL character, which no command line can hold: remove it")
+
+
+def shell_argv(ctx: ToolContext, command: str) -> list[str]:
+    shell = ctx.config.shell.path or os.environ.get("SHELL") or _DEFAULT_SHELL
+    return [shell, *ctx.config.shell.args, "-c", command]
+
+
+def _one_line(text: str, limit: int = 120) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return str(number)
+
+
+def _status(outcome: ShellOutcome, timeout_ms: int) -> str:
+    if outcome.timed_out:
+        return (
+            f"Timed out after {timeout_ms} ms: the command and every process it started were killed. "
+            "The output above is what it printed until then."
+        )
+    code = outcome.exit_code
+    if code is not None and code < 0:
+        return f"Killed by signal {_signal_name(-code)} (exit code {code})."
+    return f"Exit code: {code}"
+
+
+class BashTool(Tool):
+    name = "bash"
+    params = BashParams
+    description = DESCRIPTION
+
+    async def run(self, params: BashParams, ctx: ToolContext) -> ToolResult:
+        check_command(params.command)
+        limits = ctx.config.tools.bash
+        timeout_ms = min(params.timeout or limits.default_timeout_ms, limits.max_timeout_ms)
+        title = params.description or _one_line(params.command, 80)
+        await authorize(ctx, params.command, title)
+        outcome = await run_shell(shell_argv(ctx, params.command), ctx.workspace.root, timeout_ms / 1000)
+        lines = [outcome.output.rstrip("\n") or "(no output)", ""]
+        if outcome.detached:
+            lines.append("Note: a background process still holds the output; what it prints later is not shown.")
+        lines.append(_status(outcome, timeout_ms))
+        return ToolResult(
+            output="\n".join(lines),
+            title=title,
+            metadata={
+                "command": params.command,
+                "description": params.description,
+                "exit_code": outcome.exit_code,
+                "timed_out": outcome.timed_out,
+                "timeout_ms": timeout_ms,
+                "truncated": outcome.omitted > 0,
+                "omitted_chars": outcome.omitted,
+                "duration_ms": outcome.duration_ms,
+            },
+        )
