@@ -263,5 +263,4 @@ def _record(ctx: ToolContext, change_set: ChangeSet, applied: list[AppliedFile])
                 ctx.history.create(ctx.session_id, item.path, item.before)
             ctx.history.create_version(ctx.session_id, item.path, item.after, deleted=item.deleted)
     for change in change_set.changes:
-        ctx.records.record_write(ctx.session_id, change.path)
-        ctx.records.record_read(ctx.session_id, change.path)
+        ctx.records.record_change(ctx.session_id, change.path)

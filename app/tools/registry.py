@@ -10,6 +10,7 @@ from app.tools.glob import GlobTool
 from app.tools.grep import GrepTool
 from app.tools.ls import LsTool
 from app.tools.multiedit import MultiEditTool
+from app.tools.patch import PatchTool
 from app.tools.view import ViewTool
 from app.tools.write import WriteTool
 
@@ -24,6 +25,7 @@ def all_tools() -> list[Tool]:
         WriteTool(),
         EditTool(),
         MultiEditTool(),
+        PatchTool(),
         DeleteTool(),
         BashTool(),
     ]

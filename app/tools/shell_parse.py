@@ -19,7 +19,9 @@ What counts as one part (its text, exactly as written, is the permission subject
 
 from __future__ import annotations
 
+import re
 import shlex
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
@@ -63,18 +65,31 @@ class ParsedCommand:
     complete: bool
 
 
+# tree-sitter-bash 0.25 crashes the process (a segfault, not every time) on `{` followed
+# by a character outside the Basic Multilingual Plane (found by fuzzing). Such characters
+# (4 bytes in UTF-8) are parsed as four ASCII letters, which keeps every byte offset, and
+# the texts of parts are cut from the real command.
+_FOUR_BYTE_CHARACTER = re.compile(rb"[\xf0-\xf4][\x80-\xbf]{3}")
+_SOURCE: ContextVar[bytes] = ContextVar("shell_parse_source")
+
+
 def parse_command(command: str) -> ParsedCommand:
     """Every simple command in ``command``, in source order (outer before inner)."""
-    tree = _parser().parse(command.encode("utf-8"))
-    parts: list[SimpleCommand] = []
-    _collect(tree.root_node, parts)
+    source = command.encode("utf-8")
+    tree = _parser().parse(_FOUR_BYTE_CHARACTER.sub(b"wwww", source))
+    token = _SOURCE.set(source)
+    try:
+        parts: list[SimpleCommand] = []
+        _collect(tree.root_node, parts)
+    finally:
+        _SOURCE.reset(token)
     # Error recovery may invent an empty command (`a |`); the command is incomplete anyway.
     return ParsedCommand(tuple(p for p in parts if p.text), complete=not tree.root_node.has_error)
 
 
 @cache
 def _parser() -> Parser:
-    """Built on first use: importing the grammar costs ~20 ms that `opencode tool patch`
+    """Loaded on first use: importing the grammar costs ~20 ms that `opencode tool patch`
     (measured as a whole process) must not pay."""
     import tree_sitter
     import tree_sitter_bash
@@ -83,7 +98,8 @@ def _parser() -> Parser:
 
 
 def _text(node: Node) -> str:
-    return node.text.decode("utf-8", errors="replace").strip(" \t\r\n")  # shell blanks only
+    raw = _SOURCE.get()[node.start_byte : node.end_byte]
+    return raw.decode("utf-8", errors="replace").strip(" \t\r\n")  # shell blanks only
 
 
 def _collect(node: Node, parts: list[SimpleCommand]) -> None:

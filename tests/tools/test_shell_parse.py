@@ -142,3 +142,21 @@ def test_any_text_parses_into_parts_taken_from_it(command):
     parsed = parse_command(command)
     for part in parsed.parts:
         assert part.text and part.text in command
+
+
+def test_characters_outside_the_bmp_do_not_crash_the_grammar_and_stay_in_the_parts():
+    """tree-sitter-bash segfaults (not every time) on `{` and a 4-byte character; run in a
+    child process so a crash fails this test instead of killing the suite."""
+    import subprocess
+    import sys
+
+    script = (
+        "from app.tools.shell_parse import parse_command\n"
+        "for _ in range(300):\n"
+        "    for text in ('{\\U000e02c4', 'x{\\U000e0000', '{\\U0002d67f'):\n"
+        "        parse_command(text)\n"
+        "print(parse_command('echo 🎉 && ls {\\U000e02c4}').parts)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr[-500:]
+    assert "echo 🎉" in result.stdout

@@ -1,0 +1,275 @@
+"""The patch tool: spec 002's ``edit.patch``, exposed to models as ``patch``.
+
+Parsing and placing hunks are the pure functions of ``app.tools.text.patch``; this
+module turns the patch's paths into locked workspace files, lets the planner read them
+from the change path's snapshot, and hands the final state of every file to
+``apply_changes`` (permission, atomic writes with rollback, history, records).
+
+Every path is known before anything is read (``patch_targets``), so all of them, move
+destinations included, are locked together, and every hunk of every file is placed
+before the first byte is written: a patch that fails anywhere changes nothing.
+
+The result is spec 002's JSON as text: ``{"ok": true, "summary": ...}``, and every
+failure is a ``ToolError`` whose one-line message is ``{"ok": false, "error": ...}``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from app.errors import ToolError
+from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
+from app.tools.changes import AppliedFile, Change, ChangeSet, Snapshot, apply_changes
+from app.tools.text.patch import DeleteFile, FileOp, Patch, PatchError, parse_patch, patch_targets, plan_patch
+from app.workspace import Workspace, is_binary
+
+DESCRIPTION = """Add, update, delete and move files with one patch in the apply_patch format.
+
+WHEN TO USE
+- Several changes at once: many hunks in one file, or edits across several files.
+- Creating, deleting (allow_delete: true) or renaming files together with edits.
+- For one small replacement in one file, the edit tool is simpler.
+
+HOW TO USE
+- Wrap everything in "*** Begin Patch" and "*** End Patch".
+- Each file starts with one header:
+  "*** Add File: <path>" then every line of the new file prefixed with "+";
+  "*** Delete File: <path>" and nothing else;
+  "*** Update File: <path>", optionally "*** Move to: <new path>", then hunks.
+- A hunk starts with "@@" or "@@ <a line of the file just above the change>", then lines
+  prefixed with " " (context, unchanged), "-" (removed) or "+" (added).
+  Put "*** End of File" after a hunk that must match the end of the file.
+- Paths are relative to the workspace (or to workspace_root, which must be inside it).
+- dry_run: true checks the patch and reports what it would do, writing nothing.
+
+LIMITATIONS
+- Absolute paths and paths leaving the workspace are refused.
+- Deletes need allow_delete: true; moves can be disabled with allow_move: false.
+- Text files only (UTF-8). No line numbers: hunks are placed by their context.
+- If any hunk of any file does not fit, nothing is written and the error names the
+  file and the hunk.
+
+TIPS
+- Give 3 lines of context above and below each change, copied exactly from the file.
+- Context that appears twice in the file is refused as ambiguous: add more context or
+  an "@@ <line>" naming the function or class the change is in.
+- Hunks of one file must come in file order.
+- Line endings, a BOM and a missing final newline are kept as the file has them.
+
+Example:
+*** Begin Patch
+*** Add File: docs/notes.txt
++First note
+*** Update File: src/app.py
+@@ def main():
+     config = load()
+-    run(config)
++    run(config, verbose=True)
+*** End Patch"""
+
+
+class PatchParams(ToolParams):
+    patch: str = Field(
+        description="The whole patch text, from '*** Begin Patch' to '*** End Patch'."
+    )
+    workspace_root: str | None = Field(
+        default=None,
+        description="A folder inside the workspace that the patch's relative paths start from "
+        "(default: the workspace root).",
+    )
+    dry_run: bool = Field(default=False, description="Check the patch and summarise it without writing anything.")
+    allow_delete: bool = Field(default=False, description="Must be true for '*** Delete File:' sections.")
+    allow_move: bool = Field(default=True, description="Set false to refuse '*** Move to:' renames.")
+
+
+def _failure(err: ToolError) -> ToolError:
+    """The same error (kind kept) with spec 002's JSON as its one-line message."""
+    return type(err)(json.dumps({"ok": False, "error": str(err)}, ensure_ascii=False))
+
+
+class PatchTool(Tool):
+    name = "patch"
+    params = PatchParams
+    description = DESCRIPTION
+
+    def parse(self, arguments: str | dict[str, Any] | None) -> ToolParams:
+        try:
+            return super().parse(arguments)
+        except ToolError as err:
+            raise _failure(err) from None
+
+    async def run(self, params: PatchParams, ctx: ToolContext) -> ToolResult:
+        try:
+            return await _apply(params, ctx)
+        except ToolError as err:
+            raise _failure(err) from None
+
+
+async def _apply(params: PatchParams, ctx: ToolContext) -> ToolResult:
+    patch = parse_patch(params.patch)
+    targets = patch_targets(patch, allow_delete=params.allow_delete, allow_move=params.allow_move)
+    files = _resolve_all(ctx.workspace, _base_dir(ctx.workspace, params.workspace_root), patch, targets)
+    planner = _Planner(ctx, patch, files, params.allow_delete, params.allow_move)
+    applied = await apply_changes(ctx, "patch", list(files.values()), planner, dry_run=params.dry_run)
+    return ToolResult(
+        output=json.dumps({"ok": True, "summary": planner.summary}, ensure_ascii=False),
+        metadata=_metadata(ctx.workspace, applied, planner.moved_from, params.dry_run),
+        title=_clip(planner.summary),
+    )
+
+
+def _base_dir(workspace: Workspace, workspace_root: str | None) -> Path:
+    """The folder the patch's paths are relative to; it must be a folder in the workspace."""
+    if workspace_root is None:
+        return workspace.root
+    try:
+        base = workspace.resolve(workspace_root)
+    except ToolError as err:
+        raise ToolError(f"workspace_root: {err}") from None
+    if not base.is_dir():
+        raise ToolError(
+            f"workspace_root {workspace_root} is not a folder; pass an existing folder inside the workspace"
+        )
+    return base
+
+
+def _resolve_all(
+    workspace: Workspace, base: Path, patch: Patch, targets: list[tuple[str, str | None]]
+) -> dict[str, Path]:
+    """Each path of the patch (relative to ``base``) to its canonical location, checked
+    on disk: a symlink leading outside the workspace is refused here."""
+    files: dict[str, Path] = {}
+    owner: dict[Path, str] = {}
+    for section, (path, new_path) in zip(patch.sections, targets, strict=True):
+        if (isinstance(section, DeleteFile) or new_path is not None) and (base / path).is_symlink():
+            # Resolving would delete or move the link's target, not the link.
+            raise PatchError(
+                f"{section.title}: {path} is a symbolic link; the patch tool does not delete or move links "
+                "(use the delete tool, or patch the file it points to)"
+            )
+        for rel in (path, new_path):
+            if rel is None or rel in files:
+                continue
+            try:
+                canonical = workspace.resolve_for_write(base / rel)
+            except ToolError as err:
+                raise type(err)(f"{section.title}: {err}") from None
+            if canonical in owner:
+                raise PatchError(
+                    f"{section.title}: {rel} and {owner[canonical]} are the same file (through a symlink); "
+                    "name each file by one path"
+                )
+            files[rel], owner[canonical] = canonical, rel
+    return files
+
+
+@dataclass
+class _Planner:
+    """The plan given to ``apply_changes``: plans the patch over the locked snapshot and
+    keeps what the result needs (the summary, where moved files came from)."""
+
+    ctx: ToolContext
+    patch: Patch
+    files: dict[str, Path]
+    allow_delete: bool
+    allow_move: bool
+    summary: str = ""
+    moved_from: dict[Path, Path] = field(default_factory=dict)
+
+    def __call__(self, snapshot: Snapshot) -> ChangeSet:
+        def read(rel: str) -> bytes | None:
+            state = snapshot[self.files[rel]]
+            if state.data is None and state.path.is_dir():
+                raise PatchError(f"{rel} is a folder; the patch tool changes files only")
+            return state.data
+
+        plan = plan_patch(self.patch, read, allow_delete=self.allow_delete, allow_move=self.allow_move)
+        _refuse_non_text(plan.ops)
+        self.summary = plan.summary()
+        final = self._final_states(plan.ops)
+        subjects = [self.ctx.workspace.relative(path) for path in self.files.values()]
+        return ChangeSet(
+            # A file that ends as it began (a no-op hunk, added then deleted) is not touched.
+            changes=[Change(path, data) for path, data in final.items() if data != snapshot[path].data],
+            title=f"Patch: {_clip(self.summary)}",
+            ask_subject=self._ask_subject(subjects),
+            subjects=subjects,
+        )
+
+    def _final_states(self, ops: tuple[FileOp, ...]) -> dict[Path, bytes | None]:
+        """What each file holds after the whole patch (sections may touch a file twice)."""
+        final: dict[Path, bytes | None] = {}
+        for op in ops:
+            path = self.files[op.path]
+            if op.kind in ("delete", "move"):
+                final[path] = None
+            if op.new_path is None:
+                if op.new_bytes is not None:
+                    final[path] = op.new_bytes
+                continue
+            destination = self.files[op.new_path]
+            final[destination] = op.new_bytes
+            source = self.moved_from.pop(path, path)
+            if source != destination:
+                self.moved_from[destination] = source
+        return final
+
+    def _ask_subject(self, subjects: list[str]) -> str:
+        """The path the one question is about: the first one the rules do not simply
+        allow (a combined string could be matched by an allow rule it should not)."""
+        permissions, agent = self.ctx.permissions, self.ctx.agent
+        return next((s for s in subjects if permissions.evaluate("patch", s, agent).action != "allow"), subjects[0])
+
+
+def _refuse_non_text(ops: tuple[FileOp, ...]) -> None:
+    """Hunks are placed on lines of text; a binary or non-UTF-8 file could not be stored
+    in history as it is, so it is refused rather than patched blind."""
+    for op in ops:
+        if op.kind in ("update", "move") and not _is_utf8_text(op.old_bytes or b""):
+            raise PatchError(
+                f"Update File {op.path}: not UTF-8 text (binary or another encoding); "
+                "the patch tool changes UTF-8 text files only"
+            )
+
+
+def _is_utf8_text(data: bytes) -> bool:
+    if is_binary(data):
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _clip(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _metadata(
+    workspace: Workspace, applied: list[AppliedFile], moved_from: dict[Path, Path], dry_run: bool
+) -> dict[str, Any]:
+    """For front-ends: the combined diff, totals, and one entry per file changed."""
+    sources = {workspace.relative(new): workspace.relative(old) for new, old in moved_from.items()}
+    return {
+        "diff": "".join(item.diff for item in applied),
+        "additions": sum(item.additions for item in applied),
+        "deletions": sum(item.deletions for item in applied),
+        "dry_run": dry_run,
+        "files": [
+            {
+                "path": item.path,
+                "additions": item.additions,
+                "deletions": item.deletions,
+                "deleted": item.deleted,
+                "created": item.created,
+                "moved_from": sources.get(item.path),
+            }
+            for item in applied
+        ],
+    }
