@@ -27,6 +27,9 @@ lint: $(STAMP)
 schema: $(STAMP)
 	$(BIN)/opencode schema > opencode-schema.json
 
+demo: $(STAMP)
+	$(BIN)/python demo/demo.py
+
 bench: $(STAMP)
 	@for script in bench/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 

@@ -37,6 +37,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"opencode {__version__}")
     _add_workspace_option(parser, default=None)
+    parser.add_argument("-p", "--prompt", default=None, metavar="PROMPT",
+                        help="run one prompt without the TUI and print the answer")
+    parser.add_argument("-f", "--output-format", choices=("text", "json"), default="text",
+                        help="with -p: text, or one JSON object {session_id, response, usage, cost, files_changed}")
+    parser.add_argument("-q", "--quiet", action="store_true", help="with -p: no progress lines on stderr")
+    parser.add_argument("--yes", action="store_true",
+                        help="with -p: approve what would be asked (deny rules still apply)")
+    parser.add_argument("--model", default=None, metavar="MODEL",
+                        help="the model, e.g. anthropic/claude-sonnet-4-5, openai/gpt-5, scripted/PATH.json")
+    parser.add_argument("-c", "--continue", dest="continue_last", action="store_true",
+                        help="continue the most recent session")
     commands = parser.add_subparsers(dest="command", title="subcommands", metavar="COMMAND", parser_class=_Parser)
 
     commands.add_parser("schema", help="print the JSON Schema of .opencode.json")
@@ -111,13 +122,25 @@ COMMANDS: dict[str | None, Callable[[argparse.Namespace], int]] = {
 }
 
 
+def _cmd_default(args: argparse.Namespace) -> int:
+    """No subcommand: a headless turn with -p, else the TUI."""
+    root = _workspace(args)
+    if args.prompt is not None:
+        from app.llm.headless import run_headless
+
+        return run_headless(
+            root, args.prompt, output_format=args.output_format, quiet=args.quiet, yes=args.yes,
+            model=args.model, continue_last=args.continue_last,
+        )
+    from app.tui.app import run_tui
+
+    return run_tui(root, model=args.model, continue_last=args.continue_last)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    handler = COMMANDS.get(args.command)
-    if handler is None:
-        parser.print_help()
-        return 0
+    handler = COMMANDS.get(args.command, _cmd_default)
     try:
         return handler(args)
     except OpencodeError as err:

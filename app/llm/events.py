@@ -82,3 +82,23 @@ class TurnFailed(Event):
 @dataclass(frozen=True)
 class TurnCancelled(Event):
     session_id: str
+
+
+@dataclass(frozen=True)
+class ModelRetrying(Event):
+    """The model call failed before any output (rate limit, timeout, 5xx) and is sent
+    again after ``delay`` seconds, so a front-end can say why nothing streams yet."""
+
+    session_id: str
+    attempt: int
+    delay: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class SessionCompacted(Event):
+    """The history was condensed into ``summary_message_id``; later requests send only
+    the summary and the messages after it."""
+
+    session_id: str
+    summary_message_id: str

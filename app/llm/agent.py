@@ -1,0 +1,578 @@
+"""The agent loop: a prompt in, a model that streams and calls tools, until it stops.
+
+One turn: store the user's prompt; then per step build the request (system prompt,
+project instructions, the history since the last compaction), stream the answer
+(publishing deltas, persisting the message at most every ``flush_interval``), run the
+tool calls it asked for, store their results, and go again, until the model answers
+without calls or ``max_steps`` responses were used. Every turn ends with exactly one of
+TurnFinished, TurnFailed or TurnCancelled on the bus, and the session's history is valid
+for the next prompt whatever happened.
+
+The provider is anything with the litellm Provider's ``stream(...)``: the real one or
+the ScriptedProvider. This module imports neither litellm nor textual.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import os
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from app.errors import OpencodeError
+from app.llm import compaction
+from app.llm.agents import get_agent, tools_for
+from app.llm.context import build_system_prompt
+from app.llm.events import (
+    ModelRetrying,
+    ReasoningDelta,
+    SessionCompacted,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnCancelled,
+    TurnFailed,
+    TurnFinished,
+    TurnStarted,
+    UsageUpdated,
+)
+from app.llm.messages import (
+    CANCELLED_OUTPUT,
+    Part,
+    estimate_tokens,
+    text_part,
+    to_chat,
+    tool_call_part,
+    tool_result_part,
+)
+from app.llm.models import choose_model, credentials_for
+from app.llm.provider import Finish, ProviderError, Retrying, StreamEvent, ToolCall, Usage
+from app.llm.provider import ReasoningDelta as StreamedReasoning
+from app.llm.provider import TextDelta as StreamedText
+from app.llm.provider import context_window as litellm_context_window
+from app.llm.streamed import StreamedMessage
+from app.llm.title import fallback_title, title_from_reply, title_request
+from app.llm.tool_calls import arguments_for_display, batches, execute
+from app.llm.transcript import Transcripts
+from app.runtime import Runtime
+from app.tools.base import Tool
+from app.tools.task import TaskTool
+
+DEFAULT_MAX_STEPS = 50
+SKIPPED_OUTPUT = "skipped: an earlier call in this message was denied"
+
+
+class ModelProvider(Protocol):
+    """What the loop needs from a provider. One may also define ``context_window(model)``;
+    otherwise litellm's model map gives the window."""
+
+    def stream(
+        self, *, model: str, messages: list[dict], tools: list[dict] | None, **options: Any
+    ) -> AsyncIterator[StreamEvent]: ...
+
+
+class ModelNotConfiguredError(OpencodeError):
+    """No --model, no agent model in config and no provider key in the environment."""
+
+
+class SessionBusyError(OpencodeError):
+    """A turn is already running in this session."""
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    response: str
+    usage: dict[str, int]
+    """{"prompt_tokens", "completion_tokens"} summed over this turn's model calls."""
+    cost: float
+    files_changed: list[str]
+    """Workspace paths whose history got a new version during the turn (sub-agents included)."""
+    reason: str
+    """stop, length, max_steps, cancelled or failed."""
+    error: str | None = None
+
+
+@dataclass
+class _Turn:
+    session_id: str
+    agent: str
+    model: str
+    tools: dict[str, Tool]
+    specs: list[dict[str, Any]]
+    """The tools' definitions as sent to the model."""
+    options: dict[str, Any]
+    """max_tokens, reasoning_effort, api_key, base_url for provider.stream."""
+    context_tokens: int
+    """The size of the next request as far as known: the last response's token count plus
+    an estimate of what was added since (tool results, a new prompt); 0 when unknown."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    response: str = ""
+    compacted: bool = False
+    message: StreamedMessage | None = None
+    """The assistant message being streamed, until it is closed."""
+    calls_message_id: str = ""
+    """The assistant message that asked for the current calls."""
+    calls: list[ToolCall] = field(default_factory=list)
+    """The calls of the current step, while they run."""
+    results: dict[str, Part] = field(default_factory=dict)
+    """call id -> tool_result part, for the calls of the current step that finished."""
+
+
+@dataclass
+class _Active:
+    task: asyncio.Task
+    model: str
+    cancel_requested: bool = False
+
+
+class AgentLoop:
+    """Built once per front-end from a runtime and a provider; runs turns in sessions.
+
+    ``max_steps`` caps model responses per turn. ``flush_interval`` is how often (seconds)
+    a streaming message is written to the store. ``env`` is where provider keys are
+    looked up (os.environ by default)."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        provider: ModelProvider,
+        *,
+        max_steps: int = DEFAULT_MAX_STEPS,
+        flush_interval: float = 0.1,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        self.runtime = runtime
+        self.provider = provider
+        self.max_steps = max_steps
+        self.flush_interval = flush_interval
+        self._env = os.environ if env is None else env
+        self._tools: dict[str, Tool] = {**runtime.tools, TaskTool.name: TaskTool(self)}
+        self._transcripts = Transcripts(runtime.store.messages, runtime.bus)
+        self._active: dict[str, _Active] = {}
+        self._background: set[asyncio.Task] = set()
+        self._windows: dict[str, int] = {}
+        self._context_tokens: dict[str, int] = {}
+        self._specs: dict[str, dict[str, Any]] = {}
+        """Tool name -> definition: building a JSON schema costs about a millisecond."""
+
+    # -- public API ------------------------------------------------------------------------
+
+    def resolve_model(self, agent: str, model: str | None = None) -> str:
+        """--model, else the agent's model in config, else the first provider with a key."""
+        agent_config = self.runtime.config.agents.get(agent)
+        chosen = choose_model(
+            model, agent_config.model if agent_config else None, self._env, self.runtime.config.providers
+        )
+        if chosen is None:
+            raise ModelNotConfiguredError(
+                "No model is configured: set a provider key such as ANTHROPIC_API_KEY or OPENAI_API_KEY, "
+                "or pass --model provider/model"
+            )
+        return chosen
+
+    async def run(
+        self, session_id: str, prompt: str, *, agent: str = "coder", model: str | None = None
+    ) -> TurnResult:
+        """One turn of ``agent`` in an existing session. Model failures end the turn with
+        reason "failed" (and TurnFailed); cancelling through ``cancel`` returns reason
+        "cancelled"; cancelling the task itself saves the same state and re-raises."""
+        get_agent(agent)
+        if session_id in self._active:
+            raise SessionBusyError(
+                f"session {session_id} is already running a turn: wait for it or cancel it"
+            )
+        session = self.runtime.store.sessions.get(session_id)
+        if session is None:
+            raise OpencodeError(f"session {session_id} does not exist: create it before sending a prompt")
+        model = self.resolve_model(agent, model)
+        task = asyncio.current_task()
+        assert task is not None, "AgentLoop.run must run inside a task"
+        self._active[session_id] = active = _Active(task, model)
+        try:
+            first_prompt = not session.title and not self._transcripts.list(session_id)
+            self.runtime.store.messages.add(session_id, "user", [text_part(prompt)])
+            if first_prompt:
+                self._in_background(self._generate_title(session_id, prompt, model))
+            return await self._turn(self._new_turn(session_id, agent, model, prompt), active)
+        finally:
+            del self._active[session_id]
+
+    def cancel(self, session_id: str) -> bool:
+        """Stop the session's running turn (stream, tools, pending permission questions).
+        Returns False when no turn is running there."""
+        active = self._active.get(session_id)
+        if active is None:
+            return False
+        active.cancel_requested = True
+        active.task.cancel()
+        self.runtime.permissions.cancel_session(session_id)
+        return True
+
+    def is_running(self, session_id: str) -> bool:
+        return session_id in self._active
+
+    async def run_subagent(
+        self, parent_session_id: str, agent: str, title: str, prompt: str
+    ) -> tuple[str, TurnResult]:
+        """Run ``agent`` in a new child session of the parent (the task tool). Its model is
+        the agent's model in config, else the parent turn's model."""
+        parent = self._active.get(parent_session_id)
+        agent_config = self.runtime.config.agents.get(agent)
+        model = (agent_config.model if agent_config else None) or (parent.model if parent else None)
+        child = self.runtime.store.sessions.create(title=title, parent_id=parent_session_id)
+        return child.id, await self.run(child.id, prompt, agent=agent, model=model)
+
+    async def wait_background(self) -> None:
+        """Wait for background work (session titles) to finish."""
+        while self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+
+    async def aclose(self) -> None:
+        """Cancel background work and stop following the store; call at shutdown."""
+        for task in list(self._background):
+            task.cancel()
+        await self.wait_background()
+        self._transcripts.close()
+
+    # -- one turn --------------------------------------------------------------------------
+
+    def _new_turn(self, session_id: str, agent: str, model: str, prompt: str) -> _Turn:
+        settings = self.runtime.config.agents.get(agent)
+        api_key, base_url = credentials_for(model, self.runtime.config.providers, self._env)
+        options = {
+            "max_tokens": settings.max_tokens if settings else None,
+            "reasoning_effort": settings.reasoning_effort if settings else None,
+            "api_key": api_key,
+            "base_url": base_url,
+        }
+        tools = tools_for(get_agent(agent), self._tools)
+        for name, tool in tools.items():
+            if name not in self._specs:
+                self._specs[name] = tool.spec()
+        return _Turn(
+            session_id=session_id,
+            agent=agent,
+            model=model,
+            tools=tools,
+            specs=[self._specs[name] for name in tools],
+            options={key: value for key, value in options.items() if value is not None},
+            context_tokens=_grown(self._context_tokens.get(session_id, 0), prompt),
+        )
+
+    async def _turn(self, turn: _Turn, active: _Active) -> TurnResult:
+        bus = self.runtime.bus
+        before = self._latest_versions(turn.session_id)
+        bus.publish(TurnStarted(turn.session_id, turn.agent, turn.model))
+        try:
+            reason = await self._steps(turn)
+        except asyncio.CancelledError:
+            self._save_cancelled(turn)
+            bus.publish(TurnCancelled(turn.session_id))
+            if not active.cancel_requested:
+                raise
+            active.task.uncancel()
+            return self._result(turn, before, "cancelled")
+        except OpencodeError as err:
+            self._end_marker(turn, "failed", error=str(err))
+            bus.publish(TurnFailed(turn.session_id, str(err)))
+            return self._result(turn, before, "failed", error=str(err))
+        except Exception as err:
+            # A bug, not a model failure: front-ends must still see the turn end.
+            message = f"internal error ({type(err).__name__}: {err}): please report it"
+            self._end_marker(turn, "failed", error=message)
+            bus.publish(TurnFailed(turn.session_id, message))
+            raise
+        bus.publish(TurnFinished(turn.session_id, turn.response, reason))
+        return self._result(turn, before, reason)
+
+    async def _steps(self, turn: _Turn) -> str:
+        """Model responses and tool rounds until the model stops; returns the turn's reason."""
+        for _ in range(self.max_steps):
+            request = await self._request(turn)
+            try:
+                finish, calls = await self._stream(turn, request)
+            except ProviderError as err:
+                if err.kind != "context_length" or not self._can_compact(turn):
+                    raise
+                await self._compact(turn)  # the provider counted more than we did: compact, retry
+                finish, calls = await self._stream(turn, await self._request(turn))
+            if not calls:
+                return finish
+            await self._run_calls(turn, calls)
+        self._end_marker(turn, "max_steps")
+        return "max_steps"
+
+    async def _request(self, turn: _Turn) -> list[dict[str, Any]]:
+        """The messages of the next request, compacting the history first when it fills
+        90% of the model's window."""
+        messages = self._messages(turn)
+        tokens = turn.context_tokens or estimate_tokens([messages, turn.specs])
+        window = await self._window(turn.model)
+        if not compaction.needs_compaction(tokens, window):
+            return messages
+        if turn.compacted:
+            raise compaction.CompactionError(
+                f"The conversation is still too long for {turn.model} after compacting "
+                f"({tokens} of {window} tokens): start a new session"
+            )
+        if not self._can_compact(turn):
+            return messages  # autoCompact is off: let the provider decide
+        await self._compact(turn)
+        return self._messages(turn)
+
+    def _messages(self, turn: _Turn) -> list[dict[str, Any]]:
+        """System prompt and the history the model sees (from the last summary on)."""
+        session = self.runtime.store.sessions.get(turn.session_id)
+        system = build_system_prompt(turn.agent, self.runtime.root, self.runtime.config)
+        history = to_chat(
+            self._transcripts.list(turn.session_id), session.summary_message_id if session else None
+        )
+        return [{"role": "system", "content": system}, *history]
+
+    async def _stream(self, turn: _Turn, messages: list[dict[str, Any]]) -> tuple[str, list[ToolCall]]:
+        """One model response, streamed into a new assistant message."""
+        bus = self.runtime.bus
+        message = turn.message = StreamedMessage(
+            self.runtime.store.messages, turn.session_id, turn.model, self.flush_interval
+        )
+        finish, calls = "stop", []
+        stream = self.provider.stream(
+            model=turn.model, messages=messages, tools=turn.specs or None, **turn.options
+        )
+        async with contextlib.aclosing(stream) as events:
+            async for event in events:
+                if isinstance(event, StreamedText):
+                    message.append_text("text", event.text)
+                    bus.publish(TextDelta(turn.session_id, message.ensure(), event.text))
+                elif isinstance(event, StreamedReasoning):
+                    message.append_text("reasoning", event.text)
+                    bus.publish(ReasoningDelta(turn.session_id, message.ensure(), event.text))
+                elif isinstance(event, ToolCall):
+                    if not event.id:  # some local servers send none; results need one to pair with
+                        event = dataclasses.replace(event, id=f"call_{uuid.uuid4().hex[:16]}")
+                    calls.append(event)
+                    message.parts.append(tool_call_part(event.id, event.name, event.arguments))
+                elif isinstance(event, Usage):
+                    await self._add_usage(turn, event)
+                elif isinstance(event, Finish):
+                    finish = event.reason
+                elif isinstance(event, Retrying):
+                    bus.publish(ModelRetrying(turn.session_id, event.attempt, event.delay, event.reason))
+        turn.response = message.text or turn.response
+        turn.calls = calls
+        turn.calls_message_id = message.close(finish)
+        turn.message = None
+        return finish, calls
+
+    async def _add_usage(self, turn: _Turn, usage: Usage) -> None:
+        turn.prompt_tokens += usage.prompt_tokens
+        turn.completion_tokens += usage.completion_tokens
+        turn.cost += usage.cost
+        turn.context_tokens = usage.prompt_tokens + usage.completion_tokens
+        self._context_tokens[turn.session_id] = turn.context_tokens
+        session = self.runtime.store.sessions.add_usage(
+            turn.session_id, usage.prompt_tokens, usage.completion_tokens, usage.cost
+        )
+        self.runtime.bus.publish(
+            UsageUpdated(
+                turn.session_id,
+                usage.prompt_tokens,
+                usage.completion_tokens,
+                session.cost,
+                await self._window(turn.model),
+            )
+        )
+
+    async def _window(self, model: str) -> int:
+        if model not in self._windows:
+            lookup = getattr(self.provider, "context_window", litellm_context_window)
+            self._windows[model] = await asyncio.to_thread(lookup, model)
+        return self._windows[model]
+
+    # -- tool calls ------------------------------------------------------------------------
+
+    async def _run_calls(self, turn: _Turn, calls: list[ToolCall]) -> None:
+        """Run one message's calls: consecutive read-only calls together, the others one at
+        a time in order. After a denial the remaining calls are skipped, not run."""
+        message_id = turn.calls_message_id
+        turn.results = {}
+        denied = False
+        for batch in batches(calls, turn.tools):
+            if denied:
+                for call in batch:
+                    self._publish_started(turn, message_id, call)
+                    self._finish_call(
+                        turn,
+                        message_id,
+                        call,
+                        tool_result_part(call.id, call.name, SKIPPED_OUTPUT, error=True),
+                    )
+                continue
+            async with asyncio.TaskGroup() as group:
+                runs = [group.create_task(self._run_call(turn, message_id, call)) for call in batch]
+            denied = any(run.result() for run in runs)
+        self._store_results(turn)
+
+    async def _run_call(self, turn: _Turn, message_id: str, call: ToolCall) -> bool:
+        """Run one call and record its result; True when permission was denied."""
+        self._publish_started(turn, message_id, call)
+        ctx = self.runtime.context(turn.session_id, turn.agent, message_id=message_id, call_id=call.id)
+        part, denied = await execute(call, turn.tools, ctx)
+        self._finish_call(turn, message_id, call, part)
+        return denied
+
+    def _publish_started(self, turn: _Turn, message_id: str, call: ToolCall) -> None:
+        self.runtime.bus.publish(
+            ToolCallStarted(
+                turn.session_id, message_id, call.id, call.name, arguments_for_display(call.arguments)
+            )
+        )
+
+    def _finish_call(self, turn: _Turn, message_id: str, call: ToolCall, part: Part) -> None:
+        turn.results[call.id] = part
+        self.runtime.bus.publish(
+            ToolCallFinished(
+                turn.session_id,
+                message_id,
+                call.id,
+                call.name,
+                part["output"],
+                part["metadata"],
+                part["error"],
+            )
+        )
+
+    def _store_results(self, turn: _Turn) -> None:
+        """The tool message: every call's result in call order."""
+        parts = [turn.results[call.id] for call in turn.calls if call.id in turn.results]
+        message = self.runtime.store.messages.add(turn.session_id, "tool", parts)
+        self.runtime.store.messages.update(message.id, parts, finished=True)
+        turn.context_tokens = _grown(turn.context_tokens, parts)
+        turn.calls, turn.results = [], {}
+
+    # -- endings ---------------------------------------------------------------------------
+
+    def _save_cancelled(self, turn: _Turn) -> None:
+        """Keep what was produced and leave a valid history: partial text, the results of
+        calls that finished, "cancelled" results for the others, a final "cancelled" part."""
+        self.runtime.permissions.cancel_session(turn.session_id)
+        if turn.calls:
+            for call in turn.calls:
+                if call.id not in turn.results:
+                    self._finish_call(
+                        turn,
+                        turn.calls_message_id,
+                        call,
+                        tool_result_part(call.id, call.name, CANCELLED_OUTPUT, error=True),
+                    )
+            self._store_results(turn)
+        self._end_marker(turn, "cancelled")
+
+    def _end_marker(self, turn: _Turn, reason: str, error: str | None = None) -> None:
+        """Close the message being streamed with ``reason``, or add an assistant message
+        holding only that finish part, so a replay shows how the turn ended."""
+        message = turn.message or StreamedMessage(
+            self.runtime.store.messages, turn.session_id, turn.model, self.flush_interval
+        )
+        message.close(reason, error)
+        turn.message = None
+
+    def _result(
+        self, turn: _Turn, before: dict[str, tuple[str, str]], reason: str, error: str | None = None
+    ) -> TurnResult:
+        after = self._latest_versions(turn.session_id)
+        return TurnResult(
+            response=turn.response,
+            usage={"prompt_tokens": turn.prompt_tokens, "completion_tokens": turn.completion_tokens},
+            cost=turn.cost,
+            files_changed=sorted(path for path, version in after.items() if before.get(path) != version),
+            reason=reason,
+            error=error,
+        )
+
+    def _latest_versions(self, session_id: str) -> dict[str, tuple[str, str]]:
+        """path -> (session, version) of the latest change in the session tree."""
+        changes = self.runtime.store.history.list_latest_session_files(session_id)
+        return {change.path: (change.session_id, change.version) for change in changes}
+
+    # -- helpers that answer once: compaction and titles -------------------------------------
+
+    def _can_compact(self, turn: _Turn) -> bool:
+        return self.runtime.config.auto_compact and not turn.compacted
+
+    async def _compact(self, turn: _Turn) -> None:
+        """Condense the history into a summary message in the same session."""
+        turn.compacted = True
+        model = self._helper_model("summarizer", turn.model)
+        request = compaction.summary_request(
+            build_system_prompt("summarizer", self.runtime.root, self.runtime.config),
+            self._messages(turn)[1:],
+        )
+        try:
+            summary, usage = await self._complete(model, request)
+        except ProviderError as err:
+            raise compaction.CompactionError(
+                f"Could not compact the session ({err}): start a new session"
+            ) from None
+        await self._add_usage(turn, usage)
+        if not summary.strip():
+            raise compaction.CompactionError(
+                "Could not compact the session: the summary came back empty; start a new session"
+            )
+        message = StreamedMessage(self.runtime.store.messages, turn.session_id, model, self.flush_interval)
+        message.append_text("text", summary.strip())
+        summary_id = message.close("compacted")
+        self.runtime.store.sessions.update(turn.session_id, summary_message_id=summary_id)
+        turn.context_tokens = 0  # unknown until the next response: estimated from the request
+        self.runtime.bus.publish(SessionCompacted(turn.session_id, summary_id))
+
+    async def _generate_title(self, session_id: str, prompt: str, turn_model: str) -> None:
+        """Title the session from its first prompt; the prompt's first words if the model fails."""
+        model = self._helper_model("title", turn_model)
+        system = build_system_prompt("title", self.runtime.root, self.runtime.config)
+        try:
+            reply, usage = await self._complete(model, title_request(system, prompt))
+            self.runtime.store.sessions.add_usage(
+                session_id, usage.prompt_tokens, usage.completion_tokens, usage.cost
+            )
+            title = title_from_reply(reply) or fallback_title(prompt)
+        except ProviderError:
+            title = fallback_title(prompt)
+        with contextlib.suppress(OpencodeError):  # the session may have been deleted meanwhile
+            self.runtime.store.sessions.update(session_id, title=title)
+
+    def _helper_model(self, agent: str, turn_model: str) -> str:
+        agent_config = self.runtime.config.agents.get(agent)
+        return (agent_config.model if agent_config else None) or turn_model
+
+    async def _complete(self, model: str, messages: list[dict[str, Any]]) -> tuple[str, Usage]:
+        """A whole answer without tools, as text, and its usage."""
+        api_key, base_url = credentials_for(model, self.runtime.config.providers, self._env)
+        options = {key: value for key, value in (("api_key", api_key), ("base_url", base_url)) if value}
+        text: list[str] = []
+        usage = Usage()
+        async with contextlib.aclosing(
+            self.provider.stream(model=model, messages=messages, tools=None, **options)
+        ) as events:
+            async for event in events:
+                if isinstance(event, StreamedText):
+                    text.append(event.text)
+                elif isinstance(event, Usage):
+                    usage = event
+        return "".join(text), usage
+
+    def _in_background(self, work) -> None:
+        task = asyncio.create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+
+def _grown(known_tokens: int, added: object) -> int:
+    """A known context size plus an estimate of ``added``; unknown (0) stays unknown."""
+    return known_tokens + estimate_tokens(added) if known_tokens else 0

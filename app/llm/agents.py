@@ -1,0 +1,63 @@
+"""The agents: who gets which system prompt (app/llm/prompts/<name>.md) and which tools.
+
+Tools are chosen by name from what the runtime offers; a name that is not there (a tool
+still being written, or disabled) is skipped, so an agent works with whatever exists.
+Permissions are not decided here: the PermissionService applies the config's
+``agents.<name>.permission`` rules given the agent name in the ToolContext.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import TypeVar
+
+from app.errors import OpencodeError
+
+T = TypeVar("T")
+
+PROMPTS_DIR = Path(__file__).parent / "prompts"
+
+READ_TOOLS = ("view", "ls", "glob", "grep")
+CHANGE_TOOLS = ("write", "edit", "multiedit", "patch", "delete", "bash")
+
+
+@dataclass(frozen=True)
+class Agent:
+    name: str
+    tools: tuple[str, ...]
+    """Tool names in the order the model sees them."""
+    conversational: bool = True
+    """False for helpers (title, summarizer) that answer once, with no tools."""
+
+
+AGENTS: dict[str, Agent] = {
+    agent.name: agent
+    for agent in (
+        Agent("coder", READ_TOOLS + CHANGE_TOOLS + ("task",)),
+        Agent("workhorse", READ_TOOLS + CHANGE_TOOLS),
+        Agent("explorer", READ_TOOLS),
+        Agent("title", (), conversational=False),
+        Agent("summarizer", (), conversational=False),
+    )
+}
+
+
+def get_agent(name: str) -> Agent:
+    agent = AGENTS.get(name)
+    if agent is None:
+        raise OpencodeError(f"unknown agent {name!r}: use one of {', '.join(AGENTS)}")
+    return agent
+
+
+@cache
+def system_prompt(name: str) -> str:
+    """The agent's own prompt text (packaged beside this module)."""
+    return (PROMPTS_DIR / f"{name}.md").read_text(encoding="utf-8").strip()
+
+
+def tools_for(agent: Agent, available: Mapping[str, T]) -> dict[str, T]:
+    """The agent's tools that ``available`` has, in the agent's order."""
+    return {name: available[name] for name in agent.tools if name in available}

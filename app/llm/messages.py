@@ -1,0 +1,138 @@
+"""The shape of stored message parts, and their conversion to the OpenAI chat format.
+
+The store keeps ``parts`` as opaque JSON; this module owns what they mean (docs/agents.md
+lists them for the front-ends that replay a session):
+
+    {"type": "text", "text"}                 user prompt or assistant answer
+    {"type": "reasoning", "text"}            the model's thinking (never sent back)
+    {"type": "tool_call", "id", "name", "arguments"}   arguments: the JSON text as written
+    {"type": "tool_result", "call_id", "name", "output", "metadata", "error"}
+    {"type": "finish", "reason"}             stop, tool_calls, length, cancelled, failed...
+
+Roles: ``user`` (text), ``assistant`` (reasoning, text, tool calls, finish), ``tool``
+(the results of one assistant message's calls, in call order).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from app.store import Message
+
+Part = dict[str, Any]
+
+CANCELLED_OUTPUT = "cancelled: the turn was stopped before this call finished"
+SUMMARY_PREAMBLE = "The earlier part of this conversation was compacted. Summary of it so far:\n\n"
+SUMMARY_CONTINUE = "\n\nContinue from here: finish the user's current request if it is not done."
+
+
+def text_part(text: str) -> Part:
+    return {"type": "text", "text": text}
+
+
+def reasoning_part(text: str) -> Part:
+    return {"type": "reasoning", "text": text}
+
+
+def tool_call_part(call_id: str, name: str, arguments: str) -> Part:
+    return {"type": "tool_call", "id": call_id, "name": name, "arguments": arguments}
+
+
+def tool_result_part(
+    call_id: str, name: str, output: str, metadata: dict[str, Any] | None = None, *, error: bool = False
+) -> Part:
+    return {
+        "type": "tool_result",
+        "call_id": call_id,
+        "name": name,
+        "output": output,
+        "metadata": metadata or {},
+        "error": error,
+    }
+
+
+def finish_part(reason: str) -> Part:
+    return {"type": "finish", "reason": reason}
+
+
+def text_of(parts: Iterable[Part], kind: str = "text") -> str:
+    """The concatenated text of the parts of one kind ("text" or "reasoning")."""
+    return "".join(part["text"] for part in parts if part.get("type") == kind)
+
+
+def tool_calls_of(parts: Iterable[Part]) -> list[Part]:
+    return [part for part in parts if part.get("type") == "tool_call"]
+
+
+def since_summary(messages: list[Message], summary_message_id: str | None) -> list[Message]:
+    """The messages a request sends: from the compaction summary on (all when none)."""
+    if summary_message_id is None:
+        return messages
+    for index, message in enumerate(messages):
+        if message.id == summary_message_id:
+            return messages[index:]
+    return messages
+
+
+def to_chat(messages: list[Message], summary_message_id: str | None = None) -> list[dict[str, Any]]:
+    """Stored messages (from the summary on) as chat messages a provider accepts.
+
+    The result is always valid for a provider: every assistant tool call is followed by
+    exactly one tool result (a missing one, e.g. after a crash, reads "cancelled"), and
+    assistant messages with neither text nor calls (a turn cancelled before any output)
+    are left out. Results are paired with the tool message that follows their assistant
+    message, so a server that reuses call ids across messages ("call_0") is no problem.
+    """
+    chat: list[dict[str, Any]] = []
+    shown = since_summary(messages, summary_message_id)
+    for index, message in enumerate(shown):
+        if message.id == summary_message_id:
+            summary = text_of(message.parts)
+            chat.append({"role": "user", "content": SUMMARY_PREAMBLE + summary + SUMMARY_CONTINUE})
+        elif message.role == "user":
+            chat.append({"role": "user", "content": text_of(message.parts)})
+        elif message.role == "assistant":
+            following = shown[index + 1] if index + 1 < len(shown) else None
+            results = following.parts if following is not None and following.role == "tool" else []
+            chat.extend(_assistant(message.parts, results))
+    return chat
+
+
+def _assistant(parts: list[Part], result_parts: list[Part]) -> list[dict[str, Any]]:
+    """One assistant message, then its calls' results in call order."""
+    text = text_of(parts)
+    calls = tool_calls_of(parts)
+    if not text and not calls:
+        return []
+    message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        message["tool_calls"] = [
+            {
+                "id": call["id"],
+                "type": "function",
+                "function": {"name": call["name"], "arguments": _replayable(call["arguments"])},
+            }
+            for call in calls
+        ]
+    outputs = {part["call_id"]: part["output"] for part in result_parts if part.get("type") == "tool_result"}
+    replies = [
+        {"role": "tool", "tool_call_id": call["id"], "content": outputs.get(call["id"], CANCELLED_OUTPUT)}
+        for call in calls
+    ]
+    return [message, *replies]
+
+
+def _replayable(arguments: str) -> str:
+    """Arguments as sent back to the provider: malformed JSON (already answered with an
+    error result) is replaced by "{}", because some providers reject a history holding it."""
+    try:
+        return arguments if isinstance(json.loads(arguments), dict) else "{}"
+    except json.JSONDecodeError:
+        return "{}"
+
+
+def estimate_tokens(payload: object) -> int:
+    """A rough token count (4 characters a token) for when no provider has counted yet."""
+    return len(json.dumps(payload, ensure_ascii=False, default=str)) // 4

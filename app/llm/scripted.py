@@ -1,0 +1,194 @@
+"""A scripted model: plays answers from a JSON file, so the whole product runs offline
+(tests, demos, the TUI with no provider configured). ``--model scripted/PATH.json``
+selects it; ``scripted/demo`` is the packaged demo (app/llm/demo.json).
+
+It has the same ``stream(...)`` as the litellm Provider, so the agent loop cannot tell
+them apart. The format (docs/agents.md):
+
+    {"contextWindow": 200000, "chunkDelay": 0.02,
+     "turns": [{"match": "optional regex", "steps": [
+         {"reasoning": "...", "text": "...", "toolCalls": [{"name": "edit", "arguments": {...}}]},
+         ...]}]}
+
+A request is answered from the first turn whose ``match`` is found (re.search) in the
+request's last user message (a turn without ``match`` takes any); the step played is the
+number of assistant messages since that user message, so after the tool results of step
+1 comes step 2. ``arguments`` may be a string, sent as is (to script malformed JSON).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
+
+from app.errors import OpencodeError
+from app.llm.messages import estimate_tokens
+from app.llm.provider import (
+    Finish,
+    Provider,
+    ProviderError,
+    ReasoningDelta,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    Usage,
+)
+
+SCRIPTED_PREFIX = "scripted/"
+DEMO_MODEL = "scripted/demo"
+DEMO_SCRIPT = Path(__file__).parent / "demo.json"
+_CHUNK = re.compile(r"\S+\s*|\s+")
+"""Streaming pieces: a word with the spaces after it, like a real model's tokens."""
+
+
+class ScriptError(OpencodeError):
+    """The script file is missing or malformed; the message names the file and the key."""
+
+
+class _ScriptModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, alias_generator=to_camel)
+
+
+class ScriptedCall(_ScriptModel):
+    name: str
+    arguments: dict[str, Any] | str = {}
+
+
+class Step(_ScriptModel):
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: list[ScriptedCall] = []
+
+
+class Turn(_ScriptModel):
+    match: str | None = None
+    steps: list[Step] = Field(min_length=1)
+
+    @field_validator("match")
+    @classmethod
+    def _compiles(cls, pattern: str | None) -> str | None:
+        if pattern is not None:
+            try:
+                re.compile(pattern)
+            except re.error as err:
+                raise ValueError(f"not a valid regular expression ({err})") from None
+        return pattern
+
+
+class Script(_ScriptModel):
+    context_window: int = Field(200_000, gt=0)
+    chunk_delay: float = Field(0.0, ge=0)
+    turns: list[Turn] = Field(min_length=1)
+
+
+def is_scripted(model: str) -> bool:
+    return model.startswith(SCRIPTED_PREFIX)
+
+
+def script_path(model: str) -> Path:
+    """The file a ``scripted/...`` model names: the packaged demo, or a path (relative
+    paths are taken from the current directory, as a shell user expects)."""
+    name = model[len(SCRIPTED_PREFIX) :]
+    return DEMO_SCRIPT if name == "demo" else Path(name).expanduser()
+
+
+def load_script(path: Path) -> Script:
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ScriptError(
+            f"scripted model: no script at {path}; pass --model scripted/<existing file>.json"
+        ) from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ScriptError(f"scripted model: cannot read {path} ({err}); check the file") from None
+    except json.JSONDecodeError as err:
+        raise ScriptError(
+            f"scripted model {path}: not valid JSON ({err.msg} at line {err.lineno}:{err.colno}); fix the file"
+        ) from None
+    try:
+        return Script.model_validate(raw)
+    except ValidationError as err:
+        item = err.errors()[0]
+        where = ".".join(str(part) for part in item["loc"]) or "the top level"
+        raise ScriptError(f"scripted model {path}: {where}: {item['msg']}; fix the script") from None
+
+
+class ScriptedProvider:
+    """Plays a Script. Stateless between requests: what to play is read from the request."""
+
+    def __init__(self, script: Script, *, name: str = "script") -> None:
+        self.script = script
+        self.name = name
+
+    @classmethod
+    def from_model(cls, model: str) -> ScriptedProvider:
+        path = script_path(model)
+        return cls(load_script(path), name=str(path))
+
+    def context_window(self, model: str) -> int:
+        return self.script.context_window
+
+    async def stream(
+        self, *, model: str, messages: list[dict], tools: list[dict] | None, **options: Any
+    ) -> AsyncIterator[StreamEvent]:
+        """The next step of the matching turn, as a real provider would stream it.
+        ``options`` (max_tokens, keys...) are accepted and ignored."""
+        prompt, step_number = _position(messages)
+        turn_number, turn = self._turn_for(prompt)
+        if step_number >= len(turn.steps):
+            raise ProviderError(
+                f"scripted model {self.name}: turn {turn_number} has no step {step_number + 1}; "
+                "end the turn with a step without toolCalls",
+                "request",
+            )
+        step = turn.steps[step_number]
+        for kind, text in ((ReasoningDelta, step.reasoning), (TextDelta, step.text)):
+            for piece in _CHUNK.findall(text):
+                if self.script.chunk_delay:
+                    await asyncio.sleep(self.script.chunk_delay)
+                yield kind(piece)
+        for call in step.tool_calls:
+            arguments = call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments)
+            yield ToolCall(f"call_{uuid.uuid4().hex[:16]}", call.name, arguments)
+        output = [step.reasoning, step.text, [call.model_dump() for call in step.tool_calls]]
+        yield Usage(estimate_tokens([messages, tools]), estimate_tokens(output), 0.0)
+        yield Finish("tool_calls" if step.tool_calls else "stop")
+
+    def _turn_for(self, prompt: str) -> tuple[int, Turn]:
+        for number, turn in enumerate(self.script.turns, start=1):
+            if turn.match is None or re.search(turn.match, prompt):
+                return number, turn
+        shown = " ".join(prompt.split())[:60]
+        raise ProviderError(
+            f"scripted model {self.name}: no turn matches the prompt {shown!r}; add a turn whose match finds it",
+            "request",
+        )
+
+
+def _position(messages: list[dict]) -> tuple[str, int]:
+    """(text of the last user message, assistant messages after it)."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index]["role"] == "user":
+            later = messages[index + 1 :]
+            return _content_text(messages[index]["content"]), sum(m["role"] == "assistant" for m in later)
+    return "", sum(m["role"] == "assistant" for m in messages)
+
+
+def _content_text(content: str | list | None) -> str:
+    if isinstance(content, list):  # the OpenAI "content parts" form
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return content or ""
+
+
+def provider_for(model: str) -> ScriptedProvider | Provider:
+    """The provider that serves ``model``: a ScriptedProvider for ``scripted/...``,
+    otherwise the litellm Provider. Raises ScriptError for a bad script."""
+    return ScriptedProvider.from_model(model) if is_scripted(model) else Provider()

@@ -1,0 +1,68 @@
+"""Running one assistant message's tool calls: how they are grouped, how one call's
+outcome (a result, a refusal, any failure) becomes a tool_result part, and how arguments
+are shown to front-ends."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from app.errors import PermissionDeniedError, ToolError
+from app.llm.messages import Part, tool_result_part
+from app.llm.provider import ToolCall
+from app.tools.base import Tool, ToolContext
+
+
+def batches(calls: list[ToolCall], tools: Mapping[str, Tool]) -> list[list[ToolCall]]:
+    """Consecutive read-only calls share a batch (run concurrently); any other call is a
+    batch of its own, so file changes keep the model's order."""
+    groups: list[list[ToolCall]] = []
+    previous_read_only = False
+    for call in calls:
+        tool = tools.get(call.name)
+        read_only = tool is not None and tool.read_only
+        if read_only and previous_read_only:
+            groups[-1].append(call)
+        else:
+            groups.append([call])
+        previous_read_only = read_only
+    return groups
+
+
+async def execute(call: ToolCall, tools: Mapping[str, Tool], ctx: ToolContext) -> tuple[Part, bool]:
+    """Run one call: (its tool_result part, whether permission was denied). Every failure
+    becomes an error result the model can read and fix (unknown tool, bad arguments, a
+    refusal, even a bug in the tool); only cancellation propagates."""
+    tool = tools.get(call.name)
+    if tool is None:
+        known = ", ".join(tools) or "none"
+        return tool_result_part(
+            call.id, call.name, f"Unknown tool {call.name!r}: use one of {known}", error=True
+        ), False
+    try:
+        result = await tool.call(call.arguments, ctx)
+    except PermissionDeniedError as err:
+        return tool_result_part(call.id, call.name, str(err), error=True), True
+    except ToolError as err:
+        return tool_result_part(call.id, call.name, str(err), error=True), False
+    except Exception as err:  # a tool bug must not end the turn: the model can try another way
+        failure = f"{call.name} failed unexpectedly ({type(err).__name__}: {err})"
+        return tool_result_part(call.id, call.name, failure, error=True), False
+    return tool_result_part(call.id, call.name, result.output, _json_safe(result.metadata)), False
+
+
+def arguments_for_display(arguments: str) -> dict[str, Any]:
+    """The call's arguments as a dict for front-ends; malformed JSON is shown raw."""
+    import json
+
+    try:
+        parsed = json.loads(arguments)
+    except json.JSONDecodeError:
+        return {"raw": arguments}
+    return parsed if isinstance(parsed, dict) else {"raw": arguments}
+
+
+def _json_safe(metadata: dict[str, Any]) -> dict[str, Any]:
+    """Metadata as the store can keep it (a tool may put a Path or a tuple in it)."""
+    return json.loads(json.dumps(metadata, default=str))

@@ -1,0 +1,58 @@
+"""The loop's view of each session's messages: the store's rows, read once, then kept
+current from the store's own MessageCreated / MessageUpdated events, so a step does not
+re-read and re-decode the whole session from SQLite (in a long session that was most of
+a step's cost).
+
+Following the bus rather than the loop's own writes keeps every reader in the process
+exact, whoever wrote: two AgentLoops on one runtime (the TUI keeps one per provider)
+see each other's messages. Another process writing the same session is not seen until
+the session drops out of the cache; opencode runs one writer per session at a time.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+from app.bus import Bus, Subscription
+from app.store import Message, MessageCreated, MessageStore, MessageUpdated, SessionDeleted
+
+CACHED_SESSIONS = 16
+"""Sessions kept in memory (most recently used); older ones are read again when needed."""
+
+
+class Transcripts:
+    def __init__(self, messages: MessageStore, bus: Bus, capacity: int = CACHED_SESSIONS) -> None:
+        self._messages = messages
+        self._bus = bus
+        self._capacity = capacity
+        self._sessions: OrderedDict[str, dict[str, Message]] = OrderedDict()
+        """session id -> {message id: message}, in the order the messages were added."""
+        self._events: Subscription | None = None
+
+    def list(self, session_id: str) -> list[Message]:
+        """The session's messages in order, as stored. Call from the event loop."""
+        self._catch_up()
+        cached = self._sessions.get(session_id)
+        if cached is None:
+            cached = self._sessions[session_id] = {m.id: m for m in self._messages.list(session_id)}
+            while len(self._sessions) > self._capacity:
+                self._sessions.popitem(last=False)
+        self._sessions.move_to_end(session_id)
+        return list(cached.values())
+
+    def close(self) -> None:
+        if self._events is not None:
+            self._events.close()
+
+    def _catch_up(self) -> None:
+        """Apply the store's events since the last call. The subscription starts with the
+        first read (it needs a running event loop), before any session is cached."""
+        if self._events is None:
+            self._events = self._bus.subscribe(MessageCreated, MessageUpdated, SessionDeleted)
+        while (event := self._events.get_nowait()) is not None:
+            if isinstance(event, SessionDeleted):
+                self._sessions.pop(event.session_id, None)
+                continue
+            cached = self._sessions.get(event.message.session_id)
+            if cached is not None:  # a created message is appended; an updated one keeps its place
+                cached[event.message.id] = event.message

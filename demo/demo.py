@@ -1,0 +1,57 @@
+"""opencode's offline demo: copy demo/seed/ to a scratch workspace and run opencode there
+with the scripted demo model (app/llm/demo.json), which views, edits, patches and deletes
+files, each change asking for permission. No network, no API key.
+
+    python demo/demo.py              # in the TUI, in a new temporary directory
+    python demo/demo.py --headless   # one headless run (-p) that approves every step
+    python demo/demo.py DIR          # use (and reset) DIR as the scratch workspace
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from app.llm.scripted import DEMO_MODEL
+
+SEED = Path(__file__).resolve().parent / "seed"
+PROMPT = "Show me what you can do in this project."
+
+
+def make_workspace(target: Path | None) -> Path:
+    """A fresh copy of the seed: in ``target`` (emptied first) or a new temp directory."""
+    if target is None:
+        target = Path(tempfile.mkdtemp(prefix="opencode-demo-"))
+    elif target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(SEED, target, dirs_exist_ok=True)
+    return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Run opencode's offline demo on a scratch copy of demo/seed/."
+    )
+    parser.add_argument(
+        "workspace", nargs="?", type=Path, help="scratch directory (reset first); default: a temp dir"
+    )
+    parser.add_argument(
+        "--headless", action="store_true", help="run once without the TUI, approving every step"
+    )
+    args = parser.parse_args(argv)
+    workspace = make_workspace(args.workspace)
+    print(f"demo workspace: {workspace}", file=sys.stderr)
+    if args.headless:
+        from app.llm.headless import run_headless
+
+        return run_headless(workspace, PROMPT, yes=True, model=DEMO_MODEL)
+    from app.cli import main as opencode
+
+    return opencode(["-C", str(workspace), "--model", DEMO_MODEL])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

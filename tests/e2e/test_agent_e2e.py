@@ -1,0 +1,130 @@
+"""The assistant end to end: a headless run against the local fake OpenAI server through
+the real litellm client, a real workspace and the real store, checked from the outside
+(files on disk, `opencode changes`, the JSON printed)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.cli import build_parser
+from app.llm.headless import EXIT_OK, run_headless
+from app.runtime import Runtime
+from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
+
+REPO = Path(__file__).resolve().parents[2]
+CLI_HAS_PROMPT = any("-p" in action.option_strings for action in build_parser()._actions)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI().start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def script_write_then_edit(fake: FakeOpenAI) -> None:
+    """The model creates a file, then edits it, then answers."""
+    fake.reply(
+        Text("Creating it."), ToolCall("write", json.dumps({"filePath": "src/app.py", "content": "x = 1\n"}))
+    )
+    fake.reply(
+        ToolCall("edit", json.dumps({"filePath": "src/app.py", "oldString": "x = 1", "newString": "x = 2"}))
+    )
+    fake.reply(Text("src/app.py now sets x = 2."), usage=(50, 9))
+
+
+def provider_env(fake: FakeOpenAI) -> dict[str, str]:
+    return {"OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": fake.base_url}
+
+
+def test_headless_run_changes_files_records_history_and_reports_json(workspace: Path, fake: FakeOpenAI):
+    script_write_then_edit(fake)
+    out, err = io.StringIO(), io.StringIO()
+
+    code = run_headless(
+        workspace, "create src/app.py and set x to 2", output_format="json", yes=True,
+        env=provider_env(fake), stdout=out, stderr=err,
+    )  # fmt: skip
+
+    assert code == EXIT_OK, err.getvalue()
+    payload = json.loads(out.getvalue())
+    assert payload["response"] == "src/app.py now sets x = 2."
+    assert payload["files_changed"] == ["src/app.py"]
+    assert payload["usage"] == {"prompt_tokens": 70, "completion_tokens": 19}
+    assert fake.requests[0]["model"] == "gpt-5"  # chosen from OPENAI_API_KEY in the environment
+    assert (workspace / "src/app.py").read_text() == "x = 2\n"
+    assert err.getvalue() == "→ write src/app.py\n→ edit src/app.py\n"
+    runtime = Runtime.build(workspace, policy="headless")
+    try:
+        versions = runtime.store.history.versions(payload["session_id"], "src/app.py")
+        assert [(v.version, v.content) for v in versions] == [
+            ("initial", ""),
+            ("v1", "x = 1\n"),
+            ("v2", "x = 2\n"),
+        ]
+    finally:
+        runtime.close()
+
+
+def cli(workspace: Path, fake: FakeOpenAI, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        **provider_env(fake),
+        "HOME": str(workspace.parent),
+        "XDG_CONFIG_HOME": str(workspace.parent / "config"),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", "-C", str(workspace), *args],
+        capture_output=True, text=True, env=env, cwd=REPO, timeout=120,
+    )  # fmt: skip
+
+
+@pytest.mark.skipif(not CLI_HAS_PROMPT, reason="opencode -p is not wired in app/cli.py yet")
+def test_cli_prompt_json_and_continue_as_real_processes(workspace: Path, fake: FakeOpenAI):
+    script_write_then_edit(fake)
+    fake.reply(Text("Still x = 2."))
+
+    first = cli(
+        workspace,
+        fake,
+        "-p",
+        "create src/app.py and set x to 2",
+        "-f",
+        "json",
+        "--yes",
+        "--model",
+        fake.model,
+    )
+    assert first.returncode == 0, first.stderr
+    payload = json.loads(first.stdout)
+    assert payload["files_changed"] == ["src/app.py"] and payload["response"] == "src/app.py now sets x = 2."
+
+    again = cli(workspace, fake, "-p", "what is x?", "-f", "json", "-q", "--continue", "--model", fake.model)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["session_id"] == payload["session_id"] and again.stderr == ""
+    assert "create src/app.py" in json.dumps(fake.requests[-1]["messages"])  # the history came along
+
+    changes = cli(workspace, fake, "changes", "--session", payload["session_id"], "--json")
+    [change] = json.loads(changes.stdout)["files"]
+    assert change["path"] == "src/app.py" and change["versions"] == ["initial", "v1", "v2"]
+
+
+@pytest.mark.skipif(not CLI_HAS_PROMPT, reason="opencode -p is not wired in app/cli.py yet")
+def test_cli_prompt_failure_exits_non_zero_with_one_line(workspace: Path, fake: FakeOpenAI):
+    fake.fail(401, "invalid api key", type_="invalid_request_error")
+
+    run = cli(workspace, fake, "-p", "hello", "--model", fake.model)
+
+    assert run.returncode == 1 and run.stdout == ""
+    assert run.stderr.count("\n") == 1 and "rejected the API key" in run.stderr

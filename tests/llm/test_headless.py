@@ -1,0 +1,179 @@
+"""`opencode -p` in-process: what goes to stdout and stderr, exit codes, the headless
+permission policy, --continue, and the offline demo. The scripted model keeps it offline;
+tests/e2e runs the same through the real CLI and the fake OpenAI server."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from app.llm.headless import EXIT_FAILED, EXIT_OK, EXIT_USAGE, call_subject, run_headless
+from app.llm.models import ONBOARDING_MESSAGE
+from app.llm.scripted import DEMO_SCRIPT
+from app.runtime import Runtime
+
+REPO = Path(__file__).resolve().parents[2]
+WRITE_NOTES = {"name": "write", "arguments": {"filePath": "notes.txt", "content": "remember the milk\n"}}
+
+
+class Run:
+    def __init__(self, code: int, out: str, err: str) -> None:
+        self.code, self.out, self.err = code, out, err
+
+    def json(self) -> dict:
+        return json.loads(self.out)
+
+
+def headless(root: Path, prompt: str, **options) -> Run:
+    out, err = io.StringIO(), io.StringIO()
+    code = run_headless(root, prompt, stdout=out, stderr=err, env=options.pop("env", {}), **options)
+    return Run(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def script(tmp_path: Path):
+    """``model = script(turns)``: writes a script file and returns its scripted/ model name."""
+
+    def write(turns: list[dict], name: str = "script.json") -> str:
+        path = tmp_path / name
+        path.write_text(json.dumps({"turns": turns}))
+        return f"scripted/{path}"
+
+    return write
+
+
+def test_text_output_prints_the_answer_and_progress_goes_to_stderr(workspace: Path, script):
+    model = script([{"steps": [{"toolCalls": [WRITE_NOTES]}, {"text": "Wrote notes.txt."}]}])
+
+    run = headless(workspace, "take a note", model=model, yes=True)
+
+    assert run.code == EXIT_OK
+    assert run.out == "Wrote notes.txt.\n"
+    assert run.err == "→ write notes.txt\n"
+    assert (workspace / "notes.txt").read_text() == "remember the milk\n"
+
+
+def test_quiet_hides_the_progress_lines(workspace: Path, script):
+    model = script([{"steps": [{"toolCalls": [WRITE_NOTES]}, {"text": "ok"}]}])
+    run = headless(workspace, "take a note", model=model, yes=True, quiet=True)
+    assert (run.code, run.out, run.err) == (EXIT_OK, "ok\n", "")
+
+
+def test_json_output_has_the_documented_keys(workspace: Path, script):
+    model = script([{"steps": [{"toolCalls": [WRITE_NOTES]}, {"text": "Wrote it."}]}])
+
+    run = headless(workspace, "take a note", model=model, yes=True, output_format="json")
+
+    payload = run.json()
+    assert set(payload) == {"session_id", "response", "usage", "cost", "files_changed", "error"}
+    assert payload["response"] == "Wrote it." and payload["files_changed"] == ["notes.txt"]
+    assert payload["usage"]["prompt_tokens"] > 0 and payload["cost"] == 0.0 and payload["error"] is None
+    runtime = Runtime.build(workspace, policy="headless")
+    try:
+        session = runtime.store.sessions.get(payload["session_id"])
+        assert session.title == "take a note"  # a one-shot run is titled from its prompt
+    finally:
+        runtime.close()
+
+
+def test_without_yes_what_would_be_asked_is_denied_and_the_model_is_told(workspace: Path, script):
+    model = script([{"steps": [{"toolCalls": [WRITE_NOTES]}, {"text": "I was not allowed."}]}])
+
+    run = headless(workspace, "take a note", model=model)
+
+    assert run.code == EXIT_OK and run.out == "I was not allowed.\n"
+    assert not (workspace / "notes.txt").exists()
+    assert "✗" in run.err and "run with --yes to allow it" in run.err
+
+
+def test_continue_resumes_the_latest_session(workspace: Path, script):
+    model = script([
+        {"match": "^first", "steps": [{"text": "one"}]},
+        {"match": "^second", "steps": [{"text": "two"}]},
+    ])  # fmt: skip
+
+    first = headless(workspace, "first prompt", model=model, output_format="json").json()
+    second = headless(
+        workspace, "second prompt", model=model, output_format="json", continue_last=True
+    ).json()
+    fresh = headless(workspace, "second prompt", model=model, output_format="json").json()
+
+    assert second["session_id"] == first["session_id"] != fresh["session_id"]
+    runtime = Runtime.build(workspace, policy="headless")
+    try:
+        texts = [m.parts[0]["text"] for m in runtime.store.messages.list(first["session_id"])]
+    finally:
+        runtime.close()
+    assert texts == ["first prompt", "one", "second prompt", "two"]
+
+
+def test_continue_without_a_session_is_a_usage_error(workspace: Path, script):
+    run = headless(workspace, "go on", model=script([{"steps": [{"text": "x"}]}]), continue_last=True)
+    assert run.code == EXIT_USAGE
+    assert (
+        run.err
+        == "opencode: error: no session to continue in this workspace: run without --continue to start one\n"
+    )
+
+
+def test_no_model_prints_the_onboarding_message(workspace: Path):
+    run = headless(workspace, "hello")
+    assert run.code == EXIT_USAGE and run.out == ""
+    assert run.err == ONBOARDING_MESSAGE + "\n"
+
+
+def test_a_bad_script_or_an_empty_prompt_is_a_usage_error(workspace: Path, tmp_path: Path):
+    (tmp_path / "bad.json").write_text("{")
+    bad = headless(workspace, "hello", model=f"scripted/{tmp_path / 'bad.json'}")
+    assert bad.code == EXIT_USAGE and bad.err.count("\n") == 1 and "not valid JSON" in bad.err
+    empty = headless(workspace, "   ", model=f"scripted/{tmp_path / 'bad.json'}")
+    assert empty.code == EXIT_USAGE and "the prompt is empty" in empty.err
+
+
+def test_a_failed_turn_exits_1_with_one_line_on_stderr(workspace: Path, script):
+    model = script([{"match": "^only", "steps": [{"text": "x"}]}])
+
+    run = headless(workspace, "something else", model=model, output_format="json")
+
+    assert run.code == EXIT_FAILED
+    assert run.err.count("\n") == 1 and run.err.startswith("opencode: error: scripted model")
+    assert "no turn matches" in run.json()["error"]
+
+
+def test_call_subjects_name_what_a_call_is_about():
+    assert call_subject({"filePath": "src/a.py", "oldString": "x"}) == "src/a.py"
+    assert call_subject({"command": "pytest -q\n  -x"}) == "pytest -q -x"
+    patch = "*** Begin Patch\n*** Update File: a.py\n@@\n-x\n+y\n*** Delete File: b.py\n*** End Patch"
+    assert call_subject({"patch": patch}) == "a.py, b.py"
+    assert call_subject({}) == ""
+
+
+def test_the_offline_demo_walks_the_seed_through_view_edit_patch_and_delete(workspace: Path, tmp_path: Path):
+    shutil.copytree(REPO / "demo" / "seed", workspace, dirs_exist_ok=True)
+    fast_demo = tmp_path / "demo.json"
+    fast_demo.write_text(json.dumps({**json.loads(DEMO_SCRIPT.read_text()), "chunkDelay": 0}))
+
+    run = headless(
+        workspace, "Show me what you can do", model=f"scripted/{fast_demo}", yes=True, output_format="json"
+    )
+
+    payload = run.json()
+    assert run.code == EXIT_OK, run.err
+    assert "✗" not in run.err
+    assert [line.split()[1] for line in run.err.splitlines()] == [
+        "ls",
+        "view",
+        "view",
+        "edit",
+        "patch",
+        "delete",
+    ]
+    assert '"Hello, "' in (workspace / "greet.py").read_text()
+    assert (workspace / "test_greet.py").exists() and not (workspace / "tmp").exists()
+    assert payload["files_changed"] == [
+        "README.md", "greet.py", "test_greet.py", "tmp/cache-1.txt", "tmp/cache-2.txt", "tmp/logs/run.log",
+    ]  # fmt: skip
