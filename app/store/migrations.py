@@ -65,6 +65,24 @@ MIGRATIONS: tuple[Migration, ...] = (
         )
         """,
     ),
+    # 2: the raw bytes of versions whose content is not UTF-8 text (spec 000: no content
+    # is ever lost); NULL for text, whose bytes are its content encoded as UTF-8.
+    ("ALTER TABLE files ADD COLUMN data BLOB",),
+    # 3: what each session has seen of each file (canonical absolute path), so freshness
+    # checks hold across processes (`opencode tool ... --session ID`).
+    (
+        """
+        CREATE TABLE seen_files (
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            path TEXT NOT NULL,
+            mtime_ns INTEGER,
+            size INTEGER,
+            inode INTEGER,
+            seen_at REAL NOT NULL,
+            PRIMARY KEY (session_id, path)
+        )
+        """,
+    ),
 )
 
 

@@ -54,6 +54,9 @@ class FileVersion:
     """True when this version removed the file (content is then ""), so an emptied file and
     a deleted one stay distinguishable."""
     created_at: int
+    data: bytes | None = None
+    """The exact bytes when the content is not UTF-8 text (an image, a binary): ``content``
+    then holds a "(binary file, N bytes)" placeholder for display, and a revert uses these."""
 
 
 @dataclass(frozen=True)
@@ -69,3 +72,19 @@ class FileChange:
     deleted: bool
     additions: int
     deletions: int
+    initial_data: bytes | None = None
+    """The initial version's exact bytes when it was not text (see FileVersion.data)."""
+
+
+@dataclass(frozen=True)
+class RecordedChange:
+    """One file changed on disk, for HistoryService.record_changes: its content before
+    (stored as "initial" if the session has none yet) and after. ``*_data`` carry the raw
+    bytes of non-text content, as in FileVersion.data."""
+
+    path: str
+    before: str
+    after: str
+    deleted: bool = False
+    before_data: bytes | None = None
+    after_data: bytes | None = None

@@ -9,6 +9,7 @@ from app.bus import Bus
 from app.store.db import Database
 from app.store.history import HistoryService
 from app.store.messages import MessageStore
+from app.store.seen import SeenFiles
 from app.store.sessions import SessionStore
 
 
@@ -18,6 +19,7 @@ class Store:
     sessions: SessionStore
     messages: MessageStore
     history: HistoryService
+    seen: SeenFiles
 
     def close(self) -> None:
         self.db.close()
@@ -31,4 +33,5 @@ def open_store(db_path: Path, bus: Bus) -> Store:
         sessions=SessionStore(db, bus),
         messages=MessageStore(db, bus),
         history=HistoryService(db, bus),
+        seen=SeenFiles(db),
     )

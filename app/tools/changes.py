@@ -16,12 +16,13 @@ import shutil
 import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 
 from app.diff import unified_diff
 from app.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionPreview
+from app.store.models import RecordedChange
 from app.tools.base import ToolContext
 from app.workspace.textio import TextFile, decode_text, is_binary, stage_atomic, sync_paths, write_atomic
 
@@ -88,28 +89,45 @@ class ChangeSet:
 
 @dataclass(frozen=True)
 class AppliedFile:
-    """One file after the change: what front-ends show and history stores."""
+    """One file after the change: what front-ends show and history stores. The diff and
+    its stats are computed on first use: a 5,000-file delete or a change nobody is asked
+    about should not pay for diffs no one reads."""
 
     path: str
     before: str
     after: str
     deleted: bool
     created: bool
-    additions: int
-    deletions: int
-    diff: str
+    before_data: bytes | None = None
+    after_data: bytes | None = None
+    """Raw bytes of non-text content (``before``/``after`` then hold a placeholder)."""
+
+    @cached_property
+    def diff(self) -> str:
+        return unified_diff(self.before, self.after, self.path)
+
+    @cached_property
+    def additions(self) -> int:
+        return counted_changes(self.diff)[0]
+
+    @cached_property
+    def deletions(self) -> int:
+        return counted_changes(self.diff)[1]
 
 
-def decode_for_history(data: bytes | None) -> str:
-    """History stores the exact text (BOM and CRLF kept) so a revert restores bytes."""
+def _history_content(data: bytes | None) -> tuple[str, bytes | None]:
+    """(text, raw bytes) as history keeps them: UTF-8 text as itself (BOM and CRLF kept,
+    so a revert restores its bytes) with no bytes; other
+    content as a "(binary file, N bytes)" placeholder plus its exact bytes, so a delete
+    or a patch never loses it (spec 000) and a revert can put it back."""
     if data is None:
-        return ""
+        return "", None
     if not is_binary(data):
         try:
-            return data.decode("utf-8")
+            return data.decode("utf-8"), None
         except UnicodeDecodeError:  # invalid UTF-8 past the sniffed first 8 KiB
             pass
-    return f"(binary file, {len(data)} bytes)"
+    return f"(binary file, {len(data)} bytes)", data
 
 
 def _read_state(ctx: ToolContext, path: Path) -> FileState:
@@ -151,19 +169,16 @@ async def apply_changes(
 
 
 def _describe(ctx: ToolContext, state: FileState, change: Change) -> AppliedFile:
-    before = decode_for_history(state.data)
-    after = decode_for_history(change.data)
-    diff = unified_diff(before, after, state.rel)
-    additions, deletions = counted_changes(diff)
+    before, before_data = _history_content(state.data)
+    after, after_data = _history_content(change.data)
     return AppliedFile(
         path=state.rel,
         before=before,
         after=after,
         deleted=change.data is None,
         created=not state.exists and change.data is not None,
-        additions=additions,
-        deletions=deletions,
-        diff=diff,
+        before_data=before_data,
+        after_data=after_data,
     )
 
 
@@ -255,12 +270,12 @@ def _remove(change: Change) -> None:
 
 def _record(ctx: ToolContext, change_set: ChangeSet, applied: list[AppliedFile]) -> None:
     """History after the filesystem changed (spec 000: record only what happened)."""
-    with ctx.history.batch():
-        for change, item in zip(change_set.changes, applied, strict=True):
-            if change.is_link:
-                continue
-            if ctx.history.get_by_path_and_session(item.path, ctx.session_id) is None:
-                ctx.history.create(ctx.session_id, item.path, item.before)
-            ctx.history.create_version(ctx.session_id, item.path, item.after, deleted=item.deleted)
-    for change in change_set.changes:
-        ctx.records.record_change(ctx.session_id, change.path)
+    ctx.history.record_changes(
+        ctx.session_id,
+        [
+            RecordedChange(item.path, item.before, item.after, item.deleted, item.before_data, item.after_data)
+            for change, item in zip(change_set.changes, applied, strict=True)
+            if not change.is_link
+        ],
+    )
+    ctx.records.record_changes(ctx.session_id, [change.path for change in change_set.changes])

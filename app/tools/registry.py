@@ -1,31 +1,65 @@
-"""Every built-in tool, and which agent may use which."""
+"""Every built-in tool: one table of names and where each lives, imported on first use.
+
+`opencode tool patch` is judged on its whole-process time, so looking a tool up imports
+that tool's module only (view does not pay for rapidfuzz, patch not for the bash parser).
+The same table gives all_tools() and the runtime's ToolTable: there is one list of tools.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, MutableMapping
+from importlib import import_module
+
 from app.tools.base import Tool
-from app.tools.bash import BashTool
-from app.tools.delete import DeleteTool
-from app.tools.edit import EditTool
-from app.tools.glob import GlobTool
-from app.tools.grep import GrepTool
-from app.tools.ls import LsTool
-from app.tools.multiedit import MultiEditTool
-from app.tools.patch import PatchTool
-from app.tools.view import ViewTool
-from app.tools.write import WriteTool
+
+BUILTIN_TOOLS: dict[str, str] = {
+    "view": "app.tools.view:ViewTool",
+    "ls": "app.tools.ls:LsTool",
+    "glob": "app.tools.glob:GlobTool",
+    "grep": "app.tools.grep:GrepTool",
+    "write": "app.tools.write:WriteTool",
+    "edit": "app.tools.edit:EditTool",
+    "multiedit": "app.tools.multiedit:MultiEditTool",
+    "patch": "app.tools.patch:PatchTool",
+    "delete": "app.tools.delete:DeleteTool",
+    "bash": "app.tools.bash:BashTool",
+    "diagnostics": "app.tools.diagnostics:DiagnosticsTool",
+}
+"""Tool name -> "module:class", in the order models see them."""
+
+
+def load_tool(name: str) -> Tool:
+    """A new instance of the built-in tool ``name`` (KeyError if there is none)."""
+    module, _, cls = BUILTIN_TOOLS[name].partition(":")
+    return getattr(import_module(module), cls)()
 
 
 def all_tools() -> list[Tool]:
     """One instance of every built-in tool, in the order models see them."""
-    return [
-        ViewTool(),
-        LsTool(),
-        GlobTool(),
-        GrepTool(),
-        WriteTool(),
-        EditTool(),
-        MultiEditTool(),
-        PatchTool(),
-        DeleteTool(),
-        BashTool(),
-    ]
+    return [load_tool(name) for name in BUILTIN_TOOLS]
+
+
+class ToolTable(MutableMapping[str, Tool]):
+    """The runtime's name -> tool mapping: every built-in tool is listed from the start
+    and instantiated on first access. Tools can be added or replaced (tests, plugins)."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool | None] = dict.fromkeys(BUILTIN_TOOLS)
+
+    def __getitem__(self, name: str) -> Tool:
+        tool = self._tools[name]
+        if tool is None:
+            tool = self._tools[name] = load_tool(name)
+        return tool
+
+    def __setitem__(self, name: str, tool: Tool) -> None:
+        self._tools[name] = tool
+
+    def __delitem__(self, name: str) -> None:
+        del self._tools[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tools)
+
+    def __len__(self) -> int:
+        return len(self._tools)

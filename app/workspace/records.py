@@ -13,11 +13,12 @@ import os
 from collections.abc import AsyncIterator, Iterable
 from contextlib import AbstractAsyncContextManager as AsyncContextManager
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from app.errors import StaleFileError
+from app.store.seen import SeenFile, SeenFiles
 from app.workspace.paths import Workspace
 
 
@@ -52,15 +53,17 @@ class _PathLock:
 
 
 class FileRecords:
-    """In-memory, one per runtime. Records and locks are keyed by canonical path, so two
-    spellings of one file share them. `workspace`, when given, makes error messages show
-    workspace-relative paths."""
+    """One per runtime. Records and locks are keyed by canonical path, so two spellings
+    of one file share them. `workspace`, when given, makes error messages show
+    workspace-relative paths. `persisted` (the store's SeenFiles), when given, keeps what
+    each session has seen across processes; locks stay in memory."""
 
-    def __init__(self, workspace: Workspace | None = None) -> None:
+    def __init__(self, workspace: Workspace | None = None, persisted: SeenFiles | None = None) -> None:
         self._workspace = workspace
+        self._persisted = persisted
         self._reads: dict[tuple[str, Path], FileRecord] = {}
         self._writes: dict[tuple[str, Path], FileRecord] = {}
-        self._seen: dict[tuple[str, Path], FileRecord] = {}  # the later of read and write
+        self._seen: dict[Path, dict[str, FileRecord]] = {}  # per file: each session's later of read and write
         self._locks: dict[Path, _PathLock] = {}
 
     def record_read(self, session_id: str, path: Path) -> FileRecord:
@@ -70,13 +73,17 @@ class FileRecords:
         """Also counts as having seen the file: the session knows what it just wrote."""
         return self._record(self._writes, session_id, path)
 
-    def record_change(self, session_id: str, path: Path) -> FileRecord:
-        """After the change path wrote or removed a file: written and seen, in one stat
-        (a 5,000-file delete calls this for every file)."""
-        record = FileRecord(Fingerprint.of(path), datetime.now())
-        key = (session_id, _canonical(path))
-        self._reads[key] = self._writes[key] = self._seen[key] = record
-        return record
+    def record_changes(self, session_id: str, paths: Iterable[Path]) -> None:
+        """After the change path wrote or removed files: written and seen, one stat each
+        and one transaction for all (a 5,000-file delete calls this once)."""
+        saved = []
+        for path in paths:
+            record = FileRecord(Fingerprint.of(path), datetime.now())
+            key = (session_id, _canonical(path))
+            self._reads[key] = self._writes[key] = record
+            self._seen.setdefault(key[1], {})[session_id] = record
+            saved.append((key[1], record))
+        self._persist(session_id, saved)
 
     def last_read(self, session_id: str, path: Path) -> FileRecord | None:
         return self._reads.get((session_id, _canonical(path)))
@@ -84,10 +91,15 @@ class FileRecords:
     def last_write(self, session_id: str, path: Path) -> FileRecord | None:
         return self._writes.get((session_id, _canonical(path)))
 
+    def seen_by(self, path: Path) -> dict[str, FileRecord]:
+        """Each session that read or wrote the file, with what it looked like then: the
+        watcher tells an outside change from our own writes by these fingerprints."""
+        return dict(self._seen.get(_canonical(path), {}))
+
     def assert_fresh(self, session_id: str, path: Path) -> None:
         """Raise StaleFileError unless this session read or wrote the file and it is
         unchanged on disk since the later of the two."""
-        seen = self._seen.get((session_id, _canonical(path)))
+        seen = self._seen.get(_canonical(path), {}).get(session_id) or self._load(session_id, _canonical(path))
         name = self._display(path)
         if seen is None:
             raise StaleFileError(f"You must read {name} with the view tool before changing it")
@@ -137,7 +149,29 @@ class FileRecords:
     def _record(self, table: dict[tuple[str, Path], FileRecord], session_id: str, path: Path) -> FileRecord:
         record = FileRecord(Fingerprint.of(path), datetime.now())
         key = (session_id, _canonical(path))
-        table[key] = self._seen[key] = record
+        table[key] = record
+        self._seen.setdefault(key[1], {})[session_id] = record
+        self._persist(session_id, [(key[1], record)])
+        return record
+
+    def _persist(self, session_id: str, records: list[tuple[Path, FileRecord]]) -> None:
+        if self._persisted is None or not records:
+            return
+        self._persisted.save(
+            session_id,
+            (
+                (str(path), SeenFile(*(astuple(r.fingerprint) if r.fingerprint else (None,) * 3), r.at.timestamp()))
+                for path, r in records
+            ),
+        )
+
+    def _load(self, session_id: str, key: Path) -> FileRecord | None:
+        """What another process of this session recorded, kept in memory from then on."""
+        if self._persisted is None or (stored := self._persisted.load(session_id, str(key))) is None:
+            return None
+        fingerprint = None if stored.mtime_ns is None else Fingerprint(stored.mtime_ns, stored.size, stored.inode)
+        record = FileRecord(fingerprint, datetime.fromtimestamp(stored.seen_at))
+        self._seen.setdefault(key, {})[session_id] = record
         return record
 
     def _display(self, path: Path) -> str:

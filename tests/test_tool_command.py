@@ -1,0 +1,147 @@
+"""`opencode tool` and `opencode changes` as a script runs them: real subprocesses on a
+real workspace, checked by exit code, the printed JSON and the files on disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def opencode(workspace: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE_")}
+    env["HOME"] = str(workspace.parent / "home")  # no global config of the machine's user
+    env.pop("XDG_CONFIG_HOME", None)
+    return subprocess.run(
+        [sys.executable, "-m", "app.cli", "-C", str(workspace), *args],
+        cwd=REPO, input=stdin, capture_output=True, text=True, env=env, timeout=60,
+    )
+
+
+def tool(workspace: Path, name: str, arguments: dict | str, *options: str) -> tuple[int, dict]:
+    raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    done = opencode(workspace, "tool", name, raw, *options)
+    return done.returncode, json.loads(done.stdout) if done.stdout else {"stderr": done.stderr}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "app.py").write_text("def main():\n    return 1\n")
+    (root / "old").mkdir()
+    (root / "old" / "notes.txt").write_text("keep me in history\n")
+    return root
+
+
+def test_view_then_edit_in_one_session(project: Path) -> None:
+    code, viewed = tool(project, "view", {"filePath": "src/app.py"})
+    assert code == 0
+    edit = {"filePath": "src/app.py", "oldString": "return 1", "newString": "return 2"}
+    code, edited = tool(project, "edit", edit, "--session", viewed["session_id"], "--yes")
+    assert code == 0 and edited["ok"] is True
+    assert (project / "src" / "app.py").read_text() == "def main():\n    return 2\n"
+
+
+def test_view_then_edit_creating_a_file_in_one_session(project: Path) -> None:
+    code, viewed = tool(project, "view", {"filePath": "src/app.py"})
+    assert code == 0
+    assert set(viewed) == {"ok", "output", "metadata", "session_id"}
+    assert viewed["ok"] is True and "return 1" in viewed["output"]
+
+    edit = {"filePath": "src/new.py", "oldString": "", "newString": "x = 1\n"}
+    code, edited = tool(project, "edit", edit, "--session", viewed["session_id"], "--yes")
+    assert code == 0 and edited["ok"] is True
+    assert edited["session_id"] == viewed["session_id"]
+    assert edited["metadata"]["additions"] == 1 and edited["metadata"]["deletions"] == 0
+    assert (project / "src" / "new.py").read_text() == "x = 1\n"
+
+
+def test_a_failing_edit_exits_1_and_changes_nothing(project: Path) -> None:
+    code, failed = tool(project, "edit", {"filePath": "src/app.py", "oldString": "1", "newString": "2"})
+    assert code == 1
+    assert failed["ok"] is False and failed["metadata"] == {}
+    assert len(failed["output"].splitlines()) == 1 and "view" in failed["output"]
+    assert (project / "src" / "app.py").read_text() == "def main():\n    return 1\n"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [('{"filePath": ', "not valid JSON"), ('["src/app.py"]', "one JSON object")],
+)
+def test_bad_json_is_a_usage_error(project: Path, arguments: str, expected: str) -> None:
+    done = opencode(project, "tool", "view", arguments)
+    assert done.returncode == 2
+    assert expected in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_unknown_parameters_are_a_usage_error(project: Path) -> None:
+    code, failed = tool(project, "view", {"filePath": "src/app.py", "lines": 3})
+    assert code == 2
+    assert failed["ok"] is False and "lines" in failed["output"]
+
+
+def test_arguments_can_come_on_stdin(project: Path) -> None:
+    done = opencode(project, "tool", "view", "-", stdin=json.dumps({"filePath": "src/app.py"}))
+    assert done.returncode == 0 and "def main" in json.loads(done.stdout)["output"]
+
+
+def test_a_delete_that_asks_is_denied_headless_without_yes(project: Path) -> None:
+    code, denied = tool(project, "delete", {"path": "old"})
+    assert code == 1 and denied["ok"] is False
+    assert "--yes" in denied["output"]
+    assert (project / "old" / "notes.txt").read_text() == "keep me in history\n"
+
+
+def test_a_delete_with_yes_is_done_and_listed_by_changes(project: Path) -> None:
+    code, deleted = tool(project, "delete", {"path": "old"}, "--yes")
+    assert code == 0 and deleted["ok"] is True
+    assert not (project / "old").exists()
+
+    done = opencode(project, "changes", "--session", deleted["session_id"], "--json")
+    assert done.returncode == 0
+    listing = json.loads(done.stdout)
+    assert listing["session_id"] == deleted["session_id"]
+    assert listing["files"] == [
+        {"path": "old/notes.txt", "versions": ["initial", "v1"], "additions": 0, "deletions": 1, "deleted": True}
+    ]
+
+
+def test_changes_lists_each_version_of_a_file_in_the_session(project: Path) -> None:
+    code, created = tool(project, "edit", {"filePath": "doc.md", "oldString": "", "newString": "one\n"}, "--yes")
+    assert code == 0
+    patch = "*** Begin Patch\n*** Update File: doc.md\n@@\n-one\n+two\n+three\n*** End Patch\n"
+    code, _ = tool(project, "patch", {"patch": patch}, "--session", created["session_id"], "--yes")
+    assert code == 0
+    done = opencode(project, "changes", "--session", created["session_id"], "--json")
+    assert done.returncode == 0
+    assert json.loads(done.stdout)["files"] == [
+        {"path": "doc.md", "versions": ["initial", "v1", "v2"], "additions": 2, "deletions": 0, "deleted": False}
+    ]
+
+
+def test_tool_command_loads_neither_textual_nor_litellm_nor_other_tools(project: Path) -> None:
+    """The whole-process speed of `opencode tool patch` depends on what it imports."""
+    probe = (
+        "import sys\n"
+        "from app.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        "heavy = sorted(m for m in ('textual', 'litellm', 'app.tools.bash', 'app.tools.view', 'app.tools.grep')"
+        " if m in sys.modules)\n"
+        "print('LOADED', heavy, file=sys.stderr)\n"
+        "sys.exit(code)\n"
+    )
+    patch = "*** Begin Patch\n*** Add File: new.txt\n+hello\n*** End Patch\n"
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "-C", str(project), "tool", "patch", json.dumps({"patch": patch}), "--yes"],
+        cwd=REPO, capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "LOADED []" in done.stderr
+    assert (project / "new.txt").read_text() == "hello\n"
