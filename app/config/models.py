@@ -131,7 +131,7 @@ class BashToolConfig(ConfigModel):
 
 class LspToolConfig(ConfigModel):
     diagnostics_timeout: float = Field(
-        5.0, gt=0, description="Seconds a writing tool waits for language-server diagnostics."
+        2.0, gt=0, description="Seconds a writing tool waits for language-server diagnostics."
     )
 
 

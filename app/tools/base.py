@@ -17,6 +17,7 @@ from app.errors import ToolError
 if TYPE_CHECKING:
     from app.bus import Bus
     from app.config import Config
+    from app.lsp import LspManager
     from app.permission import PermissionService
     from app.store import HistoryService
     from app.workspace import FileRecords, Workspace
@@ -42,6 +43,8 @@ class ToolContext:
     config: Config
     message_id: str | None = None
     call_id: str | None = None
+    lsp: LspManager | None = None
+    """Language servers, for diagnostics after a change; None runs without them."""
 
 
 @dataclass

@@ -18,6 +18,7 @@ from pydantic import Field
 from app.errors import ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.changes import AppliedFile, Change, ChangeSet, FileState, Snapshot, apply_changes
+from app.tools.diagnostics import with_lsp_errors
 from app.tools.suggest import similar_names
 from app.tools.text.replace import EditMatchError, replace
 from app.tools.write import (
@@ -209,4 +210,4 @@ class EditTool(Tool):
         note = fuzzy_note(strategy)
         output = "Edit applied successfully." + (f" ({note})" if note else "")
         metadata: dict[str, Any] = {**change_metadata(applied), "strategy": strategy}
-        return ToolResult(output, metadata, title=applied.path)
+        return await with_lsp_errors(ctx, ToolResult(output, metadata, title=applied.path), path)

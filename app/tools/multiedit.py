@@ -10,6 +10,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
+from app.tools.diagnostics import with_lsp_errors
 from app.tools.edit import EditItem, edit_file, fuzzy_note
 from app.tools.write import FilePath, change_metadata, target_path
 
@@ -65,7 +66,8 @@ class MultiEditTool(Tool):
             if (note := fuzzy_note(strategy))
         ]
         output = f"Applied {edits} to {applied.path}." + (f" ({'; '.join(notes)})" if notes else "")
-        return ToolResult(output, {**change_metadata(applied), "strategies": strategies}, title=applied.path)
+        result = ToolResult(output, {**change_metadata(applied), "strategies": strategies}, title=applied.path)
+        return await with_lsp_errors(ctx, result, path)
 
 
 def _count(edits: int) -> str:

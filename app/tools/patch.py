@@ -9,7 +9,8 @@ Every path is known before anything is read (``patch_targets``), so all of them,
 destinations included, are locked together, and every hunk of every file is placed
 before the first byte is written: a patch that fails anywhere changes nothing.
 
-The result is spec 002's JSON as text: ``{"ok": true, "summary": ...}``, and every
+The result is spec 002's JSON as text: ``{"ok": true, "summary": ...}`` (plus
+``"lsp_errors": {path: [...]}`` when language servers report errors), and every
 failure is a ``ToolError`` whose one-line message is ``{"ok": false, "error": ...}``.
 """
 
@@ -25,6 +26,7 @@ from pydantic import Field
 from app.errors import ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.changes import AppliedFile, Change, ChangeSet, Snapshot, apply_changes
+from app.tools.diagnostics import lsp_error_lines
 from app.tools.text.patch import DeleteFile, FileOp, Patch, PatchError, parse_patch, patch_targets, plan_patch
 from app.workspace import Workspace, is_binary
 
@@ -116,8 +118,11 @@ async def _apply(params: PatchParams, ctx: ToolContext) -> ToolResult:
     files = _resolve_all(ctx.workspace, _base_dir(ctx.workspace, params.workspace_root), patch, targets)
     planner = _Planner(ctx, patch, files, params.allow_delete, params.allow_move)
     applied = await apply_changes(ctx, "patch", list(files.values()), planner, dry_run=params.dry_run)
+    answer: dict[str, Any] = {"ok": True, "summary": planner.summary}
+    if not params.dry_run and (errors := await lsp_error_lines(ctx, [a.path for a in applied if not a.deleted])):
+        answer["lsp_errors"] = errors  # spec 001 step 10, kept inside spec 002's JSON
     return ToolResult(
-        output=json.dumps({"ok": True, "summary": planner.summary}, ensure_ascii=False),
+        output=json.dumps(answer, ensure_ascii=False),
         metadata=_metadata(ctx.workspace, applied, planner.moved_from, params.dry_run),
         title=_clip(planner.summary),
     )

@@ -15,6 +15,7 @@ from pydantic import Field
 from app.errors import ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.changes import AppliedFile, Change, ChangeSet, FileState, Snapshot, apply_changes
+from app.tools.diagnostics import with_lsp_errors
 from app.workspace.textio import TextFile, decode_text
 
 BOM = "\ufeff"
@@ -137,6 +138,5 @@ class WriteTool(Tool):
             output = f"Created {applied.path} ({_line_count(applied.after)} lines)."
         else:
             output = f"Wrote {applied.path}: +{applied.additions} -{applied.deletions} lines."
-        return ToolResult(
-            output, {**change_metadata(applied), "created": applied.created}, title=applied.path
-        )
+        result = ToolResult(output, {**change_metadata(applied), "created": applied.created}, title=applied.path)
+        return await with_lsp_errors(ctx, result, path)

@@ -18,6 +18,7 @@ CONTRACT = {
     "patch": {"patch", "workspace_root", "dry_run", "allow_delete", "allow_move"},
     "delete": {"path"},
     "bash": {"command", "timeout", "description"},
+    "diagnostics": {"path"},
 }
 
 

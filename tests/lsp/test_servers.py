@@ -1,0 +1,34 @@
+"""Which server serves which file: the config over defaults found on PATH."""
+
+from __future__ import annotations
+
+from app.config.models import LspServerConfig
+from app.lsp.servers import server_specs
+
+
+def on_path(*names: str):
+    return lambda name: f"/usr/bin/{name}" if name in names else None
+
+
+def test_defaults_are_the_servers_found_on_path_first_choice_first():
+    specs = {spec.language: spec for spec in server_specs({}, which=on_path("pyright-langserver", "gopls"))}
+    assert specs["python"].command == ("pyright-langserver", "--stdio")
+    assert specs["go"].command == ("gopls",)
+    assert set(specs) == {"python", "go"}
+
+
+def test_the_config_replaces_a_default_and_disabled_switches_it_off():
+    configured = {
+        "python": LspServerConfig(command="my-pylsp", args=["--verbose"]),
+        "go": LspServerConfig(disabled=True),
+    }
+    specs = {spec.language: spec for spec in server_specs(configured, which=on_path("pylsp", "gopls"))}
+    assert specs["python"].command == ("my-pylsp", "--verbose")
+    assert "go" not in specs
+
+
+def test_a_language_without_a_known_extension_serves_files_named_after_it():
+    [spec] = server_specs({"lua": LspServerConfig(command="lua-language-server")}, which=on_path())
+    assert dict(spec.extensions) == {".lua": "lua"}
+    typescript = server_specs({}, which=on_path("typescript-language-server"))[0]
+    assert typescript.language_id(".TSX") == "typescriptreact"
