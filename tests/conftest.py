@@ -25,13 +25,15 @@ def workspace(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def make_runtime(workspace: Path) -> Callable[..., Runtime]:
-    """Build a runtime on the workspace; ``config`` may be a Config or a dict in file format."""
+    """Build a runtime on the workspace; ``config`` may be a Config or a dict in file format.
+    Without one, language servers are off, so a pylsp on PATH cannot slow unrelated tests."""
     built: list[Runtime] = []
 
     def make(policy: str = "headless-yes", config: Config | dict | None = None) -> Runtime:
         if isinstance(config, dict):
             config = Config.model_validate(config)
-        runtime = Runtime.build(workspace, config=config or Config(), policy=policy)
+        config = config or Config.model_validate({"lsp": {"python": {"disabled": True}}})
+        runtime = Runtime.build(workspace, config=config, policy=policy)
         built.append(runtime)
         return runtime
 

@@ -191,6 +191,7 @@ class AgentLoop:
         if session is None:
             raise OpencodeError(f"session {session_id} does not exist: create it before sending a prompt")
         model = self.resolve_model(agent, model)
+        await self.runtime.mcp.wait_ready()  # a server still connecting would miss this turn
         task = asyncio.current_task()
         assert task is not None, "AgentLoop.run must run inside a task"
         self._active[session_id] = active = _Active(task, model)
@@ -251,7 +252,7 @@ class AgentLoop:
             "api_key": api_key,
             "base_url": base_url,
         }
-        tools = tools_for(get_agent(agent), self._tools)
+        tools = tools_for(get_agent(agent), self._tools, self.runtime.mcp.tools())
         for name, tool in tools.items():
             if name not in self._specs:
                 self._specs[name] = tool.spec()

@@ -22,6 +22,9 @@ PROMPTS_DIR = Path(__file__).parent / "prompts"
 
 READ_TOOLS = ("view", "ls", "glob", "grep")
 CHANGE_TOOLS = ("write", "edit", "multiedit", "patch", "delete", "bash")
+# The language servers' view of the files the agent changes; the explorer, which only
+# reads, keeps to the four read tools.
+CODING_TOOLS = (*READ_TOOLS, "diagnostics", *CHANGE_TOOLS)
 
 
 @dataclass(frozen=True)
@@ -31,13 +34,15 @@ class Agent:
     """Tool names in the order the model sees them."""
     conversational: bool = True
     """False for helpers (title, summarizer) that answer once, with no tools."""
+    mcp_tools: bool = False
+    """Also gets every tool of the connected MCP servers, after its own."""
 
 
 AGENTS: dict[str, Agent] = {
     agent.name: agent
     for agent in (
-        Agent("coder", READ_TOOLS + CHANGE_TOOLS + ("task",)),
-        Agent("workhorse", READ_TOOLS + CHANGE_TOOLS),
+        Agent("coder", (*CODING_TOOLS, "task"), mcp_tools=True),
+        Agent("workhorse", CODING_TOOLS, mcp_tools=True),
         Agent("explorer", READ_TOOLS),
         Agent("title", (), conversational=False),
         Agent("summarizer", (), conversational=False),
@@ -58,6 +63,10 @@ def system_prompt(name: str) -> str:
     return (PROMPTS_DIR / f"{name}.md").read_text(encoding="utf-8").strip()
 
 
-def tools_for(agent: Agent, available: Mapping[str, T]) -> dict[str, T]:
-    """The agent's tools that ``available`` has, in the agent's order."""
-    return {name: available[name] for name in agent.tools if name in available}
+def tools_for(agent: Agent, available: Mapping[str, T], mcp: Mapping[str, T] | None = None) -> dict[str, T]:
+    """The agent's tools that ``available`` has, in the agent's order, then the MCP tools
+    (``mcp``) if the agent takes them; a built-in tool keeps its name over an MCP one."""
+    tools = {name: available[name] for name in agent.tools if name in available}
+    if agent.mcp_tools and mcp:
+        tools.update((name, tool) for name, tool in mcp.items() if name not in tools)
+    return tools

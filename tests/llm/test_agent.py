@@ -522,6 +522,7 @@ async def test_context_files_and_agent_tools_reach_the_model(harness, workspace:
         "ls",
         "glob",
         "grep",
+        "diagnostics",
         "write",
         "edit",
         "multiedit",

@@ -1,0 +1,217 @@
+"""One configured MCP server, over stdio or streamable HTTP, through the official SDK.
+
+A background task owns the SDK session for its whole life: the SDK is built on anyio,
+whose task groups must be entered and left by the same task, so connecting, waiting and
+closing all happen in ``_serve``; tool calls from other tasks go through the session it
+holds. The SDK takes about two seconds to import, so it is imported in a thread, the first
+time a server connects: start-up never waits for it, and nothing imports it when no
+server is configured.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from app.config import McpServerConfig
+from app.errors import ToolError
+from app.mcp.events import McpState
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+    from mcp.types import CallToolResult
+    from mcp.types import Tool as ServerTool
+
+CONNECTION_CLOSED = -32000
+"""The SDK's error code for a request that lost its connection (mcp_types.CONNECTION_CLOSED)."""
+
+
+class McpConnection:
+    """``start()`` connects in the background; ``state`` and ``message`` say how it went;
+    ``tools`` is what the server listed; ``call_tool`` runs one of them. ``on_change`` is
+    called with the connection after every state change."""
+
+    def __init__(
+        self,
+        name: str,
+        config: McpServerConfig,
+        *,
+        cwd: Path,
+        log_path: Path,
+        connect_timeout: float,
+        call_timeout: float,
+        on_change: Callable[[McpConnection], None],
+    ) -> None:
+        self.name = name
+        self.config = config
+        self.state: McpState = "connecting"
+        self.message = ""
+        self.tools: list[ServerTool] = []
+        self._cwd = cwd
+        self._log_path = log_path
+        self._connect_timeout = connect_timeout
+        self._call_timeout = call_timeout
+        self._on_change = on_change
+        self._session: ClientSession | None = None
+        self._task: asyncio.Task | None = None
+        self._settled = asyncio.Event()
+        self._stop = asyncio.Event()
+
+    def start(self) -> None:
+        """Connect in a background task (call from inside the event loop, once)."""
+        if self._task is None:
+            self._task = asyncio.create_task(self._serve(), name=f"mcp:{self.name}")
+
+    async def wait_settled(self) -> None:
+        """Until the connection is up or has failed (bounded by the connect timeout)."""
+        await self._settled.wait()
+
+    def require_connected(self) -> ClientSession:
+        """The live session, or a ToolError saying the server is not there and why."""
+        if self._session is None or self.state != "connected":
+            raise ToolError(
+                f"MCP server {self.name!r} is not connected ({self.message or self.state}): "
+                "use another tool, or ask the user to fix the server"
+            )
+        return self._session
+
+    async def call_tool(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
+        """Run ``tool`` on the server. A server that is gone, or does not answer within
+        the call timeout, raises a ToolError the model can read."""
+        session = self.require_connected()
+        from mcp import MCPError
+
+        try:
+            return await session.call_tool(tool, arguments, read_timeout_seconds=self._call_timeout)
+        except MCPError as err:
+            if err.code == CONNECTION_CLOSED:
+                self._set_state("failed", f"the server stopped{self._log_hint()}")
+                raise ToolError(
+                    f"MCP server {self.name!r} stopped during the call to {tool}: "
+                    "use another tool, or ask the user to restart the server"
+                ) from None
+            raise ToolError(
+                f"MCP server {self.name!r} could not run {tool}: {_one_line(err.message)}"
+            ) from None
+
+    async def aclose(self) -> None:
+        """Disconnect and wait until the server process is gone."""
+        self._stop.set()
+        if self._task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    def close(self) -> None:
+        """Ask the background task to disconnect, without waiting (no event loop needed
+        to call it; the task finishes on its loop, or when that loop shuts down)."""
+        if self._task is not None and not self._task.done():
+            with contextlib.suppress(RuntimeError):  # the loop is already closed
+                self._task.get_loop().call_soon_threadsafe(self._task.cancel)
+
+    # -- the background task ---------------------------------------------------------------
+
+    async def _serve(self) -> None:
+        self._set_state("connecting")
+        try:
+            with self._log_path.open("w", encoding="utf-8") as errlog:
+                sdk = await asyncio.to_thread(_Sdk)
+                async with contextlib.AsyncExitStack() as stack:
+                    read, write = await self._open_transport(sdk, stack, errlog)
+                    session = await stack.enter_async_context(sdk.ClientSession(read, write))
+                    with sdk.anyio.fail_after(self._connect_timeout):
+                        await session.initialize()
+                        self.tools = await _list_tools(session)
+                    self._session = session
+                    self._set_state("connected")
+                    await self._stop.wait()
+        except Exception as err:  # any failure of a server is only that server's
+            self._set_state("failed", f"{self._describe(err)}{self._log_hint()}")
+        finally:
+            self._session = None
+            if self.state != "failed":
+                self._set_state("closed")
+
+    async def _open_transport(self, sdk: _Sdk, stack: contextlib.AsyncExitStack, errlog: TextIO) -> Any:
+        """The SDK's (read, write) streams for the config: a process on stdio with its
+        stderr in the log file, or streamable HTTP with the configured headers."""
+        if self.config.type == "http":
+            client = await stack.enter_async_context(
+                sdk.create_mcp_http_client(headers=self.config.headers or None)
+            )
+            return await stack.enter_async_context(
+                sdk.streamable_http_client(self.config.url, http_client=client)
+            )
+        params = sdk.StdioServerParameters(
+            command=self.config.command, args=self.config.args, env=self.config.env or None, cwd=self._cwd
+        )
+        return await stack.enter_async_context(sdk.stdio_client(params, errlog=errlog))
+
+    def _set_state(self, state: McpState, message: str = "") -> None:
+        self.state, self.message = state, message
+        if state != "connecting":
+            self._settled.set()
+        if state in ("failed", "closed"):
+            self.tools = []
+        self._on_change(self)
+
+    def _describe(self, err: BaseException) -> str:
+        """One line for a failure that anyio may have wrapped in exception groups."""
+        while isinstance(err, BaseExceptionGroup) and err.exceptions:
+            err = err.exceptions[0]
+        if isinstance(err, TimeoutError):
+            return f"no answer within {self._connect_timeout:g} s"
+        if isinstance(err, FileNotFoundError):
+            return f"command not found ({err.filename or err}): check its command in mcpServers"
+        if getattr(err, "code", None) == CONNECTION_CLOSED:
+            return "the server closed the connection before it was ready"
+        detail = _one_line(f"{type(err).__name__}: {err}")
+        return f"{detail} (at {self.config.url})" if self.config.type == "http" else detail
+
+    def _log_hint(self) -> str:
+        """The last line the server wrote on stderr, which usually says what went wrong."""
+        with contextlib.suppress(OSError):
+            lines = [line.strip() for line in self._log_path.read_text(errors="replace").splitlines()]
+            last = next((line for line in reversed(lines) if line), "")
+            if last:
+                return f"; it said: {_one_line(last, 160)}"
+        return ""
+
+
+class _Sdk:
+    """The parts of the ``mcp`` package this module uses, imported together."""
+
+    def __init__(self) -> None:
+        self.anyio = importlib.import_module("anyio")
+        mcp = importlib.import_module("mcp")
+        self.ClientSession = mcp.ClientSession
+        self.StdioServerParameters = mcp.StdioServerParameters
+        self.stdio_client = mcp.stdio_client
+        self.streamable_http_client = importlib.import_module(
+            "mcp.client.streamable_http"
+        ).streamable_http_client
+        self.create_mcp_http_client = importlib.import_module(
+            "mcp.shared._httpx_utils"
+        ).create_mcp_http_client
+
+
+async def _list_tools(session: ClientSession) -> list[ServerTool]:
+    """Every tool, following the server's pagination."""
+    from mcp.types import PaginatedRequestParams
+
+    tools: list[ServerTool] = []
+    cursor: str | None = None
+    while True:
+        page = await session.list_tools(params=PaginatedRequestParams(cursor=cursor) if cursor else None)
+        tools.extend(page.tools)
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"

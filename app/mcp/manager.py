@@ -1,0 +1,104 @@
+"""Every configured MCP server, as one runtime service.
+
+Built with the runtime (cheap: nothing starts), ``start()`` connects every enabled server
+in the background the first time it is called from the event loop; a front-end calls it
+when it starts, and the agent loop calls ``wait_ready()`` before a turn so a one-shot
+headless run still sees the tools. A server that fails is only a status
+(``McpStatusChanged``); the other servers and the built-in tools carry on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from app.bus import Bus
+from app.config import McpServerConfig
+from app.mcp.connection import McpConnection
+from app.mcp.events import McpStatusChanged
+from app.mcp.tool import McpTool
+
+DEFAULT_CONNECT_TIMEOUT = 30.0
+DEFAULT_CALL_TIMEOUT = 600.0
+
+
+class McpManager:
+    def __init__(
+        self,
+        servers: Mapping[str, McpServerConfig],
+        bus: Bus,
+        *,
+        cwd: Path,
+        log_dir: Path,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT,
+        call_timeout: float = DEFAULT_CALL_TIMEOUT,
+    ) -> None:
+        """``cwd`` is where stdio servers run (the workspace); ``log_dir`` keeps each
+        server's stderr (``<name>.log``), whose last line explains a failure."""
+        self._servers = {name: config for name, config in servers.items() if not config.disabled}
+        self._bus = bus
+        self._cwd = cwd
+        self._log_dir = log_dir
+        self._connect_timeout = connect_timeout
+        self._call_timeout = call_timeout
+        self._connections: dict[str, McpConnection] = {}
+        self._tools: dict[str, McpTool] | None = None
+
+    def start(self) -> None:
+        """Connect every enabled server in the background; later calls do nothing. Call
+        from inside the event loop."""
+        if self._connections or not self._servers:
+            return
+        self._log_dir.mkdir(parents=True, exist_ok=True)
+        for name, config in self._servers.items():
+            connection = McpConnection(
+                name,
+                config,
+                cwd=self._cwd,
+                log_path=self._log_dir / f"{name}.log",
+                connect_timeout=self._connect_timeout,
+                call_timeout=self._call_timeout,
+                on_change=self._changed,
+            )
+            self._connections[name] = connection
+            connection.start()
+
+    async def wait_ready(self) -> None:
+        """Start if needed, then wait until every server is connected or has failed."""
+        self.start()
+        for connection in self._connections.values():
+            await connection.wait_settled()
+
+    def tools(self) -> dict[str, McpTool]:
+        """The tools of the servers connected now, by name (a name two servers share goes
+        to the first server in config order)."""
+        if self._tools is None:
+            tools: dict[str, McpTool] = {}
+            for connection in self._connections.values():
+                for server_tool in connection.tools if connection.state == "connected" else ():
+                    tool = McpTool(connection, server_tool)
+                    tools.setdefault(tool.name, tool)
+            self._tools = tools
+        return self._tools
+
+    def statuses(self) -> list[McpStatusChanged]:
+        """Every started server's current state, for a front-end that subscribed late."""
+        return [_status(connection) for connection in self._connections.values()]
+
+    async def aclose(self) -> None:
+        """Disconnect every server and wait for their processes to end."""
+        for connection in self._connections.values():
+            await connection.aclose()
+
+    def close(self) -> None:
+        """Disconnect without waiting (from synchronous shutdown code)."""
+        for connection in self._connections.values():
+            connection.close()
+
+    def _changed(self, connection: McpConnection) -> None:
+        self._tools = None
+        self._bus.publish(_status(connection))
+
+
+def _status(connection: McpConnection) -> McpStatusChanged:
+    return McpStatusChanged(connection.name, connection.state, connection.message, len(connection.tools))

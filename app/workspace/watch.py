@@ -1,0 +1,138 @@
+"""Notice files changed outside the agent, and tell the front-ends.
+
+Staleness itself needs no watcher: `FileRecords.assert_fresh` compares stat fingerprints,
+so an edit of a file changed behind our back is refused with "read it again" anyway. The
+watcher adds the news: a `FileChangedOnDisk` event as soon as it happens, so the sidebar
+and the TUI can refresh without waiting for the model's next edit.
+
+Cost: `watchfiles.awatch` (Rust `notify`, inotify on Linux) waits in a worker thread that
+wakes every `step_ms` only to check the stop flag; nothing scans the tree while idle.
+Bursts (a git checkout) arrive grouped by watchfiles' debounce and are coalesced here to
+one verdict per path, judged from the disk as it is now, not from the raw event kinds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
+from app.bus import Bus
+from app.workspace.events import ChangeKind, FileChangedOnDisk
+from app.workspace.paths import Workspace
+from app.workspace.records import FileRecord, FileRecords, Fingerprint
+
+log = logging.getLogger(__name__)
+
+# Never reported, even for a file a session read. watchfiles' DefaultFilter already skips
+# these and more (.hg, .tox, .mypy_cache ...) plus editor swap files; named here so the
+# promise is visible and survives a change of its defaults.
+IGNORED_DIRS = (".git", ".venv", "node_modules", "__pycache__")
+
+
+class WorkspaceWatcher:
+    """One per runtime. `ignore_paths` are folders whose changes are noise (the data
+    directory: the SQLite database changes on every message)."""
+
+    def __init__(
+        self,
+        workspace: Workspace,
+        records: FileRecords,
+        bus: Bus,
+        *,
+        ignore_paths: Iterable[Path] = (),
+        debounce_ms: int = 1600,
+        step_ms: int = 100,
+    ) -> None:
+        self._workspace = workspace
+        self._records = records
+        self._bus = bus
+        self._ignore_paths = tuple(str(Path(p).resolve()) for p in ignore_paths)
+        self._debounce_ms = debounce_ms
+        self._step_ms = step_ms
+        # A threading.Event because the Rust side polls it from the watch thread, and
+        # because Runtime.close() may stop us after the event loop is gone.
+        self._stop = threading.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._reported: dict[Path, Fingerprint | None] = {}  # last state announced per path
+        self.failure: str | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    async def start(self) -> None:
+        """Start watching (a no-op when already running). When this returns the tree is
+        watched: awatch builds its inotify watches synchronously before its first await,
+        which the task reaches in the one step it gets while we yield."""
+        if self._task is not None and self._stop.is_set():
+            await self.aclose()  # a stop still winding down: let it finish first
+        if self.running:
+            return
+        self._stop.clear()
+        self.failure = None
+        self._task = asyncio.create_task(self._run(), name="workspace-watcher")
+        await asyncio.sleep(0)
+
+    def stop(self) -> None:
+        """Ask the watch thread to end; it notices within one step. Synchronous, so
+        `Runtime.close()` can call it from anywhere."""
+        self._stop.set()
+
+    async def aclose(self) -> None:
+        """Stop and wait until the watch thread has let go of the tree."""
+        self.stop()
+        if self._task is not None:
+            await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        from watchfiles import DefaultFilter, awatch  # 40 ms of imports: not on the first frame
+
+        watch_filter = DefaultFilter(
+            ignore_dirs=(*DefaultFilter.ignore_dirs, *IGNORED_DIRS), ignore_paths=self._ignore_paths
+        )
+        try:
+            async for changes in awatch(
+                self._workspace.root,
+                watch_filter=watch_filter,
+                debounce=self._debounce_ms,
+                step=self._step_ms,
+                stop_event=self._stop,
+            ):
+                for path in sorted({Path(raw) for _, raw in changes}):
+                    await self._judge(path)
+        except Exception as error:  # inotify limit reached, root removed: lose the news, not the app
+            self.failure = f"file watching stopped: {error}"
+            log.warning("%s (edits still refuse stale files)", self.failure)
+
+    async def _judge(self, path: Path) -> None:
+        """Publish FileChangedOnDisk when a file some session has seen now differs from
+        every fingerprint we recorded (matching one means the change was our own write, or
+        a session already re-read it)."""
+        if not self._records.seen_by(path):
+            return  # nobody has seen it: nobody to tell
+        async with self._records.lock(path):  # the change path writes and records under it
+            seen = self._records.seen_by(path)
+            now = Fingerprint.of(path)
+        if any(record.fingerprint == now for record in seen.values()):
+            self._reported.pop(path, None)
+            return
+        if path in self._reported and self._reported[path] == now:
+            return  # the same state came back in a later batch (attribute events)
+        self._reported[path] = now
+        self._bus.publish(
+            FileChangedOnDisk(self._workspace.relative(path), _change_kind(now, seen), tuple(sorted(seen)))
+        )
+
+
+def _change_kind(now: Fingerprint | None, seen: dict[str, FileRecord]) -> ChangeKind:
+    """From what the sessions knew to what is on disk: an editor saving by rename shows
+    up as deleted+added events, but for the session the file was modified."""
+    if now is None:
+        return "deleted"
+    if all(record.fingerprint is None for record in seen.values()):
+        return "added"
+    return "modified"
