@@ -70,6 +70,9 @@ def build_parser() -> argparse.ArgumentParser:
     tool.add_argument("--session", default=None, metavar="ID", help="record in this session (default: a new one)")
     _add_workspace_option(tool)
 
+    acp = commands.add_parser("acp", help="serve the agent to editors over the Agent Client Protocol (stdio)")
+    _add_workspace_option(acp)
+
     changes = commands.add_parser("changes", help="list the files a session changed")
     which = changes.add_mutually_exclusive_group()
     which.add_argument("--session", default=None, metavar="ID", help="the session to show")
@@ -114,11 +117,18 @@ def _cmd_changes(args: argparse.Namespace) -> int:
     return show_changes(_workspace(args), session_id=args.session, as_json=args.json)
 
 
+def _cmd_acp(args: argparse.Namespace) -> int:
+    from app.acp import run_acp
+
+    return run_acp(args.workspace)
+
+
 COMMANDS: dict[str | None, Callable[[argparse.Namespace], int]] = {
     "schema": _cmd_schema,
     "permission": _cmd_permission,
     "tool": _cmd_tool,
     "changes": _cmd_changes,
+    "acp": _cmd_acp,
 }
 
 

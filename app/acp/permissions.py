@@ -1,0 +1,30 @@
+"""ACP permission options and how each answer maps onto the permission service: "always"
+means for this session only (the service remembers the tool and exact subject), never a
+rule written to config."""
+
+from __future__ import annotations
+
+from acp.schema import AllowedOutcome, PermissionOption, RequestPermissionResponse
+
+from app.permission import PermissionReply
+
+OPTIONS = [
+    PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
+    PermissionOption(option_id="allow_always", name="Allow for this session", kind="allow_always"),
+    PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
+    PermissionOption(option_id="reject_always", name="Reject for this session", kind="reject_always"),
+]
+DECISIONS = {
+    "allow_once": "allow_once",
+    "allow_always": "allow_session",
+    "reject_once": "deny",
+    "reject_always": "deny_session",
+}
+
+
+def reply_for(response: RequestPermissionResponse) -> PermissionReply:
+    """The service's reply for the client's answer; a cancelled or unknown answer denies."""
+    outcome = response.outcome
+    if isinstance(outcome, AllowedOutcome) and outcome.option_id in DECISIONS:
+        return PermissionReply(DECISIONS[outcome.option_id])  # type: ignore[arg-type]
+    return PermissionReply("deny", "the editor cancelled the question", automatic=True)

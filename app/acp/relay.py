@@ -1,0 +1,173 @@
+"""One prompt's events, relayed to the editor as ACP session updates, in bus order.
+
+Text and reasoning deltas become message and thought chunks; each tool call becomes a
+``tool_call`` (pending) and ``tool_call_update``s (in_progress once it may run, then
+completed or failed with its content). A writing call runs alone, so the file versions
+history records between its start and its end are its changes: they become the diff
+content, each against the version before it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from acp.helpers import update_tool_call
+from acp.schema import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    Cost,
+    TextContentBlock,
+    ToolCallStart,
+    ToolCallUpdate,
+    UsageUpdate,
+)
+
+from app.acp.channel import ClientChannel
+from app.acp.permissions import OPTIONS, reply_for
+from app.acp.updates import file_diff, text_content, tool_kind, tool_locations, tool_title
+from app.bus import Event
+from app.llm.events import ReasoningDelta, TextDelta, ToolCallFinished, ToolCallStarted, UsageUpdated
+from app.permission import PermissionRequested
+from app.runtime import Runtime
+from app.store.events import FileVersionCreated
+from app.store.history import INITIAL
+
+log = logging.getLogger(__name__)
+RELAYED = (TextDelta, ReasoningDelta, ToolCallStarted, ToolCallFinished, UsageUpdated, FileVersionCreated, PermissionRequested)
+
+
+class TurnRelay:
+    """Started before the loop runs a prompt; ``finish()`` after it returns sends what
+    is still queued, so every update precedes the prompt's response."""
+
+    def __init__(self, runtime: Runtime, channel: ClientChannel, session_id: str) -> None:
+        self._runtime = runtime
+        self._channel = channel
+        self._session_id = session_id
+        self._subscription = runtime.bus.subscribe(*RELAYED)
+        self._open_calls: dict[str, ToolCallStarted] = {}
+        self._changes: dict[str, list[FileVersionCreated]] = {}
+        self._questions: set[asyncio.Task[None]] = set()
+        self._pump = asyncio.create_task(self._relay())
+
+    async def finish(self) -> None:
+        self._subscription.close()
+        await self._pump
+        for question in list(self._questions):
+            question.cancel()
+        await asyncio.gather(*self._questions, return_exceptions=True)
+
+    async def _relay(self) -> None:
+        async for event in self._subscription:
+            try:
+                await self._send_for(event)
+            except Exception:  # a frame the editor rejects must not stop the turn's others
+                log.exception("could not relay %s", type(event).__name__)
+
+    async def _send_for(self, event: Event) -> None:
+        if isinstance(event, PermissionRequested):
+            if self._owns(event.request.session_id):
+                task = asyncio.create_task(self._ask(event))
+                self._questions.add(task)
+                task.add_done_callback(self._questions.discard)
+            return
+        if getattr(event, "session_id", None) != self._session_id:
+            return  # sub-agents' own events stay in their child session
+        update = self._update_for(event)
+        if update is not None:
+            await self._channel.update(self._session_id, update)
+
+    def _update_for(self, event: Event) -> Any:
+        match event:
+            case TextDelta(text=text):
+                return AgentMessageChunk(session_update="agent_message_chunk", content=_text(text))
+            case ReasoningDelta(text=text):
+                return AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(text))
+            case ToolCallStarted():
+                self._open_calls[event.call_id] = event
+                self._changes[event.call_id] = []
+                return self._started(event)
+            case FileVersionCreated() if event.version != INITIAL:
+                for changes in self._changes.values():
+                    changes.append(event)
+                return None
+            case ToolCallFinished():
+                return self._finished(event)
+            case UsageUpdated():
+                return UsageUpdate(
+                    session_update="usage_update",
+                    used=event.prompt_tokens + event.completion_tokens,
+                    size=event.context_window,
+                    cost=Cost(amount=event.cost, currency="USD"),
+                )
+        return None
+
+    def _started(self, event: ToolCallStarted) -> ToolCallStart:
+        tool = self._runtime.tools.get(event.tool)
+        return ToolCallStart(
+            session_update="tool_call",
+            tool_call_id=event.call_id,
+            title=tool_title(event.tool, event.arguments),
+            kind=tool_kind(event.tool, event.arguments),
+            status="in_progress" if tool is not None and tool.read_only else "pending",
+            locations=tool_locations(self._runtime.root, event.arguments),
+            raw_input=event.arguments,
+        )
+
+    def _finished(self, event: ToolCallFinished) -> Any:
+        self._open_calls.pop(event.call_id, None)
+        changes = self._changes.pop(event.call_id, [])
+        diffs = [self._diff(change) for change in changes]
+        content = diffs or [text_content(event.output)]
+        if diffs and event.output:
+            content.append(text_content(event.output))
+        return update_tool_call(
+            event.call_id,
+            status="failed" if event.error else "completed",
+            content=content,
+            raw_output={"output": event.output, "metadata": event.metadata},
+        )
+
+    def _diff(self, change: FileVersionCreated) -> Any:
+        versions = self._runtime.store.history.versions(change.session_id, change.path)
+        index = next(i for i, version in enumerate(versions) if version.version == change.version)
+        return file_diff(self._runtime.root, versions[index - 1] if index else None, versions[index])
+
+    def _owns(self, session_id: str) -> bool:
+        """Questions of this session and of its sub-agents' child sessions."""
+        sessions = self._runtime.store.sessions
+        while session_id != self._session_id:
+            session = sessions.get(session_id)
+            if session is None or session.parent_id is None:
+                return False
+            session_id = session.parent_id
+        return True
+
+    async def _ask(self, event: PermissionRequested) -> None:
+        """One question to the editor. The answer is sent to the service after the
+        in_progress update, so that update precedes the call's own results."""
+        request = event.request
+        call = self._call_asking(request.tool)
+        call_id = call.call_id if call else f"permission-{event.request_id}"
+        tool_call = ToolCallUpdate(
+            tool_call_id=call_id,
+            title=request.title,
+            kind=tool_kind(request.tool, call.arguments if call else {}),
+            status="pending",
+            content=[text_content(request.preview.text)] if request.preview.text else None,
+            raw_input=call.arguments if call else {"subject": request.subject},
+        )
+        response = await self._channel.request_permission(self._session_id, tool_call, OPTIONS)
+        reply = reply_for(response)
+        if reply.allowed and call is not None:
+            await self._channel.update(self._session_id, update_tool_call(call_id, status="in_progress"))
+        self._runtime.permissions.reply(event.request_id, reply)
+
+    def _call_asking(self, tool: str) -> ToolCallStarted | None:
+        """The open call of that tool: writing calls run one at a time, so it is unique."""
+        return next((call for call in reversed(self._open_calls.values()) if call.tool == tool), None)
+
+
+def _text(text: str) -> TextContentBlock:
+    return TextContentBlock(type="text", text=text)

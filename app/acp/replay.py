@@ -1,0 +1,98 @@
+"""session/load: a stored session replayed as the updates the editor would have seen.
+
+Diffs come back from history: each tool result names the files it changed (its
+metadata), and the session's versions of each path are handed out in order, one per
+change, so every replayed diff is the real before and after."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+from acp.helpers import update_tool_call
+from acp.schema import AgentMessageChunk, AgentThoughtChunk, TextContentBlock, ToolCallStart, UserMessageChunk
+
+from app.acp.updates import file_diff, text_content, tool_kind, tool_locations, tool_title
+from app.runtime import Runtime
+from app.store.models import FileVersion
+
+
+def replay(runtime: Runtime, session_id: str) -> Iterator[Any]:
+    cursors = _VersionCursors(runtime, session_id)
+    for message in runtime.store.messages.list(session_id):
+        for part in message.parts:
+            update = _update_for(runtime, message.role, part, cursors)
+            if update is not None:
+                yield update
+
+
+def _update_for(runtime: Runtime, role: str, part: dict[str, Any], cursors: _VersionCursors) -> Any:
+    kind = part.get("type")
+    if kind == "text":
+        block = TextContentBlock(type="text", text=part["text"])
+        if role == "user":
+            return UserMessageChunk(session_update="user_message_chunk", content=block)
+        return AgentMessageChunk(session_update="agent_message_chunk", content=block)
+    if kind == "reasoning":
+        block = TextContentBlock(type="text", text=part["text"])
+        return AgentThoughtChunk(session_update="agent_thought_chunk", content=block)
+    if kind == "tool_call":
+        arguments = _arguments(part.get("arguments"))
+        return ToolCallStart(
+            session_update="tool_call",
+            tool_call_id=part["id"],
+            title=tool_title(part["name"], arguments),
+            kind=tool_kind(part["name"], arguments),
+            status="pending",
+            locations=tool_locations(runtime.root, arguments),
+            raw_input=arguments,
+        )
+    if kind == "tool_result":
+        diffs = [] if part.get("error") else cursors.diffs(changed_paths(part.get("metadata") or {}))
+        content = [*diffs, text_content(part.get("output", ""))]
+        return update_tool_call(
+            part["call_id"], status="failed" if part.get("error") else "completed", content=content
+        )
+    return None
+
+
+def changed_paths(metadata: dict[str, Any]) -> list[str]:
+    """Workspace-relative paths a tool result changed: its ``files`` (with a move's source)
+    or its single ``path``."""
+    files = metadata.get("files")
+    if isinstance(files, list) and files:
+        paths: list[str] = []
+        for entry in files:
+            if isinstance(entry, dict):
+                paths.extend(p for p in (entry.get("moved_from"), entry.get("path")) if isinstance(p, str))
+        return paths
+    path = metadata.get("path")
+    return [path] if isinstance(path, str) and "diff" in metadata else []
+
+
+class _VersionCursors:
+    def __init__(self, runtime: Runtime, session_id: str) -> None:
+        self._runtime = runtime
+        self._session_id = session_id
+        self._seen: dict[str, int] = {}
+
+    def diffs(self, paths: list[str]) -> list[Any]:
+        contents = []
+        for path in paths:
+            versions: list[FileVersion] = self._runtime.store.history.versions(self._session_id, path)
+            index = self._seen.get(path, 0) + 1  # index 0 is "initial"
+            if index < len(versions):
+                self._seen[path] = index
+                contents.append(file_diff(self._runtime.root, versions[index - 1], versions[index]))
+        return contents
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else {}
+    except json.JSONDecodeError:
+        return {"raw": raw}
+    return value if isinstance(value, dict) else {"raw": raw}

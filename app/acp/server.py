@@ -1,0 +1,69 @@
+"""`opencode acp`: serve the agent over stdio. stdout carries only protocol frames: the
+process's own fd 1 is pointed at stderr before anything can print, and the protocol
+writes to a private duplicate of the original stdout. Logs go to a file."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import BinaryIO
+
+from acp.agent.router import build_agent_router
+from acp.connection import Connection
+from acp.stdio import stdio_streams
+
+from app.acp.agent import OpencodeAgent
+from app.acp.channel import ClientChannel
+from app.config import load_config
+from app.errors import OpencodeError
+
+HELP = "serve the agent to editors over the Agent Client Protocol (stdio)"
+STREAM_LIMIT = 50 * 1024 * 1024  # prompts may embed whole files
+
+
+def run_acp(root: Path | None) -> int:
+    """Serve until the editor closes stdin; returns the exit code."""
+    root = (root or Path.cwd()).resolve()
+    try:
+        log_file = _start_logging(root)
+    except (OpencodeError, OSError) as error:
+        print(f"opencode: error: {error}", file=sys.stderr)
+        return 2
+    protocol_out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # a stray print (a library's banner) must not corrupt the protocol
+    sys.stdout = sys.stderr
+    logging.getLogger(__name__).info("serving ACP; log in %s", log_file)
+    try:
+        asyncio.run(_serve(protocol_out))
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+async def _serve(protocol_out: BinaryIO) -> None:
+    sys.stdout = protocol_out  # the SDK's stdio_streams writes to sys.stdout: only for this call
+    try:
+        reader, writer = await stdio_streams(limit=STREAM_LIMIT)
+    finally:
+        sys.stdout = sys.stderr
+    agent = OpencodeAgent()
+    connection = Connection(build_agent_router(agent), writer, reader, listening=False)
+    agent.channel = ClientChannel(connection)
+    try:
+        await connection.main_loop()
+    finally:
+        await agent.close()
+        await connection.close()
+
+
+def _start_logging(root: Path) -> Path:
+    log_dir = load_config(root).data_dir(root) / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_file = log_dir / "acp.log"
+    handler = logging.FileHandler(log_file, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
+    return log_file

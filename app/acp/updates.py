@@ -1,0 +1,103 @@
+"""Translating the agent loop's calls into ACP tool-call updates: kind, title, locations
+and diff content. Kept free of I/O so the live stream and the session/load replay build
+the same frames from the same facts."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from acp.schema import (
+    ContentToolCallContent,
+    FileEditToolCallContent,
+    TextContentBlock,
+    ToolCallLocation,
+    ToolKind,
+)
+
+from app.llm.headless import call_subject
+from app.store.models import FileVersion
+
+Content = ContentToolCallContent | FileEditToolCallContent
+
+TOOL_KINDS: dict[str, ToolKind] = {
+    "view": "read",
+    "ls": "search",
+    "glob": "search",
+    "grep": "search",
+    "write": "edit",
+    "edit": "edit",
+    "multiedit": "edit",
+    "patch": "edit",
+    "delete": "delete",
+    "bash": "execute",
+    "fetch": "fetch",
+    "task": "think",
+}
+_PATCH_HEADER = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.MULTILINE)
+PATH_KEYS = ("filePath", "path")
+
+
+def tool_kind(tool: str, arguments: Mapping[str, Any]) -> ToolKind:
+    """The ACP kind: by tool, except a patch made only of moves is a move and one made
+    only of deletions a delete, so the editor can pick the right icon."""
+    patch = arguments.get("patch")
+    if tool == "patch" and isinstance(patch, str):
+        operations = [match.group(1) or "Move" for match in _PATCH_HEADER.finditer(patch)]
+        moves = operations.count("Move")
+        if moves and operations.count("Update") == moves and len(operations) == 2 * moves:
+            return "move"
+        if operations and all(op == "Delete" for op in operations):
+            return "delete"
+    return TOOL_KINDS.get(tool, "other")
+
+
+def tool_title(tool: str, arguments: Mapping[str, Any]) -> str:
+    subject = call_subject(arguments)
+    return f"{tool} {subject}" if subject else tool
+
+
+def tool_locations(root: Path, arguments: Mapping[str, Any]) -> list[ToolCallLocation]:
+    """Absolute paths the call is about, from its arguments (a patch names several)."""
+    paths: list[str] = []
+    patch = arguments.get("patch")
+    if isinstance(patch, str):
+        paths = [match.group(2) or match.group(3) for match in _PATCH_HEADER.finditer(patch)]
+    for key in PATH_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip():
+            paths.append(value.strip())
+    unique = dict.fromkeys(str(root / path) for path in paths)  # root / absolute == absolute
+    return [ToolCallLocation(path=path) for path in unique]
+
+
+def text_content(text: str) -> ContentToolCallContent:
+    return ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=text))
+
+
+def file_diff(root: Path, previous: FileVersion | None, version: FileVersion) -> FileEditToolCallContent:
+    """One file's change as ACP diff content. A deletion keeps the last content as oldText
+    with newText "" and is flagged in ``_meta`` (``mark_deleted`` lifts the flag to the
+    top-level ``deleted`` field of spec 004 once serialized)."""
+    old_text = None if previous is None or previous.deleted else previous.content
+    meta = {"opencode": {"deleted": True}} if version.deleted else None
+    return FileEditToolCallContent(
+        type="diff", path=str(root / version.path), old_text=old_text, new_text=version.content, field_meta=meta
+    )
+
+
+def mark_deleted(payload: Any) -> Any:
+    """Copy ``_meta.opencode.deleted`` of every serialized diff to ``deleted: true``: the
+    SDK's schema predates spec 004 and would drop the field if set on the model."""
+    if isinstance(payload, dict):
+        if payload.get("type") == "diff" and payload.get("_meta", {}).get("opencode", {}).get("deleted"):
+            payload["deleted"] = True
+        for value in payload.values():
+            mark_deleted(value)
+    elif isinstance(payload, list):
+        for item in payload:
+            mark_deleted(item)
+    return payload
+
