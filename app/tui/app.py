@@ -1,0 +1,465 @@
+"""The Textual app: the chat, the prompt, the status bar and the modified-files sidebar,
+wired to the core through the bus.
+
+Start-up is ordered for a fast first frame: this module imports only Textual and light
+widgets; the runtime (config, pydantic, SQLite) is built in a thread after the first
+frame, and then litellm imports in its own background thread (only for a real model:
+the offline demo never needs it). A prompt typed meanwhile is sent as soon as the
+runtime is ready.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Callable, Mapping
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import Input, TextArea
+
+from app.bus import Event
+from app.errors import OpencodeError
+from app.llm.events import (
+    ModelRetrying,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnCancelled,
+    TurnFailed,
+    TurnFinished,
+    TurnStarted,
+    UsageUpdated,
+)
+from app.store.events import MessageCreated, MessageUpdated, SessionDeleted, SessionUpdated
+from app.store.models import Message
+from app.tui.screens.commands import AppCommands, PaletteCommand
+from app.tui.themes import apply_theme, available_themes, register_themes, theme_variable_defaults
+from app.tui.widgets.chat_log import ChatLog, coalesce_deltas, event_session
+from app.tui.widgets.prompt_input import PromptInput
+from app.tui.widgets.status_bar import StatusBar
+
+if TYPE_CHECKING:
+    from app.llm.agent import AgentLoop, ModelProvider
+    from app.runtime import Runtime
+
+SIDEBAR_MIN_WIDTH = 100
+"""Below this many columns the sidebar starts hidden (the toggle key still shows it)."""
+QUIT_WINDOW = 2.0
+"""Seconds within which a second ctrl+c quits."""
+DEFAULT_THEME = "opencode"
+CHAT_EVENTS: tuple[type[Event], ...] = (
+    TextDelta,
+    ReasoningDelta,
+    ToolCallStarted,
+    ToolCallFinished,
+    MessageCreated,
+    MessageUpdated,
+    TurnStarted,
+    TurnFinished,
+    TurnFailed,
+    TurnCancelled,
+    UsageUpdated,
+    ModelRetrying,
+    SessionUpdated,
+    SessionDeleted,
+)
+PROGRESS_EVENTS = (TextDelta, ReasoningDelta, ToolCallStarted, ToolCallFinished)
+
+
+class OpencodeApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "opencode"
+    COMMANDS = {AppCommands}
+    INHERIT_BINDINGS = False
+    BINDINGS = [
+        Binding("ctrl+p", "command_palette", "Commands", id="app.command_palette", priority=True),
+        Binding("ctrl+s", "sessions", "Sessions", id="app.sessions"),
+        Binding("ctrl+n", "new_session", "New session", id="app.new_session"),
+        Binding("ctrl+o", "models", "Models", id="app.models"),
+        Binding("ctrl+b", "toggle_sidebar", "Toggle the files sidebar", id="app.toggle_sidebar"),
+        Binding("f1", "help", "Help", id="app.help"),
+        Binding("escape", "cancel_turn", "Cancel the running reply", id="app.cancel"),
+        Binding("ctrl+c", "quit_twice", "Quit (press twice)", id="app.quit", priority=True),
+        Binding("ctrl+q", "quit", "Quit now", id="app.quit_now", priority=True),
+    ]
+
+    sidebar_open: reactive[bool | None] = reactive(None)
+    """None: shown when the terminal is wide enough; True/False: the user's choice."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        runtime: Runtime | None = None,
+        model: str | None = None,
+        continue_last: bool = False,
+        env: Mapping[str, str] | None = None,
+        user_themes: Path | None = None,
+        providers: Callable[[str], ModelProvider] | None = None,
+    ) -> None:
+        """``providers`` maps a model to what streams it (default: scripted or litellm);
+        benchmarks pass their own."""
+        super().__init__()
+        self.root = Path(root)
+        self.runtime = runtime
+        self.env = os.environ if env is None else env
+        self.cli_model = model
+        self.continue_last = continue_last
+        self.model = ""
+        self.session_id: str | None = None
+        self.keybindings: dict[str, str] = {}
+        self._providers = providers
+        self._loops: dict[str, AgentLoop] = {}
+        self._turn_session: str | None = None
+        self._waiting_prompt: str | None = None
+        self._quit_pressed_at = -QUIT_WINDOW
+        self._theme_warnings = register_themes(self, user_themes)
+        apply_theme(self, DEFAULT_THEME)
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return theme_variable_defaults()
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="main"):
+            with Vertical(id="conversation"):
+                yield ChatLog(id="chat")
+                yield PromptInput(id="prompt", placeholder="Ask anything · f1 for keys")
+        yield StatusBar(id="status")
+
+    @property
+    def chat(self) -> ChatLog:
+        return self.query_one("#chat", ChatLog)
+
+    @property
+    def prompt(self) -> PromptInput:
+        return self.query_one("#prompt", PromptInput)
+
+    @property
+    def status(self) -> StatusBar:
+        return self.query_one("#status", StatusBar)
+
+    @property
+    def turn_running(self) -> bool:
+        return self._turn_session is not None
+
+    # -- start-up ------------------------------------------------------------------------
+
+    async def on_mount(self) -> None:
+        for warning in self._theme_warnings:
+            self.notify(warning, severity="warning", timeout=8)
+        self.prompt.focus()
+        self.status.model_label = "starting…"
+        if self.runtime is not None:
+            await self._adopt_runtime(self.runtime)
+        else:
+            self.call_after_refresh(self._build_runtime)
+
+    @work(thread=True, exit_on_error=False, group="startup")
+    def _build_runtime(self) -> None:
+        from app.runtime import Runtime
+
+        try:
+            runtime = Runtime.build(self.root)
+        except OpencodeError as err:
+            self.call_from_thread(self.chat.add_notice, f"{err}", "error")
+            self.call_from_thread(setattr, self.status, "model_label", "not started")
+            return
+        self.call_from_thread(self._adopt_runtime, runtime)
+
+    async def _adopt_runtime(self, runtime: Runtime) -> None:
+        """Everything that needs the core: keys and theme from config, the model, the
+        sidebar, the bus listener, the permission queue, the session to continue."""
+        from app.tui.model_choice import startup_model
+        from app.tui.widgets.permission_queue import PermissionQueue
+        from app.tui.widgets.sidebar import FilesSidebar
+
+        self.runtime = runtime
+        self.keybindings = dict(runtime.config.tui.keybindings)
+        self.set_keymap(self.keybindings)
+        if runtime.config.tui.theme != DEFAULT_THEME and not apply_theme(self, runtime.config.tui.theme):
+            self.notify(
+                f"Unknown theme {runtime.config.tui.theme!r} in tui.theme: using {DEFAULT_THEME}", severity="warning"
+            )
+        model, onboarding = startup_model(self.cli_model, runtime.config, self.env)
+        self.use_model(model)
+        await self.query_one("#main").mount(FilesSidebar(runtime, None, id="sidebar"))
+        self._show_sidebar()
+        self._listen()
+        queue = PermissionQueue(self, runtime.permissions)
+        self.run_worker(queue.run(runtime.bus), name="permissions", group="permissions")
+        if self.continue_last:
+            latest = await asyncio.to_thread(runtime.store.sessions.latest)
+            if latest is not None:
+                await self.open_session(latest.id)
+        if onboarding:
+            await self.chat.add_notice(onboarding, "info")
+        if self._waiting_prompt is not None:
+            prompt, self._waiting_prompt = self._waiting_prompt, None
+            await self.send_prompt(prompt)
+
+    # -- the bus ---------------------------------------------------------------------------
+
+    @work(exclusive=True, group="bus")
+    async def _listen(self) -> None:
+        assert self.runtime is not None
+        async with self.runtime.bus.subscribe(*CHAT_EVENTS) as events:
+            while (first := await events.get()) is not None:
+                backlog = [first]
+                while (more := events.get_nowait()) is not None:
+                    backlog.append(more)
+                for event in coalesce_deltas(backlog):
+                    try:
+                        await self._show_event(event)
+                    except Exception as err:  # noqa: BLE001 - one bad event must not stop the listener
+                        self.log.error(f"drawing {type(event).__name__} failed: {err!r}")
+
+    async def _show_event(self, event: Event) -> None:
+        await self.chat.apply(event)
+        status = self.status
+        ours = event_session(event) == self.session_id
+        match event:
+            case SessionUpdated(session=session) if session.id == self.session_id:
+                status.title = session.title
+                status.cost = session.cost
+            case SessionDeleted(session_id=deleted) if deleted == self.session_id:
+                await self.open_session(None)
+            case TurnStarted() if ours:
+                status.working = True
+            case TurnFinished() | TurnFailed() | TurnCancelled() if ours:
+                status.working = False
+            case UsageUpdated() if ours:
+                status.context_tokens = event.prompt_tokens + event.completion_tokens
+                status.context_window = event.context_window
+                status.cost = event.cost
+            case ModelRetrying() if ours:
+                self.notify(f"The model call failed ({event.reason}); trying again in {event.delay:.0f} s")
+            case _ if ours and isinstance(event, PROGRESS_EVENTS):
+                status.pulse()
+
+    # -- prompts and turns -----------------------------------------------------------------
+
+    @on(PromptInput.Submitted)
+    async def _submitted(self, message: PromptInput.Submitted) -> None:
+        await self.send_prompt(message.text)
+
+    async def send_prompt(self, text: str) -> None:
+        """Start a turn with ``text`` in the current session (created on the first prompt)."""
+        if self.runtime is None:
+            self._waiting_prompt = text
+            self.notify("Starting up: your prompt is sent in a moment")
+            return
+        if self.turn_running:
+            self.prompt.load_text(text)
+            self.notify("A reply is still running: press escape to cancel it first", severity="warning")
+            return
+        if self.session_id is None:
+            session = await asyncio.to_thread(self.runtime.store.sessions.create, "", None, self.model)
+            await self._show_session(session.id, [])
+        self._run_turn(self.session_id, text)
+
+    @work(group="turn", exit_on_error=False)
+    async def _run_turn(self, session_id: str, text: str) -> None:
+        self._turn_session = session_id
+        try:
+            await self._loop_for(self.model).run(session_id, text, model=self.model)
+        except OpencodeError as err:
+            await self.chat.add_notice(str(err), "error")
+        finally:
+            self._turn_session = None
+
+    def _loop_for(self, model: str) -> AgentLoop:
+        """One agent loop per provider (litellm, or each script), built on first use."""
+        from app.llm.agent import AgentLoop
+        from app.llm.scripted import is_scripted, provider_for
+
+        assert self.runtime is not None
+        key = model if is_scripted(model) else "litellm"
+        if key not in self._loops:
+            provider = (self._providers or provider_for)(model)
+            self._loops[key] = AgentLoop(self.runtime, provider, env=self.env)
+        return self._loops[key]
+
+    def action_cancel_turn(self) -> None:
+        if self._turn_session is None:
+            return
+        for loop in self._loops.values():
+            loop.cancel(self._turn_session)
+
+    # -- sessions --------------------------------------------------------------------------
+
+    async def open_session(self, session_id: str | None) -> None:
+        """Show a stored session (None: a blank one, stored with its first prompt)."""
+        messages = []
+        if session_id is not None and self.runtime is not None:
+            messages = await asyncio.to_thread(self.runtime.store.messages.list, session_id)
+            self.prompt.earlier_prompts = [
+                part["text"]
+                for message in messages
+                if message.role == "user"
+                for part in message.parts
+                if part.get("type") == "text"
+            ]
+        await self._show_session(session_id, messages)
+
+    async def _show_session(self, session_id: str | None, messages: list[Message]) -> None:
+        self.session_id = session_id
+        await self.chat.show_session(session_id, messages)
+        session = None
+        if session_id is not None and self.runtime is not None:
+            session = await asyncio.to_thread(self.runtime.store.sessions.get, session_id)
+        status = self.status
+        status.title = session.title if session else ""
+        status.cost = session.cost if session else 0.0
+        status.context_tokens = 0
+        if self.is_mounted and self.query("#sidebar"):
+            self.query_one("#sidebar").session_id = session_id  # type: ignore[attr-defined]
+
+    def action_sessions(self) -> None:
+        if self.runtime is None:
+            return
+        from app.tui.screens.sessions import SessionPick, SessionsScreen
+
+        async def picked(pick: SessionPick | None) -> None:
+            if pick is not None:
+                await self.open_session(pick.session_id if pick.action == "switch" else None)
+
+        self.push_screen(SessionsScreen(self.runtime.store.sessions, self.session_id), picked)
+
+    async def action_new_session(self) -> None:
+        await self.open_session(None)
+
+    # -- models, themes, sidebar, help -----------------------------------------------------
+
+    def action_models(self) -> None:
+        if self.runtime is None:
+            return
+        from app.tui.model_choice import available_models
+        from app.tui.screens.models import ModelsScreen
+
+        choices = available_models(self.runtime.config, self.env, self.model)
+        self.push_screen(ModelsScreen(choices, self.model), self.use_model)
+
+    def use_model(self, model: str | None) -> None:
+        """Talk to ``model`` from the next prompt on. A real (not scripted) model needs
+        litellm: its import starts now, in a thread, so the first prompt finds it ready."""
+        from app.llm.provider import start_background_import
+        from app.llm.scripted import is_scripted
+        from app.tui.model_choice import model_label
+
+        if model:
+            self.model = model
+            self.status.model_label = model_label(model)
+            if not is_scripted(model):
+                start_background_import()
+
+    def use_theme(self, name: str) -> None:
+        if apply_theme(self, name):
+            self._save_theme(name)
+
+    @work(thread=True, group="config", exit_on_error=False)
+    def _save_theme(self, name: str) -> None:
+        from app.config import save_project_setting
+
+        try:
+            save_project_setting(self.root, "tui.theme", name)
+        except OpencodeError as err:
+            self.call_from_thread(self.notify, f"Theme not saved: {err}", severity="error")
+
+    def on_resize(self) -> None:
+        self._show_sidebar()
+
+    def _watch_sidebar_open(self) -> None:
+        self._show_sidebar()
+
+    def _show_sidebar(self) -> None:
+        for sidebar in self.query("#sidebar"):
+            wanted = self.sidebar_open
+            sidebar.display = wanted if wanted is not None else self.size.width >= SIDEBAR_MIN_WIDTH
+
+    def action_toggle_sidebar(self) -> None:
+        for sidebar in self.query("#sidebar"):
+            self.sidebar_open = not sidebar.display
+
+    def action_help(self) -> None:
+        from app.tui.screens.help import HelpScreen
+
+        self.push_screen(HelpScreen(self.help_sections()))
+
+    def help_sections(self) -> list[tuple[str, list[Any]]]:
+        """Every screen's and widget's bindings, as the help screen lists them."""
+        from app.tui.screens.diff_screen import DiffScreen
+        from app.tui.screens.help import help_rows
+        from app.tui.screens.models import ModelsScreen
+        from app.tui.screens.permission_screen import PermissionScreen
+        from app.tui.screens.sessions import SessionsScreen
+        from app.tui.widgets.sidebar_list import ModifiedFileList
+        from app.tui.widgets.tool_render import ToolOutput
+
+        owners: list[tuple[str, type[Widget] | type[App]]] = [
+            ("Anywhere", OpencodeApp),
+            ("Prompt", PromptInput),
+            ("Chat", ToolOutput),
+            ("Files sidebar", ModifiedFileList),
+            ("Diff viewer", DiffScreen),
+            ("Permission question", PermissionScreen),
+            ("Sessions", SessionsScreen),
+            ("Models", ModelsScreen),
+        ]
+        return [(title, help_rows(owner.BINDINGS, self.keybindings)) for title, owner in owners]
+
+    def palette_commands(self) -> list[PaletteCommand]:
+        commands = [
+            PaletteCommand("New session", "Start a new conversation", self.action_new_session),
+            PaletteCommand("Sessions", "Switch, rename or delete sessions", self.action_sessions),
+            PaletteCommand("Model", "Choose the model", self.action_models),
+            PaletteCommand("Toggle sidebar", "Show or hide the modified files", self.action_toggle_sidebar),
+            PaletteCommand("Compact session", "Summarise the conversation to free context", self.action_compact),
+            PaletteCommand("Help", "List every key binding", self.action_help),
+            PaletteCommand("Quit", "Leave opencode", self.action_quit),
+        ]
+        commands += [
+            PaletteCommand(f"Theme: {name}", "Use this theme and save it in .opencode.json", partial(self.use_theme, name))
+            for name in available_themes(self)
+        ]
+        return commands
+
+    def action_compact(self) -> None:
+        self.notify("Compaction runs automatically when the context is nearly full", severity="information")
+
+    # -- quitting --------------------------------------------------------------------------
+
+    def action_quit_twice(self) -> None:
+        """ctrl+c copies a selection; otherwise the first press warns and the second quits."""
+        focused = self.focused
+        if isinstance(focused, TextArea | Input) and focused.selected_text:
+            focused.action_copy()
+            return
+        now = time.monotonic()
+        if now - self._quit_pressed_at < QUIT_WINDOW:
+            self.exit()
+            return
+        self._quit_pressed_at = now
+        self.notify("Press ctrl+c again to quit", timeout=QUIT_WINDOW)
+
+
+def run_tui(root: Path, *, model: str | None, continue_last: bool) -> int:
+    """The `opencode` command without a subcommand: the full-screen app in ``root``. After
+    its first frame the app builds the runtime in a thread, then, when the model is a real
+    one, starts litellm's background import (app.llm.provider.start_background_import)."""
+    app = OpencodeApp(root, model=model, continue_last=continue_last)
+    try:
+        app.run()
+    finally:
+        if app.runtime is not None:
+            app.runtime.close()
+    return app.return_code or 0

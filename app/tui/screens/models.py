@@ -1,0 +1,82 @@
+"""The models screen (ctrl+o): the models of the configured providers and the offline
+demo, filtered as you type. Enter picks the highlighted model; a typed id that matches
+nothing (``provider/model``) is taken as is, for models the list does not know."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+if TYPE_CHECKING:
+    from app.tui.model_choice import ModelChoice
+
+
+def model_line(choice: ModelChoice, current: str) -> Content:
+    mark = "● " if choice.model == current else "  "
+    return Content.assemble((mark, "$accent"), (choice.label, "$text"), "  ", (choice.provider, "$text-muted"))
+
+
+class ModelsScreen(ModalScreen[str | None]):
+    CSS_PATH = "models.tcss"
+    BINDINGS = [
+        Binding("escape", "dismiss(None)", "Close", id="models.close"),
+        Binding("down", "move(1)", "Next", id="models.next", show=False),
+        Binding("up", "move(-1)", "Previous", id="models.previous", show=False),
+    ]
+
+    def __init__(self, choices: list[ModelChoice], current: str) -> None:
+        super().__init__()
+        self.choices = choices
+        self.current = current
+        self._shown: list[ModelChoice] = []
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="models-box"):
+            yield Static("Models", id="models-title")
+            yield Input(placeholder="Filter, or type provider/model and press enter", id="models-filter")
+            yield OptionList(id="models-list")
+            yield Static("enter choose · ↑↓ move · esc close", id="models-help")
+
+    def on_mount(self) -> None:
+        self._show("")
+        self.query_one("#models-filter", Input).focus()
+
+    @on(Input.Changed, "#models-filter")
+    def _filter(self, event: Input.Changed) -> None:
+        self._show(event.value)
+
+    def _show(self, text: str) -> None:
+        needle = text.strip().lower()
+        self._shown = [c for c in self.choices if needle in c.model.lower() or needle in c.label.lower()]
+        listing = self.query_one("#models-list", OptionList)
+        listing.clear_options()
+        listing.add_options(Option(model_line(c, self.current), id=c.model) for c in self._shown)
+        current = next((i for i, c in enumerate(self._shown) if c.model == self.current), 0)
+        listing.highlighted = current if self._shown else None
+
+    def action_move(self, step: int) -> None:
+        listing = self.query_one("#models-list", OptionList)
+        if self._shown:
+            listing.highlighted = ((listing.highlighted or 0) + step) % len(self._shown)
+
+    @on(Input.Submitted, "#models-filter")
+    def _choose_typed(self, event: Input.Submitted) -> None:
+        highlighted = self.query_one("#models-list", OptionList).highlighted
+        if self._shown and highlighted is not None:
+            self.dismiss(self._shown[highlighted].model)
+        elif "/" in event.value.strip():
+            self.dismiss(event.value.strip())
+        else:
+            self.notify("Type a model id as provider/model, e.g. openai/gpt-5", severity="warning")
+
+    @on(OptionList.OptionSelected, "#models-list")
+    def _choose(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)

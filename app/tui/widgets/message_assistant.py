@@ -1,0 +1,134 @@
+"""One assistant message as it streams: its text parts (message_text.StreamedText, over
+Textual's Markdown stream), reasoning folded away in a Collapsible, and the tool calls
+in the order the model made them."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Collapsible, Static
+
+from app.tui import css_beside
+from app.tui.widgets.message_text import StreamedText
+from app.tui.widgets.tool_render import ToolCallView
+
+
+class ReasoningBlock(Collapsible):
+    """The model's thinking: collapsed, a click or enter away."""
+
+    def __init__(self, text: str = "") -> None:
+        self.text = text
+        self._body = Static(Content(text), classes="reasoning-text")
+        super().__init__(self._body, title="Thinking", collapsed=True)
+
+    def append(self, text: str) -> None:
+        self.text += text
+        self._body.update(Content(self.text))
+
+    def replace(self, text: str) -> None:
+        self.text = text
+        self._body.update(Content(text))
+
+
+class AssistantMessage(Vertical):
+    """Blocks in arrival order. Text after a tool call starts a new text part."""
+
+    DEFAULT_CSS = css_beside(__file__)
+
+    def __init__(self, message_id: str) -> None:
+        super().__init__()
+        self.message_id = message_id
+        self.tool_views: dict[str, ToolCallView] = {}
+        self._texts: list[StreamedText] = []
+        self._reasonings: list[ReasoningBlock] = []
+        self._open_text: StreamedText | None = None
+        self._reasoning_open = False
+
+    @property
+    def text(self) -> str:
+        return "".join(part.text for part in self._texts)
+
+    async def append_text(self, text: str) -> None:
+        if self._open_text is None:
+            self._reasoning_open = False
+            self._open_text = StreamedText()
+            self._texts.append(self._open_text)
+            await self.mount(self._open_text)
+        self._open_text.append(text)
+
+    async def append_reasoning(self, text: str) -> None:
+        await self.end_text()
+        if not self._reasoning_open:
+            block = ReasoningBlock()
+            self._reasonings.append(block)
+            self._reasoning_open = True
+            await self.mount(block)
+        self._reasonings[-1].append(text)
+
+    async def add_tool_call(self, call_id: str, tool: str, arguments: dict[str, Any]) -> ToolCallView:
+        await self.end_text()
+        self._reasoning_open = False
+        view = self.tool_views.get(call_id)
+        if view is None:
+            view = ToolCallView(call_id, tool, arguments)
+            self.tool_views[call_id] = view
+            await self.mount(view)
+        return view
+
+    async def end_text(self) -> None:
+        """Complete the text part being streamed, if any."""
+        if self._open_text is not None:
+            part, self._open_text = self._open_text, None
+            await part.finish()
+
+    async def show_parts(self, parts: list[dict[str, Any]]) -> None:
+        """Draw a stored message at once (replaying a session, or repairing a stream
+        that lost deltas): no streaming, the final text of each part."""
+        for part in parts:
+            kind = part.get("type")
+            if kind == "text" and part.get("text"):
+                text = StreamedText(part["text"])
+                self._texts.append(text)
+                await self.mount(text)
+            elif kind == "reasoning" and part.get("text"):
+                reasoning = ReasoningBlock(part["text"])
+                self._reasonings.append(reasoning)
+                await self.mount(reasoning)
+            elif kind == "tool_call":
+                await self.add_tool_call(part["id"], part["name"], _arguments(part.get("arguments")))
+
+    async def reconcile(self, parts: list[dict[str, Any]]) -> bool:
+        """Make the streamed text equal the stored parts (deltas are droppable on the bus;
+        the stored message is the truth). Returns True when the message had to be redrawn
+        from scratch, so the caller re-applies the tool results it knows."""
+        await self.end_text()
+        texts = [p["text"] for p in parts if p.get("type") == "text" and p.get("text")]
+        thoughts = [p["text"] for p in parts if p.get("type") == "reasoning" and p.get("text")]
+        if len(texts) == len(self._texts) and len(thoughts) == len(self._reasonings):
+            for shown, text in zip(self._texts, texts, strict=True):
+                if shown.text != text:
+                    await shown.replace(text)
+            for reasoning, text in zip(self._reasonings, thoughts, strict=True):
+                if reasoning.text != text:
+                    reasoning.replace(text)
+            return False
+        await self.remove_children()
+        self._texts.clear()
+        self._reasonings.clear()
+        self.tool_views.clear()
+        await self.show_parts(parts)
+        return True
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    """Stored tool-call arguments: a dict, or the model's JSON text (possibly malformed)."""
+    if isinstance(raw, dict):
+        return raw
+    try:
+        value = json.loads(raw or "{}")
+    except (TypeError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}

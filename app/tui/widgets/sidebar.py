@@ -1,0 +1,131 @@
+"""The modified-files sidebar: every file the session (and its sub-agents) changed, with
++additions -deletions, deleted files marked. Enter opens the file's diff; r reverts it.
+
+It follows the history through the bus: each ``FileVersionCreated`` marks the list stale,
+and one refresh loop re-reads the history whenever it is stale. However many versions a
+burst brings (a directory delete of 1,000 files), the list is read once for it, and the
+first event of a burst is shown at the next refresh, without waiting for a timer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from app.errors import PermissionDeniedError, ToolError
+from app.runtime import Runtime
+from app.store.events import FileVersionCreated
+from app.store.models import FileChange
+from app.tools.revert import revert_file
+from app.tui.screens.diff_screen import DiffScreen
+from app.tui.widgets.sidebar_list import ModifiedFileList
+
+REVERT_AGENT = "user"
+"""Who a revert is done for: the user, not an agent, so no agent's permission rules apply."""
+
+
+class FilesSidebar(Vertical):
+    """``FilesSidebar(runtime, session_id)``; set ``session_id`` when the session changes."""
+
+    DEFAULT_CSS = Path(__file__).with_suffix(".tcss").read_text(encoding="utf-8")
+
+    session_id: reactive[str | None] = reactive(None)
+
+    class Refreshed(Message):
+        """The list now shows ``count`` files (posted after every refresh)."""
+
+        def __init__(self, count: int) -> None:
+            super().__init__()
+            self.count = count
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        session_id: str | None = None,
+        *,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(id=id, classes=classes)
+        self.runtime = runtime
+        self.set_reactive(FilesSidebar.session_id, session_id)
+        self._stale = asyncio.Event()
+
+    def compose(self) -> ComposeResult:
+        yield Static("Modified files", id="sidebar-title")
+        yield ModifiedFileList(id="sidebar-files")
+        yield Static("No files changed yet", id="sidebar-empty")
+
+    def on_mount(self) -> None:
+        self._stale.set()
+        self._follow_history()
+        self._refresh_when_stale()
+
+    def watch_session_id(self) -> None:
+        self._stale.set()
+
+    def focus_files(self) -> None:
+        """Put the keyboard on the file list (the app binds a key to this)."""
+        self.query_one(ModifiedFileList).focus()
+
+    @property
+    def changes(self) -> list[FileChange]:
+        """The files shown, in order."""
+        return self.query_one(ModifiedFileList).changes
+
+    @work(group="sidebar-follow")
+    async def _follow_history(self) -> None:
+        async with self.runtime.bus.subscribe(FileVersionCreated) as events:
+            async for _ in events:
+                self._stale.set()
+
+    @work(group="sidebar-refresh")
+    async def _refresh_when_stale(self) -> None:
+        while True:
+            await self._stale.wait()
+            self._stale.clear()
+            session_id = self.session_id
+            changes = (
+                await asyncio.to_thread(self.runtime.store.history.list_latest_session_files, session_id)
+                if session_id
+                else []
+            )
+            if session_id == self.session_id:
+                self._show(changes)
+
+    def _show(self, changes: list[FileChange]) -> None:
+        self.query_one(ModifiedFileList).set_changes(changes)
+        self.query_one("#sidebar-title", Static).update(
+            Content.assemble(("Modified files", "bold"), (f"  {len(changes)}" if changes else "", "$text-muted"))
+        )
+        self.set_class(not changes, "-empty")
+        self.post_message(self.Refreshed(len(changes)))
+
+    @on(ModifiedFileList.OpenRequested)
+    def _open_diff(self, event: ModifiedFileList.OpenRequested) -> None:
+        self.app.push_screen(DiffScreen.for_change(event.change))
+
+    @on(ModifiedFileList.RevertRequested)
+    def _revert_requested(self, event: ModifiedFileList.RevertRequested) -> None:
+        if self.session_id is not None:
+            self._revert(self.session_id, event.change.path)
+
+    @work(group="sidebar-revert")
+    async def _revert(self, session_id: str, path: str) -> None:
+        """The permission question that apply_changes asks is the confirmation."""
+        try:
+            await revert_file(self.runtime.context(session_id, agent=REVERT_AGENT), path)
+        except PermissionDeniedError:
+            self.notify(f"{path} was not reverted", severity="information")
+        except ToolError as err:
+            self.notify(str(err), severity="warning")
+        else:
+            self.notify(f"Reverted {path}; the change stays in its history")

@@ -1,0 +1,63 @@
+"""One line at the bottom: what is running, in which session, on which model, and what
+it costs. Its spinner advances when the turn shows progress (``pulse``), not on a clock,
+so it never moves while nothing happens and snapshots stay stable."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from app.tui import css_beside
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+SEPARATOR = "  "
+
+
+def format_tokens(count: int) -> str:
+    """12345 -> "12.3k": the status bar has little room."""
+    if count < 1000:
+        return str(count)
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k"
+    return f"{count / 1_000_000:.1f}M"
+
+
+def format_usage(context_tokens: int, context_window: int, cost: float) -> str:
+    used = f"{format_tokens(context_tokens)} tokens"
+    if context_window > 0:
+        used += f" ({round(100 * context_tokens / context_window)}%)"
+    return f"{used} · ${cost:.2f}"
+
+
+class StatusBar(Widget):
+    """Set the reactives; the line redraws itself. The session title gives way first
+    when the terminal is narrow."""
+
+    DEFAULT_CSS = css_beside(__file__)
+
+    model_label: reactive[str] = reactive("")
+    title: reactive[str] = reactive("")
+    context_tokens: reactive[int] = reactive(0)
+    context_window: reactive[int] = reactive(0)
+    cost: reactive[float] = reactive(0.0)
+    working: reactive[bool] = reactive(False)
+    frame: reactive[int] = reactive(0)
+
+    def pulse(self) -> None:
+        """Advance the spinner: called for each sign of progress in the running turn."""
+        self.frame += 1
+
+    def render(self) -> Content:
+        left = Content("")
+        if self.working:
+            left = Content.styled(f"{SPINNER[self.frame % len(SPINNER)]} working · esc to cancel", "bold $accent")
+            left += SEPARATOR
+        right = Content.assemble(
+            (format_usage(self.context_tokens, self.context_window, self.cost), "$text-muted"),
+            SEPARATOR,
+            (self.model_label, "$primary"),
+        )
+        room = max(self.size.width - left.cell_length - right.cell_length - len(SEPARATOR), 0)
+        middle = Content.styled(self.title or "New session", "$text").truncate(room, ellipsis=True, pad=True)
+        return Content.assemble(left, middle, SEPARATOR, right)

@@ -1,0 +1,331 @@
+"""TUI benchmarks: start-up and idle memory in tmux, beside the OpenCode TUI, and frame
+and typing times while a reply streams.
+
+Start-up (tmux, 120x40, an empty workspace, a scratch HOME): "first frame" is the first
+non-blank screen, "ready to type" is when keys typed at the first frame show in the
+prompt, "idle memory" is the resident size of the process tree IDLE_SECONDS later
+(litellm imported by then: a provider key is set, so the model is a real one). OpenCode (npm `opencode-ai`, expected installed in
+/tmp/opencode-bench, never in the repo) is measured the same way when present.
+
+Streaming (in-process, headless): the real agent loop plays a reply paced at 2,000
+tokens/s; we record the interval between frames written to the
+terminal driver, the longest stall of the event loop, and how long a typed key takes to
+reach the prompt meanwhile.
+
+    .venv/bin/python bench/bench_tui.py [--no-peer]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PYTHON = REPO / ".venv" / "bin" / "python"
+PEER = Path("/tmp/opencode-bench/node_modules/opencode-linux-x64/bin/opencode")
+SIZE = (120, 40)
+POLL = 0.005
+MARKER = "zqx"
+BARE_APP = (
+    "from textual.app import App\nfrom textual.widgets import TextArea\n"
+    "class Bare(App):\n    def compose(self):\n        yield TextArea(placeholder='Ask anything')\n"
+    "Bare().run()"
+)
+GOAL_READY_MS = 350
+IDLE_SECONDS = 6.0
+"""How long after "ready" memory is read: litellm's background import is done by then."""
+GOAL_IDLE_MB = 250
+STREAM_REPLIES = {"a typical reply": 800, "a long reply": 4000}
+"""Words per streamed reply: paragraphs, lists and code blocks in turn."""
+TOKENS_PER_SECOND = 2000
+TICK = 0.01
+"""The paced model sends TOKENS_PER_SECOND * TICK tokens every TICK seconds, each its
+own delta, like a fast provider whose network reads deliver a few chunks at a time."""
+
+
+@dataclass
+class Startup:
+    first_frame_ms: float
+    ready_ms: float
+    idle_mb: float
+
+
+def tmux(*args: str) -> str:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, check=False).stdout
+
+
+def process_tree_rss_mb(root_pid: int) -> float:
+    """Resident memory of a process and all its descendants (OpenCode runs helpers)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    total_kb, todo = 0, [root_pid]
+    while todo:
+        pid = todo.pop()
+        todo.extend(children.get(pid, []))
+        try:
+            for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total_kb += int(line.split()[1])
+        except OSError:
+            continue
+    return total_kb / 1024
+
+
+def measure_startup(name: str, command: list[str], cwd: Path, env: dict[str, str], *, idle: float,
+                    timeout: float) -> Startup | None:
+    """Start ``command`` in a fresh tmux session and watch its screen."""
+    session = f"bench-{name}-{os.getpid()}"
+    shell = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    started = time.perf_counter()
+    tmux("new-session", "-d", "-s", session, "-x", str(SIZE[0]), "-y", str(SIZE[1]),
+         f"cd {shlex.quote(str(cwd))} && exec env {shell} {shlex.join(command)}")
+    try:
+        first = typed = None
+        deadline = started + timeout
+        while time.perf_counter() < deadline:
+            screen = tmux("capture-pane", "-p", "-t", session)
+            now = time.perf_counter()
+            if first is None and screen.strip():
+                first = now
+                tmux("send-keys", "-t", session, "-l", MARKER)
+            if first is not None and MARKER in screen:
+                typed = now
+                break
+            time.sleep(POLL)
+        if first is None or typed is None:
+            return None
+        time.sleep(idle)
+        pid = int(tmux("display-message", "-p", "-t", session, "#{pane_pid}").strip())
+        return Startup((first - started) * 1000, (typed - started) * 1000, process_tree_rss_mb(pid))
+    finally:
+        tmux("kill-session", "-t", session)
+
+
+def our_command() -> list[str]:
+    """`opencode` once the CLI opens the TUI without a subcommand; the entry itself until then."""
+    script = REPO / ".venv" / "bin" / "opencode"
+    if script.exists() and "run_tui" in (REPO / "app" / "cli.py").read_text(encoding="utf-8"):
+        return [str(script)]
+    entry = "import sys; from pathlib import Path; from app.tui.app import run_tui; " \
+            "sys.exit(run_tui(Path('.'), model=None, continue_last=False))"
+    return [str(PYTHON), "-c", entry]
+
+
+def startup_figures(runs: int, peer: bool) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-tui-") as scratch:
+        home, workspace = Path(scratch) / "home", Path(scratch) / "ws"
+        home.mkdir()
+        workspace.mkdir()
+        # A provider key, as a user has: the model is then a real one and litellm loads in
+        # the background (no request is made). Without it the app would run the offline demo.
+        env = {"HOME": str(home), "TERM": "xterm-256color", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+               "PATH": os.environ.get("PATH", ""), "OPENAI_API_KEY": "sk-bench-no-request"}
+        command = our_command()
+        print(f"opencode (ours): {shlex.join(command)[:100]}")
+        bare, ours = [], []
+        for run in range(runs):  # interleaved, so a busy moment on the machine hits both
+            bare.append(measure_startup("bare", [str(PYTHON), "-c", BARE_APP], workspace, env, idle=0.2, timeout=20))
+            # The last run also waits for litellm's background import before reading memory.
+            idle = IDLE_SECONDS if run == runs - 1 else 0.2
+            ours.append(measure_startup("ours", command, workspace, env, idle=idle, timeout=20))
+        if None in ours or None in bare:
+            print("did not start within 20 s")
+            return
+        report("bare Textual app (a TextArea; calibrates this machine)", bare, memory_of=bare)
+        report("opencode", ours, memory_of=ours[-1:])
+        if not peer:
+            return
+        if not PEER.exists():
+            print(f"OpenCode TUI: not measured ({PEER} missing; npm install --prefix /tmp/opencode-bench opencode-ai)")
+            return
+        version = subprocess.run([str(PEER), "--version"], capture_output=True, text=True, env={**os.environ, **env})
+        peer_result = measure_startup("peer", [str(PEER)], workspace, env, idle=IDLE_SECONDS, timeout=60)
+        if peer_result is None:
+            print("OpenCode TUI: did not show its prompt within 60 s")
+        else:
+            report(f"OpenCode TUI {version.stdout.strip()}", [peer_result], memory_of=[peer_result])
+
+
+def report(name: str, results: list[Startup], memory_of: list[Startup]) -> None:
+    first = statistics.median(r.first_frame_ms for r in results)
+    ready = statistics.median(r.ready_ms for r in results)
+    idle = statistics.median(r.idle_mb for r in memory_of)
+    runs = f"median of {len(results)}" if len(results) > 1 else "1 run"
+    print(f"{name}:")
+    print(f"  first frame: {first:.0f} ms ({runs})")
+    print(f"  ready to type: {ready:.0f} ms (target <= {GOAL_READY_MS} ms)")
+    print(f"  idle memory: {idle:.0f} MB (target < {GOAL_IDLE_MB} MB)")
+
+
+# -- streaming -----------------------------------------------------------------------------
+
+
+class PacedProvider:
+    """A model that streams a fixed answer at TOKENS_PER_SECOND, through the same
+    ``stream(...)`` as the real provider, so the real agent loop and TUI do the rest."""
+
+    def __init__(self, text: str) -> None:
+        self.tokens = re.findall(r"\S+\s*|\s+", text)
+        self.started = self.finished = 0.0
+
+    def context_window(self, model: str) -> int:
+        return 200_000
+
+    async def stream(self, *, model: str, messages: list[dict], tools: list[dict] | None, **options: object):
+        from app.llm.provider import Finish, TextDelta, Usage
+
+        per_tick = max(int(TOKENS_PER_SECOND * TICK), 1)
+        self.started = started = time.perf_counter()
+        for index, token in enumerate(self.tokens):
+            if index % per_tick == 0:
+                await asyncio.sleep(max(started + index / per_tick * TICK - time.perf_counter(), 0))
+            yield TextDelta(token)
+        self.finished = time.perf_counter()
+        yield Usage(1000, len(self.tokens), 0.0)
+        yield Finish("stop")
+
+
+async def streaming_figures(words: int) -> None:
+    from textual import events
+
+    from app.config import Config
+    from app.llm.events import TurnFinished
+    from app.runtime import Runtime
+    from app.tui.app import OpencodeApp
+
+    provider = PacedProvider(streamed_text(words))
+    frames: list[tuple[float, float]] = []
+    stalls: list[tuple[float, float]] = []
+    typing: list[tuple[float, float]] = []
+    with tempfile.TemporaryDirectory(prefix="bench-stream-") as scratch:
+        workspace = Path(scratch)
+        runtime = Runtime.build(workspace, config=Config(), policy="headless-yes")
+        session = runtime.store.sessions.create(title="titled, so no title request")
+        app = OpencodeApp(workspace, runtime=runtime, model="paced/model", env={},
+                          user_themes=Path("/nonexistent"), providers=lambda model: provider)
+        async with app.run_test(size=SIZE) as pilot:
+            await app.open_session(session.id)
+            await pilot.pause()
+            time_frames(app.screen, frames)
+            running = True
+
+            async def watch_loop() -> None:
+                while running:
+                    before = time.perf_counter()
+                    await asyncio.sleep(0.005)
+                    stalls.append((before, time.perf_counter() - before - 0.005))
+
+            async def type_keys() -> None:
+                while running:
+                    length = len(app.prompt.text)
+                    sent = time.perf_counter()
+                    app.post_message(events.Key("x", "x"))
+                    while len(app.prompt.text) == length:
+                        await asyncio.sleep(0.001)
+                    typing.append((sent, time.perf_counter() - sent))
+                    await asyncio.sleep(0.05)
+
+            async with runtime.bus.subscribe(TurnFinished) as turn:
+                watchers = [asyncio.create_task(watch_loop()), asyncio.create_task(type_keys())]
+                await app.send_prompt("go")
+                await turn.get()
+            drawn = time.perf_counter()
+            running = False
+            await asyncio.gather(*watchers)
+        runtime.close()
+    window = (provider.started, provider.finished)
+    elapsed = window[1] - window[0]
+    frame_starts = during(window, [(start, start) for start, _ in frames])
+    gaps = [b - a for a, b in zip(frame_starts, frame_starts[1:], strict=False)]
+    print(f"  streamed: {len(provider.tokens):,} tokens in {elapsed:.2f} s = {len(provider.tokens) / elapsed:,.0f} tokens/s"
+          f" (target {TOKENS_PER_SECOND:,}); the chat caught up {(drawn - window[1]) * 1000:.0f} ms after the last")
+    print(f"  frames while streaming: {len(frame_starts)} ({len(frame_starts) / elapsed:.0f}/s), "
+          f"longest gap between frames {max(gaps, default=0) * 1000:.0f} ms")
+    print(f"  frame time (layout and paint): {summary(during(window, frames))}")
+    print(f"  event loop stall: {summary(during(window, stalls))}")
+    print(f"  typed key to prompt while streaming: {summary(during(window, typing))} (goal: never stalls)")
+
+
+def during(window: tuple[float, float], samples: list[tuple[float, float]]) -> list[float]:
+    return [value for at, value in samples if window[0] <= at <= window[1]]
+
+
+def summary(values: list[float]) -> str:
+    if not values:
+        return "no samples"
+    ordered = sorted(values)
+    p99 = ordered[min(int(0.99 * len(ordered)), len(ordered) - 1)]
+    return (f"median {statistics.median(ordered) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, "
+            f"max {ordered[-1] * 1000:.1f} ms")
+
+
+def time_frames(screen, frames: list[tuple[float, float]]) -> None:
+    """Record (start, duration) of every frame the screen makes: a layout refresh (which
+    paints too) or a repaint. Headless runs make every frame but write none."""
+    depth = 0
+
+    def timed(step):
+        def run(*args, **kwargs):
+            nonlocal depth
+            depth += 1
+            begun = time.perf_counter()
+            try:
+                return step(*args, **kwargs)
+            finally:
+                depth -= 1
+                if depth == 0:
+                    frames.append((begun, time.perf_counter() - begun))
+
+        return run
+
+    screen._refresh_layout = timed(screen._refresh_layout)
+    screen._compositor_refresh = timed(screen._compositor_refresh)
+
+
+def streamed_text(words: int) -> str:
+    """Markdown shaped like a model's answer: short paragraphs, a list, a code block."""
+    blocks, written = [], 0
+    while written < words:
+        n = len(blocks)
+        if n % 4 == 3:
+            blocks.append("```python\n" + "\n".join(f"value_{n}_{i} = compute({i})" for i in range(6)) + "\n```")
+            written += 24
+        elif n % 4 == 2:
+            blocks.append("\n".join(f"- item {i} of list {n}" for i in range(5)))
+            written += 25
+        else:
+            blocks.append(" ".join(f"word{written + i}" for i in range(60)))
+            written += 60
+    return "\n\n".join(blocks)
+
+
+def main() -> int:
+    if shutil.which("tmux") is None:
+        print("tmux is needed for the start-up figures: apt-get install tmux")
+    else:
+        startup_figures(runs=3, peer="--no-peer" not in sys.argv)
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    for name, words in STREAM_REPLIES.items():
+        print(f"streaming {name} ({words:,} words) at {TOKENS_PER_SECOND:,} tokens/s:")
+        asyncio.run(streaming_figures(words))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""Fixtures for driving the whole TUI: a real runtime on a temp workspace (interactive
+permissions, so the modal is what answers), scripted models written to disk, and the
+fake OpenAI-compatible server from tests/llm for flows that must reach a model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.runtime import Runtime
+from app.tui.app import OpencodeApp
+from tests.llm.conftest import fake_llm  # noqa: F401 - re-exported fixture
+
+NO_USER_THEMES = Path("/nonexistent/opencode-themes")
+
+
+@pytest.fixture
+def tui_runtime(make_runtime) -> Runtime:
+    return make_runtime(policy="interactive")
+
+
+@pytest.fixture
+def script(tmp_path: Path) -> Callable[..., str]:
+    """``script(turns, chunk_delay=0)`` writes a scripted model and returns its model id."""
+    made = 0
+
+    def write(turns: list[dict[str, Any]], *, chunk_delay: float = 0.0, context_window: int = 200_000) -> str:
+        nonlocal made
+        made += 1
+        path = tmp_path / f"script{made}.json"
+        document = {"contextWindow": context_window, "chunkDelay": chunk_delay, "turns": turns}
+        path.write_text(json.dumps(document), encoding="utf-8")
+        return f"scripted/{path}"
+
+    return write
+
+
+@pytest.fixture
+def make_app(request: pytest.FixtureRequest) -> Callable[..., OpencodeApp]:
+    """``make_app(model=...)``: the real app on the test runtime; no provider keys in its
+    environment and no user theme folder, so nothing on this machine changes it."""
+
+    def make(
+        model: str | None = None, *, runtime: Runtime | None = None, env: dict[str, str] | None = None, **kwargs: Any
+    ) -> OpencodeApp:
+        runtime = runtime or request.getfixturevalue("tui_runtime")
+        return OpencodeApp(
+            runtime.root, runtime=runtime, model=model, env=env or {}, user_themes=NO_USER_THEMES, **kwargs
+        )
+
+    return make
+
+
+async def wait_until(pilot, predicate: Callable[[], object], *, timeout: float = 15.0) -> None:
+    """Let the app run until ``predicate()`` is true (bus events, workers and the model
+    all take a few loop turns); fails with the predicate's name after ``timeout``."""
+    loop_time = asyncio.get_running_loop().time
+    deadline = loop_time() + timeout
+    while not predicate():
+        if loop_time() > deadline:
+            raise AssertionError(f"timed out waiting for {getattr(predicate, '__name__', predicate)}")
+        await pilot.pause(0.02)

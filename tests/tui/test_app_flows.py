@@ -1,0 +1,162 @@
+"""The flows a user goes through, driven with Pilot against the real app, a real runtime
+(SQLite file, bus, permission service, tools on disk) and a scripted model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual import events
+from textual.widgets import Static
+
+from app.llm.scripted import DEMO_MODEL
+from app.tui.app import OpencodeApp
+from app.tui.screens.permission_screen import PermissionScreen
+from app.tui.widgets.diff_view import DiffView
+from app.tui.widgets.message_notice import ChatNotice
+from app.tui.widgets.message_user import UserMessage
+from app.tui.widgets.sidebar import FilesSidebar
+from app.tui.widgets.tool_render import ToolCallView, ToolOutput
+from tests.llm.fake_openai import Text, ToolCall
+from tests.tui.conftest import NO_USER_THEMES, wait_until
+
+
+async def test_without_a_provider_the_demo_model_is_selected_and_the_note_names_the_variables(make_app):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.runtime is not None and app.query(ChatNotice))
+        assert app.model == DEMO_MODEL
+        assert app.status.model_label == "demo (offline)"
+        note = app.query_one(ChatNotice).text
+        assert "ANTHROPIC_API_KEY" in note and "OPENAI_BASE_URL" in note
+
+
+async def test_prompt_streams_asks_and_approving_changes_the_file_and_the_sidebar(
+    make_app, script, workspace: Path
+):
+    (workspace / "greet.py").write_text("def greet(name):\n    return 'Helo ' + name\n")
+    edit = {"filePath": "greet.py", "oldString": "'Helo '", "newString": "'Hello, '"}
+    model = script([{"steps": [
+        {"text": "Let me read it.", "toolCalls": [{"name": "view", "arguments": {"filePath": "greet.py"}}]},
+        {"text": "A typo: fixing it.", "toolCalls": [{"name": "edit", "arguments": edit}]},
+        {"text": "Fixed the **greeting**."},
+    ]}])
+    app = make_app(model)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"fix the greeting", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await pilot.press("a")
+        await wait_until(pilot, lambda: not app.turn_running and app.session_id is not None)
+        assert (workspace / "greet.py").read_text() == "def greet(name):\n    return 'Hello, ' + name\n"
+        sidebar = app.query_one(FilesSidebar)
+        await wait_until(pilot, lambda: sidebar.changes)
+        [change] = sidebar.changes
+        assert (change.path, change.additions, change.deletions) == ("greet.py", 1, 1)
+        view, edited = app.query(ToolCallView)
+        assert (view.tool, edited.tool) == ("view", "edit")
+        assert edited.finished and edited.query(DiffView)
+        assert "Fixed the **greeting**." in app.chat.query("AssistantMessage").last().text
+
+
+async def test_a_directory_delete_asks_once_and_the_chat_and_sidebar_show_every_file(
+    make_app, script, workspace: Path
+):
+    for name, text in (("tmp/a.log", "1\n2\n"), ("tmp/b.log", "3\n"), ("tmp/deep/c.txt", "4\n5\n6\n")):
+        (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+        (workspace / name).write_text(text)
+    model = script([{"steps": [
+        {"toolCalls": [{"name": "delete", "arguments": {"path": "tmp"}}]},
+        {"text": "Removed tmp/."},
+    ]}])
+    app = make_app(model)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"clean up", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        assert app.screen.request.preview.files == [("tmp/a.log", 2), ("tmp/b.log", 1), ("tmp/deep/c.txt", 3)]
+        await pilot.press("a")
+        await wait_until(pilot, lambda: not app.turn_running and app.session_id is not None)
+        assert not (workspace / "tmp").exists()
+        [view] = app.query(ToolCallView)
+        assert "3 files deleted, -6" in str(view.query_one(".tool-header").render())
+        assert str(view.query_one(".tool-summary").render()).startswith("3 files deleted, 6 lines removed")
+        assert "tmp/deep/c.txt  (3 lines)" in str(view.query_one(ToolOutput).render())
+        sidebar = app.query_one(FilesSidebar)
+        await wait_until(pilot, lambda: len(sidebar.changes) == 3)
+        assert all(change.deleted for change in sidebar.changes)
+
+
+async def test_a_burst_of_keys_ending_in_enter_sends_the_whole_prompt(make_app, script):
+    """tmux send-keys and fast pastes deliver every key at once: enter must come last."""
+    app = make_app(script([{"steps": [{"text": "ok"}]}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        for key in "second prompt":
+            app.post_message(events.Key("space" if key == " " else key, key))
+        app.post_message(events.Key("enter", "\r"))
+        await wait_until(pilot, lambda: app.query(UserMessage))
+        assert app.query_one(UserMessage).text == "second prompt"
+        assert app.prompt.text == ""
+
+
+async def test_denying_shows_in_the_chat_and_reaches_the_model(make_runtime, make_app, fake_llm, workspace):
+    runtime = make_runtime(
+        policy="interactive", config={"providers": {"openai": {"apiKey": "test", "baseURL": fake_llm.base_url}}}
+    )
+    fake_llm.reply(ToolCall("write", json.dumps({"filePath": "x.py", "content": "x = 1\n"})))
+    fake_llm.reply(Text("Understood, I will leave it."))
+    session = runtime.store.sessions.create(title="titled, so no title request")
+    app = make_app(fake_llm.model, runtime=runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(session.id)
+        await pilot.press(*"write x", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen), timeout=60)
+        await pilot.press("d")
+        await wait_until(pilot, lambda: not app.turn_running and len(fake_llm.requests) == 2, timeout=60)
+        assert not (workspace / "x.py").exists()
+        [view] = app.query(ToolCallView)
+        assert view.has_class("failed")
+        shown = str(view.query_one(".tool-error", Static).render())
+        tool_messages = [m for m in fake_llm.requests[1]["messages"] if m["role"] == "tool"]
+        assert tool_messages and tool_messages[0]["content"].strip() == shown.strip()
+        assert "denied" in shown.lower()
+        assert "leave it" in app.chat.query("AssistantMessage").last().text
+
+
+async def test_escape_cancels_a_streaming_reply_and_the_session_takes_the_next_prompt(make_app, script, tui_runtime):
+    words = " ".join(f"word{n}" for n in range(300))
+    app = make_app(script([{"steps": [{"text": words}]}], chunk_delay=0.02))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press(*"talk", "enter")
+        await wait_until(pilot, lambda: app.query("AssistantMessage") and app.chat.query("AssistantMessage").last().text)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not app.turn_running)
+        notices = [notice.text for notice in app.query(ChatNotice)]
+        assert "Cancelled." in notices
+        [assistant] = [m for m in tui_runtime.store.messages.list(app.session_id) if m.role == "assistant"]
+        assert {"type": "finish", "reason": "cancelled"} in assistant.parts
+        assert len(assistant.parts[0]["text"]) < len(words)
+        await pilot.press(*"again", "enter")
+        await wait_until(pilot, lambda: len(app.query(UserMessage)) == 2 and app.turn_running)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not app.turn_running)
+
+
+async def test_ctrl_c_warns_first_and_quits_on_the_second_press(make_app):
+    app = make_app()
+    async with app.run_test(notifications=True) as pilot:
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.is_running
+        await wait_until(pilot, lambda: any("again to quit" in str(t.render()) for t in app.screen.query("Toast")))
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert not app.is_running
+
+
+async def test_a_broken_config_is_shown_in_the_chat_not_a_crash(workspace: Path):
+    (workspace / ".opencode.json").write_text('{"tui": {"theme": 42}}')
+    app = OpencodeApp(workspace, env={}, user_themes=NO_USER_THEMES)  # builds its own runtime
+    async with app.run_test() as pilot:
+        await wait_until(pilot, lambda: app.query(ChatNotice))
+        notice = app.query_one(ChatNotice)
+        assert notice.kind == "error" and ".opencode.json" in notice.text and "tui.theme" in notice.text
+        assert app.runtime is None and app.status.model_label == "not started"

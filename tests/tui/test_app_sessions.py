@@ -1,0 +1,158 @@
+"""Sessions, models, the palette, the sidebar toggle and help: the app's screens, driven
+by keys against a real store."""
+
+from __future__ import annotations
+
+import json
+
+from app.runtime import Runtime
+from app.tui.screens.confirm import ConfirmScreen
+from app.tui.screens.help import HelpScreen
+from app.tui.screens.models import ModelsScreen
+from app.tui.screens.sessions import SessionsScreen
+from app.tui.widgets.message_user import UserMessage
+from app.tui.widgets.sidebar import FilesSidebar
+from app.tui.widgets.tool_render import ToolCallView
+from tests.tui.conftest import wait_until
+
+
+def stored_conversation(runtime: Runtime, title: str, prompt: str) -> str:
+    """A session as the agent loop stores it: prompt, a tool call, its result, an answer."""
+    session = runtime.store.sessions.create(title=title)
+    messages = runtime.store.messages
+    messages.add(session.id, "user", [{"type": "text", "text": prompt}])
+    call = {"type": "tool_call", "id": f"call-{title}", "name": "bash", "arguments": json.dumps({"command": "ls"})}
+    messages.add(session.id, "assistant", [{"type": "text", "text": f"Looking ({title})."}, call])
+    result = {"type": "tool_result", "call_id": f"call-{title}", "name": "bash", "output": "a.py\nb.py\n",
+              "metadata": {"exit_code": 0}, "error": False}
+    messages.add(session.id, "tool", [result])
+    messages.add(session.id, "assistant", [{"type": "text", "text": f"Two files in {title}."}])
+    return session.id
+
+
+async def test_the_sessions_screen_switches_to_another_session_and_replays_it(make_app, tui_runtime):
+    first = stored_conversation(tui_runtime, "first", "list files please")
+    second = stored_conversation(tui_runtime, "second", "and here?")
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(first)
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.query_one("#sessions-list").option_count == 2)
+        await pilot.press("up", "enter")  # newest first: "second" sits above "first"
+        await wait_until(pilot, lambda: app.session_id == second)
+        assert [m.text for m in app.query(UserMessage)] == ["and here?"]
+        [view] = app.query(ToolCallView)
+        assert view.finished and "exit 0" in str(view.query_one(".tool-header").render())
+        assert app.status.title == "second"
+        assert app.prompt.earlier_prompts == ["and here?"]
+
+
+async def test_sessions_can_be_renamed_and_deleted_after_a_confirmation(make_app, tui_runtime):
+    doomed = stored_conversation(tui_runtime, "doomed", "bye")
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(doomed)
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        await pilot.pause()
+        await pilot.press("r", "ctrl+u", *"renamed", "enter")
+        await wait_until(pilot, lambda: tui_runtime.store.sessions.get(doomed).title == "renamed")
+        await pilot.press("d")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("enter")  # the focused button is Cancel: nothing happens
+        await pilot.pause()
+        assert tui_runtime.store.sessions.get(doomed) is not None
+        await pilot.press("d")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await wait_until(pilot, lambda: tui_runtime.store.sessions.get(doomed) is None)
+        await wait_until(pilot, lambda: app.session_id is None and not app.query(UserMessage))
+
+
+async def test_ctrl_n_starts_a_blank_session_stored_with_its_first_prompt(make_app, script, tui_runtime):
+    old = stored_conversation(tui_runtime, "old", "earlier")
+    app = make_app(script([{"steps": [{"text": "fresh"}]}]))
+    async with app.run_test() as pilot:
+        await app.open_session(old)
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: app.session_id is None and not app.query(UserMessage))
+        await pilot.press(*"new start", "enter")
+        await wait_until(pilot, lambda: app.session_id not in (None, old) and not app.turn_running)
+        assert len(tui_runtime.store.sessions.list()) == 2
+
+
+async def test_the_models_screen_changes_the_model_of_the_next_turn(make_app):
+    app = make_app(env={"OPENAI_API_KEY": "sk-test"})
+    async with app.run_test() as pilot:
+        await wait_until(pilot, lambda: app.model == "openai/gpt-5")
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, ModelsScreen))
+        await pilot.press(*"demo", "enter")
+        await wait_until(pilot, lambda: app.model == "scripted/demo")
+        assert app.status.model_label == "demo (offline)"
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, ModelsScreen))
+        await pilot.press(*"openai/gpt-4.1", "enter")  # not listed: taken as typed
+        await wait_until(pilot, lambda: app.model == "openai/gpt-4.1")
+
+
+async def test_a_theme_chosen_in_the_palette_is_applied_and_saved(make_app, workspace):
+    app = make_app()
+    async with app.run_test() as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.press(*"one-light")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.theme == "one-light")
+        config_file = workspace / ".opencode.json"
+        await wait_until(pilot, lambda: config_file.exists())
+        assert json.loads(config_file.read_text())["tui"]["theme"] == "one-light"
+
+
+async def test_the_sidebar_hides_below_100_columns_and_the_toggle_key_shows_it(make_app):
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.query(FilesSidebar))
+        sidebar = app.query_one(FilesSidebar)
+        assert not sidebar.display
+        await pilot.press("ctrl+b")
+        assert sidebar.display
+        await pilot.resize_terminal(120, 40)
+        await pilot.press("ctrl+b")
+        assert not sidebar.display
+    wide = make_app()
+    async with wide.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: wide.query(FilesSidebar))
+        assert wide.query_one(FilesSidebar).display
+
+
+async def test_help_lists_every_binding_with_its_id_and_config_remaps_apply(make_runtime, make_app):
+    runtime = make_runtime(policy="interactive", config={"tui": {"keybindings": {"app.sessions": "ctrl+g"}}})
+    app = make_app(runtime=runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f1")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        rows = {row.binding_id: row for _, rows in app.screen.sections for row in rows}
+        for binding_id in ("app.sessions", "app.models", "app.cancel", "prompt.send", "sidebar.revert",
+                           "permission.allow_once", "diff.toggle_layout", "sessions.rename"):
+            assert binding_id in rows
+        assert rows["app.sessions"].keys == "ctrl+g"
+        await pilot.press("escape")
+        await pilot.press("ctrl+g")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+
+
+async def test_up_recalls_earlier_prompts_and_down_returns_to_the_draft(make_app, script):
+    app = make_app(script([{"steps": [{"text": "ok"}]}]))
+    async with app.run_test() as pilot:
+        for prompt in ("first", "second"):
+            await pilot.press(*prompt, "enter")
+            await wait_until(pilot, lambda: not app.turn_running and app.session_id)
+        await pilot.press(*"dra", "up")
+        assert app.prompt.text == "second"
+        await pilot.press("up")
+        assert app.prompt.text == "first"
+        await pilot.press("down", "down")
+        assert app.prompt.text == "dra"

@@ -1,0 +1,73 @@
+"""The streamed reply: deltas drawn as they come, repaired from the stored message when
+the bus dropped some, and the log pinned to the bottom unless the user scrolled up."""
+
+from __future__ import annotations
+
+from app.llm.events import TextDelta, TurnFinished
+from app.tui.widgets.message_assistant import AssistantMessage
+from tests.tui.conftest import wait_until
+
+
+def streamed_source(app) -> str:
+    """The text of the Markdown blocks of the (single) assistant message drawn so far."""
+    return "".join(block.source for message in app.query(AssistantMessage) for block in message.query("Markdown"))
+
+
+async def test_text_that_lost_deltas_is_repaired_from_the_stored_message(make_app, tui_runtime):
+    session = tui_runtime.store.sessions.create(title="stream")
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.open_session(session.id)
+        await pilot.pause()
+        messages, bus = tui_runtime.store.messages, tui_runtime.bus
+        message = messages.add(session.id, "assistant", [{"type": "text", "text": "Hello "}])
+        bus.publish(TextDelta(session.id, message.id, "Hello "))
+        bus.publish(TextDelta(session.id, message.id, "world"))  # "brave " was dropped on the way
+        await wait_until(pilot, lambda: streamed_source(app) == "Hello world")
+        full = [{"type": "text", "text": "Hello brave world"}, {"type": "finish", "reason": "stop"}]
+        messages.update(message.id, full, finished=True)
+        bus.publish(TurnFinished(session.id, "Hello brave world", "stop"))
+        await wait_until(pilot, lambda: streamed_source(app) == "Hello brave world")
+        assert len(app.query(AssistantMessage)) == 1
+
+
+async def test_a_message_created_with_its_first_delta_is_not_drawn_twice(make_app, tui_runtime):
+    """The loop stores the message with the first chunk, then publishes that chunk."""
+    session = tui_runtime.store.sessions.create(title="stream")
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.open_session(session.id)
+        await pilot.pause()
+        message = tui_runtime.store.messages.add(session.id, "assistant", [{"type": "text", "text": "One "}])
+        for chunk in ("One ", "two ", "three"):
+            tui_runtime.bus.publish(TextDelta(session.id, message.id, chunk))
+        await wait_until(pilot, lambda: streamed_source(app) == "One two three")
+
+
+async def test_the_log_follows_new_text_until_the_user_scrolls_up(make_app, tui_runtime):
+    session = tui_runtime.store.sessions.create(title="long")
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.open_session(session.id)
+        await pilot.pause()
+        chat, bus = app.chat, tui_runtime.bus
+        for n in range(60):
+            bus.publish(TextDelta(session.id, "m-1", f"line {n}\n\n"))
+        await wait_until(pilot, lambda: "line 59" in streamed_source(app))
+        await pilot.pause()
+        assert chat.max_scroll_y > 0 and chat.scroll_y == chat.max_scroll_y
+        chat.scroll_up(animate=False)
+        await pilot.pause()
+        held = chat.scroll_y
+        assert held < chat.max_scroll_y
+        for n in range(60, 80):
+            bus.publish(TextDelta(session.id, "m-1", f"line {n}\n\n"))
+        await wait_until(pilot, lambda: "line 79" in streamed_source(app))
+        await pilot.pause()
+        assert chat.scroll_y == held
+        chat.scroll_end(animate=False)
+        await pilot.pause()
+        bus.publish(TextDelta(session.id, "m-1", "the end\n\n"))
+        await wait_until(pilot, lambda: "the end" in streamed_source(app))
+        await pilot.pause()
+        assert chat.scroll_y == chat.max_scroll_y

@@ -1,0 +1,103 @@
+"""Each tool call in the chat: its action while it runs, its subject, its outcome and the
+body drawn for its kind (diff, file list, truncated output, calm error); and the
+snapshots of each rendering."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.llm.events import ToolCallFinished, ToolCallStarted
+from app.tui.widgets.diff_view import DiffView
+from app.tui.widgets.tool_render import ToolCallView, ToolOutput
+from tests.tui.chat_samples import SAMPLES, store_tool_conversation
+from tests.tui.conftest import wait_until
+
+# (text in the header while running, text in the header after, what the body holds)
+EXPECTED = {
+    "view": ("Reading...", "6 lines", None),
+    "grep": ("Searching...", "2 lines", None),
+    "write": ("Writing...", "+4 -0", DiffView),
+    "edit": ("Editing...", "+3 -3", DiffView),
+    "multiedit": ("Editing...", "+3 -3", DiffView),
+    "patch": ("Patching...", "+7 -4", DiffView),
+    "delete_file": ("Deleting...", "1 file deleted, -6", DiffView),
+    "delete_directory": ("Deleting...", "15 files deleted, -255", ToolOutput),
+    "bash": ("Running...", "exit 0", ToolOutput),
+    "error": ("Editing...", "failed", ".tool-error"),
+}
+SUBJECTS = {
+    "view": "src/app.py", "grep": "def main  (*.py)", "write": "NOTES.md", "edit": "src/app.py",
+    "multiedit": "src/app.py", "patch": "src/app.py, NOTES.md, old.txt", "delete_file": "src/app.py",
+    "delete_directory": "build", "bash": "pytest -q", "error": "src/app.py",
+}
+
+
+def header(view: ToolCallView) -> str:
+    return str(view.query_one(".tool-header").render())
+
+
+@pytest.mark.parametrize("name", list(SAMPLES))
+async def test_a_tool_call_shows_its_action_then_its_outcome_and_body(name, make_app, tui_runtime):
+    sample = SAMPLES[name]
+    running, finished, body = EXPECTED[name]
+    session = tui_runtime.store.sessions.create(title="live")
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(session.id)
+        await pilot.pause()
+        bus = tui_runtime.bus
+        bus.publish(ToolCallStarted(session.id, "m1", "c1", sample.tool, sample.arguments))
+        await wait_until(pilot, lambda: app.query(ToolCallView))
+        view = app.query_one(ToolCallView)
+        assert running in header(view) and SUBJECTS[name] in header(view)
+        bus.publish(ToolCallFinished(session.id, "m1", "c1", sample.tool, sample.output, sample.metadata, sample.error))
+        await wait_until(pilot, lambda: view.finished)
+        await pilot.pause()
+        assert finished in header(view) and running not in header(view)
+        if body is None:
+            assert len(view.children) == 1  # the header alone: reads need no body
+        else:
+            assert view.query(body)
+
+
+async def test_a_directory_delete_lists_its_files_and_long_bash_output_expands(make_app, tui_runtime):
+    sample = SAMPLES["delete_directory"]
+    session_id = store_tool_conversation(tui_runtime, sample)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(session_id)
+        await pilot.pause()
+        summary = str(app.query_one(".tool-summary").render())
+        assert summary.startswith("15 files deleted, 255 lines removed")
+        listing = app.query_one(ToolOutput)
+        assert "build/out/chunk_00.js  (10 lines)" in str(listing.render())
+        assert "chunk_14.js" not in str(listing.render())
+        assert "3 more lines" in str(listing.render())
+        listing.focus()
+        await pilot.press("enter")
+        assert "build/out/chunk_14.js  (24 lines)" in str(listing.render())
+
+
+async def test_the_truncated_bash_output_expands_with_a_click(make_app, tui_runtime):
+    session_id = store_tool_conversation(tui_runtime, SAMPLES["bash"])
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(session_id)
+        await pilot.pause()
+        output = app.query_one(ToolOutput)
+        assert "test_39" not in str(output.render()) and "32 more lines" in str(output.render())
+        await pilot.click(ToolOutput)
+        assert "test_39" in str(output.render())
+
+
+@pytest.mark.parametrize("name", list(SAMPLES))
+def test_snapshot_of_each_tool_rendering(name, snap_compare, make_app, tui_runtime):
+    session_id = store_tool_conversation(tui_runtime, SAMPLES[name])
+    app = make_app()
+
+    async def show(pilot) -> None:
+        app.prompt.cursor_blink = False
+        await app.open_session(session_id)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(120, 36), run_before=show)

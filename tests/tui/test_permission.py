@@ -1,0 +1,252 @@
+"""The permission modal: every key, the peek, and the queue that shows questions one at a
+time against a real permission service and bus."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from textual.widgets import Button, Input, Static
+
+from app.diff import unified_diff
+from app.permission import PermissionPreview, PermissionReply, PermissionRequest
+from app.tui.screens.permission_screen import PermissionScreen
+from app.tui.widgets.permission_preview import files_summary
+from app.tui.widgets.permission_queue import PermissionQueue
+from tests.tui.panels_harness import PanelsApp, wait_until
+
+EDIT = PermissionRequest(
+    "s1", "edit", "src/greet.py", "coder", "Edit src/greet.py",
+    PermissionPreview("diff", unified_diff('def greet():\n    return "hi"\n', 'def greet():\n    return "hello"\n', "src/greet.py")),
+)
+BASH = PermissionRequest(
+    "s1", "bash", "rm -rf build && make test", "coder", "Run a shell command",
+    PermissionPreview("command", "rm -rf build && make test"),
+)
+DELETE = PermissionRequest(
+    "s1", "delete", "tmp", "coder", "Delete tmp/ (3 files, 340 lines)",
+    PermissionPreview("files", files=[("tmp/a.txt", 12), ("tmp/b/c.py", 300), ("tmp/notes.md", 28)]),
+)
+
+
+def chat_behind() -> list[Static]:
+    return [Static("\n".join(f"chat line {n}" for n in range(40)), id="chat")]
+
+
+class Modal:
+    """The app with one PermissionScreen pushed; ``results`` gets what it dismissed with."""
+
+    def __init__(self, request: PermissionRequest = EDIT) -> None:
+        self.app = PanelsApp(chat_behind)
+        self.request = request
+        self.results: list[PermissionReply | None] = []
+
+    async def __aenter__(self):
+        self._context = self.app.run_test(size=(100, 30))
+        pilot = await self._context.__aenter__()
+        self.app.push_screen(PermissionScreen(self.request), callback=self.results.append)
+        await pilot.pause()
+        return pilot
+
+    async def __aexit__(self, *exc) -> None:
+        await self._context.__aexit__(*exc)
+
+    @property
+    def open(self) -> bool:
+        return isinstance(self.app.screen, PermissionScreen)
+
+
+@pytest.mark.parametrize(
+    ("key", "decision"), [("a", "allow_once"), ("s", "allow_session"), ("d", "deny"), ("escape", "deny")]
+)
+async def test_each_answer_key_dismisses_with_its_decision(key, decision):
+    modal = Modal()
+    async with modal as pilot:
+        await pilot.press(key)
+        await pilot.pause()
+        assert modal.results == [PermissionReply(decision)]
+        assert not modal.open
+
+
+async def test_shift_d_asks_for_a_message_that_enter_sends_and_typing_answers_nothing():
+    modal = Modal()
+    async with modal as pilot:
+        await pilot.press("D")
+        message = modal.app.screen.query_one("#permission-message", Input)
+        assert message.display and message.has_focus
+        await pilot.press(*"use a sed", "space", *"ascii")  # a, s, d and space only type here
+        assert modal.results == [] and modal.open
+        await pilot.press("enter")
+        await pilot.pause()
+        assert modal.results == [PermissionReply("deny", "use a sed ascii")]
+
+
+async def test_escape_in_the_message_goes_back_to_the_buttons():
+    modal = Modal()
+    async with modal as pilot:
+        await pilot.press("D", "x", "escape")
+        screen = modal.app.screen
+        assert not screen.query_one("#permission-message", Input).display
+        assert screen.focused.id == "permission-deny_message"
+        assert modal.results == []
+
+
+async def test_enter_presses_the_focused_button_which_starts_on_allow_once():
+    modal = Modal()
+    async with modal as pilot:
+        assert modal.app.screen.focused.id == "permission-allow_once"
+        await pilot.press("right", "right")
+        assert isinstance(modal.app.screen.focused, Button)
+        assert modal.app.screen.focused.id == "permission-deny"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert modal.results == [PermissionReply("deny")]
+
+
+async def test_space_never_answers():
+    modal = Modal()
+    async with modal as pilot:
+        for _ in range(3):
+            await pilot.press("space")
+        await pilot.pause()
+        assert modal.results == [] and modal.open
+        assert modal.app.screen.focused.id == "permission-allow_once"
+
+
+async def test_peek_hides_the_question_blocks_answers_and_comes_back():
+    modal = Modal()
+    async with modal as pilot:
+        screen = modal.app.screen
+        dialog = screen.query_one("#permission-dialog")
+        await pilot.press("h")
+        assert screen.peeking and not dialog.display
+        assert screen.query_one("#permission-peek-bar").display
+        await pilot.press("a", "enter", "d")  # the question is hidden: nothing answers it
+        await pilot.pause()
+        assert modal.results == [] and modal.open
+        await pilot.press("h")
+        assert not screen.peeking and dialog.display
+        assert screen.focused.id == "permission-allow_once"
+        await pilot.press("h", "escape")  # escape also ends the peek, without denying
+        assert not screen.peeking and modal.results == []
+
+
+def test_files_summary_counts():
+    assert files_summary([("a", 1)]) == "1 file, 1 line"
+    assert files_summary([("a", 1200), ("b", 34)]) == "2 files, 1,234 lines"
+
+
+# --- the queue, against the real service --------------------------------------------------
+
+
+def asking(app: PanelsApp, request: PermissionRequest) -> bool:
+    """The modal for ``request`` is on screen and ready for keys."""
+    screen = app.screen
+    return isinstance(screen, PermissionScreen) and screen.request == request and screen.focused is not None
+
+
+async def answer_of(task: asyncio.Task) -> PermissionReply:
+    return await asyncio.wait_for(task, 5)
+
+
+async def test_queue_shows_one_question_at_a_time_and_replies_to_the_service(make_runtime):
+    runtime = make_runtime(policy="interactive")
+    app = PanelsApp(chat_behind)
+    async with app.run_test(size=(100, 30)) as pilot:
+        queue = PermissionQueue(app, runtime.permissions)
+        app.run_worker(queue.run(runtime.bus))
+        await pilot.pause()
+        first = asyncio.create_task(runtime.permissions.request(EDIT))
+        second = asyncio.create_task(runtime.permissions.request(BASH))
+        await wait_until(pilot, lambda: queue.waiting == 1 and asking(app, EDIT))
+        await pilot.press("a")
+        assert (await answer_of(first)) == PermissionReply("allow_once")
+        await wait_until(pilot, lambda: asking(app, BASH))
+        assert queue.waiting == 0
+        await pilot.press("D", *"no", "enter")
+        assert (await answer_of(second)) == PermissionReply("deny", "no")
+        await wait_until(pilot, lambda: not isinstance(app.screen, PermissionScreen))
+
+
+async def test_queue_picks_up_questions_asked_before_it_listened(make_runtime):
+    runtime = make_runtime(policy="interactive")
+    app = PanelsApp(chat_behind)
+    async with app.run_test(size=(100, 30)) as pilot:
+        early = asyncio.create_task(runtime.permissions.request(DELETE))
+        await pilot.pause()
+        queue = PermissionQueue(app, runtime.permissions)
+        app.run_worker(queue.run(runtime.bus))
+        await wait_until(pilot, lambda: asking(app, DELETE))
+        await pilot.press("s")
+        assert (await answer_of(early)).decision == "allow_session"
+
+
+async def test_a_question_answered_elsewhere_closes_its_modal_and_leaves_the_queue(make_runtime):
+    runtime = make_runtime(policy="interactive")
+    other_session = PermissionRequest("s2", "bash", "ls", "coder", "Run ls", PermissionPreview("command", "ls"))
+    app = PanelsApp(chat_behind)
+    async with app.run_test(size=(100, 30)) as pilot:
+        queue = PermissionQueue(app, runtime.permissions)
+        app.run_worker(queue.run(runtime.bus))
+        await pilot.pause()
+        shown = asyncio.create_task(runtime.permissions.request(EDIT))
+        queued = asyncio.create_task(runtime.permissions.request(BASH))
+        later = asyncio.create_task(runtime.permissions.request(other_session))
+        await wait_until(pilot, lambda: queue.waiting == 2)
+        runtime.permissions.cancel_session("s1")  # escape on the turn: both s1 questions go
+        assert (await answer_of(shown)).automatic and (await answer_of(queued)).automatic
+        await wait_until(pilot, lambda: asking(app, other_session))
+        assert queue.waiting == 0
+        await pilot.press("d")
+        assert (await answer_of(later)) == PermissionReply("deny")
+
+
+async def test_allow_for_session_answers_the_same_question_waiting_behind(make_runtime):
+    runtime = make_runtime(policy="interactive")
+    app = PanelsApp(chat_behind)
+    async with app.run_test(size=(100, 30)) as pilot:
+        queue = PermissionQueue(app, runtime.permissions)
+        app.run_worker(queue.run(runtime.bus))
+        await pilot.pause()
+        first = asyncio.create_task(runtime.permissions.request(BASH))
+        twin = asyncio.create_task(runtime.permissions.request(BASH))
+        await wait_until(pilot, lambda: queue.waiting == 1 and asking(app, BASH))
+        await pilot.press("s")
+        assert (await answer_of(first)).decision == "allow_session"
+        assert (await answer_of(twin)).allowed
+        await wait_until(pilot, lambda: not isinstance(app.screen, PermissionScreen))
+        assert queue.waiting == 0
+
+
+@pytest.mark.parametrize("request_", [EDIT, BASH, DELETE], ids=["edit_diff", "bash_command", "directory_delete"])
+def test_modal_snapshot(snap_compare, request_):
+    app = PanelsApp(chat_behind)
+
+    async def ask(pilot) -> None:
+        await app.push_screen(PermissionScreen(request_))
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=ask)
+
+
+def test_modal_snapshot_while_peeking(snap_compare):
+    app = PanelsApp(chat_behind)
+
+    async def ask(pilot) -> None:
+        await app.push_screen(PermissionScreen(EDIT))
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=ask, press=["h"])
+
+
+async def test_arrow_and_page_keys_scroll_a_long_preview():
+    files = [(f"build/file{n:03}.o", n) for n in range(200)]
+    request = PermissionRequest("s1", "delete", "build", "coder", "Delete build/", PermissionPreview("files", files=files))
+    modal = Modal(request)
+    async with modal as pilot:
+        preview = modal.app.screen.query_one("#permission-preview")
+        await pilot.press("pagedown", "down")
+        await pilot.pause()
+        assert preview.scroll_y == 11
+        await pilot.press("up")
+        await pilot.pause()
+        assert preview.scroll_y == 10
+        assert modal.results == []
