@@ -23,6 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "bench"))
+from bench_patch_pure import update_section  # noqa: E402  (one generator for both benches)
+
 CODEX_DIR = Path(os.environ.get("CODEX_BENCH_DIR", "/tmp/codex-bench"))
 # Codex measured by the issue's author, for when the binary cannot be installed here.
 REFERENCE_MS = {"small": 8.0, "spread": 79.0, "large": 228.0}
@@ -35,19 +38,6 @@ def source_lines(count: int, seed: int) -> list[str]:
     """Code-like lines, every one distinct, so each hunk's context is unique as in real code."""
     shapes = ("def handler_{s}_{i}(request):", "    value = compute({i}, request, {s})", "    return value  # {i}")
     return [shapes[i % len(shapes)].format(i=i, s=seed) for i in range(count)]
-
-
-def update_section(path: str, lines: list[str], hunks: int) -> str:
-    """Evenly spread hunks, each replacing one line, with three lines of context around it."""
-    step = len(lines) // hunks
-    body = [f"*** Update File: {path}"]
-    for n in range(hunks):
-        at = n * step + step // 2
-        body.append("@@")
-        body += [f" {line}" for line in lines[at - 3 : at]]
-        body += [f"-{lines[at]}", f"+{lines[at]}  # patched"]
-        body += [f" {line}" for line in lines[at + 1 : at + 4]]
-    return "\n".join(body)
 
 
 def make_case(files: list[tuple[str, int, int]]) -> tuple[dict[str, str], str]:
@@ -80,28 +70,8 @@ CASES: list[tuple[str, str, list[tuple[str, int, int]]]] = [
 # --- runners ----------------------------------------------------------------------------
 
 
-def patch_is_registered() -> bool:
-    from app.tools.registry import all_tools
-
-    return any(tool.name == "patch" for tool in all_tools())
-
-
-# Until the lead registers the tool, the same command is run with the tool added in-process.
-_UNREGISTERED_RUNNER = (
-    "import sys\n"
-    "from app.tools import registry\n"
-    "from app.tools.patch import PatchTool\n"
-    "registry.all_tools = lambda: [PatchTool()]\n"
-    "from app.cli import main\n"
-    "sys.exit(main(sys.argv[1:]))\n"
-)
-
-
 def ours_command(workspace: Path) -> list[str]:
-    args = ["-C", str(workspace), "tool", "patch", "-", "--yes"]
-    if patch_is_registered():
-        return [sys.executable, "-m", "app.cli", *args]
-    return [sys.executable, "-c", _UNREGISTERED_RUNNER, *args]
+    return [sys.executable, "-m", "app.cli", "-C", str(workspace), "tool", "patch", "-", "--yes"]
 
 
 def _environment() -> dict[str, str]:
@@ -217,8 +187,7 @@ def write_tree(root: Path, tree: dict[str, str]) -> None:
 def main() -> None:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     binary = codex_binary()
-    how = "opencode tool patch" if patch_is_registered() else "opencode tool patch (tool added in-process: not registered yet)"
-    print(f"ours: {how}; codex: {binary or 'not installed, reference figures from the issue'}; best of 2-3 runs")
+    print(f"ours: opencode tool patch; codex: {binary or 'not installed, reference figures from the issue'}; best of 2-3 runs")
     python_alone = process_ms("pass")
     startup = process_ms("import app.commands, app.tools.patch")
     print(f"start-up: python alone {python_alone:.0f} ms, python + our imports {startup:.0f} ms")
