@@ -44,6 +44,7 @@ from app.llm.messages import (
     CANCELLED_OUTPUT,
     Part,
     estimate_tokens,
+    since_summary,
     text_part,
     to_chat,
     tool_call_part,
@@ -81,6 +82,10 @@ class ModelNotConfiguredError(OpencodeError):
 
 class SessionBusyError(OpencodeError):
     """A turn is already running in this session."""
+
+
+class NothingToCompactError(OpencodeError):
+    """Compaction was asked for, but nothing was said since the last summary."""
 
 
 @dataclass(frozen=True)
@@ -203,6 +208,37 @@ class AgentLoop:
             return await self._turn(self._new_turn(session_id, agent, model, prompt), active)
         finally:
             del self._active[session_id]
+
+    async def compact(self, session_id: str, *, model: str | None = None, agent: str = "coder") -> str:
+        """Condense the session's history now (the palette's "compact"), as auto-compaction
+        would; returns the summary message's id. Refused while a turn runs in the session
+        and when nothing was said since the last summary."""
+        if session_id in self._active:
+            raise SessionBusyError(
+                f"session {session_id} is running a turn: wait for it or cancel it, then compact"
+            )
+        session = self.runtime.store.sessions.get(session_id)
+        if session is None:
+            raise OpencodeError(f"session {session_id} does not exist: nothing to compact")
+        since = since_summary(self._transcripts.list(session_id), session.summary_message_id)
+        if not [message for message in since if message.id != session.summary_message_id]:
+            raise NothingToCompactError(
+                "Nothing to compact yet: the session has no messages since its last summary"
+            )
+        model = self.resolve_model(agent, model)
+        task = asyncio.current_task()
+        assert task is not None, "AgentLoop.compact must run inside a task"
+        self._active[session_id] = _Active(task, model)
+        try:
+            turn = self._new_turn(session_id, agent, model, "")
+            turn.context_tokens = 0
+            await self._compact(turn)
+        finally:
+            del self._active[session_id]
+        self._context_tokens.pop(session_id, None)  # unknown until the next response
+        summary_id = self.runtime.store.sessions.get(session_id).summary_message_id
+        assert summary_id is not None
+        return summary_id
 
     def cancel(self, session_id: str) -> bool:
         """Stop the session's running turn (stream, tools, pending permission questions).

@@ -40,13 +40,16 @@ from app.llm.events import (
     TurnStarted,
     UsageUpdated,
 )
+from app.lsp.events import LspStatusChanged
+from app.mcp.events import McpStatusChanged
 from app.store.events import MessageCreated, MessageUpdated, SessionDeleted, SessionUpdated
 from app.store.models import Message
 from app.tui.screens.commands import AppCommands, PaletteCommand
 from app.tui.themes import apply_theme, available_themes, register_themes, theme_variable_defaults
 from app.tui.widgets.chat_log import ChatLog, coalesce_deltas, event_session
 from app.tui.widgets.prompt_input import PromptInput
-from app.tui.widgets.status_bar import StatusBar
+from app.tui.widgets.status_bar import ServiceState, StatusBar
+from app.workspace.events import FileChangedOnDisk
 
 if TYPE_CHECKING:
     from app.llm.agent import AgentLoop, ModelProvider
@@ -72,6 +75,9 @@ CHAT_EVENTS: tuple[type[Event], ...] = (
     ModelRetrying,
     SessionUpdated,
     SessionDeleted,
+    FileChangedOnDisk,
+    LspStatusChanged,
+    McpStatusChanged,
 )
 PROGRESS_EVENTS = (TextDelta, ReasoningDelta, ToolCallStarted, ToolCallFinished)
 
@@ -87,8 +93,9 @@ class OpencodeApp(App[None]):
         Binding("ctrl+n", "new_session", "New session", id="app.new_session"),
         Binding("ctrl+o", "models", "Models", id="app.models"),
         Binding("ctrl+b", "toggle_sidebar", "Toggle the files sidebar", id="app.toggle_sidebar"),
+        Binding("ctrl+f", "focus_files", "Files sidebar ⇄ prompt", id="app.focus_files"),
         Binding("f1", "help", "Help", id="app.help"),
-        Binding("escape", "cancel_turn", "Cancel the running reply", id="app.cancel"),
+        Binding("escape", "cancel_turn", "Back to the prompt, or cancel the running reply", id="app.cancel"),
         Binding("ctrl+c", "quit_twice", "Quit (press twice)", id="app.quit", priority=True),
         Binding("ctrl+q", "quit", "Quit now", id="app.quit_now", priority=True),
     ]
@@ -195,6 +202,7 @@ class OpencodeApp(App[None]):
         await self.query_one("#main").mount(FilesSidebar(runtime, None, id="sidebar"))
         self._show_sidebar()
         self._listen()
+        self._start_services(runtime)
         queue = PermissionQueue(self, runtime.permissions)
         self.run_worker(queue.run(runtime.bus), name="permissions", group="permissions")
         if self.continue_last:
@@ -207,12 +215,25 @@ class OpencodeApp(App[None]):
             prompt, self._waiting_prompt = self._waiting_prompt, None
             await self.send_prompt(prompt)
 
+    @work(group="services", exit_on_error=False)
+    async def _start_services(self, runtime: Runtime) -> None:
+        """The workspace watcher (outside changes reach the sidebar and the chat), MCP
+        servers connecting in the background, and the diff highlighter's lexers (in a
+        thread, so the first diff in the chat does not stall the UI)."""
+        from app.tui.widgets.diff_view_highlight import warm_up
+
+        await runtime.start_watching()
+        runtime.mcp.start()
+        self.run_worker(warm_up, thread=True, group="warm-up", exit_on_error=False)
+
     # -- the bus ---------------------------------------------------------------------------
 
     @work(exclusive=True, group="bus")
     async def _listen(self) -> None:
         assert self.runtime is not None
         async with self.runtime.bus.subscribe(*CHAT_EVENTS) as events:
+            for state in self.runtime.mcp.statuses():  # what happened before we listened
+                await self._show_event(state)
             while (first := await events.get()) is not None:
                 backlog = [first]
                 while (more := events.get_nowait()) is not None:
@@ -241,6 +262,13 @@ class OpencodeApp(App[None]):
                 status.context_tokens = event.prompt_tokens + event.completion_tokens
                 status.context_window = event.context_window
                 status.cost = event.cost
+            case FileChangedOnDisk(path=path, change=change) if self.session_id in event.session_ids:
+                happened = "was deleted" if change == "deleted" else "changed"
+                await self.chat.add_notice(f"{path} {happened} on disk", "info")
+            case LspStatusChanged(language=language, state=state, message=message):
+                status.set_service(ServiceState(f"LSP {language}", state, message))
+            case McpStatusChanged(server=server, state=state, message=message):
+                status.set_service(ServiceState(f"MCP {server}", state, message))
             case ModelRetrying() if ours:
                 self.notify(f"The model call failed ({event.reason}); trying again in {event.delay:.0f} s")
             case _ if ours and isinstance(event, PROGRESS_EVENTS):
@@ -290,6 +318,10 @@ class OpencodeApp(App[None]):
         return self._loops[key]
 
     def action_cancel_turn(self) -> None:
+        """Escape: from the files sidebar back to the prompt; at the prompt, cancel the reply."""
+        if self._files_focused():
+            self.prompt.focus()
+            return
         if self._turn_session is None:
             return
         for loop in self._loops.values():
@@ -390,6 +422,27 @@ class OpencodeApp(App[None]):
         for sidebar in self.query("#sidebar"):
             self.sidebar_open = not sidebar.display
 
+    def action_focus_files(self) -> None:
+        """Put the keyboard on the files sidebar (showing it if hidden), or back on the prompt."""
+        from app.tui.widgets.sidebar import FilesSidebar
+
+        if self._files_focused():
+            self.prompt.focus()
+            return
+        for sidebar in self.query(FilesSidebar):
+            if not sidebar.display:
+                self.sidebar_open = True
+            sidebar.focus_files()
+
+    def _files_focused(self) -> bool:
+        focused = self.focused
+        return focused is not None and any(node.id == "sidebar" for node in focused.ancestors_with_self)
+
+    def action_services(self) -> None:
+        """The palette's view of the status bar's server marks, with why one failed."""
+        lines = [service.line for service in self.status.services]
+        self.notify("\n".join(lines) or "No language or MCP servers have started", timeout=10)
+
     def action_help(self) -> None:
         from app.tui.screens.help import HelpScreen
 
@@ -423,6 +476,8 @@ class OpencodeApp(App[None]):
             PaletteCommand("Sessions", "Switch, rename or delete sessions", self.action_sessions),
             PaletteCommand("Model", "Choose the model", self.action_models),
             PaletteCommand("Toggle sidebar", "Show or hide the modified files", self.action_toggle_sidebar),
+            PaletteCommand("Files", "Move the keyboard to the modified files", self.action_focus_files),
+            PaletteCommand("Servers", "Language and MCP servers: their states and errors", self.action_services),
             PaletteCommand("Compact session", "Summarise the conversation to free context", self.action_compact),
             PaletteCommand("Help", "List every key binding", self.action_help),
             PaletteCommand("Quit", "Leave opencode", self.action_quit),
@@ -434,7 +489,28 @@ class OpencodeApp(App[None]):
         return commands
 
     def action_compact(self) -> None:
-        self.notify("Compaction runs automatically when the context is nearly full", severity="information")
+        if self.runtime is None or self.session_id is None:
+            self.notify("Nothing to compact yet: send a prompt first", severity="warning")
+            return
+        if self.turn_running:
+            self.notify("A reply is still running: wait for it or press escape, then compact", severity="warning")
+            return
+        self._compact(self.session_id)
+
+    @work(group="turn", exit_on_error=False)
+    async def _compact(self, session_id: str) -> None:
+        """Summarise the session now; the summary shows in the chat like any message."""
+        self._turn_session = session_id
+        self.status.working = True
+        try:
+            await self._loop_for(self.model).compact(session_id, model=self.model)
+        except OpencodeError as err:
+            self.notify(str(err), severity="warning")
+        else:
+            self.notify("Session compacted: the next request starts from the summary")
+        finally:
+            self._turn_session = None
+            self.status.working = False
 
     # -- quitting --------------------------------------------------------------------------
 

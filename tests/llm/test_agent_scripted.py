@@ -13,7 +13,7 @@ import pytest
 from pydantic import Field
 
 from app.errors import OpencodeError
-from app.llm.agent import AgentLoop, ModelNotConfiguredError, SessionBusyError
+from app.llm.agent import AgentLoop, ModelNotConfiguredError, NothingToCompactError, SessionBusyError
 from app.llm.compaction import SUMMARY_INSTRUCTION
 from app.llm.events import SessionCompacted, TextDelta, ToolCallFinished
 from app.llm.messages import to_chat
@@ -226,6 +226,44 @@ async def test_a_small_declared_window_triggers_compaction_mid_turn(runtime: Run
     assert runtime.store.sessions.get(session_id).summary_message_id == event.summary_message_id
     roles = [m.role for m in runtime.store.messages.list(session_id)]
     assert roles == ["user", "assistant", "tool", "assistant", "assistant"]  # ..., summary, answer
+
+
+async def test_compact_on_demand_stores_a_summary_that_the_next_request_starts_from(runtime: Runtime):
+    loop = make_loop(
+        runtime,
+        [
+            {"match": f"^{SUMMARY_INSTRUCTION[:20]}", "steps": [{"text": "SUMMARY-2: we said hello."}]},
+            {"steps": [{"text": "Hello back."}]},
+        ],
+    )
+    session_id = new_session(runtime)
+    await loop.run(session_id, "hello", model=MODEL)
+    compacted = runtime.bus.subscribe(SessionCompacted)
+
+    summary_id = await loop.compact(session_id, model=MODEL)
+
+    [event] = drain(compacted)
+    assert event.summary_message_id == summary_id
+    assert runtime.store.sessions.get(session_id).summary_message_id == summary_id
+    summary = runtime.store.messages.list(session_id)[-1]
+    assert summary.id == summary_id and summary.parts[0]["text"] == "SUMMARY-2: we said hello."
+    [sent] = to_chat(runtime.store.messages.list(session_id), summary_id)  # what the next request sends
+    assert "SUMMARY-2" in sent["content"]
+
+
+async def test_compact_refuses_an_empty_history_and_a_running_turn(runtime: Runtime):
+    loop = make_loop(runtime, [{"steps": [{"text": "slow answer"}]}], chunkDelay=0.2)
+    session_id = new_session(runtime)
+    with pytest.raises(NothingToCompactError, match="Nothing to compact yet"):
+        await loop.compact(session_id, model=MODEL)
+
+    turn = asyncio.create_task(loop.run(session_id, "hello", model=MODEL))
+    while not loop.is_running(session_id):
+        await asyncio.sleep(0.01)
+    with pytest.raises(SessionBusyError, match="wait for it or cancel it, then compact"):
+        await loop.compact(session_id, model=MODEL)
+    await turn
+    assert runtime.store.sessions.get(session_id).summary_message_id is None
 
 
 # -- model choice and misuse ---------------------------------------------------------------

@@ -4,6 +4,7 @@ bar (and not retried on every edit)."""
 
 from __future__ import annotations
 
+import re
 import sys
 
 import pytest
@@ -52,7 +53,9 @@ async def test_a_crashing_server_leaves_edits_working_and_says_why(make_runtime,
     runtime = make_runtime(config={"lsp": {"python": CRASHING}})
     events = await edit_twice(runtime, seen_file)
     assert [(e.language, e.state) for e in events] == [("python", "starting"), ("python", "failed")]
-    assert "(exit code 1): boom" in events[1].message
+    # The code is 1, or 255 when asyncio's child watcher lost the race to reap the child
+    # under load (seen in CI): either way the message says how and why it ended.
+    assert re.search(r"the language server exited \(exit code (1|255)\): boom$", events[1].message)
 
 
 async def test_a_server_that_never_answers_costs_at_most_the_timeout(make_runtime, seen_file):

@@ -250,3 +250,34 @@ async def test_arrow_and_page_keys_scroll_a_long_preview():
         await pilot.pause()
         assert preview.scroll_y == 10
         assert modal.results == []
+
+
+LONG_EDIT = PermissionRequest(
+    "s1", "edit", "src/long.py", "coder", "Edit src/long.py",
+    PermissionPreview("diff", unified_diff("".join(f"x{n} = {n}\n" for n in range(40)), "", "src/long.py")),
+)
+
+
+async def test_at_80x24_every_button_is_on_screen_and_the_long_preview_scrolls():
+    """The modal once lost its last button ("Deny with message (D)") off the right edge."""
+    app = PanelsApp(chat_behind)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.push_screen(PermissionScreen(LONG_EDIT))
+        await pilot.pause()
+        screen = app.screen
+        dialog = screen.query_one("#permission-dialog").region
+        for button in screen.query(Button):
+            assert dialog.contains_region(button.region), f"{button.label} is cut off"
+        preview = screen.query_one("#permission-preview")
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert preview.scroll_y > 0
+
+
+def test_modal_snapshot_at_80x24(snap_compare):
+    app = PanelsApp(chat_behind)
+
+    async def ask(pilot) -> None:
+        await app.push_screen(PermissionScreen(LONG_EDIT))
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=ask)

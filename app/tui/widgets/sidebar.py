@@ -2,7 +2,9 @@
 +additions -deletions, deleted files marked. Enter opens the file's diff; r reverts it.
 
 It follows the history through the bus: each ``FileVersionCreated`` marks the list stale,
-and one refresh loop re-reads the history whenever it is stale. However many versions a
+and one refresh loop re-reads the history whenever it is stale. A listed file changed by
+another program (``FileChangedOnDisk``) is shown as it is on disk from then on: its stats
+and diff compare the initial content with the disk, not with our last write. However many versions a
 burst brings (a directory delete of 1,000 files), the list is read once for it, and the
 first event of a burst is shown at the next refresh, without waiting for a timer.
 """
@@ -10,6 +12,7 @@ first event of a burst is shown at the next refresh, without waiting for a timer
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 
 from textual import on, work
@@ -20,6 +23,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from app.diff import diff_stats
 from app.errors import PermissionDeniedError, ToolError
 from app.runtime import Runtime
 from app.store.events import FileVersionCreated
@@ -27,6 +31,7 @@ from app.store.models import FileChange
 from app.tools.revert import revert_file
 from app.tui.screens.diff_screen import DiffScreen
 from app.tui.widgets.sidebar_list import ModifiedFileList
+from app.workspace.events import FileChangedOnDisk
 
 REVERT_AGENT = "user"
 """Who a revert is done for: the user, not an agent, so no agent's permission rules apply."""
@@ -58,6 +63,8 @@ class FilesSidebar(Vertical):
         self.runtime = runtime
         self.set_reactive(FilesSidebar.session_id, session_id)
         self._stale = asyncio.Event()
+        self._changed_on_disk: set[str] = set()
+        """Paths another program changed: shown from the disk, not from the history."""
 
     def compose(self) -> ComposeResult:
         yield Static("Modified files", id="sidebar-title")
@@ -83,8 +90,10 @@ class FilesSidebar(Vertical):
 
     @work(group="sidebar-follow")
     async def _follow_history(self) -> None:
-        async with self.runtime.bus.subscribe(FileVersionCreated) as events:
-            async for _ in events:
+        async with self.runtime.bus.subscribe(FileVersionCreated, FileChangedOnDisk) as events:
+            async for event in events:
+                if isinstance(event, FileChangedOnDisk):
+                    self._changed_on_disk.add(event.path)
                 self._stale.set()
 
     @work(group="sidebar-refresh")
@@ -93,13 +102,17 @@ class FilesSidebar(Vertical):
             await self._stale.wait()
             self._stale.clear()
             session_id = self.session_id
-            changes = (
-                await asyncio.to_thread(self.runtime.store.history.list_latest_session_files, session_id)
-                if session_id
-                else []
-            )
+            changes = await asyncio.to_thread(self._read_changes, session_id) if session_id else []
             if session_id == self.session_id:
                 self._show(changes)
+
+    def _read_changes(self, session_id: str) -> list[FileChange]:
+        """The session's files from the history, those changed by another program as on disk."""
+        changes = self.runtime.store.history.list_latest_session_files(session_id)
+        root = self.runtime.workspace.root
+        return [
+            as_on_disk(change, root) if change.path in self._changed_on_disk else change for change in changes
+        ]
 
     def _show(self, changes: list[FileChange]) -> None:
         self.query_one(ModifiedFileList).set_changes(changes)
@@ -129,3 +142,22 @@ class FilesSidebar(Vertical):
             self.notify(str(err), severity="warning")
         else:
             self.notify(f"Reverted {path}; the change stays in its history")
+
+
+def as_on_disk(change: FileChange, root: Path) -> FileChange:
+    """``change`` with the file's current disk content as its latest (a deleted file when
+    gone); unchanged when the file is not text, whose diff the sidebar cannot show."""
+    if change.initial_data is not None:
+        return change
+    try:
+        latest, deleted = (root / change.path).read_text(encoding="utf-8"), False
+    except FileNotFoundError:
+        latest, deleted = "", True
+    except (OSError, UnicodeDecodeError):
+        return change
+    if latest == change.latest_content and deleted == change.deleted:
+        return change
+    additions, deletions = diff_stats(change.initial_content, latest)
+    return dataclasses.replace(
+        change, latest_content=latest, deleted=deleted, additions=additions, deletions=deletions
+    )

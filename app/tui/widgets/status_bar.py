@@ -4,6 +4,8 @@ so it never moves while nothing happens and snapshots stay stable."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -12,6 +14,28 @@ from app.tui import css_beside
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SEPARATOR = "  "
+STATE_MARKS = {
+    "ready": ("✓", "$success"),
+    "connected": ("✓", "$success"),
+    "failed": ("✗", "$error"),
+    "starting": ("…", "$warning"),
+    "connecting": ("…", "$warning"),
+}
+"""How a language server's or MCP server's state shows; stopped and closed ones are not shown."""
+
+
+@dataclass(frozen=True)
+class ServiceState:
+    """One language server ("LSP python") or MCP server ("MCP calc") as the bar shows it."""
+
+    label: str
+    state: str
+    message: str = ""
+
+    @property
+    def line(self) -> str:
+        """The full story, for the tooltip and the palette: "MCP calc failed: command not found"."""
+        return f"{self.label} {self.state}" + (f": {self.message}" if self.message else "")
 
 
 def format_tokens(count: int) -> str:
@@ -43,6 +67,28 @@ class StatusBar(Widget):
     cost: reactive[float] = reactive(0.0)
     working: reactive[bool] = reactive(False)
     frame: reactive[int] = reactive(0)
+    services: reactive[tuple[ServiceState, ...]] = reactive(())
+    """Language and MCP servers, in the order they first reported."""
+
+    def set_service(self, service: ServiceState) -> None:
+        """Record a server's new state (replacing its previous one)."""
+        others = [known for known in self.services if known.label != service.label]
+        position = next((i for i, known in enumerate(self.services) if known.label == service.label), len(others))
+        others.insert(position, service)
+        self.services = tuple(others)
+
+    def watch_services(self) -> None:
+        self.tooltip = "\n".join(service.line for service in self.services) or None
+
+    def services_segment(self) -> Content:
+        """ "LSP python ✓  MCP calc ✗": one compact mark per server that is not stopped."""
+        marks = [
+            Content.assemble(f"{service.label} ", (mark, style))
+            for service in self.services
+            if service.state in STATE_MARKS
+            for mark, style in [STATE_MARKS[service.state]]
+        ]
+        return Content(SEPARATOR).join(marks)
 
     def pulse(self) -> None:
         """Advance the spinner: called for each sign of progress in the running turn."""
@@ -53,7 +99,9 @@ class StatusBar(Widget):
         if self.working:
             left = Content.styled(f"{SPINNER[self.frame % len(SPINNER)]} working · esc to cancel", "bold $accent")
             left += SEPARATOR
+        services = self.services_segment()
         right = Content.assemble(
+            *((services, SEPARATOR) if services else ()),
             (format_usage(self.context_tokens, self.context_window, self.cost), "$text-muted"),
             SEPARATOR,
             (self.model_label, "$primary"),
