@@ -2,9 +2,24 @@
 HTTP, through the official ``mcp`` SDK), started in the background, whose tools reach the
 agents as ``<server>_<tool>``. See docs/mcp.md."""
 
-from app.mcp.connection import McpConnection
+from importlib import import_module
+from typing import Any
+
 from app.mcp.events import McpState, McpStatusChanged
-from app.mcp.manager import McpManager
-from app.mcp.tool import McpTool, tool_name
 
 __all__ = ["McpConnection", "McpManager", "McpState", "McpStatusChanged", "McpTool", "tool_name"]
+
+# The rest pulls in the config models and the tool base (pydantic); the TUI imports this
+# package for its events before the first frame, so they load on first use instead.
+_LAZY = {
+    "McpConnection": "app.mcp.connection",
+    "McpManager": "app.mcp.manager",
+    "McpTool": "app.mcp.tool",
+    "tool_name": "app.mcp.tool",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'app.mcp' has no attribute {name!r}")
