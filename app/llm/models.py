@@ -56,6 +56,15 @@ def _onboarding_message() -> str:
 
 ONBOARDING_MESSAGE = _onboarding_message()
 
+# The same facts in a few lines, for the TUI's first screen (an 80x24 terminal must keep
+# room for the chat and the prompt).
+ONBOARDING_NOTE = (
+    f"No model is configured. Set {', '.join(PROVIDER_ENV_VARS.values())} "
+    "(or providers.<name>.apiKey in .opencode.json) and start again. "
+    "For a local server: OPENAI_BASE_URL=http://localhost:8080/v1 with --model openai/<name>, "
+    "or --model ollama_chat/llama3.2 for Ollama."
+)
+
 
 def provider_of(model: str) -> str:
     """The provider prefix of a litellm model name ("anthropic/claude-..." -> "anthropic")."""

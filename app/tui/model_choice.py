@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.config import Config
-from app.llm.models import DEFAULT_MODELS, ONBOARDING_MESSAGE, PROVIDER_ENV_VARS, choose_model
+from app.llm.models import DEFAULT_MODELS, ONBOARDING_NOTE, PROVIDER_ENV_VARS, choose_model
 from app.llm.scripted import DEMO_MODEL, SCRIPTED_PREFIX
 
 DEMO_NOTE = (
@@ -29,7 +29,7 @@ def startup_model(cli_model: str | None, config: Config, env: Mapping[str, str])
     """(model, note to show). The note is the onboarding text when nothing is configured."""
     chosen = choose_model(cli_model, config.agents.coder.model, env, config.providers)
     if chosen is None:
-        return DEMO_MODEL, f"{ONBOARDING_MESSAGE}\n\n{DEMO_NOTE}"
+        return DEMO_MODEL, f"{ONBOARDING_NOTE}\n\n{DEMO_NOTE}"
     return chosen, None
 
 

@@ -495,3 +495,11 @@ async def test_background_import_yields_litellm_with_its_first_request_warmed():
 
     assert module is sys.modules["litellm"]
     assert all(name in sys.modules for name in FIRST_REQUEST_MODULES)
+
+
+def test_the_short_onboarding_note_names_every_variable_and_the_local_options():
+    from app.llm.models import ONBOARDING_NOTE
+
+    for var in PROVIDER_ENV_VARS.values():
+        assert var in ONBOARDING_NOTE
+    assert "OPENAI_BASE_URL" in ONBOARDING_NOTE and "--model ollama_chat/llama3.2" in ONBOARDING_NOTE
