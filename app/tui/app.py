@@ -178,10 +178,15 @@ class OpencodeApp(App[None]):
         try:
             runtime = Runtime.build(self.root)
         except OpencodeError as err:
-            self.call_from_thread(self.chat.add_notice, f"{err}", "error")
-            self.call_from_thread(setattr, self.status, "model_label", "not started")
+            self.call_from_thread(self._startup_failed, str(err))
             return
         self.call_from_thread(self._adopt_runtime, runtime)
+
+    async def _startup_failed(self, message: str) -> None:
+        """The core could not start (a broken config): say why, the status first, so the
+        notice never shows beside a status that still says "starting"."""
+        self.status.model_label = "not started"
+        await self.chat.add_notice(message, "error")
 
     async def _adopt_runtime(self, runtime: Runtime) -> None:
         """Everything that needs the core: keys and theme from config, the model, the

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from app.llm.agents import READ_TOOLS as AGENT_READ_TOOLS
+
 ACTIONS: dict[str, str] = {
     "view": "Reading...",
     "ls": "Listing...",
@@ -22,7 +24,7 @@ ACTIONS: dict[str, str] = {
     "revert": "Reverting...",
 }
 DIFF_TOOLS = frozenset({"write", "edit", "multiedit", "patch", "delete", "revert"})
-READ_TOOLS = frozenset({"view", "ls", "glob", "grep"})
+READ_TOOLS = frozenset(AGENT_READ_TOOLS)  # the tools that only read, as the agents define them
 PATCH_FILE_LINE = re.compile(r"^\*\*\*\s*(?:Add|Update|Delete) File:\s*(.+?)\s*$", re.MULTILINE)
 
 
