@@ -6,22 +6,30 @@ from __future__ import annotations
 
 from collections.abc import MutableMapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.bus import Bus
 from app.config import Config, load_config
-from app.lsp import LspManager
-from app.mcp import McpManager
 from app.permission import PermissionService
 from app.store import Store, open_store
 from app.tools.base import Tool, ToolContext
 from app.tools.registry import ToolTable
 from app.workspace import FileRecords, Workspace
-from app.workspace.watch import WorkspaceWatcher
+
+if TYPE_CHECKING:
+    from app.lsp import LspManager
+    from app.mcp import McpManager
+    from app.workspace.watch import WorkspaceWatcher
 
 
 @dataclass
 class Runtime:
+    """The services every command needs are built with it; the language servers, MCP
+    servers and the watcher are built on first use (`opencode tool` and `opencode
+    changes` never import the MCP or watching machinery)."""
+
     root: Path
     config: Config
     bus: Bus
@@ -31,12 +39,6 @@ class Runtime:
     permissions: PermissionService
     tools: MutableMapping[str, Tool]
     """Built-in tools, each imported on first use (see ToolTable)."""
-    watcher: WorkspaceWatcher
-    mcp: McpManager
-    """MCP servers: connected in the background by ``mcp.start()`` (front-ends) or
-    ``mcp.wait_ready()`` (the agent loop, before a turn)."""
-    lsp: LspManager
-    """Language servers: nothing is looked up or started until a tool touches a file."""
 
     @classmethod
     def build(
@@ -53,20 +55,41 @@ class Runtime:
         bus = bus or Bus()
         store = open_store(config.data_dir(root) / "opencode.db", bus)
         workspace = Workspace(root)
-        records = FileRecords(workspace, store.seen)
         return cls(
             root=root,
             config=config,
             bus=bus,
             store=store,
             workspace=workspace,
-            records=records,
+            records=FileRecords(workspace, store.seen),
             permissions=PermissionService(config, bus, policy),
             tools=ToolTable(),
-            watcher=WorkspaceWatcher(workspace, records, bus, ignore_paths=[config.data_dir(root)]),
-            mcp=McpManager(config.mcp_servers, bus, cwd=root, log_dir=config.data_dir(root) / "mcp"),
-            lsp=LspManager(config, root, bus),
         )
+
+    @cached_property
+    def watcher(self) -> WorkspaceWatcher:
+        """Announces files changed outside the agent; running once `start_watching` is called."""
+        from app.workspace.watch import WorkspaceWatcher
+
+        return WorkspaceWatcher(
+            self.workspace, self.records, self.bus, ignore_paths=[self.config.data_dir(self.root)]
+        )
+
+    @cached_property
+    def mcp(self) -> McpManager:
+        """MCP servers: connected in the background by ``mcp.start()`` (front-ends) or
+        ``mcp.wait_ready()`` (the agent loop, before a turn)."""
+        from app.mcp import McpManager
+
+        log_dir = self.config.data_dir(self.root) / "mcp"
+        return McpManager(self.config.mcp_servers, self.bus, cwd=self.root, log_dir=log_dir)
+
+    @cached_property
+    def lsp(self) -> LspManager:
+        """Language servers: nothing is looked up or started until a tool touches a file."""
+        from app.lsp import LspManager
+
+        return LspManager(self.config, self.root, self.bus)
 
     def context(self, session_id: str, agent: str = "coder", **ids: str | None) -> ToolContext:
         """A tool context for one call; ``ids`` may carry message_id and call_id."""
@@ -89,7 +112,12 @@ class Runtime:
         await self.watcher.start()
 
     def close(self) -> None:
-        self.lsp.close()
-        self.mcp.close()
-        self.watcher.stop()
+        """Stop what was started; a service never used is not built just to be closed."""
+        built = vars(self)  # where cached_property keeps each service once built
+        if "lsp" in built:
+            self.lsp.close()
+        if "mcp" in built:
+            self.mcp.close()
+        if "watcher" in built:
+            self.watcher.stop()
         self.store.close()

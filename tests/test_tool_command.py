@@ -126,22 +126,52 @@ def test_changes_lists_each_version_of_a_file_in_the_session(project: Path) -> N
     ]
 
 
-def test_tool_command_loads_neither_textual_nor_litellm_nor_other_tools(project: Path) -> None:
-    """The whole-process speed of `opencode tool patch` depends on what it imports."""
+def loaded_modules(workspace: Path, *args: str) -> set[str]:
+    """The modules a real `opencode ARGS...` process has imported when it is done."""
     probe = (
-        "import sys\n"
+        "import json, sys\n"
         "from app.cli import main\n"
         "code = main(sys.argv[1:])\n"
-        "heavy = sorted(m for m in ('textual', 'litellm', 'app.tools.bash', 'app.tools.view', 'app.tools.grep')"
-        " if m in sys.modules)\n"
-        "print('LOADED', heavy, file=sys.stderr)\n"
+        "print(json.dumps(sorted(sys.modules)), file=sys.stderr)\n"
         "sys.exit(code)\n"
     )
-    patch = "*** Begin Patch\n*** Add File: new.txt\n+hello\n*** End Patch\n"
     done = subprocess.run(
-        [sys.executable, "-c", probe, "-C", str(project), "tool", "patch", json.dumps({"patch": patch}), "--yes"],
+        [sys.executable, "-c", probe, "-C", str(workspace), *args],
         cwd=REPO, capture_output=True, text=True, timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert "LOADED []" in done.stderr
+    return set(json.loads(done.stderr.splitlines()[-1]))
+
+
+# What `opencode tool` and `opencode changes` never need: front-ends, the provider, the
+# watching, MCP and language-server machinery, other tools, and pydantic's plugin scan
+# (importlib.metadata). Their whole-process time depends on leaving these out.
+NOT_FOR_HEADLESS_COMMANDS = {
+    "textual", "litellm", "watchfiles", "mcp", "lsprotocol", "importlib.metadata",
+    "app.tui", "app.llm", "app.acp", "app.mcp", "app.workspace.watch", "app.config.save",
+    "app.tools.bash", "app.tools.view", "app.tools.grep",
+}
+
+
+def test_tool_command_loads_only_what_the_tool_needs(project: Path) -> None:
+    patch = "*** Begin Patch\n*** Add File: new.txt\n+hello\n*** End Patch\n"
+    loaded = loaded_modules(project, "tool", "patch", json.dumps({"patch": patch}), "--yes")
     assert (project / "new.txt").read_text() == "hello\n"
+    assert "app.tools.patch" in loaded
+    assert loaded & NOT_FOR_HEADLESS_COMMANDS == set()
+
+
+def test_changes_command_loads_no_tool_and_no_language_server_client(project: Path) -> None:
+    code, _ = tool(project, "edit", {"filePath": "doc.md", "oldString": "", "newString": "one\n"}, "--yes")
+    assert code == 0
+    loaded = loaded_modules(project, "changes", "--json")
+    assert loaded & (NOT_FOR_HEADLESS_COMMANDS | {"app.tools.edit", "app.lsp.manager"}) == set()
+
+
+def test_commands_a_tool_runs_see_the_users_environment(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Start-up skips pydantic's plugins without setting PYDANTIC_DISABLE_PLUGINS for them."""
+    monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
+    command = {"command": "echo plugins=${PYDANTIC_DISABLE_PLUGINS-unset}"}
+    code, ran = tool(project, "bash", command, "--yes")
+    assert code == 0, ran
+    assert "plugins=unset" in ran["output"]

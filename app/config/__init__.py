@@ -2,6 +2,9 @@
 and validated into one ``Config``. Imports only pydantic and the standard library, because
 every CLI command loads it before doing anything else."""
 
+from importlib import import_module
+from typing import Any
+
 from app.config.loader import load_config
 from app.config.models import (
     ActionName,
@@ -12,8 +15,6 @@ from app.config.models import (
     PermissionRules,
     ToolRule,
 )
-from app.config.save import save_project_setting
-from app.config.schema import config_json_schema, schema_text
 
 __all__ = [
     "ActionName",
@@ -28,3 +29,17 @@ __all__ = [
     "save_project_setting",
     "schema_text",
 ]
+
+# Saving (tempfile) and the schema export serve one command each: loaded on first use,
+# so the commands that only load the configuration do not pay for them.
+_LAZY = {
+    "config_json_schema": "app.config.schema",
+    "save_project_setting": "app.config.save",
+    "schema_text": "app.config.schema",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'app.config' has no attribute {name!r}")

@@ -3,9 +3,10 @@
 Keys are camelCase in JSON (aliases) and snake_case in Python; either spelling is accepted
 in a file. Every model forbids unknown keys, so a typo is reported instead of ignored.
 Every field has a default, so a partial file (one layer) validates on its own.
-"""
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here: pydantic would compile each field's
+annotation back from its string when the models are built, on every start.
+"""
 
 from pathlib import Path
 from typing import Annotated, Literal
