@@ -2,8 +2,8 @@
 
 Lines are split the way git splits them: on "\\n" only (a lone "\\r" is content), and a
 last line without a newline differs from the same text with one (git counts that as a
-change too). Both public functions use `_matching_blocks`, so the stats always equal the
-number of "+" and "-" lines of the unified diff.
+change too). `diff_stats` and `unified_diff` use the same matcher (`_match`), so the stats
+always equal the number of "+" and "-" lines of the unified diff.
 
 The matcher is exact (a minimal diff, like git's default Myers diff) for ordinary edits
 and stays fast on big files:
@@ -16,13 +16,16 @@ and stays fast on big files:
    reordering of thousands of lines) the region is split on lines unique to both sides
    (patience anchors) and each piece is matched again; the result is still a correct
    diff, only possibly not the shortest one.
+
+A caller that knows where the changes are (a patch knows which lines each hunk replaced)
+passes them to `unified_diff_regions`, which matches only inside those regions.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress, count
 from operator import ne
@@ -30,10 +33,14 @@ from operator import ne
 Block = tuple[int, int, int]
 """(old_start, new_start, length): a run of equal lines."""
 
+Region = tuple[int, int, int, int]
+"""(old_start, old_end, new_start, new_end), 0-based, ends excluded: old lines
+[old_start:old_end] became new lines [new_start:new_end]."""
+
 _MAX_EDIT_COST = 500
 """Myers gives up past this many edits in one region (its cost grows with the square)."""
 
-_NO_NEWLINE_MARKER = "\\ No newline at end of file\n"
+_NO_NEWLINE_MARKER = "\\ No newline at end of file"
 
 
 @dataclass(frozen=True)
@@ -69,10 +76,54 @@ def unified_diff(old: str, new: str, path: str, context: int = 3) -> str:
     if old == new:
         return ""
     a, b = _split_lines(old), _split_lines(new)
-    out = [f"--- a/{path}\n", f"+++ b/{path}\n"]
-    for hunk in _hunks(_changes(a, b), context):
-        out.extend(_render_hunk(hunk, a, b, context))
-    return "".join(out)
+    hunks = _hunks(_changes(a, b, (0, len(a), 0, len(b))), context)
+    a, b = _printable(a), _printable(b)
+    return _render(path, [_render_hunk(hunk, a, b, context) for hunk in hunks])
+
+
+def unified_diff_regions(old: str, new: str, path: str, regions: Iterable[Region], context: int = 3) -> str:
+    """`unified_diff` for a caller that knows where the changes are (a patch knows which
+    lines each hunk replaced): lines are matched only inside `regions`, so a few edits
+    in a big file cost little more than splitting it into lines.
+
+    Every line outside the regions must be unchanged, its newline included (a last line
+    that gains or loses one is a changed line). Regions come in order and do not
+    overlap, and the stretches between them are as long on both sides (ValueError
+    otherwise). Where regions are more than 2 * context lines apart and each change has
+    one best alignment, the text equals `unified_diff`'s; otherwise a change may be
+    placed differently, never wrongly."""
+    if old == new:
+        return ""
+    a, b = _split_lines(old), _split_lines(new)
+    changes: list[Change] = []
+    for region in _joined(regions, len(a), len(b)):
+        changes += _changes(a, b, region)
+    a, b = _printable(a), _printable(b)
+    return _render(path, [_render_hunk(hunk, a, b, context) for hunk in _hunks(changes, context)])
+
+
+def _joined(regions: Iterable[Region], old_total: int, new_total: int) -> list[Region]:
+    """The regions checked, with touching ones joined (their changes may then merge)."""
+    joined: list[Region] = []
+    old_end = new_end = 0
+    for i1, i2, j1, j2 in regions:
+        if not (old_end <= i1 <= i2 <= old_total and new_end <= j1 <= j2 <= new_total) or (
+            i1 - old_end != j1 - new_end
+        ):
+            raise ValueError(
+                f"bad diff region {(i1, i2, j1, j2)} after line {old_end}/{new_end} of {old_total}/{new_total}: "
+                "regions must come in order, not overlap, and be as far apart in the old text as in the new"
+            )
+        if joined and i1 == old_end:
+            joined[-1] = (joined[-1][0], i2, joined[-1][2], j2)
+        else:
+            joined.append((i1, i2, j1, j2))
+        old_end, new_end = i2, j2
+    if old_total - old_end != new_total - new_end:
+        raise ValueError(
+            f"bad diff regions: {old_total - old_end} old but {new_total - new_end} new lines after the last"
+        )
+    return joined
 
 
 # --- hunks ---------------------------------------------------------------------------
@@ -81,15 +132,22 @@ Change = tuple[int, int, int, int]
 """(old_start, old_end, new_start, new_end): lines old[i1:i2] replaced by new[j1:j2]."""
 
 
-def _changes(a: list[Line], b: list[Line]) -> list[Change]:
-    """The gaps between matching blocks: every place where old and new differ."""
+def _changes(a: list[Line], b: list[Line], region: Region) -> list[Change]:
+    """The gaps between matching blocks inside `region`: every place there where old and
+    new differ."""
+    i, i_end, j, j_end = region
+    runs: list[Block] = []
+    _match(a, i, i_end, b, j, j_end, runs)
     changes = []
-    i = j = 0
-    for bi, bj, size in [*_matching_blocks(a, b), (len(a), len(b), 0)]:
+    for bi, bj, size in [*runs, (i_end, j_end, 0)]:
         if i < bi or j < bj:
             changes.append((i, bi, j, bj))
         i, j = bi + size, bj + size
     return changes
+
+
+def _render(path: str, hunks: list[str]) -> str:
+    return f"--- a/{path}\n+++ b/{path}\n" + "".join(hunks) if hunks else ""
 
 
 def _hunks(changes: list[Change], context: int) -> list[list[Change]]:
@@ -103,21 +161,31 @@ def _hunks(changes: list[Change], context: int) -> list[list[Change]]:
     return hunks
 
 
-def _render_hunk(hunk: list[Change], a: list[Line], b: list[Line], context: int) -> list[str]:
+def _render_hunk(hunk: list[Change], a: list[str], b: list[str], context: int) -> str:
+    """One hunk's text; `a` and `b` are the printable lines (see `_printable`). Each run of
+    lines is prefixed in C (`map`), not line by line."""
     first, last = hunk[0], hunk[-1]
     old_start = max(0, first[0] - context)
     new_start = first[2] - (first[0] - old_start)
     old_end = min(len(a), last[1] + context)
     new_end = last[3] + (old_end - last[1])
-    out = [f"@@ -{_range(old_start, old_end)} +{_range(new_start, new_end)} @@\n"]
+    body: list[str] = []
     pos = old_start
     for i1, i2, j1, j2 in hunk:
-        out.extend(_line(" ", line) for line in a[pos:i1])
-        out.extend(_line("-", line) for line in a[i1:i2])
-        out.extend(_line("+", line) for line in b[j1:j2])
+        body += map(" ".__add__, a[pos:i1])
+        body += map("-".__add__, a[i1:i2])
+        body += map("+".__add__, b[j1:j2])
         pos = i2
-    out.extend(_line(" ", line) for line in a[pos:old_end])
-    return out
+    body += map(" ".__add__, a[pos:old_end])
+    return f"@@ -{_range(old_start, old_end)} +{_range(new_start, new_end)} @@\n" + "\n".join(body) + "\n"
+
+
+def _printable(lines: list[Line]) -> list[str]:
+    """The lines as diff text shows them: a last line without a newline is followed by
+    git's marker (only a text's last line can be one)."""
+    if lines and isinstance(lines[-1], _Unterminated):
+        return [*lines[:-1], f"{lines[-1].text}\n{_NO_NEWLINE_MARKER}"]
+    return lines
 
 
 def _range(start: int, end: int) -> str:
@@ -127,12 +195,6 @@ def _range(start: int, end: int) -> str:
     if length == 1:
         return str(start + 1)
     return f"{start + 1 if length else start},{length}"
-
-
-def _line(prefix: str, line: Line) -> str:
-    if isinstance(line, _Unterminated):
-        return f"{prefix}{line.text}\n{_NO_NEWLINE_MARKER}"
-    return f"{prefix}{line}\n"
 
 
 # --- matching core -------------------------------------------------------------------
@@ -155,13 +217,14 @@ def _match(
     a: Sequence[Line], alo: int, ahi: int, b: Sequence[Line], blo: int, bhi: int, out: list[Block]
 ) -> None:
     """Append the matching blocks of a[alo:ahi] and b[blo:bhi] to `out`, in order."""
-    prefix = _equal_run(a, alo, ahi, b, blo, bhi)
+    a_part, b_part = a[alo:ahi], b[blo:bhi]
+    shorter = min(len(a_part), len(b_part))
+    prefix = next(compress(count(), map(ne, a_part, b_part)), shorter)
+    suffix = next(compress(count(), map(ne, reversed(a_part), reversed(b_part))), shorter)
+    suffix = min(suffix, shorter - prefix)  # a line is in the prefix or the suffix, not both
     if prefix:
         out.append((alo, blo, prefix))
-    alo, blo = alo + prefix, blo + prefix
-    a_reversed, b_reversed = a[alo:ahi][::-1], b[blo:bhi][::-1]
-    suffix = _equal_run(a_reversed, 0, len(a_reversed), b_reversed, 0, len(b_reversed))
-    ahi, bhi = ahi - suffix, bhi - suffix
+    alo, blo, ahi, bhi = alo + prefix, blo + prefix, ahi - suffix, bhi - suffix
     if alo < ahi and blo < bhi:
         _match_middle(a, alo, ahi, b, blo, bhi, out)
     if suffix:
@@ -174,6 +237,8 @@ def _match_middle(
     """Myers over the lines that occur on both sides; the others cannot match anyway."""
     a_part, b_part = a[alo:ahi], b[blo:bhi]
     a_shared = list(map(set(b_part).__contains__, a_part))
+    if not any(a_shared):
+        return  # nothing in common: all of it changed
     b_shared = list(map(set(a_part).__contains__, b_part))
     a_kept = list(compress(range(alo, ahi), a_shared))
     b_kept = list(compress(range(blo, bhi), b_shared))

@@ -1,5 +1,6 @@
 """How fast app.diff is on a big file with scattered edits (the sidebar recomputes stats
-after every tool call). Run: .venv/bin/python bench/bench_diff.py"""
+after every tool call), and a patched file's diff when the changed regions are known
+(``unified_diff_regions``, as the patch tool makes it). Run: .venv/bin/python bench/bench_diff.py"""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.diff import diff_stats, unified_diff  # noqa: E402
+from app.diff import Region, diff_stats, unified_diff, unified_diff_regions  # noqa: E402
 
 LINES = 10_000
 CHANGES = 100
@@ -50,9 +51,18 @@ def scattered_edits(lines: list[str], rng: random.Random) -> list[str]:
     return edited
 
 
-def timings_ms(action: Callable[[], object]) -> list[float]:
+def replaced_lines(lines: list[str], count: int, rng: random.Random) -> tuple[list[str], list[Region]]:
+    """``count`` lines replaced at random places, and the regions that hold the changes."""
+    edited = list(lines)
+    places = sorted(rng.sample(range(len(lines)), count))
+    for at in places:
+        edited[at] = f"    patched_{at} = True\n"
+    return edited, [(at, at + 1, at, at + 1) for at in places]
+
+
+def timings_ms(action: Callable[[], object], runs: int = RUNS) -> list[float]:
     timings = []
-    for _ in range(RUNS):
+    for _ in range(runs):
         start = time.perf_counter()
         action()
         timings.append((time.perf_counter() - start) * 1000)
@@ -72,6 +82,14 @@ def main() -> None:
     print(f"unified_diff 10k lines/100 edits: {statistics.median(udiff):.1f} ms")
     addition = timings_ms(lambda: diff_stats("", new))
     print(f"diff_stats pure addition of 10k lines: {statistics.median(addition):.1f} ms")
+
+    big = source_file(rng) * 10
+    edited, regions = replaced_lines(big, 2000, rng)
+    old, new = "".join(big), "".join(edited)
+    whole = timings_ms(lambda: unified_diff(old, new, "big.py"), runs=5)
+    print(f"unified_diff 100k lines/2,000 replaced lines: {min(whole):.1f} ms")
+    known = timings_ms(lambda: unified_diff_regions(old, new, "big.py", regions), runs=5)
+    print(f"unified_diff_regions, same input, regions known: {min(known):.1f} ms")
 
 
 if __name__ == "__main__":

@@ -14,9 +14,10 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
+from app.diff import Region
 from app.tools.text.patch_match import FileText, apply_edits, locate_hunks
 from app.tools.text.patch_parse import (
     AddFile,
@@ -60,6 +61,9 @@ class FileOp:
     ``existed`` says whether the written path (``new_path`` for a move) already held a
     file: an Add File over an existing file overwrites it like Codex, and the tool
     records that as a new version of the existing file.
+    ``regions`` (updates and moves) are the line ranges of the old and new text that
+    hold every change, for ``app.diff.unified_diff_regions``; None when that diff's
+    line numbers would differ from ours (a BOM, a lone "\\r" line ending).
     """
 
     kind: Literal["add", "update", "delete", "move"]
@@ -68,6 +72,7 @@ class FileOp:
     old_bytes: bytes | None
     new_bytes: bytes | None
     existed: bool
+    regions: tuple[Region, ...] | None = field(default=None, compare=False)
 
     def summary(self) -> str:
         """``A path``, ``M path``, ``D path`` or ``R path -> new_path``."""
@@ -175,16 +180,17 @@ def _plan(section: Section, path: str, new_path: str | None, tree: _Tree) -> Fil
     if isinstance(section, DeleteFile):
         tree.set(path, None)
         return FileOp("delete", path, None, old, None, existed=True)
-    new = _updated(old, section.hunks, section.title)
+    new, regions = _updated(old, section.hunks, section.title)
     if new_path is None:
         tree.set(path, new)
-        return FileOp("update", path, None, old, new, existed=True)
+        return FileOp("update", path, None, old, new, existed=True, regions=regions)
     existed = tree.get(new_path) is not None
     tree.set(path, None)
     tree.set(new_path, new)
-    return FileOp("move", path, new_path, old, new, existed=existed)
+    return FileOp("move", path, new_path, old, new, existed=existed, regions=regions)
 
 
-def _updated(old: bytes, hunks: tuple[Hunk, ...], title: str) -> bytes:
+def _updated(old: bytes, hunks: tuple[Hunk, ...], title: str) -> tuple[bytes, tuple[Region, ...] | None]:
     file = FileText.decode(old)
-    return apply_edits(file, locate_hunks(file, hunks, title)).encode()
+    new, regions = apply_edits(file, locate_hunks(file, hunks, title))
+    return new, tuple(regions) if file.numbered_like_diffs else None

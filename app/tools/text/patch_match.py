@@ -3,7 +3,8 @@
 A file is kept as lines with their own endings (``\\r\\n``, ``\\r`` or ``\\n``) and its
 BOM, so every line the patch does not touch is written back byte for byte. Lines the
 patch writes take the file's most common ending, and a final line without an ending
-keeps lacking one only while the patch leaves it last and untouched.
+keeps lacking one only while the patch leaves it last and untouched. A file whose
+every line ends with ``\\n`` (most files) keeps no per-line endings at all.
 
 Old lines (context and removed) are found with Codex's passes in Codex's order: exact,
 ignoring trailing whitespace, ignoring surrounding whitespace, then with Unicode
@@ -15,13 +16,15 @@ guessed. Search is indexed (line key -> line numbers, built lazily per pass) so 
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, insort
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from itertools import compress
+from itertools import chain, compress, count
+from operator import add, itemgetter
 
-from app.tools.text.patch_parse import Hunk, HunkLine, PatchError, quote
+from app.diff import Region
+from app.tools.text.patch_parse import Hunk, PatchError, quote
 
 _EOL = re.compile(r"(\r\n|\r|\n)")
 _BOM = "\ufeff"
@@ -48,11 +51,20 @@ _PASSES: tuple[Callable[[str], str] | None, ...] = (None, str.rstrip, str.strip,
 
 @dataclass
 class FileText:
-    """A decoded text file; ``endings[i]`` is ``""`` only for a last line without one."""
+    """A decoded text file. ``texts`` are its lines without endings (what hunks are
+    matched against); ``lines`` are what is written back: each text with its own ending
+    (none for a last line without one), or, when ``plain`` (every line ends with "\\n"),
+    the texts themselves, joined with "\\n". ``ending`` is the most common ending (the
+    first seen wins a tie; "\\n" if none), for the lines a patch adds.
+    ``numbered_like_diffs`` says whether ``app.diff`` (which splits on "\\n" only and
+    keeps a BOM in the first line) numbers the lines as we do: no BOM, no lone "\\r"."""
 
     bom: bool
     texts: list[str]
-    endings: list[str]
+    lines: list[str]
+    ending: str
+    plain: bool
+    numbered_like_diffs: bool
 
     @classmethod
     def decode(cls, data: bytes) -> FileText:
@@ -61,77 +73,106 @@ class FileText:
         bom = text.startswith(_BOM)
         if bom:
             text = text[1:]
-        if "\r" in text:
+        if "\r" not in text:  # the common case: no regex, no per-line endings
+            texts = text.split("\n")
+            if not texts[-1]:
+                texts.pop()
+                return cls(bom, texts, texts, "\n", plain=True, numbered_like_diffs=not bom)
+            endings = ["\n"] * (len(texts) - 1) + [""]
+        else:
             parts = _EOL.split(text)
             texts, endings = parts[0::2], parts[1::2]
-        else:  # the common case, several times faster than the regex
-            texts = text.split("\n")
-            endings = ["\n"] * (len(texts) - 1)
-        if texts[-1]:
-            endings.append("")
-        else:
-            texts.pop()
-        return cls(bom, texts, endings)
+            if texts[-1]:
+                endings.append("")
+            else:
+                texts.pop()
+        lines = list(map(add, texts, endings))
+        return cls(
+            bom,
+            texts,
+            lines,
+            _usual(endings),
+            plain=False,
+            numbered_like_diffs=not bom and "\r" not in endings,
+        )
 
-    def encode(self) -> bytes:
-        parts = [""] * (2 * len(self.texts))
-        parts[0::2] = self.texts  # interleaving by slices keeps the loop in C
-        parts[1::2] = self.endings
-        return ((_BOM if self.bom else "") + "".join(parts)).encode("utf-8", "surrogateescape")
+    def render(self, lines: list[str]) -> bytes:
+        """``lines`` (in the form of ``self.lines``) as this file's bytes."""
+        text = "\n".join(lines) + "\n" if self.plain and lines else "".join(lines)
+        return ((_BOM if self.bom else "") + text).encode("utf-8", "surrogateescape")
 
-    def usual_ending(self) -> str:
-        """The most common line ending (the first seen wins a tie); ``\\n`` if none."""
-        counts = {ending: self.endings.count(ending) for ending in ("\n", "\r\n", "\r")}
-        most = max(counts.values())
-        if not most:
-            return "\n"
-        return min((ending for ending, count in counts.items() if count == most), key=self.endings.index)
+
+def _usual(endings: list[str]) -> str:
+    """The most common line ending; the first seen wins a tie; "\\n" if there is none."""
+    counts = {ending: endings.count(ending) for ending in ("\n", "\r\n", "\r")}
+    most = max(counts.values())
+    if not most:
+        return "\n"
+    return min((ending for ending, count in counts.items() if count == most), key=endings.index)
 
 
 class _PassIndex:
-    """One matching pass over a file: each line's key, how often each key occurs, and
-    where the anchor keys occur. A pattern is found by walking the occurrences of its
-    rarest line (its anchor); indexing only anchors keeps the work in C (``Counter``,
-    ``compress``) instead of a Python loop over every line of a big file."""
+    """One matching pass over a file: each line's key, and how often and where each
+    pattern line occurs. A pattern is found from its rarest line (its anchor): an anchor
+    that occurs once in the whole file names the only place the pattern can be.
 
-    def __init__(
-        self, texts: list[str], key: Callable[[str], str] | None, patterns: Iterable[list[str]]
-    ) -> None:
+    Only lines equal to some pattern line matter, so one C-level sweep (a set lookup per
+    line) picks them out with their positions, and the rest works on those hits: a big
+    file costs no Python step per line."""
+
+    def __init__(self, texts: list[str], key: Callable[[str], str] | None, patterns: list[list[str]]) -> None:
         self.key = key
-        self.keys = texts if key is None else [key(text) for text in texts]
-        self.counts = Counter(self.keys)
-        anchors = {self._anchor(self._keyed(pattern))[1] for pattern in patterns if pattern}
-        self.where: dict[str, list[int]] = {anchor: [] for anchor in anchors}
-        for at in compress(range(len(self.keys)), map(self.where.__contains__, self.keys)):
-            self.where[self.keys[at]].append(at)
+        self.keys = texts if key is None else list(map(key, texts))
+        self.known = set(chain.from_iterable(map(self._keyed, patterns)))
+        self.hits = list(compress(count(), map(self.known.__contains__, self.keys)))
+        self.hit_keys = list(map(self.keys.__getitem__, self.hits))
+        self.counts = Counter(self.hit_keys)  # 0 for a known line the file lacks
+        self.last = dict(zip(self.hit_keys, self.hits, strict=True))  # the only position of a line seen once
+        self.where: dict[str, list[int]] | None = None  # positions of repeated lines, on first need
 
-    def _keyed(self, pattern: Sequence[str]) -> list[str]:
-        return list(pattern) if self.key is None else [self.key(line) for line in pattern]
+    def _keyed(self, pattern: list[str]) -> list[str]:
+        return pattern if self.key is None else list(map(self.key, pattern))
 
     def _anchor(self, wanted: list[str]) -> tuple[int, str]:
-        """(offset in the pattern, key) of the pattern's rarest line."""
-        counts = list(map(self.counts.__getitem__, wanted))  # a Counter gives 0 when missing
-        offset = counts.index(min(counts))
-        return offset, wanted[offset]
+        """(offset in the pattern, key) of the pattern's rarest line (the first of them)."""
+        if not self.known.issuperset(wanted):  # counts must be true before choosing
+            for line_key in set(wanted) - self.known:
+                self._learn(line_key)
+        anchor = min(wanted, key=self.counts.__getitem__)
+        return wanted.index(anchor), anchor
 
-    def _positions(self, line_key: str) -> list[int]:
-        """Where a key occurs; keys not known up front (diagnostics) cost one scan."""
-        if line_key not in self.where:
-            self.where[line_key] = list(compress(range(len(self.keys)), map(line_key.__eq__, self.keys)))
-        return self.where[line_key]
+    def _learn(self, line_key: str) -> None:
+        """Count and place a line that was not among the patterns given up front (one scan)."""
+        positions = list(compress(count(), map(line_key.__eq__, self.keys)))
+        self.known.add(line_key)
+        self.counts[line_key] = len(positions)
+        if positions:
+            self.last[line_key] = positions[-1]
+            self._repeated()[line_key] = positions
 
-    def matches(self, pattern: Sequence[str], start: int, limit: int) -> list[int]:
+    def _repeated(self) -> dict[str, list[int]]:
+        """Where every line that occurs more than once does, collected in one sweep over the
+        hits the first time a repeated anchor is met."""
+        if self.where is None:
+            repeated = {line_key for line_key, seen in self.counts.items() if seen > 1}
+            self.where = {line_key: [] for line_key in repeated}
+            for at in compress(self.hits, map(repeated.__contains__, self.hit_keys)):
+                self.where[self.keys[at]].append(at)
+        return self.where
+
+    def matches(self, pattern: list[str], start: int, limit: int) -> list[int]:
         """Up to ``limit`` positions >= ``start`` where ``pattern`` (raw lines) fits, ascending."""
         wanted = self._keyed(pattern)
         offset, anchor = self._anchor(wanted)
-        if not self.counts[anchor]:
-            return []
-        anchors = self._positions(anchor)
+        occurrences, size = self.counts[anchor], len(wanted)
+        if occurrences == 1:  # the only place the pattern can be
+            at = self.last[anchor] - offset
+            return [at] if at >= start and self.keys[at : at + size] == wanted else []
         found: list[int] = []
-        size, total = len(wanted), len(self.keys)
+        anchors = self._repeated()[anchor] if occurrences else []
         for index in range(bisect_left(anchors, start + offset), len(anchors)):
             at = anchors[index] - offset
-            if at + size > total:
+            if at + size > len(self.keys):
                 break
             if self.keys[at : at + size] == wanted:
                 found.append(at)
@@ -139,7 +180,7 @@ class _PassIndex:
                     break
         return found
 
-    def fits_at(self, pattern: Sequence[str], at: int) -> bool:
+    def fits_at(self, pattern: list[str], at: int) -> bool:
         wanted = self._keyed(pattern)
         return at >= 0 and self.keys[at : at + len(wanted)] == wanted
 
@@ -147,7 +188,7 @@ class _PassIndex:
 class LineMatcher:
     """Finds line sequences in one file, trying the passes in order. ``patterns`` are
     the sequences it will mostly be asked for (the hunks' old lines, each @@ line), so
-    each pass indexes their anchors in one sweep."""
+    each pass indexes their lines in one sweep."""
 
     def __init__(self, texts: list[str], patterns: list[list[str]]) -> None:
         self._texts = texts
@@ -160,7 +201,7 @@ class LineMatcher:
             index = self._passes[number] = _PassIndex(self._texts, _PASSES[number], self._patterns)
         return index
 
-    def search(self, pattern: Sequence[str], start: int, limit: int) -> tuple[int, list[int]]:
+    def search(self, pattern: list[str], start: int, limit: int) -> tuple[int, list[int]]:
         """(pass number, positions) of the first pass with a match at or after ``start``;
         (-1, []) when no pass matches."""
         if not pattern:
@@ -170,11 +211,11 @@ class LineMatcher:
                 return number, found
         return -1, []
 
-    def search_pass(self, number: int, pattern: Sequence[str], start: int) -> int | None:
+    def search_pass(self, number: int, pattern: list[str], start: int) -> int | None:
         found = self._pass(number).matches(pattern, start, 1)
         return found[0] if found else None
 
-    def at_end(self, pattern: Sequence[str], start: int) -> int | None:
+    def at_end(self, pattern: list[str], start: int) -> int | None:
         """The position of ``pattern`` as the file's last lines, if some pass fits it there."""
         at = len(self._texts) - len(pattern)
         if at < start:
@@ -182,13 +223,9 @@ class LineMatcher:
         return next((at for number in range(len(_PASSES)) if self._pass(number).fits_at(pattern, at)), None)
 
 
-@dataclass(frozen=True)
-class Edit:
-    """A located hunk: its lines apply to file lines ``start`` to ``end`` (0-based, exclusive)."""
-
-    start: int
-    end: int
-    lines: tuple[HunkLine, ...]
+Edit = tuple[int, int, Hunk]
+"""A located hunk: (start, end, hunk): ``hunk`` (as placed: maybe less a trailing blank
+line) applies to file lines ``start`` to ``end`` (0-based, exclusive)."""
 
 
 def locate_hunks(file: FileText, hunks: Sequence[Hunk], title: str) -> list[Edit]:
@@ -204,7 +241,7 @@ def locate_hunks(file: FileText, hunks: Sequence[Hunk], title: str) -> list[Edit
             raise PatchError(f"{title}, hunk {hunk.number}: {misfit}") from None
         edits.append(edit)
         if hunk.old_lines or hunk.header is not None:
-            start = edit.end
+            start = edit[1]
     return edits
 
 
@@ -223,23 +260,23 @@ def _locate(matcher: LineMatcher, total: int, hunk: Hunk, start: int) -> Edit:
     if not hunk.old_lines:
         # Codex appends a pure addition at the end; under an @@ line it goes right after it.
         if hunk.header is None or hunk.end_of_file:
-            return Edit(total, total, hunk.lines)
+            return total, total, hunk
         if len(headers) > 1:
             raise _ambiguous(headers, f"@@ line {quote(hunk.header)}", "use a more specific @@ line")
-        return Edit(headers[0] + 1, headers[0] + 1, hunk.lines)
+        return headers[0] + 1, headers[0] + 1, hunk
     # The @@ line itself may be the first context line, so search from it, not after it.
     search_from = headers[0] if headers else start
     placed = hunk
     at = _find(matcher, placed, search_from)
-    if at is None and hunk.lines[-1].op == " " and not hunk.lines[-1].text.strip():
+    if at is None and not hunk.body[-1].strip():
         # Codex's retry: a trailing blank context line is often just a separator.
-        placed = replace(hunk, lines=_without_trailing_blank_context(hunk.lines))
+        placed = replace(hunk, body=_without_trailing_blank_context(hunk.body))
         at = _find(matcher, placed, search_from) if placed.old_lines else None
     if at is None:
         raise _Misfit(_explain_missing(matcher, hunk.old_lines, search_from))
     if len(headers) > 1:
         _refuse_second_header(matcher, header_pass, placed, headers[0], at)
-    return Edit(at, at + len(placed.old_lines), placed.lines)
+    return at, at + len(placed.old_lines), placed
 
 
 def _find(matcher: LineMatcher, hunk: Hunk, start: int) -> int | None:
@@ -267,11 +304,13 @@ def _ambiguous(positions: list[int], what: str, fix: str = "add more context or 
     return _Misfit(f"ambiguous: {what} matches at lines {positions[0] + 1} and {positions[1] + 1}; {fix}")
 
 
-def _without_trailing_blank_context(lines: tuple[HunkLine, ...]) -> tuple[HunkLine, ...]:
-    end = len(lines)
-    while end and lines[end - 1].op == " " and not lines[end - 1].text.strip():
+def _without_trailing_blank_context(body: tuple[str, ...]) -> tuple[str, ...]:
+    """The body less its last lines that are blank context (a blank line or " " plus
+    whitespace: "-" and "+" are not whitespace, so ``strip`` tells them apart)."""
+    end = len(body)
+    while end and not body[end - 1].strip():
         end -= 1
-    return lines[:end]
+    return body[:end]
 
 
 def _explain_missing(matcher: LineMatcher, old: list[str], start: int) -> str:
@@ -291,29 +330,46 @@ def _explain_missing(matcher: LineMatcher, old: list[str], start: int) -> str:
     )
 
 
-def apply_edits(file: FileText, edits: Sequence[Edit]) -> FileText:
-    """The file with every edit applied; ``edits`` come from ``locate_hunks``."""
-    ending = file.usual_ending()
-    old_texts, old_endings = file.texts, file.endings
-    texts: list[str] = []
-    endings: list[str] = []
+def apply_edits(file: FileText, edits: Sequence[Edit]) -> tuple[bytes, list[Region]]:
+    """The file's bytes with every edit applied (``edits`` come from ``locate_hunks``),
+    and the old and new line ranges that hold every change (for
+    ``app.diff.unified_diff_regions``)."""
+    old_texts, old_lines = file.texts, file.lines
+    added_ending = "" if file.plain else file.ending
+    lines: list[str] = []
+    regions: list[Region] = []
     cursor = 0
-    for edit in sorted(edits, key=lambda edit: edit.start):
-        texts += old_texts[cursor : edit.start]
-        endings += old_endings[cursor : edit.start]
-        cursor = edit.start
-        for op, text in edit.lines:
-            if op == "+":
-                texts.append(text)
-                endings.append(ending)
-                continue
-            if op == " ":
-                texts.append(old_texts[cursor])
-                endings.append(old_endings[cursor])
-            cursor += 1
-    texts += old_texts[cursor:]
-    endings += old_endings[cursor:]
-    if "" in endings[:-1]:
-        # The old unterminated last line now has lines after it.
-        endings[endings.index("")] = ending
-    return FileText(file.bom, texts, endings)
+    for start, end, hunk in sorted(edits, key=itemgetter(0)):
+        lines += old_lines[cursor:start]
+        new_start, cursor = len(lines), start
+        if file.plain and old_texts[start:end] == hunk.old_lines:
+            # Matched exactly: the hunk's context lines are the file's own.
+            lines += hunk.new_lines
+            cursor = end
+        else:  # context lines keep the file's text and ending, added lines get the usual one
+            for line in hunk.body:
+                op = line[:1]
+                if op == "+":
+                    lines.append(line[1:] + added_ending)
+                    continue
+                if op != "-":
+                    lines.append(old_lines[cursor])
+                cursor += 1
+        regions.append((start, end, new_start, len(lines)))
+    lines += old_lines[cursor:]
+    if not file.plain and old_lines and old_lines[-1] == old_texts[-1] and lines[-1:] != old_lines[-1:]:
+        _end_open_line(file, lines, regions)
+    return file.render(lines), regions
+
+
+def _end_open_line(file: FileText, lines: list[str], regions: list[Region]) -> None:
+    """The old last line had no ending and is no longer last: it gets the usual ending,
+    and the change joins the regions. (Only that line lacks an ending, so it is found
+    by value.)"""
+    if file.lines[-1] not in lines:
+        return  # it was removed
+    at = lines.index(file.lines[-1])
+    lines[at] += file.ending
+    last = len(file.lines) - 1
+    if not any(old_start <= last < old_end for old_start, old_end, _, _ in regions):
+        insort(regions, (last, last + 1, at, at + 1))

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
-from functools import cached_property
+from bisect import bisect_left
+from dataclasses import dataclass, field
+from itertools import compress, count
+from operator import itemgetter, not_
 from typing import ClassVar, Literal, NamedTuple
 
 from app.errors import ToolError
@@ -27,7 +29,7 @@ END_OF_FILE = "*** End of File"
 
 _HEREDOC_OPEN = re.compile(r"(?:.*\s)?<<\s*(['\"]?)(?P<tag>\w+)\1")
 _UNIFIED_RANGE = re.compile(r"-\d+(,\d+)? \+\d+(,\d+)? @@")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_HUNK_OPS = " -+"
 
 
 class PatchError(ToolError):
@@ -44,22 +46,31 @@ class HunkLine(NamedTuple):
     text: str
 
 
-_BLANK_CONTEXT = HunkLine(" ", "")
-
-
 @dataclass(frozen=True)
 class Hunk:
-    """One ``@@`` block. ``header`` is the optional ``@@ <line>`` anchor."""
+    """One ``@@`` block. ``header`` is the optional ``@@ <line>`` anchor.
+
+    ``body`` holds the hunk's lines as the patch wrote them: each is ``""`` (a blank
+    context line) or starts with its op. Kept raw, a 2,000-hunk patch is parsed without
+    building an object per line; ``lines`` gives them as ``HunkLine``s."""
 
     number: int
     header: str | None
-    lines: tuple[HunkLine, ...]
+    body: tuple[str, ...]
     end_of_file: bool
+    old_lines: list[str] = field(init=False, repr=False, compare=False)
+    """What must already be in the file: context and removed lines, in order."""
+    new_lines: list[str] = field(init=False, repr=False, compare=False)
+    """What the file holds there afterwards: context and added lines, in order."""
 
-    @cached_property
-    def old_lines(self) -> list[str]:
-        """What must already be in the file: context and removed lines, in order."""
-        return [line.text for line in self.lines if line.op != "+"]
+    def __post_init__(self) -> None:
+        # Made once, here: placing and applying the hunk read them several times.
+        object.__setattr__(self, "old_lines", [line[1:] for line in self.body if line[:1] != "+"])
+        object.__setattr__(self, "new_lines", [line[1:] for line in self.body if line[:1] != "-"])
+
+    @property
+    def lines(self) -> tuple[HunkLine, ...]:
+        return tuple(HunkLine(line[:1] or " ", line[1:]) for line in self.body)
 
 
 class _Titled:
@@ -104,10 +115,8 @@ class Patch:
 
 def parse_patch(text: str) -> Patch:
     """Parse a whole patch; raises ``PatchError`` (and nothing else) on any bad input."""
-    if bad := _SURROGATE.search(text):
-        line = text.count("\n", 0, bad.start()) + 1
-        raise PatchError(f"line {line}: the patch contains a lone UTF-16 surrogate; send valid Unicode text")
-    lines = [line.removesuffix("\r") for line in text.split("\n")]
+    _refuse_surrogates(text)
+    lines = _split_lines(text)
     first, stop = _envelope(lines)
     sections = _Parser(lines, first, stop).sections()
     if not sections:
@@ -116,6 +125,28 @@ def parse_patch(text: str) -> Patch:
             "*** Delete File: sections between *** Begin Patch and *** End Patch"
         )
     return Patch(tuple(sections))
+
+
+def _refuse_surrogates(text: str) -> None:
+    """A lone surrogate cannot be written to a file; only it makes UTF-8 encoding fail."""
+    if text.isascii():
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as bad:
+        line = text.count("\n", 0, bad.start) + 1
+        raise PatchError(
+            f"line {line}: the patch contains a lone UTF-16 surrogate; send valid Unicode text"
+        ) from None
+
+
+def _split_lines(text: str) -> list[str]:
+    """The patch's lines without "\\n" or "\\r\\n" (a CRLF patch reads like an LF one)."""
+    if "\r" not in text:
+        return text.split("\n")
+    lines = text.replace("\r\n", "\n").split("\n")
+    lines[-1] = lines[-1].removesuffix("\r")
+    return lines
 
 
 def _envelope(lines: list[str]) -> tuple[int, int]:
@@ -150,6 +181,7 @@ class _Parser:
         self.lines = lines
         self.pos = start
         self.stop = stop
+        self.breaks = _breaks(lines)
 
     def sections(self) -> list[Section]:
         sections: list[Section] = []
@@ -208,46 +240,64 @@ class _Parser:
         return UpdateFile(path, move_to, tuple(hunks))
 
     def _hunk(self, title: str, number: int) -> Hunk:
-        where = f"{title}, hunk {number} (line {self.pos + 1})"
-        first = self.lines[self.pos]
+        at = self.pos
+        first = self.lines[at]
         header = None
         if first.strip().startswith("@@"):
             header = first.strip()[2:].strip() or None
             if header and _UNIFIED_RANGE.match(header):
                 raise PatchError(
-                    f"{where}: {quote(first.strip())} is a unified-diff range; this format takes "
-                    "'@@' or '@@ <a line of the file>' and no line numbers"
+                    f"{_where(title, number, at)}: {quote(first.strip())} is a unified-diff range; this "
+                    "format takes '@@' or '@@ <a line of the file>' and no line numbers"
                 )
             self.pos += 1
-        elif number > 1 or first[0] not in " -+":
+        elif number > 1 or first[0] not in _HUNK_OPS:
             raise PatchError(
-                f"{where}: unexpected line {quote(first)}; hunk lines start with ' ', '-' or '+', "
-                "and each hunk after the first starts with '@@'"
+                f"{_where(title, number, at)}: unexpected line {quote(first)}; hunk lines start with "
+                "' ', '-' or '+', and each hunk after the first starts with '@@'"
             )
-        lines, end_of_file = self._hunk_lines()
-        if not lines:
-            raise PatchError(f"{where}: the hunk is empty; add ' ', '-' or '+' lines after '@@'")
-        return Hunk(number, header, tuple(lines), end_of_file)
+        body, end_of_file = self._body()
+        if not body:
+            raise PatchError(
+                f"{_where(title, number, at)}: the hunk is empty; add ' ', '-' or '+' lines after '@@'"
+            )
+        return Hunk(number, header, body, end_of_file)
 
-    def _hunk_lines(self) -> tuple[list[HunkLine], bool]:
-        """Lines up to the first that is not a hunk line, and whether *** End of File ended
-        them. The hottest loop of parsing, hence the locals."""
-        lines, pos, stop = self.lines, self.pos, self.stop
-        hunk_lines: list[HunkLine] = []
+    def _body(self) -> tuple[tuple[str, ...], bool]:
+        """The hunk lines from ``pos`` up to the first line that is not one, and whether
+        *** End of File ended them. Only the breaks are looked at one by one."""
+        lines, start, stop = self.lines, self.pos, self.stop
+        blanks = []
         end_of_file = False
-        while pos < stop:
-            line = lines[pos]
-            op = line[:1]
-            if op == " " or op == "-" or op == "+":
-                hunk_lines.append(HunkLine(op, line[1:]))
-            elif not line.strip():
-                hunk_lines.append(_BLANK_CONTEXT)
-            elif line.strip() == END_OF_FILE:
+        while True:
+            end = min(self.breaks[bisect_left(self.breaks, self.pos)], stop)
+            stripped = lines[end].strip() if end < stop else None
+            if stripped == "":  # whitespace only: blank context
+                blanks.append(end)
+                self.pos = end + 1
+                continue
+            self.pos = end
+            if stripped == END_OF_FILE:
                 end_of_file = True
-                pos += 1
-                break
-            else:  # not ours: the next hunk or section starts here
-                break
-            pos += 1
-        self.pos = pos
-        return hunk_lines, end_of_file
+                self.pos += 1
+            break
+        body = lines[start:end]
+        for at in blanks:
+            body[at - start] = ""
+        return tuple(body), end_of_file
+
+
+def _where(title: str, number: int, at: int) -> str:
+    """A hunk in messages: ``Update File a.py, hunk 2 (line 14)``."""
+    return f"{title}, hunk {number} (line {at + 1})"
+
+
+def _breaks(lines: list[str]) -> list[int]:
+    """Indexes of the lines whose first character does not continue a hunk (markers,
+    anything unprefixed, whitespace-only lines such as "\t"), then ``len(lines)``.
+    Found in one C-level sweep, so a hunk's end is found by bisecting, not line by line;
+    an empty line is blank context and no break."""
+    firsts = map(itemgetter(slice(1)), lines)
+    breaks = list(compress(count(), map(not_, map(_HUNK_OPS.__contains__, firsts))))
+    breaks.append(len(lines))
+    return breaks

@@ -423,3 +423,35 @@ def test_removing_every_line_leaves_an_empty_file() -> None:
 
 def test_bytes_that_are_not_utf8_survive() -> None:
     assert updated(b"caf\xe9\nx\n", "@@\n-x\n+y\n") == b"caf\xe9\ny\n"
+
+
+# --- changed regions (for the diff) ----------------------------------------------------------
+
+
+def regions_of(content: bytes, hunks: str) -> tuple[tuple[int, int, int, int], ...] | None:
+    (op,) = plan(f"*** Update File: f.txt\n{hunks}", {"f.txt": content}).ops
+    return op.regions
+
+
+def test_each_hunk_gives_the_old_and_new_lines_it_replaced() -> None:
+    content = b"".join(b"line %d\n" % n for n in range(20))
+    hunks = "@@\n line 2\n-line 3\n+three\n+and more\n line 4\n@@\n line 10\n-line 11\n line 12\n"
+    assert regions_of(content, hunks) == ((2, 5, 2, 6), (10, 13, 11, 13))
+
+
+def test_appending_after_an_unterminated_last_line_covers_that_line() -> None:
+    # The old last line gains a newline: it changes too, so a region holds it.
+    assert regions_of(b"a\nb", "@@\n+c\n") == ((1, 2, 1, 2), (2, 2, 2, 3))
+    assert regions_of(b"a\nb", "@@\n b\n+c\n") == ((1, 2, 1, 3),)
+
+
+def test_regions_are_unknown_where_diff_lines_are_numbered_otherwise() -> None:
+    assert regions_of(b"\xef\xbb\xbfa\nb\n", "@@\n-b\n+B\n") is None  # the BOM joins the first line
+    assert regions_of(b"a\rb\n", "@@\n-b\n+B\n") is None  # a lone CR ends a line here, not in a diff
+    assert regions_of(b"a\r\nb\r\n", "@@\n-b\n+B\n") == ((1, 2, 1, 2),)
+
+
+def test_regions_do_not_make_ops_differ() -> None:
+    assert plan("*** Update File: f\n@@\n-a\n+b\n", {"f": b"a\n"}).ops[0] == FileOp(
+        "update", "f", None, b"a\n", b"b\n", existed=True
+    )

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
+from app.diff import unified_diff_regions
 from app.tools.text.patch import PatchError, parse_patch, plan_patch
+from tests.workspace.test_diff import _apply as apply_diff
 
 # Few distinct lines, some differing only in whitespace: repeats and loose matches abound.
 WORDS = ["a", "a ", " a", "b", "", "}", "x = 1", "say \u201chi\u201d", "\u2014"]
@@ -165,3 +167,14 @@ def test_mutated_patches_raise_only_patch_error(case: Case, data: st.DataObject)
         if not lines:
             break
     attempt("\n".join(lines), {"f": case.content})
+
+
+@given(edited_files())
+def test_regions_hold_every_change(case: Case) -> None:
+    """The plan's regions give a diff that turns the old text into the new one."""
+    (op,) = plan_patch(parse_patch(case.patch), {"f": case.content}.get).ops
+    old, new = case.content.decode(), case.expected.decode()
+    if op.regions is None:
+        assert old.startswith("\ufeff")  # only a BOM hides them in these cases
+        return
+    assert apply_diff(old, unified_diff_regions(old, new, "f", op.regions)) == new
