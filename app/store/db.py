@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,9 @@ from app.store.migrations import migrate, schema_version
 BUSY_TIMEOUT_MS = 5_000
 """How long a write waits for another process's transaction before giving up."""
 
+_AUTOCHECKPOINT_PAGES = 1000
+"""SQLite's default: a commit leaving this many pages in the WAL copies them into the database."""
+
 
 class Database:
     def __init__(self, path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
@@ -30,6 +33,8 @@ class Database:
         self._lock = threading.RLock()
         self._depth = 0
         self._after_commit: list[Callable[[], None]] = []
+        self._checkpoint_later = False
+        self._checkpointer: threading.Thread | None = None
         self._conn = _connect(self.path, busy_timeout_ms)
 
     @property
@@ -53,6 +58,8 @@ class Database:
             except BaseException:
                 self._depth -= 1
                 del self._after_commit[pending_mark:]
+                if depth == 0:
+                    self._checkpoint_later = False
                 self._undo(depth, savepoint)
                 raise
             self._depth -= 1
@@ -84,13 +91,37 @@ class Database:
 
     def _commit(self) -> None:
         callbacks, self._after_commit = self._after_commit, []
+        later, self._checkpoint_later = self._checkpoint_later, False
+        if later:
+            self._conn.execute("PRAGMA wal_autocheckpoint = 0")
         try:
             self._conn.execute("COMMIT")
         except BaseException:
             self._undo(0, "")
             raise
+        finally:
+            if later:
+                self._conn.execute(f"PRAGMA wal_autocheckpoint = {_AUTOCHECKPOINT_PAGES}")
+        if later:
+            self._checkpoint_in_background()
         for callback in callbacks:
             callback()
+
+    def checkpoint_after_commit(self) -> None:
+        """Say the open transaction writes a lot (files' contents): its commit then
+        leaves the copy of the WAL into the database file, with its two fsyncs, to a
+        background thread instead of doing it inside COMMIT as SQLite would, so the
+        caller goes on at once. ``close`` waits for it."""
+        with self._lock:
+            self._checkpoint_later = self._depth > 0
+
+    def _checkpoint_in_background(self) -> None:
+        if self._checkpointer is not None and self._checkpointer.is_alive():
+            return  # not waiting for it: what it leaves, the next automatic checkpoint copies
+        self._checkpointer = threading.Thread(
+            target=_checkpoint, args=(self.path,), name="opencode-checkpoint", daemon=True
+        )
+        self._checkpointer.start()
 
     def on_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once the current transaction commits, in registration order
@@ -105,6 +136,11 @@ class Database:
         """Run one statement; returns the number of rows it changed."""
         with self._lock:
             return self._conn.execute(sql, params).rowcount
+
+    def execute_many(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Run one statement for each row of parameters (SQLite prepares it once)."""
+        with self._lock:
+            self._conn.executemany(sql, rows)
 
     def insert(self, sql: str, params: Sequence[Any] = ()) -> int:
         """Run one INSERT; returns the new row's rowid (its INTEGER PRIMARY KEY, if any)."""
@@ -123,7 +159,23 @@ class Database:
 
     def close(self) -> None:
         with self._lock:
+            if self._checkpointer is not None:
+                self._checkpointer.join()  # so this connection, the last, ends the WAL
             self._conn.close()
+
+
+def _checkpoint(path: Path) -> None:
+    """Copy the WAL's committed pages into the database file, on a connection of its own.
+    PASSIVE never waits for nor blocks other connections; what fails here is left to
+    SQLite's next automatic checkpoint."""
+    try:
+        conn = sqlite3.connect(path, isolation_level=None)
+        try:
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        pass
 
 
 def _connect(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:

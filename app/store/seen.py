@@ -27,12 +27,11 @@ class SeenFiles:
     def save(self, session_id: str, entries: Iterable[tuple[str, SeenFile]]) -> None:
         """Remember (path, state) pairs for a session, in one transaction."""
         with self._db.transaction():
-            for path, seen in entries:
-                self._db.execute(
-                    "INSERT OR REPLACE INTO seen_files (session_id, path, mtime_ns, size, inode, seen_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (session_id, path, seen.mtime_ns, seen.size, seen.inode, seen.seen_at),
-                )
+            self._db.execute_many(
+                "INSERT OR REPLACE INTO seen_files (session_id, path, mtime_ns, size, inode, seen_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                ((session_id, path, seen.mtime_ns, seen.size, seen.inode, seen.seen_at) for path, seen in entries),
+            )
 
     def load(self, session_id: str, path: str) -> SeenFile | None:
         row = self._db.query_one(

@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import Field
 
+from app.diff import Region
 from app.errors import ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.changes import AppliedFile, Change, ChangeSet, Snapshot, apply_changes
@@ -197,10 +198,15 @@ class _Planner:
         _refuse_non_text(plan.ops)
         self.summary = plan.summary()
         final = self._final_states(plan.ops)
+        regions = self._regions(plan.ops)
         subjects = [self.ctx.workspace.relative(path) for path in self.files.values()]
         return ChangeSet(
             # A file that ends as it began (a no-op hunk, added then deleted) is not touched.
-            changes=[Change(path, data) for path, data in final.items() if data != snapshot[path].data],
+            changes=[
+                Change(path, data, regions=regions[path])
+                for path, data in final.items()
+                if data != snapshot[path].data
+            ],
             title=f"Patch: {_clip(self.summary)}",
             ask_subject=self._ask_subject(subjects),
             subjects=subjects,
@@ -223,6 +229,17 @@ class _Planner:
             if source != destination:
                 self.moved_from[destination] = source
         return final
+
+    def _regions(self, ops: tuple[FileOp, ...]) -> dict[Path, tuple[Region, ...] | None]:
+        """Each file's changed line ranges (for its diff), known when a single update
+        section made its whole change; None for any other file."""
+        regions: dict[Path, tuple[Region, ...] | None] = {}
+        for op in ops:
+            for rel in (op.path, op.new_path):
+                if rel is not None:
+                    path = self.files[rel]
+                    regions[path] = op.regions if op.kind == "update" and path not in regions else None
+        return regions
 
     def _ask_subject(self, subjects: list[str]) -> str:
         """The path the one question is about: the first one the rules do not simply

@@ -13,7 +13,7 @@ import os
 from collections.abc import AsyncIterator, Iterable
 from contextlib import AbstractAsyncContextManager as AsyncContextManager
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import astuple, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -27,6 +27,10 @@ class Fingerprint:
     mtime_ns: int
     size: int
     inode: int
+
+    def as_tuple(self) -> tuple[int, int, int]:
+        """Its fields (dataclasses.astuple deep-copies each one: slow for a batch)."""
+        return self.mtime_ns, self.size, self.inode
 
     @classmethod
     def of(cls, path: Path) -> Fingerprint | None:
@@ -77,12 +81,13 @@ class FileRecords:
         """After the change path wrote or removed files: written and seen, one stat each
         and one transaction for all (a 5,000-file delete calls this once)."""
         saved = []
-        for path in paths:
-            record = FileRecord(Fingerprint.of(path), datetime.now())
-            key = (session_id, _canonical(path))
+        now = datetime.now()
+        for canonical in _canonical_many(paths):
+            record = FileRecord(Fingerprint.of(canonical), now)
+            key = (session_id, canonical)
             self._reads[key] = self._writes[key] = record
-            self._seen.setdefault(key[1], {})[session_id] = record
-            saved.append((key[1], record))
+            self._seen.setdefault(canonical, {})[session_id] = record
+            saved.append((canonical, record))
         self._persist(session_id, saved)
 
     def last_read(self, session_id: str, path: Path) -> FileRecord | None:
@@ -135,7 +140,7 @@ class FileRecords:
     async def lock_many(self, paths: Iterable[Path]) -> AsyncIterator[None]:
         """Hold several files' locks (a multi-file patch). Taken in sorted canonical order,
         so two callers with overlapping sets cannot deadlock."""
-        keys = sorted({_canonical(p) for p in paths})
+        keys = sorted(set(_canonical_many(paths)))
         async with AsyncExitStack() as stack:
             for key in keys:
                 await stack.enter_async_context(self._hold(key))
@@ -160,7 +165,7 @@ class FileRecords:
         self._persisted.save(
             session_id,
             (
-                (str(path), SeenFile(*(astuple(r.fingerprint) if r.fingerprint else (None,) * 3), r.at.timestamp()))
+                (str(path), SeenFile(*(r.fingerprint.as_tuple() if r.fingerprint else (None,) * 3), r.at.timestamp()))
                 for path, r in records
             ),
         )
@@ -183,3 +188,22 @@ class FileRecords:
 
 def _canonical(path: Path) -> Path:
     return Path(os.path.realpath(path))
+
+
+def _canonical_many(paths: Iterable[Path]) -> list[Path]:
+    """`_canonical` of each path, each folder resolved once: a batch's files share a few
+    folders, and realpath makes one lstat per component of every path it is given. The
+    name is then followed only if it is itself a symlink, as realpath would."""
+    folders: dict[str, Path] = {}
+    canonical = []
+    for path in paths:
+        parent, name = os.path.split(path)
+        if name in ("", ".", ".."):
+            canonical.append(_canonical(path))
+            continue
+        folder = folders.get(parent)
+        if folder is None:
+            folder = folders[parent] = _canonical(Path(parent))
+        entry = folder / name
+        canonical.append(_canonical(entry) if entry.is_symlink() else entry)
+    return canonical

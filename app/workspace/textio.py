@@ -16,7 +16,9 @@ import codecs
 import os
 import secrets
 import stat
+import sys
 from collections.abc import Collection
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -124,23 +126,58 @@ def stage_atomic(path: Path, data: bytes, mode: int | None = None) -> Path:
 
 
 _FSYNC_EACH_UP_TO = 8
+_SYNC_ALL_UNWRITTEN_LIMIT = 64 << 20
+_FSYNC_THREADS = 8
 
 
-def sync_paths(paths: Collection[Path]) -> None:
-    """Make these files or folders (a folder: its entries, i.e. renames) durable. A few
-    are fsynced one by one; for more, one `os.sync()` is far cheaper than an fsync each
-    (every fsync waits for its own journal commit), though it flushes other writes too."""
-    if len(paths) > _FSYNC_EACH_UP_TO:
+def sync_paths(paths: Collection[Path], *, sync_all_limit: int = _SYNC_ALL_UNWRITTEN_LIMIT) -> None:
+    """Make these files or folders durable (a folder: its entries, i.e. renames).
+
+    A few are fsynced one by one. For more, one `os.sync()` is far cheaper than an fsync
+    each (measured for 500 staged files: 15 ms against ~100 ms and ~90 ms of CPU for
+    fsyncs from 8-16 threads, each fsync paying for its own journal commit), but it
+    flushes every file of the machine: when the page cache holds more than
+    `sync_all_limit` bytes not yet written (a build writing gigabytes), waiting for all
+    of it could take seconds, so the paths are then fsynced from several threads at once
+    (ext4 joins concurrent fsyncs into shared journal commits)."""
+    if len(paths) <= _FSYNC_EACH_UP_TO:
+        for path in paths:
+            _fsync_path(path)
+    elif _unwritten_bytes() <= sync_all_limit:
         os.sync()
-        return
-    for path in paths:
-        _fsync_path(path)
+    else:
+        with ThreadPoolExecutor(_FSYNC_THREADS, thread_name_prefix="opencode-fsync") as pool:
+            for _ in pool.map(_fsync_path, paths):
+                pass
+
+
+def _unwritten_bytes() -> int:
+    """Bytes in the page cache waiting to be written (Linux: Dirty + Writeback of
+    /proc/meminfo); elsewhere unknown, taken as too many to flush them all."""
+    try:
+        with open("/proc/meminfo", "rb") as meminfo:
+            lines = meminfo.read().splitlines()
+    except OSError:
+        return sys.maxsize
+    return sum(int(line.split()[1]) * 1024 for line in lines if line.startswith((b"Dirty:", b"Writeback:")))
 
 
 def _write_temp(path: Path, data: bytes, mode: int | None, *, sync: bool) -> Path:
+    """A new temp file beside `path` holding `data`. Its folder is assumed to exist and
+    made only when it does not: a batch's files are mostly in existing folders, and each
+    check would cost a system call per file."""
+    if mode is None:
+        mode = _mode_of(path)
+    try:
+        return _fill_temp(path, data, mode, sync=sync)
+    except FileNotFoundError:
+        if path.parent.is_dir():
+            raise
     path.parent.mkdir(parents=True, exist_ok=True)
-    if mode is None and path.exists():
-        mode = stat.S_IMODE(path.stat().st_mode)
+    return _fill_temp(path, data, mode, sync=sync)
+
+
+def _fill_temp(path: Path, data: bytes, mode: int | None, *, sync: bool) -> Path:
     temp = path.with_name(f"{_TEMP_PREFIX}{secrets.token_hex(6)}-{path.name}")
     # os.open applies the umask to 0o644; an explicit or inherited mode is set exactly below.
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
@@ -156,6 +193,14 @@ def _write_temp(path: Path, data: bytes, mode: int | None, *, sync: bool) -> Pat
         temp.unlink(missing_ok=True)
         raise
     return temp
+
+
+def _mode_of(path: Path) -> int | None:
+    """The permission bits of the file at `path`, None when there is none."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
 
 
 def _fsync_path(path: Path) -> None:

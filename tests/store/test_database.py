@@ -209,3 +209,49 @@ def test_two_connections_write_concurrently_without_busy_errors(db_path: Path) -
     assert _count(first) == _count(second) == 200
     first.close()
     second.close()
+
+
+def test_execute_many_runs_the_statement_for_every_row_inside_the_transaction(db_path: Path) -> None:
+    db = Database(db_path)
+    rows = [(f"s{n}", n, n) for n in range(50)]
+    with db.transaction():
+        db.execute_many("INSERT INTO sessions (id, created_at, updated_at) VALUES (?, ?, ?)", rows)
+    with pytest.raises(RuntimeError), db.transaction():
+        db.execute_many("INSERT INTO sessions (id, created_at, updated_at) VALUES (?, ?, ?)", [("late", 0, 0)])
+        raise RuntimeError("rolled back")
+    assert [row["id"] for row in db.query("SELECT id FROM sessions ORDER BY created_at")] == [r[0] for r in rows]
+    db.close()
+
+
+def _big_transaction(db: Database, *, fail: bool = False) -> None:
+    with db.transaction():
+        db.checkpoint_after_commit()
+        db.execute_many(
+            "INSERT INTO sessions (id, title, created_at, updated_at) VALUES (?, ?, 0, 0)",
+            [(f"s{n}", "x" * 100_000) for n in range(60)],  # 6 MB: past SQLite's own checkpoint
+        )
+        if fail:
+            raise RuntimeError("rolled back")
+
+
+def test_a_big_commit_leaves_the_checkpoint_to_a_thread_that_close_waits_for(db_path: Path) -> None:
+    db = Database(db_path)
+    _big_transaction(db)
+    assert db.query_one("PRAGMA wal_autocheckpoint")[0] == 1000  # small commits checkpoint as before
+    db.close()
+    wal = db_path.with_name(db_path.name + "-wal")
+    assert not wal.exists() or wal.stat().st_size == 0
+    reopened = Database(db_path)
+    assert reopened.query_one("SELECT COUNT(*) FROM sessions")[0] == 60
+    reopened.close()
+
+
+def test_a_big_transaction_rolled_back_keeps_the_automatic_checkpoint(db_path: Path) -> None:
+    db = Database(db_path)
+    with pytest.raises(RuntimeError):
+        _big_transaction(db, fail=True)
+    with db.transaction():
+        db.execute("INSERT INTO sessions (id, created_at, updated_at) VALUES ('small', 0, 0)")
+    assert db.query_one("PRAGMA wal_autocheckpoint")[0] == 1000
+    assert [row["id"] for row in db.query("SELECT id FROM sessions")] == ["small"]
+    db.close()

@@ -125,6 +125,20 @@ async def test_metadata_lists_each_file_and_the_combined_diff(files: Path, ctx: 
     assert result.metadata["dry_run"] is False
 
 
+async def test_diff_of_a_patched_file_is_its_whole_file_diff(workspace: Path, ctx: ToolContext) -> None:
+    """The diff made from the hunks' regions is the one a whole-file diff gives."""
+    old = "".join(f"line {n}\n" for n in range(60))
+    (workspace / "big.txt").write_text(old)
+    (workspace / "crlf.txt").write_bytes(old.replace("\n", "\r\n").encode())
+    hunks = "@@\n line 4\n-line 5\n+five\n line 6\n@@\n line 30\n+inserted\n line 31\n@@\n-line 58\n line 59\n"
+    result = await apply(ctx, f"*** Update File: big.txt\n{hunks}*** Update File: crlf.txt\n{hunks}")
+    new = (workspace / "big.txt").read_text()
+    new_crlf = (workspace / "crlf.txt").read_bytes().decode()
+    expected = unified_diff(old, new, "big.txt") + unified_diff(old.replace("\n", "\r\n"), new_crlf, "crlf.txt")
+    assert result.metadata["diff"] == expected
+    assert [(f["additions"], f["deletions"]) for f in result.metadata["files"]] == [(2, 2), (2, 2)]
+
+
 async def test_sections_see_earlier_sections_and_each_file_is_recorded_once(
     files: Path, ctx: ToolContext
 ) -> None:

@@ -211,3 +211,31 @@ async def _settle() -> None:
     """Let every ready task run until it blocks."""
     for _ in range(10):
         await asyncio.sleep(0)
+
+
+def test_many_paths_resolve_as_realpath_does_each(root: Path) -> None:
+    """A batch resolves each folder once; the result must be realpath's for every kind of entry."""
+    from app.workspace.records import _canonical_many
+
+    real = root / "real"
+    (real / "sub").mkdir(parents=True)
+    (real / "file.txt").write_text("x\n")
+    (root / "linked").symlink_to(real)
+    (real / "to-file").symlink_to(real / "sub" / ".." / "file.txt")
+    (real / "dangling").symlink_to(root / "nowhere" / "x")
+    paths = [
+        real / "file.txt", root / "linked" / "file.txt", root / "linked" / "to-file", real / "dangling",
+        root / "linked" / "missing.txt", root / "linked" / "sub" / "..", root / "linked", Path("relative.txt"),
+    ]
+    assert _canonical_many(paths) == [Path(os.path.realpath(path)) for path in paths]
+
+
+def test_changes_recorded_through_a_linked_folder_count_for_the_real_path(records: FileRecords, root: Path) -> None:
+    (root / "real").mkdir()
+    (root / "alias").symlink_to(root / "real")
+    files = [root / "alias" / f"f{n}.txt" for n in range(3)]
+    for path in files:
+        path.write_text("x\n")
+    records.record_changes(SESSION, files)
+    for n in range(3):
+        records.assert_fresh(SESSION, root / "real" / f"f{n}.txt")
