@@ -24,6 +24,7 @@ from app.store.models import Message
 from app.tui import css_beside
 from app.tui.widgets.message_notice import ChatNotice, NoticeKind
 from app.tui.widgets.message_user import UserMessage
+from app.tui.widgets.same_lines import SameLines
 
 if TYPE_CHECKING:
     from app.tui.widgets.message_assistant import AssistantMessage
@@ -56,7 +57,7 @@ def coalesce_deltas(events: list[Event]) -> list[Event]:
     return merged
 
 
-class ChatLog(VerticalScroll):
+class ChatLog(SameLines, VerticalScroll):
     DEFAULT_CSS = css_beside(__file__)
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -103,12 +104,12 @@ class ChatLog(VerticalScroll):
             case MessageUpdated(message=message):
                 await self._draw_message(message, finished=message.finished_at is not None)
             case TurnFinished():
-                await self._end_streams()
+                self._end_streams()
             case TurnFailed(error=error):
-                await self._end_streams()
+                self._end_streams()
                 await self.add_notice(error, "error")
             case TurnCancelled():
-                await self._end_streams()
+                self._end_streams()
                 await self._cancel_running_calls()
                 await self.add_notice("Cancelled.", "warning")
 
@@ -162,9 +163,9 @@ class ChatLog(VerticalScroll):
             if call_id in self._results:
                 await view.finish(*self._results[call_id])
 
-    async def _end_streams(self) -> None:
+    def _end_streams(self) -> None:
         for assistant in self._assistants.values():
-            await assistant.end_text()
+            assistant.end_text()
 
     async def _cancel_running_calls(self) -> None:
         for assistant in self._assistants.values():

@@ -1,5 +1,5 @@
 """One assistant message as it streams: its text parts (message_text.StreamedText, over
-Textual's Markdown stream), reasoning folded away in a Collapsible, and the tool calls
+Textual's Markdown append), reasoning folded away in a Collapsible, and the tool calls
 in the order the model made them."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from textual.widgets import Collapsible, Static
 
 from app.tui import css_beside
 from app.tui.widgets.message_text import StreamedText
+from app.tui.widgets.same_lines import SameLines
 from app.tui.widgets.tool_render import ToolCallView
 
 
@@ -33,7 +34,7 @@ class ReasoningBlock(Collapsible):
         self._body.update(Content(text))
 
 
-class AssistantMessage(Vertical):
+class AssistantMessage(SameLines, Vertical):
     """Blocks in arrival order. Text after a tool call starts a new text part."""
 
     DEFAULT_CSS = css_beside(__file__)
@@ -60,7 +61,7 @@ class AssistantMessage(Vertical):
         self._open_text.append(text)
 
     async def append_reasoning(self, text: str) -> None:
-        await self.end_text()
+        self.end_text()
         if not self._reasoning_open:
             block = ReasoningBlock()
             self._reasonings.append(block)
@@ -69,7 +70,7 @@ class AssistantMessage(Vertical):
         self._reasonings[-1].append(text)
 
     async def add_tool_call(self, call_id: str, tool: str, arguments: dict[str, Any]) -> ToolCallView:
-        await self.end_text()
+        self.end_text()
         self._reasoning_open = False
         view = self.tool_views.get(call_id)
         if view is None:
@@ -78,11 +79,11 @@ class AssistantMessage(Vertical):
             await self.mount(view)
         return view
 
-    async def end_text(self) -> None:
+    def end_text(self) -> None:
         """Complete the text part being streamed, if any."""
         if self._open_text is not None:
             part, self._open_text = self._open_text, None
-            await part.finish()
+            part.finish()
 
     async def show_parts(self, parts: list[dict[str, Any]]) -> None:
         """Draw a stored message at once (replaying a session, or repairing a stream
@@ -104,7 +105,7 @@ class AssistantMessage(Vertical):
         """Make the streamed text equal the stored parts (deltas are droppable on the bus;
         the stored message is the truth). Returns True when the message had to be redrawn
         from scratch, so the caller re-applies the tool results it knows."""
-        await self.end_text()
+        self.end_text()
         texts = [p["text"] for p in parts if p.get("type") == "text" and p.get("text")]
         thoughts = [p["text"] for p in parts if p.get("type") == "reasoning" and p.get("text")]
         if len(texts) == len(self._texts) and len(thoughts) == len(self._reasonings):
