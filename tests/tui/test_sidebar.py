@@ -75,11 +75,13 @@ async def test_refreshes_on_file_version_created_with_stats_and_deleted_marks(ru
         await change(ctx, "app.py", "a\nB\nc\nd\n")
         await wait_until(pilot, lambda: "app.py" in shown(app))
         assert shown(app)["app.py"] == (2, 1, False)
-        assert "+2 -1" in app.line("app.py")
+        # The event arrives from the writer thread; the list draws on a later frame.
+        await wait_until(pilot, lambda: "+2 -1" in app.line("app.py"))
         await change(ctx, "old.txt", None)
         await wait_until(pilot, lambda: "old.txt" in shown(app))
         assert shown(app)["old.txt"] == (0, 2, True)
-        assert "deleted" in app.line("old.txt") and "deleted" not in app.line("app.py")
+        await wait_until(pilot, lambda: "deleted" in app.line("old.txt"))
+        assert "deleted" not in app.line("app.py")
         assert not app.sidebar.has_class("-empty")
 
 
