@@ -1,16 +1,20 @@
 """The Textual app: the chat, the prompt, the status bar and the modified-files sidebar,
 wired to the core through the bus.
 
-Start-up is ordered for a fast first frame: this module imports only Textual and light
-widgets; the runtime (config, pydantic, SQLite) is built in a thread after the first
-frame, and then litellm imports in its own background thread (only for a real model:
-the offline demo never needs it). A prompt typed meanwhile is sent as soon as the
-runtime is ready.
+Start-up is ordered for a fast first frame that already looks like the ready screen:
+this module imports only Textual and the widgets of the empty screen (the sidebar shows
+empty until the runtime is attached); the runtime (config, pydantic, SQLite) is built in
+a thread after the first frame, together with the imports the rest of the UI needs (the
+event listener, the permission modal), and then litellm imports in its own background
+thread (only for a real model: the offline demo never needs it). A prompt typed
+meanwhile is sent as soon as the runtime is ready.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
+import importlib
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -26,60 +30,27 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
 
-from app.bus import Event
 from app.errors import OpencodeError
-from app.llm.events import (
-    ModelRetrying,
-    ReasoningDelta,
-    TextDelta,
-    ToolCallFinished,
-    ToolCallStarted,
-    TurnCancelled,
-    TurnFailed,
-    TurnFinished,
-    TurnStarted,
-    UsageUpdated,
-)
-from app.lsp.events import LspStatusChanged
-from app.mcp.events import McpStatusChanged
-from app.store.events import MessageCreated, MessageUpdated, SessionDeleted, SessionUpdated
-from app.store.models import Message
 from app.tui.screens.commands import AppCommands, PaletteCommand
 from app.tui.themes import apply_theme, available_themes, register_themes, theme_variable_defaults
-from app.tui.widgets.chat_log import ChatLog, coalesce_deltas, event_session
+from app.tui.widgets.chat_log import ChatLog
 from app.tui.widgets.prompt_input import PromptInput
-from app.tui.widgets.status_bar import ServiceState, StatusBar
-from app.workspace.events import FileChangedOnDisk
+from app.tui.widgets.sidebar import FilesSidebar
+from app.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from app.llm.agent import AgentLoop, ModelProvider
     from app.runtime import Runtime
+    from app.store.models import Message
 
 SIDEBAR_MIN_WIDTH = 100
 """Below this many columns the sidebar starts hidden (the toggle key still shows it)."""
 QUIT_WINDOW = 2.0
 """Seconds within which a second ctrl+c quits."""
 DEFAULT_THEME = "opencode"
-CHAT_EVENTS: tuple[type[Event], ...] = (
-    TextDelta,
-    ReasoningDelta,
-    ToolCallStarted,
-    ToolCallFinished,
-    MessageCreated,
-    MessageUpdated,
-    TurnStarted,
-    TurnFinished,
-    TurnFailed,
-    TurnCancelled,
-    UsageUpdated,
-    ModelRetrying,
-    SessionUpdated,
-    SessionDeleted,
-    FileChangedOnDisk,
-    LspStatusChanged,
-    McpStatusChanged,
-)
-PROGRESS_EVENTS = (TextDelta, ReasoningDelta, ToolCallStarted, ToolCallFinished)
+ADOPT_MODULES = ("app.tui.listener", "app.tui.model_choice", "app.tui.widgets.permission_queue")
+"""What adopting the runtime needs: imported in the start-up thread beside the runtime,
+so the UI thread does not stall on them while the user types."""
 
 
 class OpencodeApp(App[None]):
@@ -113,9 +84,14 @@ class OpencodeApp(App[None]):
         env: Mapping[str, str] | None = None,
         user_themes: Path | None = None,
         providers: Callable[[str], ModelProvider] | None = None,
+        pause_gc: bool = False,
     ) -> None:
         """``providers`` maps a model to what streams it (default: scripted or litellm);
-        benchmarks pass their own."""
+        benchmarks pass their own. ``pause_gc`` (run_tui's choice, not the tests'): the
+        cyclic collector stays off until start-up is done, which makes many objects and
+        little garbage, so collections would only slow the first frame."""
+        if pause_gc:
+            gc.disable()
         super().__init__()
         self.root = Path(root)
         self.runtime = runtime
@@ -130,7 +106,9 @@ class OpencodeApp(App[None]):
         self._turn_session: str | None = None
         self._waiting_prompt: str | None = None
         self._quit_pressed_at = -QUIT_WINDOW
-        self._theme_warnings = register_themes(self, user_themes)
+        self._gc_paused = pause_gc
+        self._user_themes = user_themes
+        register_themes(self, user_themes, only=DEFAULT_THEME)  # its warnings come again with the rest
         apply_theme(self, DEFAULT_THEME)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -141,6 +119,7 @@ class OpencodeApp(App[None]):
             with Vertical(id="conversation"):
                 yield ChatLog(id="chat")
                 yield PromptInput(id="prompt", placeholder="Ask anything · f1 for keys")
+            yield FilesSidebar(id="sidebar")
         yield StatusBar(id="status")
 
     @property
@@ -156,20 +135,31 @@ class OpencodeApp(App[None]):
         return self.query_one("#status", StatusBar)
 
     @property
+    def sidebar(self) -> FilesSidebar:
+        return self.query_one("#sidebar", FilesSidebar)
+
+    @property
     def turn_running(self) -> bool:
         return self._turn_session is not None
 
     # -- start-up ------------------------------------------------------------------------
 
     async def on_mount(self) -> None:
-        for warning in self._theme_warnings:
-            self.notify(warning, severity="warning", timeout=8)
         self.prompt.focus()
         self.status.model_label = "starting…"
+        self._show_sidebar()
         if self.runtime is not None:
+            self._register_themes()
             await self._adopt_runtime(self.runtime)
         else:
+            self.call_after_refresh(self._register_themes)
             self.call_after_refresh(self._build_runtime)
+
+    def _register_themes(self) -> None:
+        """Every theme, shipped and the user's (the first frame needed only the default),
+        before the config's theme is applied."""
+        for warning in register_themes(self, self._user_themes):
+            self.notify(warning, severity="warning", timeout=8)
 
     @work(thread=True, exit_on_error=False, group="startup")
     def _build_runtime(self) -> None:
@@ -180,6 +170,8 @@ class OpencodeApp(App[None]):
         except OpencodeError as err:
             self.call_from_thread(self._startup_failed, str(err))
             return
+        for module in ADOPT_MODULES:
+            importlib.import_module(module)
         self.call_from_thread(self._adopt_runtime, runtime)
 
     async def _startup_failed(self, message: str) -> None:
@@ -187,13 +179,13 @@ class OpencodeApp(App[None]):
         notice never shows beside a status that still says "starting"."""
         self.status.model_label = "not started"
         await self.chat.add_notice(message, "error")
+        self._startup_done()
 
     async def _adopt_runtime(self, runtime: Runtime) -> None:
         """Everything that needs the core: keys and theme from config, the model, the
         sidebar, the bus listener, the permission queue, the session to continue."""
         from app.tui.model_choice import startup_model
         from app.tui.widgets.permission_queue import PermissionQueue
-        from app.tui.widgets.sidebar import FilesSidebar
 
         self.runtime = runtime
         self.keybindings = dict(runtime.config.tui.keybindings)
@@ -204,12 +196,13 @@ class OpencodeApp(App[None]):
             )
         model, onboarding = startup_model(self.cli_model, runtime.config, self.env)
         self.use_model(model)
-        await self.query_one("#main").mount(FilesSidebar(runtime, None, id="sidebar"))
-        self._show_sidebar()
+        self.sidebar.attach(runtime)
         self._listen()
         self._start_services(runtime)
         queue = PermissionQueue(self, runtime.permissions)
-        self.run_worker(queue.run(runtime.bus), name="permissions", group="permissions")
+        # A partial, not a coroutine: one made now would be left unawaited (and warned about
+        # while the interpreter shuts down) by an app closed before the worker starts.
+        self.run_worker(partial(queue.run, runtime.bus), name="permissions", group="permissions")
         if self.continue_last:
             latest = await asyncio.to_thread(runtime.store.sessions.latest)
             if latest is not None:
@@ -219,6 +212,16 @@ class OpencodeApp(App[None]):
         if self._waiting_prompt is not None:
             prompt, self._waiting_prompt = self._waiting_prompt, None
             await self.send_prompt(prompt)
+        self._startup_done()
+
+    def _startup_done(self) -> None:
+        """Start-up is over: when it ran with the cyclic collector paused (``pause_gc``),
+        freeze what it made (modules, widgets, services: they live as long as the app, so
+        later collections skip them) and turn the collector back on."""
+        if self._gc_paused:
+            self._gc_paused = False
+            gc.freeze()
+            gc.enable()
 
     @work(group="services", exit_on_error=False)
     async def _start_services(self, runtime: Runtime) -> None:
@@ -235,49 +238,10 @@ class OpencodeApp(App[None]):
 
     @work(exclusive=True, group="bus")
     async def _listen(self) -> None:
-        assert self.runtime is not None
-        async with self.runtime.bus.subscribe(*CHAT_EVENTS) as events:
-            for state in self.runtime.mcp.statuses():  # what happened before we listened
-                await self._show_event(state)
-            while (first := await events.get()) is not None:
-                backlog = [first]
-                while (more := events.get_nowait()) is not None:
-                    backlog.append(more)
-                for event in coalesce_deltas(backlog):
-                    try:
-                        await self._show_event(event)
-                    except Exception as err:  # noqa: BLE001 - one bad event must not stop the listener
-                        self.log.error(f"drawing {type(event).__name__} failed: {err!r}")
+        from app.tui.listener import listen
 
-    async def _show_event(self, event: Event) -> None:
-        await self.chat.apply(event)
-        status = self.status
-        ours = event_session(event) == self.session_id
-        match event:
-            case SessionUpdated(session=session) if session.id == self.session_id:
-                status.title = session.title
-                status.cost = session.cost
-            case SessionDeleted(session_id=deleted) if deleted == self.session_id:
-                await self.open_session(None)
-            case TurnStarted() if ours:
-                status.working = True
-            case TurnFinished() | TurnFailed() | TurnCancelled() if ours:
-                status.working = False
-            case UsageUpdated() if ours:
-                status.context_tokens = event.prompt_tokens + event.completion_tokens
-                status.context_window = event.context_window
-                status.cost = event.cost
-            case FileChangedOnDisk(path=path, change=change) if self.session_id in event.session_ids:
-                happened = "was deleted" if change == "deleted" else "changed"
-                await self.chat.add_notice(f"{path} {happened} on disk", "info")
-            case LspStatusChanged(language=language, state=state, message=message):
-                status.set_service(ServiceState(f"LSP {language}", state, message))
-            case McpStatusChanged(server=server, state=state, message=message):
-                status.set_service(ServiceState(f"MCP {server}", state, message))
-            case ModelRetrying() if ours:
-                self.notify(f"The model call failed ({event.reason}); trying again in {event.delay:.0f} s")
-            case _ if ours and isinstance(event, PROGRESS_EVENTS):
-                status.pulse()
+        assert self.runtime is not None
+        await listen(self, self.runtime)
 
     # -- prompts and turns -----------------------------------------------------------------
 
@@ -358,8 +322,7 @@ class OpencodeApp(App[None]):
         status.title = session.title if session else ""
         status.cost = session.cost if session else 0.0
         status.context_tokens = 0
-        if self.is_mounted and self.query("#sidebar"):
-            self.query_one("#sidebar").session_id = session_id  # type: ignore[attr-defined]
+        self.sidebar.session_id = session_id
 
     def action_sessions(self) -> None:
         if self.runtime is None:
@@ -419,25 +382,22 @@ class OpencodeApp(App[None]):
         self._show_sidebar()
 
     def _show_sidebar(self) -> None:
-        for sidebar in self.query("#sidebar"):
-            wanted = self.sidebar_open
-            sidebar.display = wanted if wanted is not None else self.size.width >= SIDEBAR_MIN_WIDTH
+        shown = self.sidebar_open if self.sidebar_open is not None else self.size.width >= SIDEBAR_MIN_WIDTH
+        for sidebar in self.query(FilesSidebar):  # none yet when a resize comes before compose
+            if sidebar.display != shown:  # setting it anyway would cost a layout
+                sidebar.display = shown
 
     def action_toggle_sidebar(self) -> None:
-        for sidebar in self.query("#sidebar"):
-            self.sidebar_open = not sidebar.display
+        self.sidebar_open = not self.sidebar.display
 
     def action_focus_files(self) -> None:
         """Put the keyboard on the files sidebar (showing it if hidden), or back on the prompt."""
-        from app.tui.widgets.sidebar import FilesSidebar
-
         if self._files_focused():
             self.prompt.focus()
             return
-        for sidebar in self.query(FilesSidebar):
-            if not sidebar.display:
-                self.sidebar_open = True
-            sidebar.focus_files()
+        if not self.sidebar.display:
+            self.sidebar_open = True
+        self.sidebar.focus_files()
 
     def _files_focused(self) -> bool:
         focused = self.focused
@@ -537,7 +497,7 @@ def run_tui(root: Path, *, model: str | None, continue_last: bool) -> int:
     """The `opencode` command without a subcommand: the full-screen app in ``root``. After
     its first frame the app builds the runtime in a thread, then, when the model is a real
     one, starts litellm's background import (app.llm.provider.start_background_import)."""
-    app = OpencodeApp(root, model=model, continue_last=continue_last)
+    app = OpencodeApp(root, model=model, continue_last=continue_last, pause_gc=True)
     try:
         app.run()
     finally:

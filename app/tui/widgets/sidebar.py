@@ -7,6 +7,10 @@ another program (``FileChangedOnDisk``) is shown as it is on disk from then on: 
 and diff compare the initial content with the disk, not with our last write. However many versions a
 burst brings (a directory delete of 1,000 files), the list is read once for it, and the
 first event of a burst is shown at the next refresh, without waiting for a timer.
+
+The app shows it in its first frame, empty, before the runtime exists (``attach`` hands
+it over later): so this module imports only what drawing it needs, and the history,
+tools and diff screen are imported where they are first used.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -23,24 +28,24 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from app.diff import diff_stats
 from app.errors import PermissionDeniedError, ToolError
-from app.runtime import Runtime
-from app.store.events import FileVersionCreated
-from app.store.models import FileChange
-from app.tools.revert import revert_file
-from app.tui.screens.diff_screen import DiffScreen
 from app.tui.widgets.sidebar_list import ModifiedFileList
-from app.workspace.events import FileChangedOnDisk
+
+if TYPE_CHECKING:
+    from app.runtime import Runtime
+    from app.store.models import FileChange
 
 REVERT_AGENT = "user"
 """Who a revert is done for: the user, not an agent, so no agent's permission rules apply."""
 
 
 class FilesSidebar(Vertical):
-    """``FilesSidebar(runtime, session_id)``; set ``session_id`` when the session changes."""
+    """``FilesSidebar(runtime, session_id)``; set ``session_id`` when the session changes.
+    Without a runtime it shows the empty list until ``attach(runtime)``."""
 
     DEFAULT_CSS = Path(__file__).with_suffix(".tcss").read_text(encoding="utf-8")
+    DEFAULT_CLASSES = "-empty"
+    """Empty until the history says otherwise (the first frame shows the empty note)."""
 
     session_id: reactive[str | None] = reactive(None)
 
@@ -53,7 +58,7 @@ class FilesSidebar(Vertical):
 
     def __init__(
         self,
-        runtime: Runtime,
+        runtime: Runtime | None = None,
         session_id: str | None = None,
         *,
         id: str | None = None,
@@ -72,8 +77,17 @@ class FilesSidebar(Vertical):
         yield Static("No files changed yet", id="sidebar-empty")
 
     def on_mount(self) -> None:
+        if self.runtime is not None:
+            self._follow(self.runtime)
+
+    def attach(self, runtime: Runtime) -> None:
+        """Start following ``runtime``'s history (for a sidebar made without one)."""
+        self.runtime = runtime
+        self._follow(runtime)
+
+    def _follow(self, runtime: Runtime) -> None:
         self._stale.set()
-        self._follow_history()
+        self._follow_history(runtime)
         self._refresh_when_stale()
 
     def watch_session_id(self) -> None:
@@ -89,8 +103,11 @@ class FilesSidebar(Vertical):
         return self.query_one(ModifiedFileList).changes
 
     @work(group="sidebar-follow")
-    async def _follow_history(self) -> None:
-        async with self.runtime.bus.subscribe(FileVersionCreated, FileChangedOnDisk) as events:
+    async def _follow_history(self, runtime: Runtime) -> None:
+        from app.store.events import FileVersionCreated
+        from app.workspace.events import FileChangedOnDisk
+
+        async with runtime.bus.subscribe(FileVersionCreated, FileChangedOnDisk) as events:
             async for event in events:
                 if isinstance(event, FileChangedOnDisk):
                     self._changed_on_disk.add(event.path)
@@ -108,6 +125,7 @@ class FilesSidebar(Vertical):
 
     def _read_changes(self, session_id: str) -> list[FileChange]:
         """The session's files from the history, those changed by another program as on disk."""
+        assert self.runtime is not None
         changes = self.runtime.store.history.list_latest_session_files(session_id)
         root = self.runtime.workspace.root
         return [
@@ -124,6 +142,8 @@ class FilesSidebar(Vertical):
 
     @on(ModifiedFileList.OpenRequested)
     def _open_diff(self, event: ModifiedFileList.OpenRequested) -> None:
+        from app.tui.screens.diff_screen import DiffScreen
+
         self.app.push_screen(DiffScreen.for_change(event.change))
 
     @on(ModifiedFileList.RevertRequested)
@@ -134,6 +154,9 @@ class FilesSidebar(Vertical):
     @work(group="sidebar-revert")
     async def _revert(self, session_id: str, path: str) -> None:
         """The permission question that apply_changes asks is the confirmation."""
+        from app.tools.revert import revert_file
+
+        assert self.runtime is not None
         try:
             await revert_file(self.runtime.context(session_id, agent=REVERT_AGENT), path)
         except PermissionDeniedError:
@@ -147,6 +170,8 @@ class FilesSidebar(Vertical):
 def as_on_disk(change: FileChange, root: Path) -> FileChange:
     """``change`` with the file's current disk content as its latest (a deleted file when
     gone); unchanged when the file is not text, whose diff the sidebar cannot show."""
+    from app.diff import diff_stats
+
     if change.initial_data is not None:
         return change
     try:

@@ -9,6 +9,7 @@ revert it (both posted as messages: the sidebar acts on them).
 from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from rich.style import Style
 from rich.text import Text
@@ -20,7 +21,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from app.store.models import FileChange
+if TYPE_CHECKING:
+    from app.store.models import FileChange
 
 _ELLIPSIS = "…"
 
