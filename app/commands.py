@@ -5,9 +5,12 @@ JSON that scripts can rely on."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -72,6 +75,20 @@ def _build_runtime(root: Path, policy: str) -> Runtime:
     return Runtime.build(root, policy=policy)
 
 
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No cyclic garbage collection during the one call: its passes would walk the line
+    lists a big patch builds (about 30 ms on 2,000 hunks) and find them all alive; the
+    call's few cycles are collected after it, or end with the process."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _session(runtime: Runtime, session_id: str | None) -> str:
     if session_id is None:
         return runtime.store.sessions.create(title="opencode tool").id
@@ -95,7 +112,8 @@ def run_tool(root: Path, name: str, raw_arguments: str | None, *, yes: bool, ses
             _emit({"ok": False, "output": str(err), "metadata": {}, "session_id": session})
             return USAGE
         try:
-            result = asyncio.run(tool.run(params, runtime.context(session)))
+            with _collector_paused():
+                result = asyncio.run(tool.run(params, runtime.context(session)))
         except ToolError as err:
             _emit({"ok": False, "output": str(err), "metadata": {}, "session_id": session})
             return TOOL_FAILED
