@@ -1,14 +1,16 @@
-"""Compiled dataclass methods, kept between runs, as ``__pycache__`` keeps modules.
+"""Code compiled at import time, kept between runs, as ``__pycache__`` keeps modules.
 
-Every ``@dataclass`` writes the source of its ``__init__``, ``__repr__``, ``__eq__``...
-and compiles it, at import time, on every start: about 470 compilations before
-``opencode tool`` can work (70 ms here, a quarter of its start-up) and 320 before the
-TUI's first frame (50-60 ms), ours and our libraries' alike. The compiled code depends
-on nothing but that source, so a start can take it from the last one: ``install`` gives
-the ``dataclasses`` module an ``exec`` that looks the source up in a file of code
-objects and compiles only what is new; ``save`` writes that file back when something
-was new. The methods made are the same as without it; a missing, stale or damaged file
-costs the compilations it would have saved, nothing else.
+Two things compile source text on every start, before any work: each ``@dataclass``
+writes and compiles its ``__init__``, ``__repr__``, ``__eq__``... (about 470 before
+``opencode tool`` can work, 320 before the TUI's first frame), and ``typing`` compiles
+every string annotation it wraps in a ``ForwardRef`` (about 740, most of them in
+pydantic-core's schema types). Together that was a quarter of ``opencode tool``'s
+start-up here (about 90 ms). What they compile depends on nothing but the source text,
+so a start can take it from the last one: ``install`` gives those two modules an
+``exec`` and a ``compile`` that look the text up in a file of code objects and compile
+only what is new; ``save`` writes the file back when something was new. The functions
+and references made are the same as without it; a missing, stale or damaged file costs
+the compilations it would have saved, nothing else.
 """
 
 from __future__ import annotations
@@ -18,33 +20,40 @@ import dataclasses
 import marshal
 import os
 import sys
+import typing
+from collections.abc import Mapping
 from contextlib import suppress
 from importlib.util import MAGIC_NUMBER
 from pathlib import Path
 from types import CodeType
 from typing import Any
 
-MAX_ENTRIES = 5_000
+MAX_ENTRIES = 10_000
 """Past this many, only what the current process used is kept."""
 
-_cached: dict[str, CodeType] = {}
-_used: dict[str, CodeType] = {}
+Key = tuple[str, str]
+"""(mode, source): "exec" for dataclass methods, "eval" for forward references."""
+
+_cached: dict[Key, CodeType] = {}
+_used: dict[Key, CodeType] = {}
 _compiled_anew = False
 
 
-def cache_file(env: dict[str, str] | os._Environ[str] = os.environ) -> Path:
+def cache_file(env: Mapping[str, str] = os.environ) -> Path:
     """One file per Python bytecode format, in the user's cache folder."""
     base = Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "opencode" / f"dataclass-code-{sys.implementation.cache_tag}-{MAGIC_NUMBER.hex()}.marshal"
+    return base / "opencode" / f"compiled-{sys.implementation.cache_tag}-{MAGIC_NUMBER.hex()}.marshal"
 
 
 def install(path: Path | None = None) -> None:
-    """Read the cache and route the dataclass compilations through it (idempotent)."""
+    """Read the cache and route those compilations through it (idempotent). Both names
+    are module globals that shadow the builtins for that one module."""
     global _cached
     if getattr(dataclasses, "exec", None) is _exec:
         return
     _cached = _load(path or cache_file())
-    dataclasses.exec = _exec  # type: ignore[attr-defined]  # shadows the builtin for that module only
+    dataclasses.exec = _exec  # type: ignore[attr-defined]
+    typing.compile = _compile  # type: ignore[attr-defined]
 
 
 def save(path: Path | None = None) -> None:
@@ -64,26 +73,42 @@ def save(path: Path | None = None) -> None:
             temp.unlink()
 
 
-def _load(path: Path) -> dict[str, CodeType]:
+def _load(path: Path) -> dict[Key, CodeType]:
     try:
         entries = marshal.loads(path.read_bytes())
     except (OSError, ValueError, EOFError, TypeError):
         return {}
     if not isinstance(entries, dict):
         return {}
-    return {source: code for source, code in entries.items() if isinstance(source, str) and isinstance(code, CodeType)}
+    return {
+        key: code for key, code in entries.items()
+        if isinstance(key, tuple) and len(key) == 2 and isinstance(code, CodeType)
+    }
+
+
+def _compiled(source: str, mode: str) -> CodeType:
+    """``dont_inherit``: compiled as those modules' own calls compile it, without the
+    ``from __future__`` flags of this one."""
+    global _compiled_anew
+    key = (mode, source)
+    code = _cached.get(key)
+    if code is None:
+        code = builtins.compile(source, "<string>", mode, dont_inherit=True)
+        _compiled_anew = True
+    _used[key] = code
+    return code
 
 
 def _exec(source: Any, globals: dict[str, Any] | None = None, locals: dict[str, Any] | None = None, /) -> None:
-    """``exec`` as ``dataclasses`` calls it, with the compilation of a source text taken
-    from the cache. ``dont_inherit``: compiled as that module's own exec would be, without
-    the ``from __future__`` flags of this one."""
-    global _compiled_anew
+    """``exec`` as ``dataclasses`` calls it."""
     if isinstance(source, str):
-        code = _cached.get(source)
-        if code is None:
-            code = compile(source, "<string>", "exec", dont_inherit=True)
-            _compiled_anew = True
-        _used[source] = code
-        source = code
+        source = _compiled(source, "exec")
     builtins.exec(source, globals, locals)
+
+
+def _compile(source: Any, filename: str, mode: str, flags: int = 0, dont_inherit: bool = False,
+             optimize: int = -1, **options: Any) -> Any:
+    """``compile`` as ``typing`` calls it; any other use goes to the builtin unchanged."""
+    if isinstance(source, str) and filename == "<string>" and not flags and optimize == -1 and not options:
+        return _compiled(source, mode)
+    return builtins.compile(source, filename, mode, flags, dont_inherit, optimize, **options)

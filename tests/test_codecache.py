@@ -1,6 +1,6 @@
-"""The dataclass code cache, in real processes: it fills on the first start, serves the
-next one without compiling, makes the very methods a plain start makes, and never
-fails a command over a damaged or unwritable cache."""
+"""The compiled-code cache, in real processes: it fills on the first start, serves the
+next one without compiling, makes the very methods and forward references a plain start
+makes, and never fails a command over a damaged or unwritable cache."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-# Defines dataclasses of every kind the cache sees and prints what their methods do.
+# Defines dataclasses and forward references of the kinds the cache sees, and prints
+# what they do.
 PROBE = '''
-import dataclasses, json, sys
+import dataclasses, json, sys, typing
 from app import codecache
 if sys.argv[1] == "cached":
     codecache.install()
@@ -37,6 +38,12 @@ try:
 except dataclasses.FrozenInstanceError as err:
     frozen = type(err).__name__
 box = Box(); box.items.append(1)
+hints = typing.get_type_hints(Point)
+try:
+    typing.ForwardRef("not valid ::")
+    bad_reference = "accepted"
+except SyntaxError as err:
+    bad_reference = str(err)
 print(json.dumps({
     "reprs": [repr(a), repr(b), repr(box)],
     "eq": [a == Point(1, 2, ("t",)), a == b, Box() == Box()],
@@ -45,6 +52,9 @@ print(json.dumps({
     "frozen": frozen,
     "annotations": {k: str(v) for k, v in Point.__init__.__annotations__.items()},
     "defaults": [Box().items is not Box().items, Box().label],
+    "hints": {k: str(v) for k, v in hints.items()},
+    "starred": str(typing.ForwardRef("*tuple[int, str]")._evaluate(globals(), None, recursive_guard=frozenset())),
+    "bad_reference": bad_reference,
 }))
 codecache.save()
 '''
@@ -60,7 +70,7 @@ def run_probe(mode: str, cache_home: Path) -> dict:
 
 
 def cache_files(cache_home: Path) -> list[Path]:
-    return sorted((cache_home / "opencode").glob("dataclass-code-*.marshal"))
+    return sorted((cache_home / "opencode").glob("compiled-*.marshal"))
 
 
 def opencode(cache_home: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -79,6 +89,8 @@ def test_methods_from_the_cache_behave_as_freshly_compiled_ones(tmp_path: Path) 
     assert plain == cold == warm
     assert plain["frozen"] == "FrozenInstanceError"
     assert plain["annotations"]["y"] == "int"  # compiled without this project's __future__ flags
+    assert plain["hints"] == {"x": "<class 'int'>", "y": "<class 'int'>", "tags": "tuple[str, ...]"}
+    assert plain["bad_reference"] == "Forward reference must be an expression -- got 'not valid ::'"
 
 
 def test_a_second_start_compiles_nothing_and_leaves_the_file_alone(tmp_path: Path) -> None:
