@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
 from app.bus import Bus
@@ -25,6 +26,8 @@ _CANCELLED = PermissionReply("deny", "the turn was cancelled", automatic=True)
 _HEADLESS_DENIED = PermissionReply("deny", "needs approval: run with --yes to allow it", automatic=True)
 _HEADLESS_ALLOWED = PermissionReply("allow_once", "allowed by --yes", automatic=True)
 _SESSION_ACTIONS: dict[str, Action] = {"allow_session": "allow", "deny_session": "deny"}
+_UNMADE_PREVIEW = PermissionPreview("text", "(made only when a person is asked)")
+"""Stands in a request whose preview is made on asking; no front-end ever sees it."""
 
 
 def config_rules(config: Config, agent: str) -> tuple[Rules | None, Rules]:
@@ -75,7 +78,12 @@ class PermissionService:
         return decision
 
     async def request(
-        self, req: PermissionRequest, *, ask_anyway: bool = False, person_only: str | None = None
+        self,
+        req: PermissionRequest,
+        *,
+        ask_anyway: bool = False,
+        person_only: str | None = None,
+        make_preview: Callable[[], PermissionPreview] | None = None,
     ) -> PermissionReply:
         """Allow or deny by the rules; for "ask", answer by policy or wait for a front-end.
 
@@ -83,21 +91,26 @@ class PermissionService:
         and one of them asks, so a rule allowing ``req.subject`` is not enough (an earlier
         session answer still is). ``person_only``: why only a person may approve this (a
         delete past tools.delete.maxFiles): it is asked whatever rules or earlier answers
-        allow, and headless runs refuse it, --yes included. A deny always refuses."""
+        allow, and headless runs refuse it, --yes included. A deny always refuses.
+        ``make_preview``: makes ``req.preview`` once a person is to be asked."""
         decision = self.evaluate(req.tool, req.subject, req.agent, req.absolute, session_id=req.session_id)
         if decision.action == "deny":
             return _reply_for(decision)
         if person_only is not None:
-            return await self._ask(req) if self.policy == "interactive" else _needs_a_person(person_only)
+            return await self._ask(req, make_preview) if self.policy == "interactive" else _needs_a_person(person_only)
         if decision.action == "allow" and not (ask_anyway and decision.level != "session"):
             return _reply_for(decision)
         if self.policy == "headless":
             return _HEADLESS_DENIED
         if self.policy == "headless-yes":
             return _HEADLESS_ALLOWED
-        return await self._ask(req)
+        return await self._ask(req, make_preview)
 
-    async def _ask(self, req: PermissionRequest) -> PermissionReply:
+    async def _ask(
+        self, req: PermissionRequest, make_preview: Callable[[], PermissionPreview] | None = None
+    ) -> PermissionReply:
+        if make_preview is not None:
+            req = replace(req, preview=make_preview())
         request_id = uuid.uuid4().hex
         future: asyncio.Future[PermissionReply] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = _Pending(req, future)
@@ -160,15 +173,20 @@ class PermissionService:
         subject: str,
         agent: str,
         title: str,
-        preview: PermissionPreview,
+        preview: PermissionPreview | Callable[[], PermissionPreview],
         absolute: str | None = None,
         *,
         ask_anyway: bool = False,
         person_only: str | None = None,
     ) -> None:
-        """`request` for tools: returns when allowed, raises `PermissionDeniedError` otherwise."""
-        req = PermissionRequest(session_id, tool, subject, agent, title, preview, absolute)
-        reply = await self.request(req, ask_anyway=ask_anyway, person_only=person_only)
+        """`request` for tools: returns when allowed, raises `PermissionDeniedError` otherwise.
+        ``preview`` may be the function that makes it, called only when a person is asked:
+        the diff of a big patch that rules or --yes approve is then not made for nobody."""
+        made = preview if isinstance(preview, PermissionPreview) else None
+        req = PermissionRequest(session_id, tool, subject, agent, title, made or _UNMADE_PREVIEW, absolute)
+        reply = await self.request(
+            req, ask_anyway=ask_anyway, person_only=person_only, make_preview=None if made else preview
+        )
         if not reply.allowed:
             raise PermissionDeniedError(_denial_message(req, reply))
 

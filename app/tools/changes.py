@@ -215,13 +215,14 @@ async def _authorize(ctx: ToolContext, tool: str, change_set: ChangeSet, applied
         )
     if change_set.person_only is None and all(action == "allow" for action in actions.values()):
         return
-    preview = change_set.preview or PermissionPreview(
-        kind="diff", text="\n".join(a.diff for a in applied if a.diff)
-    )
+    def diff_preview() -> PermissionPreview:
+        return PermissionPreview(kind="diff", text="\n".join(a.diff for a in applied if a.diff))
+
     # One question for all subjects: it must be asked even when the rules allow
     # ask_subject itself but another subject (a file inside the folder) asks.
     await ctx.permissions.check(
-        ctx.session_id, tool, change_set.ask_subject, ctx.agent, change_set.title, preview,
+        ctx.session_id, tool, change_set.ask_subject, ctx.agent, change_set.title,
+        change_set.preview or diff_preview,
         ask_anyway="ask" in actions.values(), person_only=change_set.person_only,
     )
 
@@ -247,12 +248,22 @@ def _commit(
             with ctx.history.batch():
                 writing = writer.submit(_write_all, ctx, change_set, states)
                 ctx.history.record_changes(ctx.session_id, recorded)
+                _make_diffs(applied)
                 writing.result()
         except BaseException:
             if writing is not None and writing.exception() is None:  # waits for the writer
                 _roll_back(writing.result())
             raise
     ctx.records.record_changes(ctx.session_id, [change.path for change in change_set.changes])
+
+
+def _make_diffs(applied: list[AppliedFile]) -> None:
+    """The diffs of the files written, made while the writer waits for the disk: the
+    result shows them, and afterwards they would only add to the wait. A deleted file's
+    diff is left for whoever reads it (a 5,000-file delete shows counts, not diffs)."""
+    for item in applied:
+        if not item.deleted:
+            item.diff  # noqa: B018  (cached_property: computed and kept)
 
 
 def _write_all(ctx: ToolContext, change_set: ChangeSet, states: dict[Path, FileState]) -> list[Undo]:

@@ -230,6 +230,27 @@ async def test_headless_yes_allows_what_needs_approval_but_a_deny_stays_a_deny(b
     assert sub.get_nowait() is None
 
 
+async def test_a_preview_maker_is_called_only_when_a_person_is_asked(bus):
+    made: list[str] = []
+
+    def make_preview() -> PermissionPreview:
+        made.append("made")
+        return PREVIEW
+
+    for policy, subject in [("headless-yes", "README.md"), ("headless", "tmp/a.txt"), ("interactive", "tmp/a.txt")]:
+        perms = service(bus, policy=policy)
+        await answered(perms.check("s1", "delete", subject, "coder", f"Delete {subject}", make_preview))
+    assert made == []  # --yes, or a rule, answered: nobody looks at a preview
+
+    perms = service(bus)
+    sub = bus.subscribe(PermissionRequested)
+    task = asyncio.create_task(perms.check("s1", "delete", "README.md", "coder", "Delete README.md", make_preview))
+    event = await next_event(sub)
+    assert made == ["made"] and event.request.preview == PREVIEW
+    perms.reply(event.request_id, PermissionReply("allow_once"))
+    await answered(task)
+
+
 async def test_a_long_multi_line_bash_subject_is_one_short_line_in_the_error(bus):
     perms = service(bus, policy="headless", rules={})
     command = "echo start\n" + "x" * 500
