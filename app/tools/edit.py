@@ -2,14 +2,14 @@
 
 The engine here also serves multiedit: a list of edits is applied in order to an
 in-memory draft of the file, and only the final draft goes through the change path,
-so a failing edit leaves the file untouched. The text is edited with "\\n" line
-endings and rendered back with the file's own endings and BOM.
+so a failing edit leaves the file untouched. The draft is the file's text as it is on
+disk (BOM and line endings included): `apply_edit` matches on "\\n" text and changes
+only the replaced text, so every other line keeps its own ending.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
@@ -20,7 +20,7 @@ from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.changes import AppliedFile, Change, ChangeSet, FileState, Snapshot, apply_changes
 from app.tools.diagnostics import with_lsp_errors
 from app.tools.suggest import similar_names
-from app.tools.text.replace import EditMatchError, replace
+from app.tools.text.replace import EditMatchError, apply_edit
 from app.tools.write import (
     FilePath,
     change_metadata,
@@ -29,7 +29,6 @@ from app.tools.write import (
     require_text,
     target_path,
 )
-from app.workspace.textio import TextFile
 
 DESCRIPTION = """Replace one piece of text in a file with another.
 
@@ -93,21 +92,9 @@ class EditParams(ToolParams):
     replaceAll: ReplaceAll = False
 
 
-@dataclass(frozen=True)
-class Draft:
-    """The file as the edits so far leave it: its text ("\\n" endings) and the file it
-    is rendered like (BOM, line endings)."""
-
-    base: TextFile
-    text: str
-
-    def render(self) -> bytes:
-        return self.base.render(self.text)
-
-
-def apply_item(draft: Draft | None, state: FileState, item: EditItem) -> tuple[Draft, str]:
-    """One edit on the draft (None: the file does not exist yet): the new draft and the
-    strategy that matched. Raises a ToolError the model can act on."""
+def apply_item(draft: str | None, state: FileState, item: EditItem) -> tuple[str, str]:
+    """One edit on the draft (the file's decoded text; None: the file does not exist yet):
+    the new draft and the strategy that matched. Raises a ToolError the model can act on."""
     require_text("newString", item.newString)
     if item.oldString == item.newString:
         raise EditMatchError("identical")
@@ -118,11 +105,11 @@ def apply_item(draft: Draft | None, state: FileState, item: EditItem) -> tuple[D
                 "or use the write tool to replace the whole file"
             )
         created = new_text_file(state, item.newString)
-        return Draft(created, created.text), CREATE
+        return created.render(created.text).decode("utf-8"), CREATE
     if draft is None:
         raise missing_file_error(state)
-    outcome = replace(draft.text, _to_lf(item.oldString), _to_lf(item.newString), item.replaceAll)
-    return Draft(draft.base, outcome.content), outcome.strategy
+    outcome = apply_edit(draft, item.oldString, item.newString, item.replaceAll)
+    return outcome.content, outcome.strategy
 
 
 def missing_file_error(state: FileState) -> ToolError:
@@ -133,10 +120,6 @@ def missing_file_error(state: FileState) -> ToolError:
     return ToolError(
         f"File {state.rel} not found.{did_you_mean} Check the path, or create the file with the write tool"
     )
-
-
-def _to_lf(text: str) -> str:
-    return text.replace("\r\n", "\n")
 
 
 class FileEdits:
@@ -154,10 +137,8 @@ class FileEdits:
     def __call__(self, snapshot: Snapshot) -> ChangeSet:
         state = snapshot[self.path]
         refuse_directory(state)
-        draft = None
-        if state.exists:
-            existing = state.text_file()
-            draft = Draft(existing, existing.text)
+        # text_file() refuses binary and non-UTF-8 content before anything is matched.
+        draft = state.text_file().raw.decode("utf-8") if state.exists else None
         strategies = []
         for index, item in enumerate(self.items, start=1):
             try:
@@ -169,7 +150,7 @@ class FileEdits:
             strategies.append(strategy)
         self.strategies = strategies
         assert draft is not None  # apply_item returns a draft or raises
-        data = draft.render()
+        data = draft.encode("utf-8")
         if data == state.data:
             raise ToolError(
                 f"Nothing to change: {state.rel} would read exactly as before; "

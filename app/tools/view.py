@@ -83,7 +83,10 @@ class ViewTool(Tool):
 
     async def run(self, params: ViewParams, ctx: ToolContext) -> ToolResult:
         target = await authorize_read(ctx, self.name, params.filePath)
-        page = await asyncio.to_thread(read_page, target, params.offset, params.limit)
+        try:
+            page = await asyncio.to_thread(read_page, target, params.offset, params.limit)
+        except OSError as err:  # a name too long, no permission: an answer, not a crash
+            raise ToolError(f"{target.shown} cannot be read: {err.strerror or err}; check the path") from None
         ctx.records.record_read(ctx.session_id, target.path)
         return ToolResult(
             output=render_page(page, params.offset),

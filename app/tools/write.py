@@ -16,6 +16,7 @@ from app.errors import ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.changes import AppliedFile, Change, ChangeSet, FileState, Snapshot, apply_changes
 from app.tools.diagnostics import with_lsp_errors
+from app.tools.reading import refuse_nul
 from app.workspace.textio import TextFile, decode_text
 
 BOM = "\ufeff"
@@ -57,10 +58,26 @@ class WriteParams(ToolParams):
 
 def target_path(ctx: ToolContext, file_path: str) -> Path:
     """The canonical path a whole-file tool will change (symlinks followed, so the
-    boundary is checked where the bytes land); refuses an empty path."""
+    boundary is checked where the bytes land); refuses a path no file can be at."""
     if not file_path.strip():
         raise ToolError("filePath is required: give the path of the file, relative to the workspace root")
-    return ctx.workspace.resolve_for_write(file_path)
+    refuse_nul(file_path)
+    if file_path.endswith("/"):  # the path would quietly lose the slash and write a file there
+        raise ToolError(f"filePath {file_path} ends with '/', so it names a folder: give the path of a file")
+    path = ctx.workspace.resolve_for_write(file_path)
+    try:
+        path.lstat()
+    except FileNotFoundError:
+        pass
+    except NotADirectoryError:
+        blocker = next(parent for parent in path.parents if parent.exists())
+        raise ToolError(
+            f"Cannot use {file_path}: {ctx.workspace.relative(blocker)} is a file, not a folder; "
+            "choose another path"
+        ) from None
+    except OSError as err:  # a name too long, no permission to look
+        raise ToolError(f"Cannot use {file_path}: {err.strerror or err}; choose another path") from None
+    return path
 
 
 def refuse_directory(state: FileState) -> None:

@@ -154,6 +154,52 @@ async def test_a_path_outside_the_workspace_is_refused(ctx):
         await edit.call({"filePath": "/etc/hostname", "oldString": "a", "newString": "b"}, ctx)
 
 
+@pytest.mark.parametrize("link", [None, "file", "folder"])
+async def test_paths_leading_outside_are_refused_and_the_outside_file_kept(ctx, workspace, tmp_path, link):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret.txt"
+    secret.write_text("token\n")
+    ctx.records.record_read(ctx.session_id, secret)
+    paths = {None: ["../outside/secret.txt", str(secret), "sub/../../outside/secret.txt"]}
+    if link == "file":
+        (workspace / "link.txt").symlink_to(secret)
+        paths[link] = ["link.txt"]
+    elif link == "folder":
+        (workspace / "linked").symlink_to(outside)
+        paths[link] = ["linked/secret.txt"]
+    for file_path in paths[link]:
+        with pytest.raises(OutsideWorkspaceError, match="outside the workspace"):
+            await edit.call({"filePath": file_path, "oldString": "token", "newString": "stolen"}, ctx)
+    assert secret.read_text() == "token\n"
+
+
+async def test_a_new_file_through_a_link_to_an_outside_folder_is_refused(ctx, workspace, tmp_path):
+    (tmp_path / "outside").mkdir()
+    (workspace / "linked").symlink_to(tmp_path / "outside")
+    with pytest.raises(OutsideWorkspaceError):
+        await edit.call({"filePath": "linked/new.txt", "oldString": "", "newString": "x\n"}, ctx)
+    assert list((tmp_path / "outside").iterdir()) == []
+
+
+async def test_a_file_deleted_since_the_read_is_not_found_and_not_recreated(ctx, seen_file):
+    path = seen_file("gone.py", FUNCTION)
+    path.unlink()
+    with pytest.raises(ToolError, match="File gone.py not found"):
+        await edit.call({"filePath": "gone.py", "oldString": "a + b", "newString": "a - b"}, ctx)
+    assert not path.exists()
+
+
+async def test_old_string_occurring_verbatim_twice_is_refused_even_if_one_is_a_whole_line(ctx, seen_file):
+    # "data" is in both lines; that the second is just "data" must not make it the one meant.
+    content = "result = compute(data)\nif ok:\n    data\n"
+    path = seen_file("twice.py", content)
+    with pytest.raises(EditMatchError, match="multiple matches") as caught:
+        await edit.call({"filePath": "twice.py", "oldString": "data", "newString": "payload"}, ctx)
+    assert caught.value.kind == "multiple"
+    assert path.read_text() == content
+
+
 async def test_an_edit_that_would_change_nothing_is_an_error(ctx, seen_file, runtime, session_id):
     path = seen_file("f.py", "foo()\n")
     with pytest.raises(ToolError, match="would read exactly as before"):
@@ -195,8 +241,21 @@ async def test_an_empty_old_string_on_an_existing_file_is_refused(ctx, seen_file
         (b"one\r\ntwo\r\nthree", "two\nthree", "2\n3", b"one\r\n2\r\n3"),
         (b"no final newline", "final", "trailing", b"no trailing newline"),
         (b"lf\nfile\n", "lf\r\nfile", "lf\r\nedited", b"lf\nedited\n"),
+        (b"a\r\nb\nc\r\nd\n", "b\nc", "B\nC", b"a\r\nB\nC\r\nd\n"),
+        (b"a\r\nb\nc\r\n", "b", "B\nB2", b"a\r\nB\nB2\nc\r\n"),
+        (b"a\n  b", "b\n", "c\n", b"a\nc"),
+        (codecs.BOM_UTF8 + b"first\nsecond\n", "first", "\ufefftop", codecs.BOM_UTF8 + b"top\nsecond\n"),
     ],
-    ids=["bom-crlf", "crlf-no-final-newline", "no-final-newline", "crlf-old-string-in-lf-file"],
+    ids=[
+        "bom-crlf",
+        "crlf-no-final-newline",
+        "no-final-newline",
+        "crlf-old-string-in-lf-file",
+        "mixed-endings-kept-line-by-line",
+        "new-lines-take-the-ending-of-their-line",
+        "fuzzy-old-string-newline-at-end-of-file",
+        "bom-in-new-string-not-doubled",
+    ],
 )
 async def test_line_endings_bom_and_final_newline_are_kept(ctx, seen_file, before, old, new, after):
     path = seen_file("kept.txt", before)

@@ -120,6 +120,18 @@ async def test_crlf_is_kept_across_all_edits(ctx, seen_file):
     assert path.read_bytes() == b"ALPHA\r\nBETA\r\n"
 
 
+async def test_mixed_line_endings_are_kept_line_by_line_across_all_edits(ctx, seen_file):
+    path = seen_file("mixed.txt", b"one\r\ntwo\nthree\r\nfour\n")
+    await multiedit.call(
+        {
+            "filePath": "mixed.txt",
+            "edits": [change("one", "ONE"), change("three\n", "3\n"), change("four", "4")],
+        },
+        ctx,
+    )
+    assert path.read_bytes() == b"ONE\r\ntwo\n3\r\n4\n"
+
+
 async def test_fuzzy_matches_are_named_with_their_edit(ctx, seen_file):
     path = seen_file("f.py", "def f():\n    x = 1\n    return x\n")
     edits = [change("def f():", "def g():"), change("x = 1\nreturn x", "    return 1")]

@@ -156,6 +156,13 @@ async def test_invalid_arguments(ctx) -> None:
         await tool.call({"filePath": "a", "offset": -1}, ctx)
 
 
+async def test_paths_the_system_refuses_are_errors_not_crashes(ctx) -> None:
+    with pytest.raises(ToolError, match="contains a NUL character"):
+        await tool.call({"filePath": "a\0b.txt"}, ctx)
+    with pytest.raises(ToolError, match="^n+ cannot be read: File name too long; check the path$"):
+        await tool.call({"filePath": "n" * 300}, ctx)
+
+
 async def test_a_deny_rule_refuses_the_read(make_runtime, write_files) -> None:
     runtime = make_runtime(config={"permission": {"rules": {"view": {"*.env": "deny"}}}})
     ctx = runtime.context(runtime.store.sessions.create().id)

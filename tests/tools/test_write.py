@@ -141,6 +141,37 @@ async def test_a_path_outside_the_workspace_is_refused(ctx, workspace):
     assert not (workspace.parent / "escape.txt").exists()
 
 
+async def test_a_symlink_leading_outside_is_refused_and_its_target_kept(ctx, workspace, tmp_path):
+    target = tmp_path / "outside.txt"
+    target.write_text("keep\n")
+    (workspace / "link.txt").symlink_to(target)
+    ctx.records.record_read(ctx.session_id, target)
+    with pytest.raises(OutsideWorkspaceError, match="link.txt is outside the workspace"):
+        await write.call({"filePath": "link.txt", "content": "x"}, ctx)
+    assert target.read_text() == "keep\n"
+
+
+@pytest.mark.parametrize(
+    ("file_path", "message"),
+    [
+        ("docs/", "filePath docs/ ends with '/', so it names a folder: give the path of a file"),
+        ("a\0b.txt", "contains a NUL character, which no file name can hold"),
+        ("notes.txt/inner.txt", "Cannot use notes.txt/inner.txt: notes.txt is a file, not a folder"),
+        ("notes.txt/deeper/inner.txt", "notes.txt is a file, not a folder"),
+        ("n" * 300 + ".txt", "Cannot use n+\\.txt: File name too long"),
+    ],
+    ids=["trailing-slash", "nul", "under-a-file", "deep-under-a-file", "name-too-long"],
+)
+async def test_a_path_no_file_can_be_at_is_refused_before_anything_is_written(
+    ctx, workspace, file_path, message
+):
+    (workspace / "notes.txt").write_text("keep\n")
+    with pytest.raises(ToolError, match=message):
+        await write.call({"filePath": file_path, "content": "x\n"}, ctx)
+    assert sorted(path.name for path in workspace.iterdir() if not path.name.startswith(".")) == ["notes.txt"]
+    assert (workspace / "notes.txt").read_text() == "keep\n"
+
+
 async def test_publishes_the_new_version(ctx, runtime, session_id):
     events = runtime.bus.subscribe(FileVersionCreated)
     await write.call({"filePath": "e.txt", "content": "e\n"}, ctx)

@@ -1,14 +1,16 @@
 """The nine candidate finders of the edit tool, in cascade order (after OpenCode).
 
 A model's oldString is often not byte-exact: indentation drifts, whitespace collapses,
-escapes get doubled. Each replacer is a generator of substrings of the file that the
-oldString is believed to denote; `replace.py` decides whether a candidate is safe to use
-(it must sit at exactly one place). The finders go from strict to loose, and the loose
-ones refuse rather than guess: a wrong edit costs more than a failed one, which the
-model can retry after reading the file again.
+escapes get doubled. Each replacer yields the spans (start, end) of the file's text that
+the oldString is believed to denote; `replace.py` decides whether they are safe to use
+(they must sit at exactly one place). Spans, not substrings as in OpenCode: a substring
+is then replaced wherever it occurs, so the whole line "    x = 1" would also hit the
+start of "    x = 10". The finders go from strict to loose, and the loose ones refuse
+rather than guess: a wrong edit costs more than a failed one, which the model can retry
+after reading the file again.
 
 Line-window finders treat a trailing newline of oldString as "and the line break after
-it": the candidate then includes that break, so a newString ending in a newline does not
+it": the span then includes that break, so a newString ending in a newline does not
 leave a doubled line break behind.
 """
 
@@ -17,10 +19,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
+from itertools import accumulate
 
 from rapidfuzz.distance import Levenshtein
 
-Replacer = Callable[[str, str], Iterator[str]]
+Span = tuple[int, int]
+"""Start and end offsets of a piece of the file's text."""
+Replacer = Callable[[str, str], Iterator[Span]]
 
 # BlockAnchor's guards (OpenCode's 2026 hardening, made stricter where it was silent).
 MIN_MIDDLE_SIMILARITY = 0.65
@@ -51,11 +57,41 @@ class _Find:
         return [line.strip() for line in self.lines]
 
 
-def _window(lines: list[str], start: int, count: int, newline: bool) -> str:
-    """The exact text of `count` content lines from `start`, with the following line
-    break when oldString ended with one and there is a break to take."""
-    text = "\n".join(lines[start : start + count])
-    return text + "\n" if newline and start + count < len(lines) else text
+class _Lines:
+    """The file's text as lines, with what the line finders need computed once."""
+
+    def __init__(self, content: str) -> None:
+        self.lines = content.split("\n")
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    @cached_property
+    def stripped(self) -> list[str]:
+        return [line.strip() for line in self.lines]
+
+    @cached_property
+    def starts(self) -> list[int]:
+        """The offset of each line's first character."""
+        return [0, *accumulate(len(line) + 1 for line in self.lines[:-1])]
+
+    def window(self, start: int, count: int, newline: bool) -> Span:
+        """The span of `count` lines from `start`, with the following line break when
+        oldString ended with one and there is a break to take."""
+        last = start + count - 1
+        end = self.starts[last] + len(self.lines[last])
+        return self.starts[start], end + 1 if newline and last + 1 < len(self.lines) else end
+
+    def text(self, start: int, count: int) -> str:
+        return "\n".join(self.lines[start : start + count])
+
+
+def _occurrences(content: str, text: str) -> Iterator[Span]:
+    """Every occurrence of `text`, overlapping ones too ("aa" occurs twice in "aaa")."""
+    index = content.find(text)
+    while index != -1:
+        yield index, index + len(text)
+        index = content.find(text, index + 1)
 
 
 def _stripped_windows(stripped: list[str], wanted: list[str]) -> Iterator[int]:
@@ -72,17 +108,17 @@ def _boundary_guarded(pattern: str, lead: bool, trail: bool) -> re.Pattern[str]:
     return re.compile((r"(?<!\S)" if lead else "") + pattern + (r"(?!\S)" if trail else ""))
 
 
-def simple(content: str, find: str) -> Iterator[str]:
-    """oldString itself."""
-    yield find
+def simple(content: str, find: str) -> Iterator[Span]:
+    """oldString itself, wherever it occurs."""
+    yield from _occurrences(content, find)
 
 
-def line_trimmed(content: str, find: str) -> Iterator[str]:
+def line_trimmed(content: str, find: str) -> Iterator[Span]:
     """Line windows equal to oldString's lines once each line is stripped."""
     spec = _Find.parse(find)
-    lines = content.split("\n")
-    for start in _stripped_windows([line.strip() for line in lines], spec.stripped):
-        yield _window(lines, start, len(spec.lines), spec.newline)
+    text = _Lines(content)
+    for start in _stripped_windows(text.stripped, spec.stripped):
+        yield text.window(start, len(spec.lines), spec.newline)
 
 
 def _middle_similarity(wanted: list[str], block: list[str]) -> float:
@@ -93,42 +129,73 @@ def _middle_similarity(wanted: list[str], block: list[str]) -> float:
     return total / max(len(wanted), len(block))
 
 
-def block_anchor(content: str, find: str) -> Iterator[str]:
+@dataclass(frozen=True, order=True)
+class _Block:
+    """A block whose first and last lines are oldString's, within the line-count drift."""
+
+    similarity: float
+    start: int
+    size: int
+    visible: int
+    """Characters of its lines, stripped."""
+
+
+def _anchored_blocks(text: _Lines, wanted: list[str], oversized: bool) -> Iterator[_Block]:
+    """Blocks within MAX_SPAN_GROWTH of oldString's visible text, or (`oversized`) those
+    beyond it; sized before scored, since scoring is the costly part."""
+    max_visible = MAX_SPAN_GROWTH * sum(map(len, wanted))
+    size = len(wanted)
+    drift = int(size * MAX_LINE_COUNT_DRIFT)
+    sizes = range(max(3, size - drift), size + drift + 1)
+    stripped = text.stripped
+    for start, line in enumerate(stripped):
+        if line != wanted[0]:
+            continue
+        for block_size in sizes:
+            end = start + block_size - 1
+            if end >= len(text):
+                break
+            block = stripped[start : end + 1]
+            if block[-1] != wanted[-1]:
+                continue
+            visible = sum(map(len, block))
+            if (visible > max_visible) == oversized:
+                similarity = _middle_similarity(wanted[1:-1], block[1:-1])
+                yield _Block(similarity, start, block_size, visible)
+
+
+def block_anchor(content: str, find: str) -> Iterator[Span]:
     """Blocks whose first and last lines equal oldString's (stripped) and whose middle is
     close to it: at least MIN_MIDDLE_SIMILARITY, line count within MAX_LINE_COUNT_DRIFT,
     visible text at most MAX_SPAN_GROWTH times oldString's. Several such blocks yield
     only a clear winner; a near tie yields nothing."""
     spec = _Find.parse(find)
     wanted = spec.stripped
-    size = len(wanted)
-    if size < 3:
+    if len(wanted) < 3:
         return
-    lines = content.split("\n")
-    stripped = [line.strip() for line in lines]
-    drift = int(size * MAX_LINE_COUNT_DRIFT)
-    sizes = range(max(3, size - drift), size + drift + 1)
-    max_visible = MAX_SPAN_GROWTH * sum(map(len, wanted))
-    scored: list[tuple[float, int, int]] = []
-    for start, line in enumerate(stripped):
-        if line != wanted[0]:
-            continue
-        for block_size in sizes:
-            end = start + block_size - 1
-            if end >= len(lines):
-                break
-            block = stripped[start : end + 1]
-            if block[-1] != wanted[-1] or sum(map(len, block)) > max_visible:
-                continue
-            scored.append((_middle_similarity(wanted[1:-1], block[1:-1]), start, block_size))
-    if not scored:
+    text = _Lines(content)
+    scored = sorted(_anchored_blocks(text, wanted, oversized=False), reverse=True)
+    if not scored or scored[0].similarity < MIN_MIDDLE_SIMILARITY:
         return
-    scored.sort(reverse=True)
-    best, start, block_size = scored[0]
-    if best < MIN_MIDDLE_SIMILARITY:
+    if len(scored) > 1 and scored[0].similarity - scored[1].similarity < CLEAR_WINNER_MARGIN:
         return
-    if len(scored) > 1 and best - scored[1][0] < CLEAR_WINNER_MARGIN:
-        return
-    yield _window(lines, start, block_size, spec.newline)
+    yield text.window(scored[0].start, scored[0].size, spec.newline)
+
+
+def oversized_block(content: str, find: str) -> tuple[int, int] | None:
+    """(visible characters of the block, of oldString) when block_anchor (and so
+    context_aware) refused a block that was close enough but much larger than oldString,
+    else None. Only asked after
+    every replacer failed, so the error can say why instead of just "not found"."""
+    wanted = _Find.parse(find).stripped
+    if len(wanted) < 3:
+        return None
+    oversized = [
+        block.visible
+        for block in _anchored_blocks(_Lines(content), wanted, oversized=True)
+        if block.similarity >= MIN_MIDDLE_SIMILARITY
+    ]
+    return (min(oversized), sum(map(len, wanted))) if oversized else None
 
 
 def _collapse(text: str) -> str:
@@ -136,7 +203,7 @@ def _collapse(text: str) -> str:
     return " ".join(text.split())
 
 
-def whitespace_normalized(content: str, find: str) -> Iterator[str]:
+def whitespace_normalized(content: str, find: str) -> Iterator[Span]:
     """Text equal to oldString once runs of whitespace collapse to one space. A one-line
     oldString matches a whole line or the part of a line its words match (\\s+ between
     them); a longer one matches line windows of the same height only."""
@@ -144,34 +211,35 @@ def whitespace_normalized(content: str, find: str) -> Iterator[str]:
     if not target:
         return
     spec = _Find.parse(find)
-    lines = content.split("\n")
+    text = _Lines(content)
     if len(spec.lines) == 1:
-        yield from _whitespace_in_lines(lines, spec, target)
+        yield from _whitespace_in_lines(text, spec, target)
         return
-    collapsed = [_collapse(line) for line in lines]
+    collapsed = [_collapse(line) for line in text.lines]
     count = len(spec.lines)
-    for start in range(len(lines) - count + 1):
+    for start in range(len(text) - count + 1):
         if not target.startswith(collapsed[start]):  # cheap filter: a window's first line opens it
             continue
         if " ".join(part for part in collapsed[start : start + count] if part) == target:
-            yield _window(lines, start, count, spec.newline)
+            yield text.window(start, count, spec.newline)
 
 
-def _whitespace_in_lines(lines: list[str], spec: _Find, target: str) -> Iterator[str]:
-    text = spec.lines[0]
-    words = r"\s+".join(map(re.escape, text.split()))
+def _whitespace_in_lines(text: _Lines, spec: _Find, target: str) -> Iterator[Span]:
+    words = r"\s+".join(map(re.escape, spec.lines[0].split()))
+    first = spec.lines[0]
     if spec.newline:  # the model's text ended the line: so must the match
-        pattern = _boundary_guarded(words + r"\s*\Z", text[:1].isspace(), trail=False)
+        pattern = _boundary_guarded(words + r"\s*\Z", first[:1].isspace(), trail=False)
     else:
-        pattern = _boundary_guarded(words, text[:1].isspace(), text[-1:].isspace())
-    for index, line in enumerate(lines):
-        tail = "\n" if spec.newline and index + 1 < len(lines) else ""
+        pattern = _boundary_guarded(words, first[:1].isspace(), first[-1:].isspace())
+    for index, line in enumerate(text.lines):
         collapsed = _collapse(line)
         if collapsed == target:
-            yield line + tail
+            yield text.window(index, 1, spec.newline)
         elif target in collapsed:
+            line_start, line_end = text.window(index, 1, spec.newline)
+            tail = line_end - line_start - len(line)  # the line break taken with the line, if any
             for match in pattern.finditer(line):
-                yield match.group() + tail
+                yield line_start + match.start(), line_start + match.end() + tail
 
 
 def _dedent(lines: list[str]) -> list[str]:
@@ -182,17 +250,17 @@ def _dedent(lines: list[str]) -> list[str]:
     return [line[cut:] if line.strip() else line for line in lines]
 
 
-def indentation_flexible(content: str, find: str) -> Iterator[str]:
+def indentation_flexible(content: str, find: str) -> Iterator[Span]:
     """Line windows equal to oldString once both lose their common indentation, so the
     relative indentation must agree (stricter than line_trimmed, which ignores it)."""
     spec = _Find.parse(find)
     wanted = _dedent(spec.lines)
     count = len(spec.lines)
-    lines = content.split("\n")
+    text = _Lines(content)
     # Equal after dedenting implies equal after stripping: a cheap filter first.
-    for start in _stripped_windows([line.strip() for line in lines], spec.stripped):
-        if _dedent(lines[start : start + count]) == wanted:
-            yield _window(lines, start, count, spec.newline)
+    for start in _stripped_windows(text.stripped, spec.stripped):
+        if _dedent(text.lines[start : start + count]) == wanted:
+            yield text.window(start, count, spec.newline)
 
 
 _ESCAPE = re.compile(r"\\([ntr'\"`\\\n$])")
@@ -203,55 +271,51 @@ def _unescape(text: str) -> str:
     return _ESCAPE.sub(lambda match: _CONTROL.get(match[1], match[1]), text)
 
 
-def escape_normalized(content: str, find: str) -> Iterator[str]:
+def escape_normalized(content: str, find: str) -> Iterator[Span]:
     """oldString with backslash escapes resolved (\\n, \\t, \\', \\$, \\\\ ...), and line
     windows of the file whose own escapes resolve to the same text."""
     unescaped = _unescape(find)
-    if unescaped in content:
-        yield unescaped
+    yield from _occurrences(content, unescaped)
     spec = _Find.parse(unescaped)
     target = "\n".join(spec.lines)
     count = len(spec.lines)
-    lines = content.split("\n")
-    escaped = ["\\" in line for line in lines]
-    for start in range(len(lines) - count + 1):
+    text = _Lines(content)
+    escaped = ["\\" in line for line in text.lines]
+    for start in range(len(text) - count + 1):
         # A window without a backslash unescapes to itself: the direct search covered it.
-        if (
-            any(escaped[start : start + count])
-            and _unescape("\n".join(lines[start : start + count])) == target
-        ):
-            yield _window(lines, start, count, spec.newline)
+        if any(escaped[start : start + count]) and _unescape(text.text(start, count)) == target:
+            yield text.window(start, count, spec.newline)
 
 
-def trimmed_boundary(content: str, find: str) -> Iterator[str]:
+def trimmed_boundary(content: str, find: str) -> Iterator[Span]:
     """oldString without its surrounding whitespace (found at a whitespace boundary on
     each trimmed side), and line windows whose text trims to it."""
     trimmed = find.strip()
     if not trimmed or trimmed == find:
         return
-    if _boundary_guarded(re.escape(trimmed), find[0].isspace(), find[-1].isspace()).search(content):
-        yield trimmed
+    pattern = _boundary_guarded(re.escape(trimmed), find[0].isspace(), find[-1].isspace())
+    yield from (match.span() for match in pattern.finditer(content))
     count = find.count("\n") + 1
-    lines = content.split("\n")
-    for start in range(len(lines) - count + 1):
-        block = "\n".join(lines[start : start + count])
-        if block.strip() == trimmed:
-            yield block
+    text = _Lines(content)
+    for start in range(len(text) - count + 1):
+        if text.text(start, count).strip() == trimmed:
+            yield text.window(start, count, newline=False)
 
 
-def context_aware(content: str, find: str) -> Iterator[str]:
+def context_aware(content: str, find: str) -> Iterator[Span]:
     """Blocks of oldString's height whose first and last lines equal its own (stripped)
     and where at least half of the non-blank middle lines are equal too. The middle must
-    also reach MIN_MIDDLE_SIMILARITY: OpenCode's 50% rule alone would let a block with an
-    unrelated line through, the very match block_anchor's hardening refuses."""
+    also pass block_anchor's hardening (MIN_MIDDLE_SIMILARITY, MAX_SPAN_GROWTH): OpenCode's
+    50% rule alone would let a block with an unrelated or huge line through."""
     spec = _Find.parse(find)
     wanted = spec.stripped
     count = len(wanted)
     if count < 3:
         return
-    lines = content.split("\n")
-    stripped = [line.strip() for line in lines]
-    for start in range(len(lines) - count + 1):
+    text = _Lines(content)
+    stripped = text.stripped
+    max_visible = MAX_SPAN_GROWTH * sum(map(len, wanted))
+    for start in range(len(text) - count + 1):
         end = start + count - 1
         if stripped[start] != wanted[0] or stripped[end] != wanted[-1]:
             continue
@@ -260,16 +324,17 @@ def context_aware(content: str, find: str) -> Iterator[str]:
         if (
             2 * sum(a == b for a, b in pairs) >= len(pairs)
             and _middle_similarity(wanted[1:-1], middle) >= MIN_MIDDLE_SIMILARITY
+            and sum(map(len, stripped[start : end + 1])) <= max_visible
         ):
-            yield _window(lines, start, count, spec.newline)
+            yield text.window(start, count, spec.newline)
 
 
-def multi_occurrence(content: str, find: str) -> Iterator[str]:
-    """oldString once per exact occurrence. After `simple` it adds no new text; it is
-    kept as OpenCode's explicit last step for replaceAll."""
+def multi_occurrence(content: str, find: str) -> Iterator[Span]:
+    """oldString once per exact, non-overlapping occurrence. After `simple` it adds no
+    new place; it is kept as OpenCode's explicit last step for replaceAll."""
     start = content.find(find)
     while start != -1:
-        yield find
+        yield start, start + len(find)
         start = content.find(find, start + len(find))
 
 
