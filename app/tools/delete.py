@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from app.errors import ToolError
+from app.errors import OutsideWorkspaceError, ToolError
 from app.permission import PermissionPreview
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.changes import AppliedFile, Change, ChangeSet, Snapshot, apply_changes
@@ -86,7 +86,8 @@ class _Target:
 
 
 def _plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
+    """Plain digits ("1500 lines"): the result's "N files deleted, M lines removed" is a contract."""
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
 
 
 def _line_count(data: bytes) -> int:
@@ -147,7 +148,14 @@ def _find_target(ctx: ToolContext, path: str) -> _Target:
         raise ToolError(
             "path is required: give the file or directory to delete, relative to the workspace root"
         )
-    entry = ctx.workspace.lexical(path)
+    if "\0" in path:
+        raise ToolError("path contains a NUL character, which no file name can hold: check the path")
+    try:
+        entry = ctx.workspace.lexical(path)
+    except OutsideWorkspaceError as err:  # spec 000's wording first, then which path and why
+        raise OutsideWorkspaceError(f"Cannot delete files outside the working directory: {err}") from None
+    except RuntimeError:  # pathlib's report of a symlink loop among the parent folders
+        raise ToolError(f"{path} goes through a loop of symbolic links; nothing was deleted") from None
     if entry == ctx.workspace.root:
         raise ToolError(
             f"{path} is the workspace root itself, which cannot be deleted: name a file or folder inside it"
@@ -158,6 +166,8 @@ def _find_target(ctx: ToolContext, path: str) -> _Target:
         raise ToolError(
             f"File or directory does not exist: {path}; nothing was deleted (check the path with ls)"
         ) from None
+    except OSError as err:  # a name too long, a folder that cannot be searched
+        raise ToolError(f"Cannot delete {path}: {err.strerror or err}; nothing was deleted") from None
     rel = ctx.workspace.relative(entry)
     if stat.S_ISLNK(mode):
         return _Target(entry, rel, "symlink", _Tree(links=[entry]), link_target=os.readlink(entry))
@@ -229,7 +239,7 @@ class _Planner:
         if target.kind == "empty_directory":
             title = f"Delete empty directory {target.rel}/"
         elif over_limit:
-            title = f"Delete {target.rel}/ ({_plural(count, 'file')}, more than the {limit:,} limit)"
+            title = f"Delete {target.rel}/ ({_plural(count, 'file')}, more than the {limit} limit)"
         else:
             title = f"Delete {target.rel}/ ({_plural(count, 'file')}, {_plural(self.total_lines, 'line')})"
         return ChangeSet(
@@ -241,7 +251,7 @@ class _Planner:
             # Deepest first, so each folder is empty when its turn comes.
             remove_dirs=[*reversed(tree.folders), target.path],
             person_only=(
-                f"{target.rel}/ holds {_plural(count, 'file')}, more than tools.delete.maxFiles ({limit:,})"
+                f"{target.rel}/ holds {_plural(count, 'file')}, more than tools.delete.maxFiles ({limit})"
                 if over_limit
                 else None
             ),
@@ -297,5 +307,5 @@ def _output(target: _Target, metadata: dict[str, Any]) -> str:
     listed = [f"- {f['path']} ({_plural(f['lines'], 'line')})" for f in metadata["files"]]
     listed += [f"- {link} (a symlink: removed, its target not touched)" for link in links]
     if len(listed) > _LISTED_ENTRIES:
-        listed[_LISTED_ENTRIES:] = [f"- ... and {len(listed) - _LISTED_ENTRIES:,} more"]
+        listed[_LISTED_ENTRIES:] = [f"- ... and {len(listed) - _LISTED_ENTRIES} more"]
     return "\n".join([f"{summary} ({target.rel}/):", *listed])

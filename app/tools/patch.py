@@ -9,7 +9,8 @@ Every path is known before anything is read (``patch_targets``), so all of them,
 destinations included, are locked together, and every hunk of every file is placed
 before the first byte is written: a patch that fails anywhere changes nothing.
 
-The result is spec 002's JSON as text: ``{"ok": true, "summary": ...}`` (plus
+The result is spec 002's JSON as text: ``{"ok": true, "summary": "A 1, M 2, D 0, R 0"}``
+(sections that add, modify, delete and rename a file; plus
 ``"lsp_errors": {path: [...]}`` when language servers report errors), and every
 failure is a ``ToolError`` whose one-line message is ``{"ok": false, "error": ...}``.
 """
@@ -17,6 +18,7 @@ failure is a ``ToolError`` whose one-line message is ``{"ok": false, "error": ..
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,7 @@ from typing import Any
 from pydantic import Field
 
 from app.diff import Region
-from app.errors import ToolError
+from app.errors import PermissionDeniedError, ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.changes import AppliedFile, Change, ChangeSet, Snapshot, apply_changes
 from app.tools.diagnostics import lsp_error_lines
@@ -43,12 +45,15 @@ HOW TO USE
 - Each file starts with one header:
   "*** Add File: <path>" then every line of the new file prefixed with "+";
   "*** Delete File: <path>" and nothing else;
-  "*** Update File: <path>", optionally "*** Move to: <new path>", then hunks.
+  "*** Update File: <path>", optionally "*** Move to: <new path>", then hunks
+  (none for a plain rename).
 - A hunk starts with "@@" or "@@ <a line of the file just above the change>", then lines
   prefixed with " " (context, unchanged), "-" (removed) or "+" (added).
   Put "*** End of File" after a hunk that must match the end of the file.
 - Paths are relative to the workspace (or to workspace_root, which must be inside it).
 - dry_run: true checks the patch and reports what it would do, writing nothing.
+- The result counts the sections by kind: {"ok": true, "summary": "A 1, M 2, D 0, R 0"}
+  (added, modified, deleted, renamed files).
 
 LIMITATIONS
 - Absolute paths and paths leaving the workspace are refused.
@@ -125,7 +130,7 @@ async def _apply(params: PatchParams, ctx: ToolContext) -> ToolResult:
     return ToolResult(
         output=json.dumps(answer, ensure_ascii=False),
         metadata=_metadata(ctx.workspace, applied, planner.moved_from, params.dry_run),
-        title=_clip(planner.summary),
+        title=_clip(planner.listing),
     )
 
 
@@ -137,6 +142,10 @@ def _base_dir(workspace: Workspace, workspace_root: str | None) -> Path:
         base = workspace.resolve(workspace_root)
     except ToolError as err:
         raise ToolError(f"workspace_root: {err}") from None
+    except (OSError, RuntimeError, ValueError) as err:  # a NUL, a symlink loop
+        raise ToolError(
+            f"workspace_root {workspace_root!r} cannot be used: {err}; pass a folder inside the workspace"
+        ) from None
     if not base.is_dir():
         raise ToolError(
             f"workspace_root {workspace_root} is not a folder; pass an existing folder inside the workspace"
@@ -161,10 +170,7 @@ def _resolve_all(
         for rel in (path, new_path):
             if rel is None or rel in files:
                 continue
-            try:
-                canonical = workspace.resolve_for_write(base / rel)
-            except ToolError as err:
-                raise type(err)(f"{section.title}: {err}") from None
+            canonical = _located(workspace, base, rel, section.title)
             if canonical in owner:
                 raise PatchError(
                     f"{section.title}: {rel} and {owner[canonical]} are the same file (through a symlink); "
@@ -174,10 +180,32 @@ def _resolve_all(
     return files
 
 
+def _located(workspace: Workspace, base: Path, rel: str, title: str) -> Path:
+    """``rel``'s canonical location inside the workspace, asked of the OS once, so a path
+    it refuses (a name too long, a symbolic link loop, a folder that cannot be searched)
+    is a clear error before anything is locked or read."""
+    try:
+        canonical = workspace.resolve_for_write(base / rel)
+    except ToolError as err:
+        raise type(err)(f"{title}: {err}") from None
+    except RuntimeError:  # pathlib's report of a symlink loop
+        raise PatchError(
+            f"{title}: {rel} goes through a loop of symbolic links; fix or remove the link"
+        ) from None
+    try:
+        os.lstat(canonical)
+    except (FileNotFoundError, NotADirectoryError):
+        pass  # a file still to create, or under a file (refused when planning)
+    except OSError as err:
+        raise PatchError(f"{title}: {rel}: {err.strerror or err}; check the path") from None
+    return canonical
+
+
 @dataclass
 class _Planner:
     """The plan given to ``apply_changes``: plans the patch over the locked snapshot and
-    keeps what the result needs (the summary, where moved files came from)."""
+    keeps what the result needs (the summary, the files by section, where moved files
+    came from)."""
 
     ctx: ToolContext
     patch: Patch
@@ -185,18 +213,20 @@ class _Planner:
     allow_delete: bool
     allow_move: bool
     summary: str = ""
+    listing: str = ""
     moved_from: dict[Path, Path] = field(default_factory=dict)
 
     def __call__(self, snapshot: Snapshot) -> ChangeSet:
         def read(rel: str) -> bytes | None:
             state = snapshot[self.files[rel]]
-            if state.data is None and state.path.is_dir():
-                raise PatchError(f"{rel} is a folder; the patch tool changes files only")
+            if state.data is None:
+                self._refuse_non_file(rel, state.path)
             return state.data
 
         plan = plan_patch(self.patch, read, allow_delete=self.allow_delete, allow_move=self.allow_move)
         _refuse_non_text(plan.ops)
-        self.summary = plan.summary()
+        self._refuse_denied_deletes(plan.ops)
+        self.summary, self.listing = plan.summary(), plan.listing()
         final = self._final_states(plan.ops)
         regions = self._regions(plan.ops)
         subjects = [self.ctx.workspace.relative(path) for path in self.files.values()]
@@ -207,10 +237,36 @@ class _Planner:
                 for path, data in final.items()
                 if data != snapshot[path].data
             ],
-            title=f"Patch: {_clip(self.summary)}",
+            title=f"Patch: {_clip(self.listing)}",
             ask_subject=self._ask_subject(subjects),
             subjects=subjects,
         )
+
+    def _refuse_non_file(self, rel: str, path: Path) -> None:
+        """Where no file was found, one must be possible: not a folder, and not under a
+        "folder" that is really a file (the write would fail with a puzzling OS error)."""
+        if path.is_dir():
+            raise PatchError(f"{rel} is a folder; the patch tool changes files only")
+        for parent in path.parents:
+            if parent.exists():  # the nearest existing one must be a folder
+                if not parent.is_dir():
+                    raise PatchError(
+                        f"{rel}: {self.ctx.workspace.relative(parent)} is a file, not a folder, "
+                        f"so {rel} cannot be in it; choose another path"
+                    )
+                return
+
+    def _refuse_denied_deletes(self, ops: tuple[FileOp, ...]) -> None:
+        """A Delete File is judged by the delete tool's rules too (spec 000: the patch's
+        delete asks as "delete"): allow_delete is the model's own flag, so without this a
+        ``"*.go": "deny"`` delete rule could be sidestepped through a patch."""
+        permissions, agent, relative = self.ctx.permissions, self.ctx.agent, self.ctx.workspace.relative
+        subjects = [relative(self.files[op.path]) for op in ops if op.kind == "delete"]
+        denied = [s for s in subjects if permissions.evaluate("delete", s, agent).action == "deny"]
+        if denied:
+            raise PermissionDeniedError(
+                f"Permission denied: the rules forbid delete on {', '.join(denied)}; nothing was changed"
+            )
 
     def _final_states(self, ops: tuple[FileOp, ...]) -> dict[Path, bytes | None]:
         """What each file holds after the whole patch (sections may touch a file twice)."""

@@ -128,8 +128,12 @@ async def test_outside_the_workspace_is_a_hard_block_even_when_rules_allow_it(
     (workspace.parent / "outside.txt").write_text("keep\n")
     runtime = make_runtime(config=rules({"*": "allow", "/*": "allow", "../*": "allow"}))
     ctx = runtime.context(runtime.store.sessions.create().id)
-    with pytest.raises(OutsideWorkspaceError, match="outside the workspace"):
+    with pytest.raises(OutsideWorkspaceError) as err:
         await tool.call({"path": outside}, ctx)
+    # Spec 000's message first, then which path and why.
+    assert str(err.value).startswith(
+        f"Cannot delete files outside the working directory: {outside} is outside"
+    )
     assert (workspace.parent / "outside.txt").read_text() == "keep\n"
     assert Path("/etc/hosts").exists()
 
@@ -167,9 +171,14 @@ async def test_the_session_database_folder_is_never_deleted(tool, ctx, runtime, 
         ({"path": "  "}, "path is required"),
         ({}, "path is required"),
         ({"filePath": "a.txt"}, "filePath is not a parameter"),
+        ({"path": "a\0b"}, "path contains a NUL character"),
+        ({"path": "n" * 300}, "File name too long; nothing was deleted"),
+        ({"path": "loop/x"}, "loop/x goes through a loop of symbolic links; nothing was deleted"),
     ],
 )
-async def test_bad_arguments_get_one_line_errors(tool, ctx, arguments, message):
+async def test_bad_arguments_get_one_line_errors(tool, ctx, workspace, arguments, message):
+    (workspace / "loop").symlink_to("loop2")
+    (workspace / "loop2").symlink_to("loop")
     with pytest.raises(ToolError, match=message) as err:
         await tool.call(arguments, ctx)
     assert "\n" not in str(err.value)
@@ -527,6 +536,13 @@ async def test_at_the_limit_no_extra_approval_is_needed(write_files, tool, make_
     write_files({f"three/f{n}.txt": "x\n" for n in range(3)})
     result = await tool.call({"path": "three"}, runtime.context(runtime.store.sessions.create().id))
     assert result.output.startswith("3 files deleted, 3 lines removed")
+
+
+async def test_the_summary_counts_are_plain_numbers(write_files, tool, ctx):
+    """Issue 3's contract "N files deleted, M lines removed": no thousands separator."""
+    write_files({f"logs/{n}.log": "x\n" * 500 for n in range(3)})
+    result = await tool.call({"path": "logs"}, ctx)
+    assert result.output.startswith("3 files deleted, 1500 lines removed (logs/):\n- logs/0.log (500 lines)")
 
 
 async def test_the_models_result_names_at_most_fifty_entries(write_files, tool, ctx, workspace):

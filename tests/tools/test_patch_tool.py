@@ -77,8 +77,9 @@ async def test_add_update_delete_and_move_in_one_patch(files: Path, ctx: ToolCon
     )
     assert json.loads(result.output) == {
         "ok": True,
-        "summary": "A docs/new.md, M src/app.py, D old.txt, R notes.txt -> archive/notes.txt",
+        "summary": "A 1, M 1, D 1, R 1",
     }
+    assert result.title == "A docs/new.md, M src/app.py, D old.txt, R notes.txt -> archive/notes.txt"
     assert tree(files) == {
         "archive/notes.txt": b"one\n2\nthree\n",
         "docs/new.md": b"# New\n",
@@ -153,11 +154,46 @@ async def test_bom_crlf_and_missing_final_newline_are_kept(workspace: Path, ctx:
     assert (workspace / "w.txt").read_bytes() == b"\xef\xbb\xbfa\r\nB\r\nc"
 
 
+async def test_a_missing_final_newline_stays_missing_when_the_patch_changes_the_end(
+    workspace: Path, ctx: ToolContext
+) -> None:
+    (workspace / "lf.txt").write_bytes(b"a\nb")
+    (workspace / "crlf.txt").write_bytes(b"\xef\xbb\xbfa\r\nb")
+    result = await apply(
+        ctx,
+        "*** Update File: lf.txt\n@@\n-b\n+B\n*** Update File: crlf.txt\n@@\n b\n+c\n*** End of File\n",
+    )
+    assert (workspace / "lf.txt").read_bytes() == b"a\nB"
+    assert (workspace / "crlf.txt").read_bytes() == b"\xef\xbb\xbfa\r\nb\r\nc"
+    assert "-b\n\\ No newline at end of file\n+B\n\\ No newline at end of file\n" in result.metadata["diff"]
+
+
 async def test_move_to_the_same_path_only_updates(files: Path, ctx: ToolContext) -> None:
     result = await apply(ctx, "*** Update File: notes.txt\n*** Move to: ./notes.txt\n@@\n-one\n+1\n")
-    assert json.loads(result.output)["summary"] == "M notes.txt"
+    assert json.loads(result.output)["summary"] == "A 0, M 1, D 0, R 0"
     assert (files / "notes.txt").read_bytes() == b"1\ntwo\nthree\n"
     assert [v[2] for v in versions(ctx, "notes.txt")] == [False, False]
+
+
+async def test_a_move_without_hunks_renames_the_file_as_it_is(files: Path, ctx: ToolContext) -> None:
+    (files / "w.txt").write_bytes(b"\xef\xbb\xbfa\r\nb")
+    result = await apply(ctx, "*** Update File: w.txt\n*** Move to: docs/w.txt\n")
+    assert json.loads(result.output) == {"ok": True, "summary": "A 0, M 0, D 0, R 1"}
+    assert not (files / "w.txt").exists()
+    assert (files / "docs" / "w.txt").read_bytes() == b"\xef\xbb\xbfa\r\nb"
+    assert versions(ctx, "w.txt") == [("initial", "\ufeffa\r\nb", False), ("v1", "", True)]
+    assert versions(ctx, "docs/w.txt") == [("initial", "", False), ("v1", "\ufeffa\r\nb", False)]
+
+
+async def test_moving_onto_an_existing_file_replaces_it_and_keeps_its_history(
+    files: Path, ctx: ToolContext
+) -> None:
+    (files / "old.txt").write_text("replaced\n")
+    result = await apply(ctx, "*** Update File: notes.txt\n*** Move to: old.txt\n@@\n-one\n+1\n")
+    assert json.loads(result.output)["summary"] == "A 0, M 0, D 0, R 1"
+    assert tree(files)["old.txt"] == b"1\ntwo\nthree\n" and "notes.txt" not in tree(files)
+    assert versions(ctx, "old.txt") == [("initial", "replaced\n", False), ("v1", "1\ntwo\nthree\n", False)]
+    assert [f["created"] for f in result.metadata["files"]] == [False, False]
 
 
 async def test_a_patch_that_changes_nothing_writes_nothing(
@@ -172,7 +208,7 @@ async def test_a_patch_that_changes_nothing_writes_nothing(
         "*** Update File: notes.txt\n@@\n-two\n+two\n*** Add File: t.txt\n*** Delete File: t.txt\n",
         allow_delete=True,
     )
-    assert json.loads(result.output) == {"ok": True, "summary": "M notes.txt, A t.txt, D t.txt"}
+    assert json.loads(result.output) == {"ok": True, "summary": "A 1, M 1, D 1, R 0"}
     assert os.stat(files / "notes.txt").st_mtime_ns == before and not (files / "t.txt").exists()
     assert answers.requests == [] and ctx.history.list_latest_session_files(ctx.session_id) == []
 
@@ -181,7 +217,7 @@ async def test_workspace_root_is_where_paths_start(files: Path, ctx: ToolContext
     result = await apply(
         ctx, "*** Update File: app.py\n@@\n-import os\n+import sys\n", workspace_root=str(files / "src")
     )
-    assert json.loads(result.output)["summary"] == "M app.py"
+    assert result.title == "M app.py"
     assert (files / "src" / "app.py").read_text().startswith("import sys\n")
     assert versions(ctx, "src/app.py")[1][0] == "v1"  # history paths stay workspace-relative
 
@@ -197,7 +233,7 @@ async def test_dry_run_summarises_and_writes_nothing(files: Path, make_runtime, 
         dry_run=True,
         allow_delete=True,
     )
-    assert json.loads(result.output) == {"ok": True, "summary": "A n.txt, M notes.txt, D src/app.py"}
+    assert json.loads(result.output) == {"ok": True, "summary": "A 1, M 1, D 1, R 0"}
     assert result.metadata["dry_run"] is True and result.metadata["additions"] == 2
     assert tree(files) == before
     assert answers.requests == [] and ctx.history.list_latest_session_files(ctx.session_id) == []
@@ -264,6 +300,30 @@ async def assert_untouched(root: Path, ctx: ToolContext, before: dict[str, bytes
 async def test_refusals(files: Path, ctx: ToolContext, body: str, arguments: dict, expected: str) -> None:
     before = tree(files)
     assert expected in await refused(ctx, body, **arguments)
+    await assert_untouched(files, ctx, before)
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("*** Add File: a\0b.txt\n+x\n", "the path contains a NUL character"),
+        (f"*** Add File: {'n' * 300}.txt\n+x\n", "File name too long"),
+        ("*** Add File: loop/x.txt\n+x\n", "loop/x.txt goes through a loop of symbolic links"),
+        (
+            "*** Add File: notes.txt/x.txt\n+x\n",
+            "notes.txt is a file, not a folder, so notes.txt/x.txt cannot",
+        ),
+        ("*** Update File: notes.txt\n*** Move to: src/app.py/x\n@@\n-one\n+1\n", "src/app.py is a file"),
+    ],
+    ids=["nul", "too-long", "symlink-loop", "file-as-folder", "move-under-a-file"],
+)
+async def test_paths_the_system_cannot_hold_are_refused_in_one_line(
+    files: Path, ctx: ToolContext, body: str, expected: str
+) -> None:
+    (files / "loop").symlink_to("loop2")
+    (files / "loop2").symlink_to("loop")
+    before = tree(files)
+    assert expected in await refused(ctx, body, PatchError)
     await assert_untouched(files, ctx, before)
 
 
@@ -393,6 +453,25 @@ async def test_a_deny_rule_on_any_path_refuses_the_whole_patch(files: Path, make
     )
     assert "archive/notes.txt" in error and "nothing was changed" in error
     await assert_untouched(files, ctx, before)
+
+
+async def test_a_delete_rule_denying_a_file_refuses_a_patch_deleting_it(files: Path, make_runtime) -> None:
+    """allow_delete is the model's own flag: the user's delete rules still hold (spec 000)."""
+    runtime = make_runtime(config={"permission": {"rules": {"patch": "allow", "delete": {"*.py": "deny"}}}})
+    ctx = runtime.context(runtime.store.sessions.create().id)
+    before = tree(files)
+    error = await refused(
+        ctx,
+        "*** Delete File: notes.txt\n*** Delete File: src/app.py\n",
+        PermissionDeniedError,
+        allow_delete=True,
+    )
+    assert error == "Permission denied: the rules forbid delete on src/app.py; nothing was changed"
+    await assert_untouched(files, ctx, before)
+    await apply(
+        ctx, "*** Delete File: notes.txt\n*** Update File: src/app.py\n@@\n-import os\n", allow_delete=True
+    )
+    assert tree(files) == {"src/app.py": b"\ndef main():\n    run()\n"}
 
 
 async def test_one_question_with_the_combined_diff(files: Path, make_runtime, permission_answers) -> None:

@@ -74,14 +74,18 @@ class FileOp:
     existed: bool
     regions: tuple[Region, ...] | None = field(default=None, compare=False)
 
-    def summary(self) -> str:
+    @property
+    def letter(self) -> str:
+        return _LETTERS[self.kind]
+
+    def label(self) -> str:
         """``A path``, ``M path``, ``D path`` or ``R path -> new_path``."""
         if self.kind == "move":
             return f"R {self.path} -> {self.new_path}"
-        return f"{_LETTERS[self.kind]} {self.path}"
+        return f"{self.letter} {self.path}"
 
 
-_LETTERS = {"add": "A", "update": "M", "delete": "D"}
+_LETTERS = {"add": "A", "update": "M", "delete": "D", "move": "R"}
 
 
 @dataclass(frozen=True)
@@ -89,9 +93,15 @@ class PatchPlan:
     ops: tuple[FileOp, ...]
 
     def summary(self) -> str:
-        """One entry per section in patch order, e.g.
+        """Spec 002's ``A x, M y, D z, R w``: how many sections add, update (modify),
+        delete and move (rename) a file, always all four, e.g. ``A 1, M 2, D 0, R 1``."""
+        letters = [op.letter for op in self.ops]
+        return ", ".join(f"{letter} {letters.count(letter)}" for letter in "AMDR")
+
+    def listing(self) -> str:
+        """One entry per section in patch order, for people (titles, the question), e.g.
         ``A docs/notes.txt, M README.md, D tmp/old.txt, R src/old.swift -> src/new.swift``."""
-        return ", ".join(op.summary() for op in self.ops)
+        return ", ".join(op.label() for op in self.ops)
 
 
 def plan_patch(
@@ -156,6 +166,8 @@ def _checked_paths(section: Section, allow_delete: bool, allow_move: bool) -> tu
 
 def _relative(raw: str, title: str) -> str:
     """The lexically normalised POSIX path; the tool still checks symlinks on disk."""
+    if "\0" in raw:
+        raise PatchError(f"{title}: the path contains a NUL character, which no file name can hold")
     if raw.startswith("/") or _WINDOWS_ABSOLUTE.match(raw):
         raise PatchError(
             f"{title}: absolute paths are not allowed: {raw}; use a path relative to the workspace"

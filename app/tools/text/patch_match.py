@@ -2,13 +2,13 @@
 
 A file is kept as lines with their own endings (``\\r\\n``, ``\\r`` or ``\\n``) and its
 BOM, so every line the patch does not touch is written back byte for byte. Lines the
-patch writes take the file's most common ending, and a final line without an ending
-keeps lacking one only while the patch leaves it last and untouched. A file whose
-every line ends with ``\\n`` (most files) keeps no per-line endings at all.
+patch writes take the file's most common ending, and a file without a final newline
+still has none afterwards, whatever the patch does at its end. A file whose every line
+ends with ``\\n`` (most files) keeps no per-line endings at all.
 
 Old lines (context and removed) are found with Codex's passes in Codex's order: exact,
 ignoring trailing whitespace, ignoring surrounding whitespace, then with Unicode
-punctuation normalised. Unlike Codex a hunk that fits two places is refused, not
+punctuation and spaces normalised (and, beyond Codex, composed characters: NFC). Unlike Codex a hunk that fits two places is refused, not
 guessed. Search is indexed (line key -> line numbers, built lazily per pass) so a
 2,000-hunk patch over a 100,000-line file stays linear-ish.
 """
@@ -16,6 +16,7 @@ guessed. Search is indexed (line key -> line numbers, built lazily per pass) so 
 from __future__ import annotations
 
 import re
+import unicodedata
 from bisect import bisect_left, insort
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -42,7 +43,8 @@ _PUNCTUATION = str.maketrans(
 
 
 def _normalised(line: str) -> str:
-    return line.strip().translate(_PUNCTUATION)
+    # NFC too: the same accented letter, composed in one text and decomposed in the other.
+    return unicodedata.normalize("NFC", line.strip()).translate(_PUNCTUATION)
 
 
 # Codex's matching passes, loosest last; ``None`` is the exact pass (no key function).
@@ -234,14 +236,19 @@ def locate_hunks(file: FileText, hunks: Sequence[Hunk], title: str) -> list[Edit
     matcher = LineMatcher(file.texts, [*headers, *(hunk.old_lines for hunk in hunks)])
     edits: list[Edit] = []
     start = 0
+    scoped = False
     for hunk in hunks:
         try:
-            edit = _locate(matcher, len(file.texts), hunk, start)
+            edit = _locate(matcher, len(file.texts), hunk, start, scoped)
         except _Misfit as misfit:
             raise PatchError(f"{title}, hunk {hunk.number}: {misfit}") from None
-        edits.append(edit)
+        if hunk.body:
+            edits.append(edit)
         if hunk.old_lines or hunk.header is not None:
             start = edit[1]
+        # After an empty "@@ <line>" (positioning only), the next @@ line is the first one
+        # after it: the outer line is what tells repeated inner ones apart.
+        scoped = not hunk.body
     return edits
 
 
@@ -249,16 +256,17 @@ class _Misfit(Exception):
     """Why a hunk does not fit; ``locate_hunks`` adds the file and hunk to the message."""
 
 
-def _locate(matcher: LineMatcher, total: int, hunk: Hunk, start: int) -> Edit:
+def _locate(matcher: LineMatcher, total: int, hunk: Hunk, start: int, scoped: bool) -> Edit:
     header_pass, headers = -1, []
     if hunk.header is not None:
-        header_pass, headers = matcher.search([hunk.header], start, 2)
+        header_pass, headers = matcher.search([hunk.header], start, 1 if scoped else 2)
         if not headers:
             raise _Misfit(
                 f"@@ line not found: {quote(hunk.header)}; use a line that exists after the previous hunk"
             )
     if not hunk.old_lines:
-        # Codex appends a pure addition at the end; under an @@ line it goes right after it.
+        # Codex appends a pure addition at the end; under an @@ line it goes right after it
+        # (and an empty hunk, an @@ line that only positions the next one, points there).
         if hunk.header is None or hunk.end_of_file:
             return total, total, hunk
         if len(headers) > 1:
@@ -358,18 +366,29 @@ def apply_edits(file: FileText, edits: Sequence[Edit]) -> tuple[bytes, list[Regi
         regions.append((start, end, new_start, len(lines)))
     lines += old_lines[cursor:]
     if not file.plain and old_lines and old_lines[-1] == old_texts[-1] and lines[-1:] != old_lines[-1:]:
-        _end_open_line(file, lines, regions)
+        _keep_open_end(file, lines, regions)
     return file.render(lines), regions
 
 
-def _end_open_line(file: FileText, lines: list[str], regions: list[Region]) -> None:
-    """The old last line had no ending and is no longer last: it gets the usual ending,
-    and the change joins the regions. (Only that line lacks an ending, so it is found
-    by value.)"""
-    if file.lines[-1] not in lines:
-        return  # it was removed
-    at = lines.index(file.lines[-1])
-    lines[at] += file.ending
-    last = len(file.lines) - 1
-    if not any(old_start <= last < old_end for old_start, old_end, _, _ in regions):
-        insort(regions, (last, last + 1, at, at + 1))
+def _keep_open_end(file: FileText, lines: list[str], regions: list[Region]) -> None:
+    """The file had no final newline and its last line changed: it still has none. The old
+    last line, if kept but no longer last, gets the usual ending (only it lacks one, so it
+    is found by value); the new last line loses its ending, unless it is empty (without
+    an ending it would not be a line at all). Both changes join the regions."""
+    if file.lines[-1] in lines:
+        at = lines.index(file.lines[-1])
+        lines[at] += file.ending
+        _cover(regions, len(file.lines) - 1, at)
+    if lines and (text := lines[-1].rstrip("\r\n")):  # an empty last line keeps its ending: it is a line
+        lines[-1] = text
+        _cover(regions, None, len(lines) - 1)
+
+
+def _cover(regions: list[Region], old: int | None, new: int) -> None:
+    """Make sure a region holds new line ``new`` (old line ``old``; None: work it out from
+    the regions before it, the line being an unchanged one outside them)."""
+    if any(new_start <= new < new_end for _, _, new_start, new_end in regions):
+        return
+    if old is None:
+        old = new + sum((i2 - i1) - (j2 - j1) for i1, i2, j1, j2 in regions if j2 <= new)
+    insort(regions, (old, old + 1, new, new + 1))

@@ -3,7 +3,10 @@
 Lenient exactly where Codex's ``apply_patch`` is, because models are trained on it: a
 heredoc wrapper (``apply_patch <<'EOF'`` ... ``EOF``), markers padded with whitespace,
 a first hunk without ``@@``, a blank line inside a hunk read as an empty context line.
-Strict everywhere else, and every failure is one ``PatchError`` line that says where
+Where spec 002's grammar allows more than Codex does, so do we: an Update File with a
+Move to and no hunks (a plain rename), and an empty ``@@ <line>`` hunk right before
+another ``@@`` (the nested form OpenAI's apply_patch instructions teach). Strict
+everywhere else, and every failure is one ``PatchError`` line that says where
 (patch line, file, hunk) and what to send instead.
 """
 
@@ -48,7 +51,8 @@ class HunkLine(NamedTuple):
 
 @dataclass(frozen=True)
 class Hunk:
-    """One ``@@`` block. ``header`` is the optional ``@@ <line>`` anchor.
+    """One ``@@`` block. ``header`` is the optional ``@@ <line>`` anchor; a hunk with an
+    empty ``body`` only positions the next one (nested ``@@`` lines).
 
     ``body`` holds the hunk's lines as the patch wrote them: each is ``""`` (a blank
     context line) or starts with its op. Kept raw, a 2,000-hunk patch is parsed without
@@ -196,6 +200,13 @@ class _Parser:
                 sections.append(DeleteFile(self._path(marker, DELETE)))
             elif marker.startswith(UPDATE):
                 sections.append(self._update(self._path(marker, UPDATE)))
+            elif marker[0] in _HUNK_OPS and sections and not isinstance(sections[-1], UpdateFile):
+                rule = (
+                    "a Delete File section has no lines"
+                    if isinstance(sections[-1], DeleteFile)
+                    else "a line not starting with '+' ends an added file (write an empty line as '+' alone)"
+                )
+                raise PatchError(f"line {self.pos}: {quote(marker)} is outside {sections[-1].title}: {rule}")
             else:
                 raise PatchError(
                     f"line {self.pos}: unknown header {quote(marker)}; a file section starts with "
@@ -232,10 +243,10 @@ class _Parser:
                 break
             else:
                 hunks.append(self._hunk(title, len(hunks) + 1))
-        if not hunks:
+        if not hunks and move_to is None:  # with a Move to, no hunks is a plain rename
             raise PatchError(
                 f"{title} (line {header_line}): no hunks; add '@@' followed by ' ' context, "
-                "'-' removed and '+' added lines"
+                "'-' removed and '+' added lines (or a '*** Move to:' line to only rename it)"
             )
         return UpdateFile(path, move_to, tuple(hunks))
 
@@ -258,10 +269,26 @@ class _Parser:
             )
         body, end_of_file = self._body()
         if not body:
-            raise PatchError(
-                f"{_where(title, number, at)}: the hunk is empty; add ' ', '-' or '+' lines after '@@'"
-            )
+            self._check_positioning(title, number, at, header, end_of_file)
         return Hunk(number, header, body, end_of_file)
+
+    def _check_positioning(
+        self, title: str, number: int, at: int, header: str | None, end_of_file: bool
+    ) -> None:
+        """An empty hunk is only an ``@@ <line>`` right before another ``@@``: the nested
+        form of OpenAI's apply_patch instructions (``@@ class A`` then ``@@ def m():``),
+        which moves the search past that line. Anything else is refused, saying why."""
+        following = self.lines[self.pos].strip() if self.pos < self.stop else ""
+        if header is not None and not end_of_file and following.startswith("@@"):
+            return
+        if following and not following.startswith(("***", "@@")):
+            raise PatchError(
+                f"{_where(title, number, self.pos)}: unexpected line {quote(self.lines[self.pos])}; "
+                "hunk lines start with ' ' (context), '-' (removed) or '+' (added)"
+            )
+        raise PatchError(
+            f"{_where(title, number, at)}: the hunk is empty; add ' ', '-' or '+' lines after '@@'"
+        )
 
     def _body(self) -> tuple[tuple[str, ...], bool]:
         """The hunk lines from ``pos`` up to the first line that is not one, and whether

@@ -133,9 +133,28 @@ def test_update_without_hunks_is_refused() -> None:
     )
 
 
+def test_a_move_without_hunks_is_a_plain_rename() -> None:
+    (op,) = plan("*** Update File: a\n*** Move to: b/c\n", {"a": b"x\r\ny"}).ops
+    assert op == FileOp("move", "a", "b/c", b"x\r\ny", b"x\r\ny", existed=False)
+
+
 def test_empty_hunk_is_refused() -> None:
-    message = parse_refusal(wrap("*** Update File: f\n@@\n-a\n+b\n@@ header\n@@\n-c\n"))
+    message = parse_refusal(wrap("*** Update File: f\n@@\n-a\n+b\n@@\n@@\n-c\n"))
     assert message.startswith("Update File f, hunk 2 (line 6): the hunk is empty")
+    # An "@@ <line>" with nothing after it positions nothing.
+    message = parse_refusal(wrap("*** Update File: f\n@@\n-a\n@@ def f():\n*** Delete File: g\n"))
+    assert message.startswith("Update File f, hunk 2 (line 5): the hunk is empty")
+
+
+def test_an_unprefixed_line_right_after_at_at_is_named() -> None:
+    message = parse_refusal(wrap("*** Update File: f\n@@ def f():\nx = 1\n"))
+    assert message.startswith('Update File f, hunk 1 (line 4): unexpected line "x = 1"; hunk lines start with')
+
+
+def test_lines_after_an_add_or_delete_section_are_explained() -> None:
+    message = parse_refusal(wrap("*** Add File: a\n+x\n\n+y\n"))
+    assert message.startswith('line 5: "+y" is outside Add File a: a line not starting with \'+\' ends')
+    assert "a Delete File section has no lines" in parse_refusal(wrap("*** Delete File: a\n-x\n"))
 
 
 def test_unified_diff_ranges_are_refused_with_the_fix() -> None:
@@ -171,9 +190,17 @@ def test_add_file_content_and_summary() -> None:
     assert result.ops[1].new_bytes == b""
     assert result.ops[3] == FileOp("delete", "tmp/old.txt", None, b"bye\n", None, existed=True)
     assert result.ops[4] == FileOp("move", "src/old.swift", "src/new.swift", b"a\n", b"b\n", existed=False)
-    assert result.summary() == (
+    # Spec 002's summary counts the sections by kind, always all four.
+    assert result.summary() == "A 2, M 1, D 1, R 1"
+    assert result.listing() == (
         "A docs/notes.txt, A empty.txt, M README.md, D tmp/old.txt, R src/old.swift -> src/new.swift"
     )
+
+
+def test_summary_counts_kinds_including_none() -> None:
+    assert plan("*** Update File: a\n@@\n-x\n+y\n", {"a": b"x\n"}).summary() == "A 0, M 1, D 0, R 0"
+    moved_to_itself = plan("*** Update File: a\n*** Move to: a\n@@\n-x\n+y\n", {"a": b"x\n"})
+    assert moved_to_itself.summary() == "A 0, M 1, D 0, R 0"
 
 
 def test_add_over_existing_file_overwrites_and_says_so() -> None:
@@ -238,6 +265,11 @@ def test_absolute_paths_are_refused(path: str) -> None:
 @pytest.mark.parametrize("path", ["../x", "a/../../x", ".."])
 def test_paths_escaping_with_dotdot_are_refused(path: str) -> None:
     assert "the path leaves the workspace" in refusal(f"*** Add File: {path}\n+x\n")
+
+
+def test_a_nul_in_a_path_is_refused() -> None:
+    message = refusal("*** Update File: a\n*** Move to: b\0c\n@@\n-x\n+y\n", {"a": b"x\n"})
+    assert message == "Update File a: the path contains a NUL character, which no file name can hold"
 
 
 def test_move_destination_is_checked_too() -> None:
@@ -366,6 +398,22 @@ def test_blank_context_that_is_nowhere_is_reported() -> None:
     assert message.startswith('Update File f, hunk 1: context not found: the lines from "" on')
 
 
+def test_nested_at_at_lines_narrow_the_search_step_by_step() -> None:
+    # OpenAI's apply_patch instructions: "@@ class A" then "@@ def m():" reaches A's m.
+    content = b"class A:\n  def m():\n    x\nclass B:\n  def m():\n    x\n"
+    nested = "@@ class B:\n@@   def m():\n-    x\n+    y\n"
+    assert updated(content, nested) == b"class A:\n  def m():\n    x\nclass B:\n  def m():\n    y\n"
+    assert updated(content, "@@ class A:\n@@   def m():\n+    pass\n") == (
+        b"class A:\n  def m():\n    pass\n    x\nclass B:\n  def m():\n    x\n"
+    )
+    # Alone, the inner line fits twice: refused as before.
+    assert "ambiguous" in refusal(f"*** Update File: f\n{nested[12:]}", {"f": content})
+    # The outer line must itself be unique.
+    assert 'ambiguous: @@ line "class B:" matches at lines 4 and 7' in refusal(
+        f"*** Update File: f\n{nested}", {"f": content + b"class B:\n"}
+    )
+
+
 def test_pure_addition_without_header_appends() -> None:
     assert updated(b"a\nb\n", "@@\n+c\n") == b"a\nb\nc\n"
 
@@ -384,6 +432,12 @@ def test_matching_passes_in_codex_order() -> None:
     assert updated(b"    keep\nx\n", "@@\n keep\n-x\n+y\n") == b"    keep\ny\n"  # surrounding whitespace
     fancy = "say \u201chi\u201d \u2014 it\u2019s\u00a0ok\n".encode()
     assert updated(fancy + b"x\n", '@@\n say "hi" - it\'s ok\n-x\n+y\n') == fancy + b"y\n"
+
+
+def test_composed_and_decomposed_accents_match_in_the_loosest_pass() -> None:
+    decomposed = "caf\u0065\u0301 = 1\nx\n".encode()  # e + combining acute, as macOS may store it
+    assert updated(decomposed, "@@\n caf\u00e9 = 1\n-x\n+y\n") == decomposed.replace(b"x\n", b"y\n")
+    assert updated("caf\u00e9\n".encode(), "@@\n-caf\u0065\u0301\n+tea\n") == b"tea\n"
 
 
 def test_exact_match_wins_over_looser_ones() -> None:
@@ -412,9 +466,14 @@ def test_missing_final_newline_is_kept_while_the_last_line_is_untouched() -> Non
     assert updated(b"a\nb", "@@\n a\n+x\n b\n*** End of File\n") == b"a\nx\nb"
 
 
-def test_replacing_or_extending_an_unterminated_last_line_ends_it() -> None:
-    assert updated(b"a\nb", "@@\n-b\n+B\n") == b"a\nB\n"
-    assert updated(b"a\nb", "@@\n+c\n") == b"a\nb\nc\n"
+def test_missing_final_newline_stays_missing_when_the_last_line_changes() -> None:
+    # Issue 3: the final newline's absence is preserved, whatever the patch does at the end.
+    assert updated(b"a\nb", "@@\n-b\n+B\n") == b"a\nB"
+    assert updated(b"a\nb", "@@\n+c\n") == b"a\nb\nc"
+    assert updated(b"a\nb", "@@ b\n+c\n") == b"a\nb\nc"
+    assert updated(b"a\r\nb", "@@\n b\n+c\n*** End of File\n") == b"a\r\nb\r\nc"
+    assert updated(b"a\nb\nc", "@@\n-c\n") == b"a\nb"
+    assert updated(b"x", "@@\n-x\n") == b""
 
 
 def test_removing_every_line_leaves_an_empty_file() -> None:
@@ -443,6 +502,10 @@ def test_appending_after_an_unterminated_last_line_covers_that_line() -> None:
     # The old last line gains a newline: it changes too, so a region holds it.
     assert regions_of(b"a\nb", "@@\n+c\n") == ((1, 2, 1, 2), (2, 2, 2, 3))
     assert regions_of(b"a\nb", "@@\n b\n+c\n") == ((1, 2, 1, 3),)
+
+
+def test_a_line_that_becomes_last_and_loses_its_newline_is_in_a_region() -> None:
+    assert regions_of(b"a\nb\nc", "@@\n-c\n") == ((1, 2, 1, 2), (2, 3, 2, 2))
 
 
 def test_regions_are_unknown_where_diff_lines_are_numbered_otherwise() -> None:
