@@ -93,6 +93,9 @@ class ChangeSet:
     remove_dirs: list[Path] = field(default_factory=list)
     """Folders emptied by ``changes``, to remove after them, deepest first."""
     person_only: str | None = None
+    judged_as: dict[str, list[str]] = field(default_factory=dict)
+    """Subjects also judged by another tool's rules: a patch's Delete File sections by
+    the delete rules (spec 000), so a "deny" or "ask" there cannot be sidestepped."""
 
 
 @dataclass(frozen=True)
@@ -206,20 +209,24 @@ def counted_changes(diff: str) -> tuple[int, int]:
 
 async def _authorize(ctx: ToolContext, tool: str, change_set: ChangeSet, applied: list[AppliedFile]) -> None:
     subjects = change_set.subjects or [a.path for a in applied] or [change_set.ask_subject]
-    actions = {s: ctx.permissions.evaluate(tool, s, ctx.agent).action for s in subjects}
-    denied = [s for s, action in actions.items() if action == "deny"]
-    if denied:
-        shown = ", ".join(denied[:10]) + (f" and {len(denied) - 10} more" if len(denied) > 10 else "")
-        raise PermissionDeniedError(
-            f"Permission denied: the rules forbid {tool} on {shown}; nothing was changed"
-        )
+    judged = {tool: subjects, **change_set.judged_as}
+    actions = {
+        (key, s): ctx.permissions.evaluate(key, s, ctx.agent).action for key, listed in judged.items() for s in listed
+    }
+    if denied := [(key, s) for (key, s), action in actions.items() if action == "deny"]:
+        key = denied[0][0]
+        names = [s for rule_key, s in denied if rule_key == key]
+        shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+        raise PermissionDeniedError(f"Permission denied: the rules forbid {key} on {shown}; nothing was changed")
     if change_set.person_only is None and all(action == "allow" for action in actions.values()):
         return
+
     def diff_preview() -> PermissionPreview:
         return PermissionPreview(kind="diff", text="\n".join(a.diff for a in applied if a.diff))
 
     # One question for all subjects: it must be asked even when the rules allow
-    # ask_subject itself but another subject (a file inside the folder) asks.
+    # ask_subject itself but another subject (a file inside the folder, a deleted file
+    # under the delete rules) asks.
     await ctx.permissions.check(
         ctx.session_id, tool, change_set.ask_subject, ctx.agent, change_set.title,
         change_set.preview or diff_preview,

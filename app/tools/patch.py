@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import Field
 
 from app.diff import Region
-from app.errors import PermissionDeniedError, ToolError
+from app.errors import ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.changes import AppliedFile, Change, ChangeSet, Snapshot, apply_changes
 from app.tools.diagnostics import lsp_error_lines
@@ -225,11 +225,11 @@ class _Planner:
 
         plan = plan_patch(self.patch, read, allow_delete=self.allow_delete, allow_move=self.allow_move)
         _refuse_non_text(plan.ops)
-        self._refuse_denied_deletes(plan.ops)
         self.summary, self.listing = plan.summary(), plan.listing()
         final = self._final_states(plan.ops)
         regions = self._regions(plan.ops)
-        subjects = [self.ctx.workspace.relative(path) for path in self.files.values()]
+        relative = self.ctx.workspace.relative
+        subjects = [relative(path) for path in self.files.values()]
         return ChangeSet(
             # A file that ends as it began (a no-op hunk, added then deleted) is not touched.
             changes=[
@@ -240,6 +240,8 @@ class _Planner:
             title=f"Patch: {_clip(self.listing)}",
             ask_subject=self._ask_subject(subjects),
             subjects=subjects,
+            # allow_delete is the model's own flag: the user's delete rules judge deletes too.
+            judged_as={"delete": [relative(self.files[op.path]) for op in plan.ops if op.kind == "delete"]},
         )
 
     def _refuse_non_file(self, rel: str, path: Path) -> None:
@@ -255,18 +257,6 @@ class _Planner:
                         f"so {rel} cannot be in it; choose another path"
                     )
                 return
-
-    def _refuse_denied_deletes(self, ops: tuple[FileOp, ...]) -> None:
-        """A Delete File is judged by the delete tool's rules too (spec 000: the patch's
-        delete asks as "delete"): allow_delete is the model's own flag, so without this a
-        ``"*.go": "deny"`` delete rule could be sidestepped through a patch."""
-        permissions, agent, relative = self.ctx.permissions, self.ctx.agent, self.ctx.workspace.relative
-        subjects = [relative(self.files[op.path]) for op in ops if op.kind == "delete"]
-        denied = [s for s in subjects if permissions.evaluate("delete", s, agent).action == "deny"]
-        if denied:
-            raise PermissionDeniedError(
-                f"Permission denied: the rules forbid delete on {', '.join(denied)}; nothing was changed"
-            )
 
     def _final_states(self, ops: tuple[FileOp, ...]) -> dict[Path, bytes | None]:
         """What each file holds after the whole patch (sections may touch a file twice)."""

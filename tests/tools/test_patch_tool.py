@@ -474,6 +474,25 @@ async def test_a_delete_rule_denying_a_file_refuses_a_patch_deleting_it(files: P
     assert tree(files) == {"src/app.py": b"\ndef main():\n    run()\n"}
 
 
+async def test_a_delete_rule_asking_makes_a_patch_deleting_the_file_ask(
+    files: Path, make_runtime, permission_answers
+) -> None:
+    """The patch rules allowing every path do not skip the question the delete rules ask."""
+    runtime = make_runtime(
+        policy="interactive", config={"permission": {"rules": {"patch": "allow", "delete": {"*.txt": "ask"}}}}
+    )
+    ctx = runtime.context(runtime.store.sessions.create().id)
+    answers = permission_answers(runtime, PermissionReply("deny"))
+    before = tree(files)
+    error = await refused(ctx, "*** Delete File: notes.txt\n", PermissionDeniedError, allow_delete=True)
+    assert "denied" in error
+    (request,) = answers.requests
+    assert request.tool == "patch" and "notes.txt" in request.title
+    await assert_untouched(files, ctx, before)
+    await apply(ctx, "*** Update File: src/app.py\n@@\n-import os\n")  # nothing deleted: nothing asked
+    assert len(answers.requests) == 1
+
+
 async def test_one_question_with_the_combined_diff(files: Path, make_runtime, permission_answers) -> None:
     runtime = make_runtime(
         policy="interactive", config={"permission": {"rules": {"patch": {"src/*": "allow"}}}}
