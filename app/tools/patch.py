@@ -142,10 +142,6 @@ def _base_dir(workspace: Workspace, workspace_root: str | None) -> Path:
         base = workspace.resolve(workspace_root)
     except ToolError as err:
         raise ToolError(f"workspace_root: {err}") from None
-    except (OSError, RuntimeError, ValueError) as err:  # a NUL, a symlink loop
-        raise ToolError(
-            f"workspace_root {workspace_root!r} cannot be used: {err}; pass a folder inside the workspace"
-        ) from None
     if not base.is_dir():
         raise ToolError(
             f"workspace_root {workspace_root} is not a folder; pass an existing folder inside the workspace"
@@ -184,14 +180,10 @@ def _located(workspace: Workspace, base: Path, rel: str, title: str) -> Path:
     """``rel``'s canonical location inside the workspace, asked of the OS once, so a path
     it refuses (a name too long, a symbolic link loop, a folder that cannot be searched)
     is a clear error before anything is locked or read."""
-    try:
-        canonical = workspace.resolve_for_write(base / rel)
+    try:  # named as the patch names it when its paths are relative to the root
+        canonical = workspace.resolve_for_write(rel if base == workspace.root else base / rel)
     except ToolError as err:
         raise type(err)(f"{title}: {err}") from None
-    except RuntimeError:  # pathlib's report of a symlink loop
-        raise PatchError(
-            f"{title}: {rel} goes through a loop of symbolic links; fix or remove the link"
-        ) from None
     try:
         os.lstat(canonical)
     except (FileNotFoundError, NotADirectoryError):

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.errors import ToolError
 from app.permission import PermissionPreview
 from app.permission.service import config_rules
 from app.tools.base import ToolContext
@@ -48,16 +47,9 @@ class ReadTarget:
         return "" if path == self.root else path.relative_to(self.root).as_posix()
 
 
-def refuse_nul(path: str) -> None:
-    """No file name holds a NUL character; the OS calls would raise ValueError on one."""
-    if "\0" in path:
-        raise ToolError(f"The path {path!r} contains a NUL character, which no file name can hold: remove it")
-
-
 async def authorize_read(ctx: ToolContext, tool: str, path: str) -> ReadTarget:
     """Resolve ``path`` (symlinks followed, so a link cannot lead outside unnoticed) and
     check the permissions; raises PermissionDeniedError when refused."""
-    refuse_nul(path)
     subject = ctx.workspace.subject(path)
     inside = not Path(subject).is_absolute()
     absolute = ctx.workspace.root / subject  # relative inside, absolute outside: canonical either way

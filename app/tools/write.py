@@ -16,7 +16,6 @@ from app.errors import ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.changes import AppliedFile, Change, ChangeSet, FileState, Snapshot, apply_changes
 from app.tools.diagnostics import with_lsp_errors
-from app.tools.reading import refuse_nul
 from app.workspace.textio import TextFile, decode_text
 
 BOM = "\ufeff"
@@ -61,7 +60,6 @@ def target_path(ctx: ToolContext, file_path: str) -> Path:
     boundary is checked where the bytes land); refuses a path no file can be at."""
     if not file_path.strip():
         raise ToolError("filePath is required: give the path of the file, relative to the workspace root")
-    refuse_nul(file_path)
     if file_path.endswith("/"):  # the path would quietly lose the slash and write a file there
         raise ToolError(f"filePath {file_path} ends with '/', so it names a folder: give the path of a file")
     path = ctx.workspace.resolve_for_write(file_path)

@@ -23,7 +23,7 @@ class Workspace:
     def resolve(self, path: str | Path) -> Path:
         """The canonical absolute path (missing components are fine); raises
         OutsideWorkspaceError when it lands outside the root."""
-        canonical = self._absolute(path).resolve()
+        canonical = _canonical(self._absolute(path), path)
         self._check_inside(path, canonical)
         return canonical
 
@@ -44,7 +44,7 @@ class Workspace:
         when the `..`-collapsed path or the entry's real parent is outside the root."""
         absolute = self._absolute(path)
         self._check_inside(path, Path(os.path.normpath(absolute)))
-        entry = _entry_location(absolute)
+        entry = _entry_location(absolute, path)
         self._check_inside(path, entry)
         return entry
 
@@ -63,17 +63,20 @@ class Workspace:
         elsewhere through a link; pass follow_symlinks=False when the link itself is the
         object (deleting a symlink)."""
         absolute = self._absolute(path)
-        location = absolute.resolve() if follow_symlinks else _entry_location(absolute)
+        location = _canonical(absolute, path) if follow_symlinks else _entry_location(absolute, path)
         if self._contains(location):
             return self.relative(location)
         return location.as_posix()
 
     def is_inside(self, path: str | Path) -> bool:
         """Whether the canonical path is the root or below it."""
-        return self._contains(self._absolute(path).resolve())
+        return self._contains(_canonical(self._absolute(path), path))
 
     def _absolute(self, path: str | Path) -> Path:
-        """Expand "~" and join a relative path to the root; nothing is resolved yet."""
+        """Expand "~" and join a relative path to the root; nothing is resolved yet.
+        A NUL character is refused here, for every tool: no file name can hold one."""
+        if "\0" in str(path):
+            raise ToolError(f"The path {str(path)!r} contains a NUL character, which no file name can hold: remove it")
         expanded = Path(path).expanduser()
         return expanded if expanded.is_absolute() else self.root / expanded
 
@@ -85,8 +88,18 @@ class Workspace:
             raise OutsideWorkspaceError(f"{given} is outside the workspace {self.root}: use a path inside it")
 
 
-def _entry_location(absolute: Path) -> Path:
+def _entry_location(absolute: Path, given: str | Path) -> Path:
     """Parent folders canonicalised, the last name kept as is (a symlink is not followed)."""
     if absolute.name in ("", ".."):  # the filesystem root, or a path ending in "..": no name to keep
+        return _canonical(absolute, given)
+    return _canonical(absolute.parent, given) / absolute.name
+
+
+def _canonical(absolute: Path, given: str | Path) -> Path:
+    """``absolute.resolve()``, with what the OS refuses on the way as a one-line error."""
+    try:
         return absolute.resolve()
-    return absolute.parent.resolve() / absolute.name
+    except RuntimeError:  # pathlib's report of a symlink loop
+        raise ToolError(f"{given} goes through a loop of symbolic links: fix or remove the link") from None
+    except OSError as err:  # a folder that cannot be searched, a name too long
+        raise ToolError(f"{given} cannot be used: {err.strerror or err}; check the path") from None

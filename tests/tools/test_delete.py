@@ -171,9 +171,9 @@ async def test_the_session_database_folder_is_never_deleted(tool, ctx, runtime, 
         ({"path": "  "}, "path is required"),
         ({}, "path is required"),
         ({"filePath": "a.txt"}, "filePath is not a parameter"),
-        ({"path": "a\0b"}, "path contains a NUL character"),
+        ({"path": "a\0b"}, "contains a NUL character, which no file name can hold"),
         ({"path": "n" * 300}, "File name too long; nothing was deleted"),
-        ({"path": "loop/x"}, "loop/x goes through a loop of symbolic links; nothing was deleted"),
+        ({"path": "loop/x"}, "loop/x goes through a loop of symbolic links: fix or remove the link"),
     ],
 )
 async def test_bad_arguments_get_one_line_errors(tool, ctx, workspace, arguments, message):

@@ -165,3 +165,17 @@ def test_is_inside(ws: Workspace, root: Path, outside: Path) -> None:
     assert ws.is_inside("not/yet/there.txt")
     assert not ws.is_inside(outside)
     assert not ws.is_inside("..")
+
+
+@pytest.mark.parametrize("method", ["resolve", "resolve_for_write", "lexical", "subject", "is_inside"])
+def test_paths_no_file_can_be_at_get_one_line_errors_from_every_method(
+    ws: Workspace, root: Path, method: str
+) -> None:
+    """Every tool resolves through these, so none of them can crash on such a path."""
+    (root / "loop").symlink_to("loop2")
+    (root / "loop2").symlink_to("loop")
+    call = getattr(ws, method)
+    with pytest.raises(ToolError, match=r"^The path 'a\\x00b' contains a NUL character, which no file name"):
+        call("a\0b")
+    with pytest.raises(ToolError, match="^loop/x goes through a loop of symbolic links: fix or remove the link$"):
+        call("loop/x")
