@@ -147,6 +147,12 @@ def _cmd_default(args: argparse.Namespace) -> int:
             root, args.prompt, output_format=args.output_format, quiet=args.quiet, yes=args.yes,
             model=args.model, continue_last=args.continue_last,
         )
+    import gc
+
+    # Importing Textual and the app makes many objects and next to no garbage: collecting
+    # meanwhile only delays the first frame. The app turns the collector back on once
+    # started (OpencodeApp's pause_gc, which run_tui sets).
+    gc.disable()
     from app.tui.app import run_tui
 
     return run_tui(root, model=args.model, continue_last=args.continue_last)
@@ -161,8 +167,8 @@ def console_main() -> NoReturn:
     """The ``opencode`` command itself: ``main`` with the dataclass code cache (see
     app.codecache), then the end of the process, at once after a one-shot command (see
     ``_end_now``)."""
-    codecache.install()
     args = build_parser().parse_args()
+    codecache.install(args.command or "default")
     code = _dispatch(args)
     codecache.save()
     if args.command in ONE_SHOT_COMMANDS:

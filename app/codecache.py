@@ -28,46 +28,50 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
-MAX_ENTRIES = 10_000
+MAX_ENTRIES = 4_000
 """Past this many, only what the current process used is kept."""
 
 Key = tuple[str, str]
 """(mode, source): "exec" for dataclass methods, "eval" for forward references."""
 
+_file: Path | None = None
 _cached: dict[Key, CodeType] = {}
 _used: dict[Key, CodeType] = {}
 _compiled_anew = False
 
 
-def cache_file(env: Mapping[str, str] = os.environ) -> Path:
-    """One file per Python bytecode format, in the user's cache folder."""
+def cache_file(profile: str, env: Mapping[str, str] = os.environ) -> Path:
+    """One file per command (``profile``: each loads what it compiles, not what every
+    other command did; the TUI's is five times ``opencode tool``'s) and per Python
+    bytecode format, in the user's cache folder."""
     base = Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "opencode" / f"compiled-{sys.implementation.cache_tag}-{MAGIC_NUMBER.hex()}.marshal"
+    tag = f"{profile}-{sys.implementation.cache_tag}-{MAGIC_NUMBER.hex()}"
+    return base / "opencode" / f"compiled-{tag}.marshal"
 
 
-def install(path: Path | None = None) -> None:
-    """Read the cache and route those compilations through it (idempotent). Both names
-    are module globals that shadow the builtins for that one module."""
-    global _cached
-    if getattr(dataclasses, "exec", None) is _exec:
+def install(profile: str) -> None:
+    """Read the command's cache and route those compilations through it (once per
+    process). Both names are module globals that shadow the builtins for that one module."""
+    global _cached, _file
+    if _file is not None:
         return
-    _cached = _load(path or cache_file())
+    _file = cache_file(profile)
+    _cached = _load(_file)
     dataclasses.exec = _exec  # type: ignore[attr-defined]
     typing.compile = _compile  # type: ignore[attr-defined]
 
 
-def save(path: Path | None = None) -> None:
+def save() -> None:
     """Write the cache when this process compiled something it lacked; quietly skipped
     when the folder cannot be written (a read-only home)."""
-    if not _compiled_anew:
+    if _file is None or not _compiled_anew:
         return
     entries = {**_cached, **_used} if len(_cached) + len(_used) <= MAX_ENTRIES else dict(_used)
-    target = path or cache_file()
-    temp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    temp = _file.with_name(f"{_file.name}.{os.getpid()}.tmp")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        _file.parent.mkdir(parents=True, exist_ok=True)
         temp.write_bytes(marshal.dumps(entries))
-        os.replace(temp, target)
+        os.replace(temp, _file)
     except OSError:
         with suppress(OSError):  # nothing to remove, or no folder to remove it from
             temp.unlink()

@@ -18,7 +18,7 @@ PROBE = '''
 import dataclasses, json, sys, typing
 from app import codecache
 if sys.argv[1] == "cached":
-    codecache.install()
+    codecache.install("probe")
 
 @dataclasses.dataclass(frozen=True, order=True)
 class Point:
