@@ -180,6 +180,11 @@ async def run_shell(argv: list[str], cwd: Path, timeout_s: float) -> ShellOutcom
     finally:
         if transport.get_returncode() is None:  # cancelled while running
             kill_process_group(pgid)
+            # Reap the shell before the loop may close (opencode tool interrupted by ^C):
+            # otherwise asyncio warns that the loop handling its pid is closed.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(_DRAIN_SECONDS):
+                    await protocol.exited.wait()
         transport.close()
     return ShellOutcome(
         output=protocol.capture.text(),

@@ -102,9 +102,10 @@ def find_files(ctx: ToolContext, target: ReadTarget, pattern: str) -> list[tuple
     literal = 0
     while literal < len(segments) - 1 and not _WILDCARDS.search(segments[literal]):
         literal += 1
-    start = target.path.joinpath(*segments[:literal])
-    if not start.is_dir() or start.resolve() != start:  # missing, or through a link: walks never follow links
+    skipped = skipped_dirs(ctx, target)
+    if not _reachable(target, segments[:literal], skipped):
         return []
+    start = target.path.joinpath(*segments[:literal])
     rest = "/".join(segments[literal:])
     try:
         regex = re.compile(glob_to_regex(rest), re.DOTALL)
@@ -116,7 +117,7 @@ def find_files(ctx: ToolContext, target: ReadTarget, pattern: str) -> list[tuple
     start_rel = target.rel(start)
     skip = len(start_rel) + 1 if start_rel else 0
     found = []
-    for entry in walk(start, target.root, skip=skipped_dirs(ctx, target), max_depth=max_depth):
+    for entry in walk(start, target.root, skip=skipped, max_depth=max_depth):
         if entry.is_dir or not regex.fullmatch(entry.rel[skip:]):
             continue
         shown = target.show(entry.rel)
@@ -128,3 +129,16 @@ def find_files(ctx: ToolContext, target: ReadTarget, pattern: str) -> list[tuple
             continue
     found.sort(key=lambda item: (-item[0], item[1]))
     return found
+
+
+def _reachable(target: ReadTarget, folders: list[str], skipped: list[str]) -> bool:
+    """Whether a walk of the target would enter ``folders`` (the pattern's literal start),
+    one below the other: real folders, not links, and not skipped or ignored, so that
+    `build/*.py` finds what `b*/*.py` finds."""
+    folder = target.path
+    for name in folders:
+        entries = walk(folder, target.root, skip=skipped, max_depth=1)
+        if not any(entry.name == name and entry.is_dir for entry in entries):
+            return False
+        folder = folder / name
+    return True

@@ -14,6 +14,7 @@ file the user is working on is most likely the one the model is after.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import os
 import re
 import shutil
@@ -79,7 +80,8 @@ class GrepParams(ToolParams):
 @dataclass
 class FileMatches:
     path: Path  # absolute, for the modification time
-    lines: list[tuple[int, str]] = field(default_factory=list)  # (line number, text), at most MAX_MATCHES
+    lines: list[tuple[int, str]] = field(default_factory=list)  # (line number, cut text), at most MAX_MATCHES
+    count: int = 0  # every match in the file, shown or not
 
 
 @dataclass
@@ -100,9 +102,16 @@ class Search:
         if found is None:
             found = self.files[shown] = FileMatches(path)
         if len(found.lines) < MAX_MATCHES:
-            found.lines.append((line, text))
+            found.lines.append((line, cut_line(text)))
+        found.count += 1
         self.total += 1
         return self.total < MATCH_CEILING
+
+    def discard(self, shown: str) -> None:
+        """Forget a file's matches: it turned out to be binary."""
+        found = self.files.pop(shown, None)
+        if found is not None:
+            self.total -= found.count
 
     @property
     def stopped(self) -> bool:
@@ -123,6 +132,8 @@ class GrepTool(Tool):
         self.backend = backend
 
     async def run(self, params: GrepParams, ctx: ToolContext) -> ToolResult:
+        if _asks_for_a_line_break(params.pattern):
+            raise _spans_lines(params.pattern)
         include = _checked_include(params.include)
         target = await authorize_read(ctx, self.name, params.path)
         if not target.path.exists():
@@ -163,6 +174,34 @@ def find_ripgrep() -> str | None:
     return shutil.which("rg", path=str(Path(sys.executable).parent)) or shutil.which("rg")
 
 
+def _asks_for_a_line_break(pattern: str) -> bool:
+    """Whether the pattern holds a newline, or `\\n` outside a [class]: a search line by
+    line never matches it (rg refuses it; the Python search would find nothing)."""
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\n" or (char == "\\" and not in_class and pattern[i + 1 : i + 2] == "n"):
+            return True
+        if char == "\\":
+            i += 1  # the escaped character is not a class bracket
+        elif char == "[" and not in_class:
+            in_class = True
+            i += pattern.startswith("^", i + 1)
+            i += pattern.startswith("]", i + 1)  # a "]" first is a member, not the end
+        elif char == "]":
+            in_class = False
+        i += 1
+    return False
+
+
+def _spans_lines(pattern: str) -> ToolError:
+    return ToolError(
+        f"invalid regular expression {pattern!r}: it asks for a line break, but grep matches one line "
+        "at a time: search for text within one line (or view the file around a match)"
+    )
+
+
 def _checked_include(include: str | None) -> str | None:
     """A file-name glob; a leading "**/" is dropped (it adds nothing to a name match)."""
     if include is None or not include.strip():
@@ -187,7 +226,8 @@ async def search_with_ripgrep(rg: str, search: Search) -> None:
     folder = target.path if target.path.is_dir() else target.path.parent
     command = [
         rg, "--no-config", "--no-messages", "--color=never", "--no-heading", "--with-filename",
-        "--line-number", "--null", "--hidden", "--no-require-git", "--no-ignore-global", "--no-ignore-dot",
+        "--line-number", "--null", "--crlf", "--hidden", "--no-require-git", "--no-ignore-global",
+        "--no-ignore-dot",
         *(f"--glob=!{name}/" for name in sorted(SKIPPED_DIRS)),
     ]  # fmt: skip
     prefix = target.rel(folder)
@@ -216,11 +256,20 @@ async def search_with_ripgrep(rg: str, search: Search) -> None:
 
 async def _read_matches(stdout: asyncio.StreamReader, search: Search, folder: Path, prefix: str) -> None:
     """Parse rg's lines (the file name, a NUL byte, then LINE:TEXT) into the search, until
-    the output ends or the search reaches its ceiling."""
+    the output ends or the search reaches its ceiling.
+
+    rg judges a file binary only when it reaches a NUL byte: matches printed before it stay
+    printed, followed by a note (`NAME: WARNING: stopped searching binary file after match
+    ...`). The Python search skips such a file whole, and so does this, on seeing the note."""
     files: dict[bytes, tuple[str, Path, bool]] = {}  # rg's name -> (shown, absolute, allowed)
+    name = b""
     async for line in _lines(stdout):
+        if name and line.startswith(name + b": ") and _BINARY_NOTE.match(line, len(name) + 2):
+            search.discard(files[name][0])
+            continue
         name, nul, rest = line.partition(b"\0")
-        if not nul:  # "binary file matches" and other notes
+        if not nul:  # another note
+            name = b""
             continue
         if name not in files:
             rel = name.decode("utf-8", "surrogateescape").removeprefix("./")
@@ -233,19 +282,33 @@ async def _read_matches(stdout: asyncio.StreamReader, search: Search, folder: Pa
             return
 
 
+_BINARY_NOTE = re.compile(
+    rb"(?:WARNING: stopped searching binary file after match|binary file matches) \(found "
+)
+
+
 async def _lines(stream: asyncio.StreamReader) -> AsyncIterator[bytes]:
-    """Lines of any length (StreamReader.readline refuses lines over its buffer limit)."""
-    pending = b""
+    """Lines of any length (StreamReader.readline refuses lines over its buffer limit), in
+    linear time: a 20 MB minified line arrives in hundreds of chunks."""
+    pending = bytearray()
     while chunk := await stream.read(1 << 16):
-        *lines, pending = (pending + chunk).split(b"\n")
+        if b"\n" not in chunk:
+            pending += chunk
+            continue
+        *lines, rest = chunk.split(b"\n")
+        if pending:
+            lines[0] = bytes(pending + lines[0])
+        pending = bytearray(rest)
         for line in lines:
             yield line
     if pending:
-        yield pending
+        yield bytes(pending)
 
 
 def _ripgrep_error(pattern: str, stderr: str) -> ToolError:
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    if any('the literal "\\n" is not allowed' in line for line in lines):
+        return _spans_lines(pattern)
     if any("regex parse error" in line for line in lines):
         detail = next(
             (line.removeprefix("error: ") for line in lines if line.startswith("error:")), "not valid"
@@ -288,16 +351,31 @@ def search_with_python(search: Search) -> None:
 def _search_file(search: Search, regex: re.Pattern[str], shown: str, path: Path) -> bool:
     """Add one file's matches; False when the search must stop."""
     try:
-        data = path.read_bytes()
+        lines = _text_lines(path.read_bytes())
     except OSError:  # unreadable, or removed since the walk listed it
         return True
-    if b"\0" in data:  # binary, as rg judges it
-        return True
-    for number, line in enumerate(data.decode("utf-8", "replace").split("\n"), start=1):
-        line = line.removesuffix("\r")
+    for number, line in enumerate(lines or (), start=1):
         if regex.search(line) and not search.add(shown, path, number, line):
             return False
     return True
+
+
+def _text_lines(data: bytes) -> list[str] | None:
+    """A file's lines as rg (with --crlf) reads them, without their `\\n` or `\\r\\n`; None for
+    a binary file (a NUL byte). A UTF-16 byte order mark means UTF-16 text (rg transcodes
+    it), a UTF-8 one is not part of the first line, and a final newline ends the last line
+    rather than starting an empty one."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        text = data.decode("utf-16", "replace")
+    elif b"\0" in data:
+        return None
+    else:
+        text = data.removeprefix(codecs.BOM_UTF8).decode("utf-8", "replace")
+    if "\0" in text:  # a NUL character in UTF-16 text
+        return None
+    *ended, last = text.split("\n")
+    lines = [line.removesuffix("\r") for line in ended]
+    return [*lines, last] if last else lines
 
 
 def render(search: Search) -> ToolResult:
@@ -317,9 +395,7 @@ def render(search: Search) -> ToolResult:
     for name, found in sorted(search.files.items(), key=_newest_first):
         lines = found.lines[: MAX_MATCHES - shown]
         shown += len(lines)
-        blocks.append(
-            f"{name}:\n" + "\n".join(f"  Line {number}: {cut_line(text)}" for number, text in lines)
-        )
+        blocks.append(f"{name}:\n" + "\n".join(f"  Line {number}: {text}" for number, text in lines))
         if shown == MAX_MATCHES:
             break
     header = f"Found {search.total}{'+' if search.stopped else ''} matches in {len(search.files)} files"

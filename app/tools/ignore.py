@@ -73,6 +73,11 @@ def glob_to_regex(pattern: str, *, braces: bool = True) -> str:
     return "".join(out)
 
 
+# Inside a Python [set], "[" and doubled "&", "~", "|" are reserved for set operations
+# (a FutureWarning today); in a glob they are plain members, so they are escaped.
+_SET_OPERATION_CHARACTER = re.compile(r"[\[&~|]")
+
+
 def _character_class(pattern: str, start: int, out: list[str]) -> int:
     """Translate `[...]` at ``start``; an unclosed `[` is a literal. Returns the next index."""
     i = start + 1
@@ -87,7 +92,7 @@ def _character_class(pattern: str, start: int, out: list[str]) -> int:
     if i >= len(pattern):
         out.append(re.escape("["))
         return start + 1
-    body = pattern[body_start:i].replace("\\", "\\\\")
+    body = _SET_OPERATION_CHARACTER.sub(r"\\\g<0>", pattern[body_start:i].replace("\\", "\\\\"))
     out.append(f"[^/{body}]" if negated else f"[{body}]")
     return i + 1
 

@@ -4,9 +4,11 @@ in /proc), the permission rules applied to every part of a compound command."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -175,6 +177,31 @@ async def test_cancelling_the_call_kills_the_whole_process_group(bash, ctx, work
     assert not is_running(child)
 
 
+async def test_interrupting_opencode_tool_kills_grandchildren_and_exits_quietly(workspace, tmp_path):
+    """^C on `opencode tool bash` (a real process): the shell, its child and the child's own
+    child die, and nothing but the interruption is reported."""
+    command = 'echo $$ > shell.pid; bash -c "sleep 300 & echo \\$! > grandchild.pid; wait" & wait'
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE_")} | {"HOME": str(tmp_path)}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "tool", "bash", "-", "--yes", "-C", str(workspace)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
+    )  # fmt: skip
+    process.stdin.write(json.dumps({"command": command}))
+    process.stdin.close()
+    grandchild_file = workspace / "grandchild.pid"
+    try:
+        assert await eventually(lambda: grandchild_file.exists() and grandchild_file.read_text().strip() != "", 30)
+        group, grandchild = int((workspace / "shell.pid").read_text()), int(grandchild_file.read_text())
+        process.send_signal(signal.SIGINT)
+        stderr = await asyncio.to_thread(process.stderr.read)
+        await asyncio.to_thread(process.wait, 30)
+    finally:
+        process.kill()
+    assert await eventually(lambda: live_members(group) == [])
+    assert not is_running(grandchild)
+    assert "is closed" not in stderr and "Traceback" not in stderr, stderr
+
+
 async def test_a_background_process_holding_the_output_does_not_hold_the_call(bash, ctx):
     result = await bash.call({"command": "sleep 30 & echo $!", "timeout": 20_000}, ctx)
     child = int(result.output.splitlines()[0])
@@ -223,7 +250,13 @@ def test_capture_below_the_limit_is_whole():
 
 @pytest.mark.parametrize(
     "command",
-    ["curl http://example.com", "echo x | curl -d @- http://example.com", "touch ran.txt && sudo wget q", "bash -c 'nc -l 9'"],
+    [
+        "curl http://example.com",
+        "echo x | curl -d @- http://example.com",
+        "touch ran.txt && sudo wget q",
+        "bash -c 'nc -l 9'",
+        "touch ran.txt; echo `echo \\`curl -s x\\``",
+    ],
 )
 async def test_banned_commands_are_refused_before_any_question(bash, make_runtime, permission_answers, workspace, command):
     runtime, ctx = interactive(make_runtime)
@@ -292,6 +325,17 @@ async def test_a_rule_matching_the_whole_string_does_not_skip_the_question(bash,
     answers = permission_answers(runtime, DENY)
     with pytest.raises(PermissionDeniedError):
         await bash.call({"command": "git status; touch pwned"}, ctx)
+    assert len(answers.requests) == 1
+    assert not (workspace / "pwned").exists()
+
+
+@pytest.mark.parametrize("command", ["echo `echo \\`touch pwned\\``", "echo `id -u` `touch pwned`"])
+async def test_backquotes_the_grammar_misreads_are_asked_about(bash, make_runtime, permission_answers, workspace, command):
+    rules = {"permission": {"rules": {"bash": {"echo *": "allow", "id *": "allow"}}}}
+    runtime, ctx = interactive(make_runtime, rules)
+    answers = permission_answers(runtime, DENY)
+    with pytest.raises(PermissionDeniedError):
+        await bash.call({"command": command}, ctx)
     assert len(answers.requests) == 1
     assert not (workspace / "pwned").exists()
 

@@ -126,3 +126,22 @@ async def test_permission_rules(make_runtime, write_files) -> None:
     with pytest.raises(PermissionDeniedError, match='glob vault: denied by global rule "vault"'):
         await tool.call({"pattern": "*", "path": "vault"}, ctx)
     assert await found(ctx, pattern="certs/*") == {"certs/server.pem"}
+
+
+async def test_folders_written_in_the_pattern_obey_the_same_skips(ctx, write_files) -> None:
+    """`build/*.py` finds what `b*/*.py` and `**/*.py` find: the literal start of a pattern
+    is where the walk begins, not a way past .gitignore, node_modules or the database."""
+    write_files(
+        {
+            ".gitignore": "build/\n",
+            "build/o.py": "",
+            "node_modules/m/i.js": "",
+            "src/.gitignore": "gen/\n",
+            "src/gen/g.py": "",
+            "src/a.py": "",
+        }
+    )
+    for pattern in ("build/*.py", "node_modules/**/*.js", ".opencode/*", "src/gen/*.py", "src/a.py/x"):
+        assert await found(ctx, pattern=pattern) == set(), pattern
+    assert await found(ctx, pattern="src/*.py") == {"src/a.py"}
+    assert await found(ctx, pattern="*.py", path="build") == {"build/o.py"}  # a path named explicitly is searched

@@ -237,3 +237,68 @@ async def test_root_gitignore_applies_when_searching_a_subfolder(tool, ctx, writ
     )
     result = await tool.call({"pattern": "hit", "path": "src"}, ctx)
     assert result.output == "Found 1 matches in 1 files\nsrc/a.py:\n  Line 1: hit"
+
+
+async def test_patterns_matching_empty_text_see_only_real_lines(tool, ctx, write_files) -> None:
+    write_files({"gaps.txt": "a\n\nb\n", "empty.txt": "", "last.txt": "x\n\ny"})
+    result = await tool.call({"pattern": "^$"}, ctx)
+    assert result.metadata["matches"] == 2  # no "line" after a final newline, none in an empty file
+    assert "gaps.txt:\n  Line 2: " in result.output and "last.txt:\n  Line 2: " in result.output
+    assert "empty.txt" not in result.output
+
+
+async def test_crlf_lines_end_before_the_carriage_return(tool, ctx, write_files) -> None:
+    write_files({"win.txt": b"foo\r\n\r\nbar \r\n"})
+    assert (await tool.call({"pattern": "foo$"}, ctx)).output == "Found 1 matches in 1 files\nwin.txt:\n  Line 1: foo"
+    assert (await tool.call({"pattern": "^$"}, ctx)).output == "Found 1 matches in 1 files\nwin.txt:\n  Line 2: "
+    assert (await tool.call({"pattern": r"r\s$"}, ctx)).metadata["matches"] == 1
+
+
+async def test_byte_order_marks_are_read_as_ripgrep_reads_them(tool, ctx, workspace, write_files) -> None:
+    write_files(
+        {
+            "bom8.txt": b"\xef\xbb\xbfneedle one\n",
+            "le16.txt": "needle two\r\nmore\r\n".encode("utf-16"),  # a BOM, then little-endian
+            "be16.txt": b"\xfe\xff" + "needle three\n".encode("utf-16-be"),
+        }
+    )
+    age(workspace, "bom8.txt", "le16.txt", "be16.txt")
+    result = await tool.call({"pattern": "^needle"}, ctx)
+    assert result.output == (
+        "Found 3 matches in 3 files\n"
+        "bom8.txt:\n  Line 1: needle one\n\n"
+        "le16.txt:\n  Line 1: needle two\n\n"
+        "be16.txt:\n  Line 1: needle three"
+    )
+
+
+async def test_a_nul_byte_far_into_a_file_still_makes_it_binary(tool, ctx, write_files) -> None:
+    """ripgrep notices a NUL byte only when it reaches it, after printing earlier matches."""
+    late_nul = b"needle\n" + b"y" * 300_000 + b"\n\0needle\n"
+    write_files({"late.bin": late_nul, "text.txt": "needle\n"})
+    result = await tool.call({"pattern": "needle"}, ctx)
+    assert result.output == "Found 1 matches in 1 files\ntext.txt:\n  Line 1: needle"
+    named = await tool.call({"pattern": "needle", "path": "late.bin"}, ctx)
+    assert named.output == "No matches found for 'needle' in late.bin"
+
+
+@pytest.mark.parametrize("pattern", ["a\\nb", "a\nb", "[^x]\\n"])
+async def test_a_line_break_in_the_pattern_is_a_clear_error(tool, ctx, write_files, pattern: str) -> None:
+    write_files({"a.txt": "a\nb\n"})
+    with pytest.raises(ToolError, match="line break.*one line at a time") as caught:
+        await tool.call({"pattern": pattern}, ctx)
+    assert "\n" not in str(caught.value).replace(pattern, "")
+
+
+async def test_a_very_long_line_is_cut_with_its_length(tool, ctx, write_files) -> None:
+    write_files({"min.js": "var a=1;" * 200_000 + "needle\nneedle\n"})
+    result = await tool.call({"pattern": "needle"}, ctx)
+    first, second = result.output.split("\n")[2:4]
+    assert first == f"  Line 1: {'var a=1;' * 250}... [line cut: {1_600_006 - 2000} more characters]"
+    assert second == "  Line 2: needle"
+
+
+async def test_a_newline_inside_a_class_is_no_line_break(tool, ctx, write_files) -> None:
+    write_files({"a.txt": "say needle\n"})
+    result = await tool.call({"pattern": "^[^\\n]*needle$"}, ctx)
+    assert result.output == "Found 1 matches in 1 files\na.txt:\n  Line 1: say needle"

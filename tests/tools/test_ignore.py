@@ -42,8 +42,12 @@ def matches(pattern: str, path: str, *, braces: bool = True) -> bool:
         ("\\*.txt", "a.txt", False),
         ("[oops", "[oops", True),  # an unclosed "[" is a literal
         ("a+b(c).txt", "a+b(c).txt", True),  # regex characters are literals
+        ("[[]x", "[x", True),  # characters Python reads as set operations are members
+        ("[a&&b]", "&", True),
+        ("[~~|]", "|", True),
     ],
 )
+@pytest.mark.filterwarnings("error")  # no "possible nested set" FutureWarning either
 def test_glob_translation(pattern: str, path: str, expected: bool) -> None:
     assert matches(pattern, path) is expected
 

@@ -105,6 +105,52 @@ def test_syntax_errors_make_the_command_incomplete(command):
     assert parse_command(command).complete is False
 
 
+@pytest.mark.parametrize(
+    ("command", "hidden"),
+    [
+        ("echo `echo \\`whoami\\``", "whoami"),  # bash unescapes \` inside backquotes, then runs it
+        ("echo `echo \\$(curl x)`", "curl"),
+        ("ls `cat \\`echo \\\\\\`nc -l 1\\\\\\`\\``", "nc"),
+    ],
+)
+def test_escapes_inside_backquotes_make_the_command_incomplete(command, hidden):
+    """The grammar reads `\\`` inside backquotes as text, but bash runs it as a nested
+    substitution: the parts cannot be trusted, so the command is asked about, and what it
+    runs still counts for the banned list."""
+    parsed = parse_command(command)
+    assert parsed.complete is False
+    assert hidden in [name for part in parsed.parts for name in part.programs]
+
+
+@pytest.mark.parametrize(
+    ("command", "hidden"),
+    [
+        ("cat <<EOF\n`curl x`\nEOF", "curl"),  # an unquoted here-document runs its backquotes
+        ("! { curl x; }", "curl"),  # read by the grammar as a command named "{"
+    ],
+)
+def test_what_the_grammar_misreads_makes_the_command_incomplete(command, hidden):
+    parsed = parse_command(command)
+    assert parsed.complete is False
+    assert hidden in [name for part in parsed.parts for name in part.programs]
+
+
+def test_a_quoted_here_document_runs_nothing():
+    assert parts("cat <<'EOF'\n`id`\nEOF") == ["cat <<'EOF'\n`id`\nEOF"]
+    assert parts('cat <<"EOF"\n`id`\nEOF') == ['cat <<"EOF"\n`id`\nEOF']
+
+
+def test_one_backquoted_substitution_per_command_is_parsed():
+    assert parts("echo `id -u`; x=`date`") == ["echo `id -u`", "id -u", "x=`date`", "date"]
+
+
+def test_two_backquoted_substitutions_in_one_command_are_asked_about():
+    """tree-sitter-bash reads `echo `a` `b`` as one substitution running "a` `b"."""
+    parsed = parse_command("echo `id -u` `rm -rf x`")
+    assert parsed.complete is False
+    assert [name for part in parsed.parts for name in part.programs] == ["echo", "id", "rm"]
+
+
 def test_what_parses_of_an_incomplete_command_is_still_reported():
     parsed = parse_command('touch a; curl "http://x')
     assert parsed.complete is False
@@ -122,6 +168,7 @@ def test_what_parses_of_an_incomplete_command_is_still_reported():
         ("sudo -u root curl x", ["sudo", "root", "curl", "x"]),
         ("env A=1 wget q", ["env", "wget", "q"]),
         ("time ssh host", ["time", "ssh", "host"]),
+        ("coproc w { curl x; }", ["coproc", "w", "{", "curl", "x", "}"]),  # the grammar misreads coproc
         ("bash -c 'curl x | sh'", ["bash", "curl", "sh"]),
         ("sh -ec \"wget q\"", ["sh", "wget"]),
         ("eval 'nc -l 1'", ["eval", "nc"]),
