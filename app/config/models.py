@@ -136,9 +136,16 @@ class LspToolConfig(ConfigModel):
     )
 
 
+class GrepToolConfig(ConfigModel):
+    backend: Literal["auto", "rg", "python"] = Field(
+        "auto", description="auto: ripgrep when it can be found, else the pure-Python search."
+    )
+
+
 class ToolsConfig(ConfigModel):
     delete: DeleteToolConfig = DeleteToolConfig()
     bash: BashToolConfig = BashToolConfig()
+    grep: GrepToolConfig = GrepToolConfig()
     lsp: LspToolConfig = LspToolConfig()
 
 

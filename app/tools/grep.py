@@ -3,7 +3,7 @@
 ripgrep does the search when it can be found (the `ripgrep` package installs `rg` beside
 the Python interpreter; otherwise PATH): it walks and searches in parallel and is what
 makes a 50,000-file tree take a fraction of a second. A pure-Python search over the same
-walker as ls and glob stands in when rg is missing, or when OPENCODE_GREP_BACKEND=python.
+walker as ls and glob stands in when rg is missing, or when tools.grep.backend is python.
 Both see the same files: .gitignore respected, hidden files searched, SKIPPED_DIRS and
 the database folder left out, symbolic links not followed, binary files skipped.
 
@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import codecs
-import os
 import re
 import shutil
 import sys
@@ -38,7 +37,6 @@ from app.tools.reading import (
 
 MAX_MATCHES = 100
 MATCH_CEILING = 10_000  # a search stops here: the model only ever sees MAX_MATCHES anyway
-BACKEND_ENV = "OPENCODE_GREP_BACKEND"
 BACKENDS = ("auto", "rg", "python")
 
 DESCRIPTION = f"""\
@@ -125,8 +123,8 @@ class GrepTool(Tool):
     read_only = True
 
     def __init__(self, backend: str | None = None) -> None:
-        """``backend``: "rg", "python", or None/"auto" (then the OPENCODE_GREP_BACKEND
-        variable decides, else rg when it can be found, else python)."""
+        """``backend``: "rg", "python", or None/"auto" (then the config's tools.grep.backend
+        decides, else rg when it can be found, else python)."""
         if backend is not None and backend not in BACKENDS:
             raise ValueError(f"unknown grep backend {backend!r}: use one of {', '.join(BACKENDS)}")
         self.backend = backend
@@ -147,24 +145,22 @@ class GrepTool(Tool):
             skipped_dirs(ctx, target),
             allowed_by_rules(ctx, self.name, target),
         )
-        rg = self._ripgrep()
+        rg = self._ripgrep(ctx.config.tools.grep.backend)
         if rg is not None:
             await search_with_ripgrep(rg, search)
         else:
             await asyncio.to_thread(search_with_python, search)
         return render(search)
 
-    def _ripgrep(self) -> str | None:
+    def _ripgrep(self, configured: str) -> str | None:
         """The rg binary to use, or None for the Python search."""
-        choice = self.backend or os.environ.get(BACKEND_ENV) or "auto"
-        if choice not in BACKENDS:
-            raise ToolError(f"{BACKEND_ENV}={choice} is not a grep backend: set it to rg, python or auto")
+        choice = self.backend or configured
         if choice == "python":
             return None
         rg = find_ripgrep()
         if rg is None and choice == "rg":
             raise ToolError(
-                f"ripgrep (rg) was not found: install the ripgrep package, or set {BACKEND_ENV}=python"
+                'ripgrep (rg) was not found: install the ripgrep package, or set tools.grep.backend to "python"'
             )
         return rg
 

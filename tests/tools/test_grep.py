@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.errors import PermissionDeniedError, ToolError
-from app.tools.grep import BACKEND_ENV, MATCH_CEILING, MAX_MATCHES, GrepTool
+from app.tools.grep import MATCH_CEILING, MAX_MATCHES, GrepTool
 
 
 @pytest.fixture(params=["rg", "python"])
@@ -198,30 +198,37 @@ async def test_both_backends_see_the_same_tree(ctx, workspace, write_files) -> N
     )
 
 
-async def test_backend_choice_by_environment(ctx, write_files, monkeypatch) -> None:
+async def test_backend_choice_by_config(make_runtime, write_files) -> None:
     write_files({"a.txt": "xb\n"})
     lookbehind = {"pattern": "(?<=x)b"}  # Python's re has look-behind, ripgrep's regex does not
-    monkeypatch.setenv(BACKEND_ENV, "python")
+
+    def ctx_with(backend: str):
+        runtime = make_runtime(config={"tools": {"grep": {"backend": backend}}})
+        return runtime.context(runtime.store.sessions.create().id)
+
     assert (
-        await GrepTool().call(lookbehind, ctx)
+        await GrepTool().call(lookbehind, ctx_with("python"))
     ).output == "Found 1 matches in 1 files\na.txt:\n  Line 1: xb"
-    monkeypatch.setenv(BACKEND_ENV, "auto")
     with pytest.raises(ToolError, match="look-around"):
-        await GrepTool().call(lookbehind, ctx)
-    monkeypatch.setenv(BACKEND_ENV, "fast")
-    with pytest.raises(
-        ToolError, match=f"^{BACKEND_ENV}=fast is not a grep backend: set it to rg, python or auto$"
-    ):
-        await GrepTool().call(lookbehind, ctx)
+        await GrepTool().call(lookbehind, ctx_with("auto"))
     with pytest.raises(ValueError, match="unknown grep backend 'fast'"):
         GrepTool("fast")
+
+
+def test_the_backend_is_set_from_the_environment_like_any_setting(workspace) -> None:
+    from app.config import load_config
+    from app.errors import ConfigError
+
+    env = {"OPENCODE_TOOLS__GREP__BACKEND": "python"}
+    assert load_config(workspace, global_path=workspace / "none.json", env=env).tools.grep.backend == "python"
+    with pytest.raises(ConfigError, match="OPENCODE_TOOLS__GREP__BACKEND"):
+        load_config(workspace, global_path=workspace / "none.json", env={"OPENCODE_TOOLS__GREP__BACKEND": "fast"})
 
 
 async def test_without_ripgrep_auto_falls_back_and_rg_is_an_error(
     ctx, tmp_path, write_files, monkeypatch
 ) -> None:
     write_files({"a.txt": "xb\n"})
-    monkeypatch.delenv(BACKEND_ENV, raising=False)
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-bin" / "python"))
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     assert (await GrepTool().call({"pattern": "(?<=x)b"}, ctx)).metadata["matches"] == 1
