@@ -6,6 +6,7 @@ agent loop; ``TurnRelay`` streams what happens while they run."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from dataclasses import dataclass
@@ -69,6 +70,7 @@ class OpencodeAgent:
         self._runtimes: dict[Path, Runtime] = {}
         self._loops: dict[Path, AgentLoop] = {}
         self._sessions: dict[str, AcpSession] = {}
+        self._announcements: set[asyncio.Task[None]] = set()
 
     async def initialize(self, protocol_version: int, **_: Any) -> InitializeResponse:
         return InitializeResponse(
@@ -82,7 +84,7 @@ class OpencodeAgent:
     async def new_session(self, cwd: str, **_: Any) -> NewSessionResponse:
         runtime, loop = self._workspace(cwd)
         session = self._open(runtime.store.sessions.create().id, runtime, loop)
-        await self._announce_commands(session)
+        self._announce_commands(session)
         return NewSessionResponse(session_id=session.id, modes=_modes(session.mode))
 
     async def load_session(self, cwd: str, session_id: str, **_: Any) -> LoadSessionResponse:
@@ -92,7 +94,7 @@ class OpencodeAgent:
         session = self._open(session_id, runtime, loop)
         for update in replay(runtime, session_id):
             await self._send(session_id, update)
-        await self._announce_commands(session)
+        self._announce_commands(session)
         return LoadSessionResponse(modes=_modes(session.mode))
 
     async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> SetSessionModeResponse:
@@ -176,9 +178,15 @@ class OpencodeAgent:
             return "No files changed in this session."
         return "\n".join(f"{'deleted' if c.deleted else 'changed'} {c.path}" for c in changes)
 
-    async def _announce_commands(self, session: AcpSession) -> None:
+    def _announce_commands(self, session: AcpSession) -> None:
+        """Send the commands once the session's response is out: an editor learns the
+        session id from that response and may drop updates for an id it does not know
+        yet (Zed does, for session/new). The task is queued now and runs when this
+        request's handler has returned, and the SDK queues the response before then."""
         update = AvailableCommandsUpdate(session_update="available_commands_update", available_commands=COMMANDS)
-        await self._send(session.id, update)
+        task = asyncio.create_task(self._send(session.id, update))
+        self._announcements.add(task)
+        task.add_done_callback(self._announcements.discard)
 
     async def _send(self, session_id: str, update: Any) -> None:
         assert self.channel is not None, "the server sets the channel before serving"

@@ -28,3 +28,9 @@ def reply_for(response: RequestPermissionResponse) -> PermissionReply:
     if isinstance(outcome, AllowedOutcome) and outcome.option_id in DECISIONS:
         return PermissionReply(DECISIONS[outcome.option_id])  # type: ignore[arg-type]
     return PermissionReply("deny", "the editor cancelled the question", automatic=True)
+
+
+def unanswered(error: Exception) -> PermissionReply:
+    """The reply when the question itself failed (the editor answered with an error, or
+    is gone): a denial, so the waiting call ends instead of hanging the turn."""
+    return PermissionReply("deny", f"the editor could not answer the question ({error})", automatic=True)

@@ -24,11 +24,11 @@ from acp.schema import (
 )
 
 from app.acp.channel import ClientChannel
-from app.acp.permissions import OPTIONS, reply_for
-from app.acp.updates import file_diff, text_content, tool_kind, tool_locations, tool_title
+from app.acp.permissions import OPTIONS, reply_for, unanswered
+from app.acp.updates import created_paths, file_diff, text_content, tool_kind, tool_locations, tool_title
 from app.bus import Event
 from app.llm.events import ReasoningDelta, TextDelta, ToolCallFinished, ToolCallStarted, UsageUpdated
-from app.permission import PermissionRequested
+from app.permission import PermissionRequest, PermissionRequested
 from app.runtime import Runtime
 from app.store.events import FileVersionCreated
 from app.store.history import INITIAL
@@ -118,7 +118,8 @@ class TurnRelay:
     def _finished(self, event: ToolCallFinished) -> Any:
         self._open_calls.pop(event.call_id, None)
         changes = self._changes.pop(event.call_id, [])
-        diffs = [self._diff(change) for change in changes]
+        created = created_paths(event.metadata)
+        diffs = [self._diff(change, change.path in created) for change in changes]
         content = diffs or [text_content(event.output)]
         if diffs and event.output:
             content.append(text_content(event.output))
@@ -129,10 +130,11 @@ class TurnRelay:
             raw_output={"output": event.output, "metadata": event.metadata},
         )
 
-    def _diff(self, change: FileVersionCreated) -> Any:
+    def _diff(self, change: FileVersionCreated, created: bool) -> Any:
         versions = self._runtime.store.history.versions(change.session_id, change.path)
         index = next(i for i, version in enumerate(versions) if version.version == change.version)
-        return file_diff(self._runtime.root, versions[index - 1] if index else None, versions[index])
+        previous = versions[index - 1] if index else None
+        return file_diff(self._runtime.root, previous, versions[index], created=created)
 
     def _owns(self, session_id: str) -> bool:
         """Questions of this session and of its sub-agents' child sessions."""
@@ -148,25 +150,40 @@ class TurnRelay:
         """One question to the editor. The answer is sent to the service after the
         in_progress update, so that update precedes the call's own results."""
         request = event.request
-        call = self._call_asking(request.tool)
+        call = self._call_asking(request)
         call_id = call.call_id if call else f"permission-{event.request_id}"
         tool_call = ToolCallUpdate(
             tool_call_id=call_id,
             title=request.title,
-            kind=tool_kind(request.tool, call.arguments if call else {}),
+            kind=tool_kind(call.tool, call.arguments) if call else tool_kind(request.tool, {}),
             status="pending",
             content=[text_content(request.preview.text)] if request.preview.text else None,
             raw_input=call.arguments if call else {"subject": request.subject},
         )
-        response = await self._channel.request_permission(self._session_id, tool_call, OPTIONS)
-        reply = reply_for(response)
+        try:
+            reply = reply_for(await self._channel.request_permission(self._session_id, tool_call, OPTIONS))
+        except Exception as error:  # an error answer or a lost editor: the call must not wait forever
+            log.warning("permission question %s got no answer: %s", call_id, error)
+            reply = unanswered(error)
         if reply.allowed and call is not None:
             await self._channel.update(self._session_id, update_tool_call(call_id, status="in_progress"))
         self._runtime.permissions.reply(event.request_id, reply)
 
-    def _call_asking(self, tool: str) -> ToolCallStarted | None:
-        """The open call of that tool: writing calls run one at a time, so it is unique."""
-        return next((call for call in reversed(self._open_calls.values()) if call.tool == tool), None)
+    def _call_asking(self, request: PermissionRequest) -> ToolCallStarted | None:
+        """The open call that asked. A writing call runs alone, so its tool names it;
+        read-only calls run together, so among them the one about the asked path wins,
+        and a read outside the workspace (asked as external_directory) is found by that
+        path alone. A sub-agent's question has none: the editor never saw its calls."""
+        if request.session_id != self._session_id:
+            return None
+        calls = list(self._open_calls.values())
+        same_tool = [call for call in calls if call.tool == request.tool]
+        about = [call for call in calls if request.absolute in self._locations(call)]
+        matching = [call for call in same_tool if call in about] or same_tool or about
+        return matching[-1] if matching else None
+
+    def _locations(self, call: ToolCallStarted) -> set[str]:
+        return {location.path for location in tool_locations(self._runtime.root, call.arguments)}
 
 
 def _text(text: str) -> TextContentBlock:

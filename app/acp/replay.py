@@ -13,7 +13,7 @@ from typing import Any
 from acp.helpers import update_tool_call
 from acp.schema import AgentMessageChunk, AgentThoughtChunk, TextContentBlock, ToolCallStart, UserMessageChunk
 
-from app.acp.updates import file_diff, text_content, tool_kind, tool_locations, tool_title
+from app.acp.updates import created_paths, file_diff, text_content, tool_kind, tool_locations, tool_title
 from app.runtime import Runtime
 from app.store.models import FileVersion
 
@@ -49,7 +49,8 @@ def _update_for(runtime: Runtime, role: str, part: dict[str, Any], cursors: _Ver
             raw_input=arguments,
         )
     if kind == "tool_result":
-        diffs = [] if part.get("error") else cursors.diffs(changed_paths(part.get("metadata") or {}))
+        metadata = part.get("metadata") or {}
+        diffs = [] if part.get("error") else cursors.diffs(changed_paths(metadata), created_paths(metadata))
         content = [*diffs, text_content(part.get("output", ""))]
         return update_tool_call(
             part["call_id"], status="failed" if part.get("error") else "completed", content=content
@@ -58,15 +59,18 @@ def _update_for(runtime: Runtime, role: str, part: dict[str, Any], cursors: _Ver
 
 
 def changed_paths(metadata: dict[str, Any]) -> list[str]:
-    """Workspace-relative paths a tool result changed: its ``files`` (with a move's source)
-    or its single ``path``."""
+    """Workspace-relative paths a tool result changed, each once: its ``files`` (with a
+    move's source) or its single ``path``. A dry run changed none. Each path listed takes
+    that path's next version, so listing one twice would take a later call's."""
+    if metadata.get("dry_run"):
+        return []
     files = metadata.get("files")
     if isinstance(files, list) and files:
         paths: list[str] = []
         for entry in files:
             if isinstance(entry, dict):
                 paths.extend(p for p in (entry.get("moved_from"), entry.get("path")) if isinstance(p, str))
-        return paths
+        return list(dict.fromkeys(paths))
     path = metadata.get("path")
     return [path] if isinstance(path, str) and "diff" in metadata else []
 
@@ -77,14 +81,15 @@ class _VersionCursors:
         self._session_id = session_id
         self._seen: dict[str, int] = {}
 
-    def diffs(self, paths: list[str]) -> list[Any]:
+    def diffs(self, paths: list[str], created: set[str]) -> list[Any]:
         contents = []
         for path in paths:
             versions: list[FileVersion] = self._runtime.store.history.versions(self._session_id, path)
             index = self._seen.get(path, 0) + 1  # index 0 is "initial"
             if index < len(versions):
                 self._seen[path] = index
-                contents.append(file_diff(self._runtime.root, versions[index - 1], versions[index]))
+                previous, version = versions[index - 1], versions[index]
+                contents.append(file_diff(self._runtime.root, previous, version, created=path in created))
         return contents
 
 

@@ -22,11 +22,15 @@ from app.errors import OpencodeError
 
 HELP = "serve the agent to editors over the Agent Client Protocol (stdio)"
 STREAM_LIMIT = 50 * 1024 * 1024  # prompts may embed whole files
+LITELLM_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
 
 
 def run_acp(root: Path | None) -> int:
     """Serve until the editor closes stdin; returns the exit code."""
-    root = (root or Path.cwd()).resolve()
+    root = (root or Path.cwd()).expanduser().resolve()
+    if not root.is_dir():  # checked before the log folder would be made inside it
+        print(f"opencode: error: workspace {root} is not a directory: pass an existing directory to -C", file=sys.stderr)
+        return 2
     try:
         log_file = _start_logging(root)
     except (OpencodeError, OSError) as error:
@@ -66,4 +70,8 @@ def _start_logging(root: Path) -> Path:
     handler = logging.FileHandler(log_file, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
+    # litellm adds its own stream handler on import and logs a line per model call at INFO:
+    # the editor would get that chatter on stderr. Its warnings and errors still come.
+    for name in LITELLM_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
     return log_file

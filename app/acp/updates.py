@@ -77,15 +77,35 @@ def text_content(text: str) -> ContentToolCallContent:
     return ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=text))
 
 
-def file_diff(root: Path, previous: FileVersion | None, version: FileVersion) -> FileEditToolCallContent:
-    """One file's change as ACP diff content. A deletion keeps the last content as oldText
-    with newText "" and is flagged in ``_meta`` (``mark_deleted`` lifts the flag to the
-    top-level ``deleted`` field of spec 004 once serialized)."""
-    old_text = None if previous is None or previous.deleted else previous.content
+def file_diff(
+    root: Path, previous: FileVersion | None, version: FileVersion, *, created: bool = False
+) -> FileEditToolCallContent:
+    """One file's change as ACP diff content. A new file (``created``, or back after a
+    deletion) has no oldText, as ACP says, so it differs from an emptied one. A deletion
+    keeps the last content as oldText with newText "" and is flagged in ``_meta``
+    (``mark_deleted`` lifts the flag to the top-level ``deleted`` field of spec 004 once
+    serialized)."""
+    old_text = None if created or previous is None or previous.deleted else previous.content
     meta = {"opencode": {"deleted": True}} if version.deleted else None
     return FileEditToolCallContent(
         type="diff", path=str(root / version.path), old_text=old_text, new_text=version.content, field_meta=meta
     )
+
+
+def created_paths(metadata: Mapping[str, Any]) -> set[str]:
+    """The workspace paths a tool result says it created. History alone cannot tell: the
+    version before a new file is an empty "initial", like an empty file's. A patch lists
+    ``files`` with ``created``; write sets ``created``; edit and multiedit report the
+    ``create`` strategy (an empty oldString, which only creates)."""
+    files = metadata.get("files")
+    if isinstance(files, list):
+        entries = [entry for entry in files if isinstance(entry, dict) and entry.get("created")]
+        return {entry["path"] for entry in entries if isinstance(entry.get("path"), str)}
+    path = metadata.get("path")
+    strategies = metadata.get("strategies") or [metadata.get("strategy")]
+    if isinstance(path, str) and (metadata.get("created") is True or strategies[0] == "create"):
+        return {path}
+    return set()
 
 
 def mark_deleted(payload: Any) -> Any:

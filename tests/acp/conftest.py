@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import PROTOCOL_VERSION, spawn_agent_process
+from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process
 from acp.connection import StreamDirection, StreamEvent
 from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 
@@ -24,8 +24,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 class EditorClient:
     """The editor's side: answers permission questions from a list ("allow_once",
-    "reject_once", ..., or "cancel": cancel the prompt, then answer cancelled) and keeps
-    every frame the agent sent, as JSON."""
+    "reject_once", ...; "cancel": cancel the prompt, then answer cancelled;
+    "cancel-silently": cancel the prompt and never answer; "error": answer with a
+    JSON-RPC error) and keeps every frame the agent sent, as JSON."""
 
     def __init__(self, answers: list[str]) -> None:
         self.answers = list(answers)
@@ -54,6 +55,11 @@ class EditorClient:
         if answer == "cancel":
             await self.connection.cancel(session_id=session_id)
             return RequestPermissionResponse(outcome=DeniedOutcome(outcome="cancelled"))
+        if answer == "cancel-silently":
+            await self.connection.cancel(session_id=session_id)
+            await asyncio.Event().wait()
+        if answer == "error":
+            raise RequestError.internal_error({"details": "the editor's dialog crashed"})
         return RequestPermissionResponse(outcome=AllowedOutcome(outcome="selected", option_id=answer))
 
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from acp.schema import TextContentBlock
 
+from app.llm.agent import DEFAULT_MAX_STEPS
+from tests.acp.conftest import REPO
 from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
 
 PATCH = """*** Begin Patch
@@ -49,6 +55,35 @@ def text(prompt: str) -> list[TextContentBlock]:
 def final_updates(client, session_id: str) -> dict[str, dict]:
     """call id -> its last tool_call_update."""
     return {u["toolCallId"]: u for u in client.updates(session_id, "tool_call_update") if "content" in u}
+
+
+def diffs_by_call(client, session_id: str) -> dict[str, list[tuple]]:
+    """call id -> its diffs as (file name, oldText or None, newText, deleted flag or None)."""
+    return {
+        call_id: [
+            (Path(d["path"]).name, d.get("oldText"), d["newText"], d.get("deleted"))
+            for d in update["content"] if d["type"] == "diff"
+        ]
+        for call_id, update in final_updates(client, session_id).items()
+    }  # fmt: skip
+
+
+async def eventually(check: Callable[[], object], timeout: float = 10) -> None:
+    """Wait until ``check()`` is true: a notification may arrive just after a response."""
+    for _ in range(int(timeout / 0.02)):
+        if check():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("still false after the wait")
+
+
+def is_commands_update(frame: dict) -> bool:
+    return frame.get("method") == "session/update" and "availableCommands" in frame["params"]["update"]
+
+
+def position(client, predicate: Callable[[dict], bool]) -> int:
+    """Where the first frame matching ``predicate`` is among the frames received."""
+    return next(i for i, frame in enumerate(client.frames) if predicate(frame))
 
 
 async def test_a_prompt_edits_patches_with_a_move_and_deletes_a_directory(workspace, fake_llm, acp_agent):
@@ -105,6 +140,9 @@ async def test_a_prompt_edits_patches_with_a_move_and_deletes_a_directory(worksp
     async with acp_agent(workspace, fake_llm) as client:
         await client.connection.load_session(cwd=str(workspace), session_id=sid)
         replayed = client.updates(sid)
+        await eventually(lambda: client.updates(sid, "available_commands_update"))
+        load_response_at = position(client, lambda frame: "modes" in (frame.get("result") or {}))
+        assert position(client, is_commands_update) > load_response_at  # the replay precedes it, the commands follow
         assert replayed[0] == {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "tidy up"}}
         assert {u["toolCallId"]: u["kind"] for u in client.updates(sid, "tool_call")} == {
             cid: u["kind"] for cid, u in starts.items()
@@ -120,10 +158,13 @@ async def test_a_prompt_edits_patches_with_a_move_and_deletes_a_directory(worksp
         assert again["w1"]["status"] == "failed"
 
 
-async def test_cancel_while_a_permission_question_is_open(workspace, fake_llm, acp_agent):
+@pytest.mark.parametrize("answer", ["cancel", "cancel-silently"])
+async def test_cancel_while_a_permission_question_is_open(workspace, fake_llm, acp_agent, answer):
+    """The editor cancels the prompt, then answers the question as cancelled, or never
+    answers it: either way the turn ends as cancelled and nothing is deleted."""
     (workspace / "a.txt").write_text("a\n")
     fake_llm.reply(ToolCall("delete", json.dumps({"path": "a.txt"}), id="d1"))
-    async with acp_agent(workspace, fake_llm, ["cancel"]) as client:
+    async with acp_agent(workspace, fake_llm, [answer]) as client:
         sid = (await client.connection.new_session(cwd=str(workspace))).session_id
         response = await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text("rm a")), 60)
         assert response.stop_reason == "cancelled"
@@ -144,3 +185,139 @@ async def test_cancel_mid_stream_stops_the_turn(workspace, fake_llm, acp_agent):
         await client.connection.cancel(session_id=sid)
         response = await asyncio.wait_for(prompt, 30)
         assert response.stop_reason == "cancelled"
+
+
+async def test_session_answers_hold_for_the_session_and_the_mode_picks_the_agent(workspace, fake_llm, acp_agent):
+    """allow_always lets the same tool on the same file through without asking again,
+    reject_always refuses it without asking; workhorse offers no sub-agents (task).
+    The commands are announced once the editor knows the session, after its response."""
+    for call_id, path, content in [("w1", "b.txt", "b\n"), ("w2", "b.txt", "c\n"), ("w3", "c.txt", "c\n"), ("w4", "c.txt", "d\n")]:
+        fake_llm.reply(ToolCall("write", json.dumps({"filePath": path, "content": content}), id=call_id))
+    fake_llm.reply(Text("Done."))
+    async with acp_agent(workspace, fake_llm, ["allow_always", "reject_always"]) as client:
+        sid = (await client.connection.new_session(cwd=str(workspace))).session_id
+        await eventually(lambda: client.updates(sid, "available_commands_update"))
+        response_at = position(client, lambda frame: (frame.get("result") or {}).get("sessionId") == sid)
+        assert position(client, is_commands_update) > response_at
+        assert client.updates(sid, "available_commands_update")[0]["availableCommands"][0]["name"] == "changes"
+
+        await client.connection.set_session_mode(session_id=sid, mode_id="workhorse")
+        assert client.updates(sid, "current_mode_update") == [
+            {"sessionUpdate": "current_mode_update", "currentModeId": "workhorse"}
+        ]
+        response = await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text("write")), 60)
+
+        assert response.stop_reason == "end_turn"
+        assert [r["toolCall"]["toolCallId"] for r in client.permission_requests] == ["w1", "w3"]
+        statuses = {call_id: u["status"] for call_id, u in final_updates(client, sid).items()}
+        assert statuses == {"w1": "completed", "w2": "completed", "w3": "failed", "w4": "failed"}
+        assert (workspace / "b.txt").read_text() == "c\n" and not (workspace / "c.txt").exists()
+        offered = {tool["function"]["name"] for tool in fake_llm.requests[0]["tools"]}
+        assert "write" in offered and "task" not in offered
+
+
+async def test_a_question_the_editor_fails_to_answer_is_a_denial(workspace, fake_llm, acp_agent):
+    """An error instead of an answer must not leave the call waiting forever."""
+    fake_llm.reply(ToolCall("write", json.dumps({"filePath": "b.txt", "content": "b\n"}), id="w1"))
+    fake_llm.reply(Text("Understood."))
+    async with acp_agent(workspace, fake_llm, ["error"]) as client:
+        sid = (await client.connection.new_session(cwd=str(workspace))).session_id
+        response = await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text("write")), 60)
+
+        assert response.stop_reason == "end_turn"
+        assert final_updates(client, sid)["w1"]["status"] == "failed"
+        assert not (workspace / "b.txt").exists()
+        assert "could not answer" in fake_llm.requests[1]["messages"][-1]["content"]
+
+
+MOVE = """*** Begin Patch
+*** Update File: a.txt
+*** Move to: b.txt
+@@
+-a
++b
+*** End Patch"""
+
+
+async def test_new_files_have_no_old_text_and_each_change_replays_with_its_own_call(workspace, fake_llm, acp_agent):
+    """ACP's diff for a new file has no oldText (an emptied file has ""). On session/load,
+    a dry run claims no version and a move's source is not counted twice, so the later
+    calls that touch those paths keep their own diffs."""
+    (workspace / "a.txt").write_text("a\n")
+    fake_llm.reply(ToolCall("view", json.dumps({"filePath": "a.txt"}), id="v1"))
+    fake_llm.reply(ToolCall("patch", json.dumps({"patch": MOVE}), id="p1"))
+    dry = "*** Begin Patch\n*** Add File: c.txt\n+dry\n*** End Patch"
+    fake_llm.reply(ToolCall("patch", json.dumps({"patch": dry, "dry_run": True}), id="p2"))
+    fake_llm.reply(ToolCall("write", json.dumps({"filePath": "a.txt", "content": "again\n"}), id="w1"))
+    fake_llm.reply(ToolCall("write", json.dumps({"filePath": "c.txt", "content": "real\n"}), id="w2"))
+    fake_llm.reply(ToolCall("edit", json.dumps({"filePath": "d.txt", "oldString": "", "newString": "d\n"}), id="e1"))
+    fake_llm.reply(ToolCall("write", json.dumps({"filePath": "d.txt", "content": ""}), id="w3"))
+    fake_llm.reply(Text("Done."))
+    expected = {
+        "v1": [],
+        "p1": [("a.txt", "a\n", "", True), ("b.txt", None, "b\n", None)],
+        "p2": [],
+        "w1": [("a.txt", None, "again\n", None)],
+        "w2": [("c.txt", None, "real\n", None)],
+        "e1": [("d.txt", None, "d\n", None)],
+        "w3": [("d.txt", "d\n", "", None)],
+    }
+    async with acp_agent(workspace, fake_llm, ["allow_once"] * 6) as client:
+        sid = (await client.connection.new_session(cwd=str(workspace))).session_id
+        response = await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text("go")), 60)
+        assert response.stop_reason == "end_turn"
+        assert diffs_by_call(client, sid) == expected
+    async with acp_agent(workspace, fake_llm) as client:
+        await client.connection.load_session(cwd=str(workspace), session_id=sid)
+        assert diffs_by_call(client, sid) == expected
+
+
+async def test_stop_reasons_for_a_refusal_and_the_step_limit(workspace, fake_llm, acp_agent, tmp_path):
+    """Also: 51 model calls leave no log line on stderr (the acp_agent fixture keeps it)."""
+    fake_llm.reply(Text("I can't help with that."), finish_reason="content_filter")
+    for step in range(DEFAULT_MAX_STEPS):
+        fake_llm.reply(ToolCall("ls", "{}", id=f"l{step}"))
+    async with acp_agent(workspace, fake_llm) as client:
+        sid = (await client.connection.new_session(cwd=str(workspace))).session_id
+        refused = await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text("bad")), 60)
+        looped = await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text("loop")), 120)
+
+    assert refused.stop_reason == "refusal"
+    assert looped.stop_reason == "max_turn_requests"
+    assert fake_llm.pending == 0
+    assert "LiteLLM" not in (tmp_path / "acp-stderr.txt").read_text()
+
+
+def test_a_missing_workspace_is_refused_before_serving(tmp_path: Path):
+    missing = tmp_path / "missing"
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "acp", "-C", str(missing)],
+        cwd=REPO, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2 and done.stdout == ""
+    assert "not a directory" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert not missing.exists()
+
+
+async def test_a_read_outside_the_workspace_asks_about_its_own_call(workspace, fake_llm, acp_agent):
+    """Two views run together; the one outside the workspace asks (as external_directory):
+    the question names that view's call, with its kind, not a call the editor never saw."""
+    (workspace / "a.txt").write_text("inside\n")
+    outside = workspace.parent / "outside.txt"
+    outside.write_text("outside\n")
+    fake_llm.reply(
+        ToolCall("view", json.dumps({"filePath": "a.txt"}), id="v1"),
+        ToolCall("view", json.dumps({"filePath": str(outside)}), id="v2"),
+    )
+    fake_llm.reply(Text("Read both."))
+    async with acp_agent(workspace, fake_llm, ["allow_once"]) as client:
+        sid = (await client.connection.new_session(cwd=str(workspace))).session_id
+        response = await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text("read")), 60)
+
+        assert response.stop_reason == "end_turn"
+        [asked] = client.permission_requests
+        assert (asked["toolCall"]["toolCallId"], asked["toolCall"]["kind"]) == ("v2", "read")
+        assert str(outside) in asked["toolCall"]["title"]
+        done = final_updates(client, sid)
+        assert done["v2"]["status"] == "completed" and "outside" in done["v2"]["content"][0]["content"]["text"]
+        assert {"toolCallId": "v2", "status": "in_progress", "sessionUpdate": "tool_call_update"} in client.updates(sid)
