@@ -8,8 +8,9 @@ import asyncio
 import gc
 import importlib
 import json
+import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -19,8 +20,10 @@ from app.errors import OpencodeError, ToolError
 
 if TYPE_CHECKING:
     from app.runtime import Runtime
+    from app.tools.base import ToolResult
 
 TOOL_OK, TOOL_FAILED, USAGE = 0, 1, 2
+TERMINATED = 128 + signal.SIGTERM
 
 _PYDANTIC_PLUGIN_LOADER = "pydantic.plugin._loader"
 
@@ -35,6 +38,10 @@ def _emit(payload: dict[str, Any]) -> None:
 
 def _read_arguments(raw: str | None) -> dict[str, Any]:
     text = sys.stdin.read() if raw == "-" else (raw or "{}")
+    if raw == "-" and not text.strip():
+        raise UsageError(
+            "standard input held no tool arguments: pipe one JSON object, e.g. '{\"filePath\": \"README.md\"}'"
+        )
     try:
         value = json.loads(text)
     except json.JSONDecodeError as err:
@@ -75,6 +82,18 @@ def _build_runtime(root: Path, policy: str) -> Runtime:
     return Runtime.build(root, policy=policy)
 
 
+async def _cancelled_on_sigterm(call: Awaitable[ToolResult]) -> ToolResult:
+    """SIGTERM (a supervisor, `timeout`, a closing terminal's shell) cancels the call as
+    ^C does, so the bash tool kills its process group instead of leaving it running."""
+    task = asyncio.ensure_future(call)
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        return await task
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
+
+
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """No cyclic garbage collection during the one call: its passes would walk the line
@@ -89,10 +108,9 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _session(runtime: Runtime, session_id: str | None) -> str:
-    if session_id is None:
-        return runtime.store.sessions.create(title="opencode tool").id
-    if runtime.store.sessions.get(session_id) is None:
+def _session(runtime: Runtime, session_id: str | None) -> str | None:
+    """The --session id once checked (an unknown one is a usage error); None without it."""
+    if session_id is not None and runtime.store.sessions.get(session_id) is None:
         raise UsageError(f"no session {session_id} in this workspace: omit --session to start a new one")
     return session_id
 
@@ -108,13 +126,17 @@ def run_tool(root: Path, name: str, raw_arguments: str | None, *, yes: bool, ses
         session = _session(runtime, session_id)
         try:
             params = tool.parse(arguments)
-        except ToolError as err:
+        except ToolError as err:  # a usage error: nothing ran, so no new session is left behind
             _emit({"ok": False, "output": str(err), "metadata": {}, "session_id": session})
             return USAGE
+        session = session or runtime.store.sessions.create(title="opencode tool").id
         try:
             with _collector_paused():
-                result = asyncio.run(tool.run(params, runtime.context(session)))
-        except ToolError as err:
+                result = asyncio.run(_cancelled_on_sigterm(tool.run(params, runtime.context(session))))
+        except asyncio.CancelledError:
+            print("opencode: terminated", file=sys.stderr)
+            return TERMINATED
+        except OpencodeError as err:  # the tool's error, or the store's while it ran: never a usage error
             _emit({"ok": False, "output": str(err), "metadata": {}, "session_id": session})
             return TOOL_FAILED
         _emit({"ok": True, "output": result.output, "metadata": result.metadata, "session_id": session})

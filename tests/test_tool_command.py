@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -72,19 +73,48 @@ def test_a_failing_edit_exits_1_and_changes_nothing(project: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("arguments", "expected"),
-    [('{"filePath": ', "not valid JSON"), ('["src/app.py"]', "one JSON object")],
+    ("args", "stdin", "expected"),
+    [
+        (("view", '{"filePath": '), None, "not valid JSON"),
+        (("view", '["src/app.py"]'), None, "one JSON object"),
+        (("nosuch", "{}"), None, "unknown tool 'nosuch'"),
+        (("view", "-"), "", "standard input held no tool arguments"),
+        (("view", '{"filePath": "src/app.py"}', "--session", "nope"), None, "no session nope"),
+    ],
 )
-def test_bad_json_is_a_usage_error(project: Path, arguments: str, expected: str) -> None:
-    done = opencode(project, "tool", "view", arguments)
-    assert done.returncode == 2
+def test_usage_errors_exit_2_with_one_line_and_leave_no_session(
+    project: Path, args: tuple[str, ...], stdin: str | None, expected: str
+) -> None:
+    done = opencode(project, "tool", *args, stdin=stdin)
+    assert done.returncode == 2 and done.stdout == ""
     assert expected in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert "no session in this workspace yet" in opencode(project, "changes", "--last").stderr
 
 
 def test_unknown_parameters_are_a_usage_error(project: Path) -> None:
     code, failed = tool(project, "view", {"filePath": "src/app.py", "lines": 3})
     assert code == 2
     assert failed["ok"] is False and "lines" in failed["output"]
+    assert failed["session_id"] is None  # nothing ran: no session was made for it
+    assert "no session in this workspace yet" in opencode(project, "changes", "--last").stderr
+
+
+def test_a_store_failure_while_the_tool_runs_is_a_tool_error(project: Path) -> None:
+    """Another process holding the database makes the edit fail (after the store's 5 s
+    wait): exit 1 with the JSON answer, not a usage error, and the file is untouched."""
+    code, viewed = tool(project, "view", {"filePath": "src/app.py"})
+    assert code == 0
+    holder = sqlite3.connect(project / ".opencode" / "opencode.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        edit = {"filePath": "src/app.py", "oldString": "return 1", "newString": "return 2"}
+        code, failed = tool(project, "edit", edit, "--session", viewed["session_id"], "--yes")
+    finally:
+        holder.close()
+    assert code == 1
+    assert failed["ok"] is False and "database is locked" in failed["output"]
+    assert failed["session_id"] == viewed["session_id"]
+    assert (project / "src" / "app.py").read_text() == "def main():\n    return 1\n"
 
 
 def test_arguments_can_come_on_stdin(project: Path) -> None:

@@ -177,9 +177,10 @@ async def test_cancelling_the_call_kills_the_whole_process_group(bash, ctx, work
     assert not is_running(child)
 
 
-async def test_interrupting_opencode_tool_kills_grandchildren_and_exits_quietly(workspace, tmp_path):
-    """^C on `opencode tool bash` (a real process): the shell, its child and the child's own
-    child die, and nothing but the interruption is reported."""
+@pytest.mark.parametrize(("stop", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+async def test_interrupting_opencode_tool_kills_grandchildren_and_exits_quietly(workspace, tmp_path, stop, exit_code):
+    """^C or SIGTERM on `opencode tool bash` (a real process): the shell, its child and the
+    child's own child die, and nothing but the interruption is reported."""
     command = 'echo $$ > shell.pid; bash -c "sleep 300 & echo \\$! > grandchild.pid; wait" & wait'
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE_")} | {"HOME": str(tmp_path)}
     process = subprocess.Popen(
@@ -192,9 +193,9 @@ async def test_interrupting_opencode_tool_kills_grandchildren_and_exits_quietly(
     try:
         assert await eventually(lambda: grandchild_file.exists() and grandchild_file.read_text().strip() != "", 30)
         group, grandchild = int((workspace / "shell.pid").read_text()), int(grandchild_file.read_text())
-        process.send_signal(signal.SIGINT)
+        process.send_signal(stop)
         stderr = await asyncio.to_thread(process.stderr.read)
-        await asyncio.to_thread(process.wait, 30)
+        assert await asyncio.to_thread(process.wait, 30) == exit_code
     finally:
         process.kill()
     assert await eventually(lambda: live_members(group) == [])
