@@ -3,8 +3,10 @@ and typing times while a reply streams.
 
 Start-up (tmux, 120x40, an empty workspace, a scratch HOME): "first frame" is the first
 non-blank screen, "ready to type" is when keys typed at the first frame show in the
-prompt, "idle memory" is the resident size of the process tree IDLE_SECONDS later
-(litellm imported by then: a provider key is set, so the model is a real one). OpenCode (npm `opencode-ai`, expected installed in
+prompt, "idle memory" is the resident size of the process tree at least IDLE_SECONDS
+later, once it has stopped growing (a provider key is set, so the model is a real one
+and litellm's background import must be over: on a busy machine it can take longer).
+No prompt is sent. OpenCode (npm `opencode-ai`, expected installed in
 /tmp/opencode-bench, never in the repo) is measured the same way when present.
 
 Streaming (in-process, headless, once litellm's background import is done, as for a real
@@ -13,7 +15,7 @@ token until the chat has drawn the last, we record the interval between frames w
 to the terminal driver, the longest stall of the event loop, and how long a typed key
 takes to reach the prompt meanwhile.
 
-    .venv/bin/python bench/bench_tui.py [--no-peer] [--startup-only] [--runs=N]
+    .venv/bin/python bench/bench_tui.py [--no-peer] [--startup-only] [--runs N]
 
 --no-peer skips OpenCode, --startup-only skips streaming, --runs sets the start-up runs
 (default 3; on a noisy machine more runs give a steadier median).
@@ -47,7 +49,11 @@ BARE_APP = (
 )
 GOAL_READY_MS = 350
 IDLE_SECONDS = 6.0
-"""How long after "ready" memory is read: litellm's background import is done by then."""
+"""How long after "ready" memory is read at the earliest (then again until it is steady)."""
+STEADY_SECONDS = 2.0
+STEADY_MB = 1.0
+"""Memory is steady when readings STEADY_SECONDS apart differ by less than STEADY_MB."""
+SETTLE_TIMEOUT = 30.0
 GOAL_IDLE_MB = 250
 STREAM_REPLIES = {"a typical reply": 800, "a long reply": 4000}
 """Words per streamed reply: paragraphs, lists and code blocks in turn."""
@@ -62,6 +68,8 @@ class Startup:
     first_frame_ms: float
     ready_ms: float
     idle_mb: float
+    idle_read_s: float
+    """When memory was read, in seconds after "ready"."""
 
 
 TMUX_SOCKET = Path(tempfile.gettempdir()) / f"bench-tui-{os.getpid()}.tmux"
@@ -71,6 +79,21 @@ default server (and a measured start with it)."""
 
 def tmux(*args: str) -> str:
     return subprocess.run(["tmux", "-S", str(TMUX_SOCKET), *args], capture_output=True, text=True, check=False).stdout
+
+
+def steady_rss_mb(root_pid: int, at_least: float) -> tuple[float, float]:
+    """(resident MB of the process tree, seconds waited): read ``at_least`` seconds on,
+    then every half second until it is steady (see STEADY_SECONDS), SETTLE_TIMEOUT at most."""
+    started = time.perf_counter()
+    time.sleep(at_least)
+    readings = [process_tree_rss_mb(root_pid)]
+    window = int(STEADY_SECONDS / 0.5)
+    while time.perf_counter() - started < SETTLE_TIMEOUT:
+        if len(readings) > window and abs(readings[-1] - readings[-1 - window]) < STEADY_MB:
+            break
+        time.sleep(0.5)
+        readings.append(process_tree_rss_mb(root_pid))
+    return readings[-1], time.perf_counter() - started
 
 
 def process_tree_rss_mb(root_pid: int) -> float:
@@ -145,11 +168,17 @@ def watch_start(name: str, command: list[str], cwd: Path, env: dict[str, str], *
             last = [line for line in screen.splitlines() if line.strip()][-3:]
             print(f"  ({name}: the typed keys never showed; its last lines: {last})")
             return None
-        time.sleep(idle)
         pane_pid = tmux("display-message", "-p", "-t", session, "#{pane_pid}").strip()
         if not pane_pid:
             raise SessionVanished
-        return Startup((first - started) * 1000, (typed - started) * 1000, process_tree_rss_mb(int(pane_pid)))
+        if idle >= IDLE_SECONDS:
+            idle_mb, waited = steady_rss_mb(int(pane_pid), idle)
+        else:
+            time.sleep(idle)
+            idle_mb, waited = process_tree_rss_mb(int(pane_pid)), idle
+        if session not in tmux("list-sessions", "-F", "#{session_name}").split():
+            raise SessionVanished
+        return Startup((first - started) * 1000, (typed - started) * 1000, idle_mb, waited)
     finally:
         tmux("kill-session", "-t", session)
 
@@ -230,10 +259,12 @@ def report_overhead(bare: list[Startup], ours: list[Startup]) -> None:
 
 
 def startup_runs(argv: list[str]) -> int:
-    """``--runs=N`` from the command line, else 3."""
-    for arg in argv:
+    """``--runs N`` (or ``--runs=N``) from the command line, else 3."""
+    for index, arg in enumerate(argv):
         if arg.startswith("--runs="):
             return int(arg.removeprefix("--runs="))
+        if arg == "--runs" and index + 1 < len(argv):
+            return int(argv[index + 1])
     return 3
 
 
@@ -241,11 +272,12 @@ def report(name: str, results: list[Startup], memory_of: list[Startup]) -> None:
     first = statistics.median(r.first_frame_ms for r in results)
     ready = statistics.median(r.ready_ms for r in results)
     idle = statistics.median(r.idle_mb for r in memory_of)
+    read_after = statistics.median(r.idle_read_s for r in memory_of)
     runs = f"median of {len(results)}" if len(results) > 1 else "1 run"
     print(f"{name}:")
     print(f"  first frame: {first:.0f} ms ({runs})")
     print(f"  ready to type: {ready:.0f} ms (target <= {GOAL_READY_MS} ms)")
-    print(f"  idle memory: {idle:.0f} MB (target < {GOAL_IDLE_MB} MB)")
+    print(f"  idle memory: {idle:.0f} MB, read {read_after:.1f} s after ready (target < {GOAL_IDLE_MB} MB)")
 
 
 # -- streaming -----------------------------------------------------------------------------
@@ -294,7 +326,8 @@ async def streaming_figures(words: int) -> None:
         workspace = Path(scratch)
         runtime = Runtime.build(workspace, config=Config(), policy="headless-yes")
         session = runtime.store.sessions.create(title="titled, so no title request")
-        app = OpencodeApp(workspace, runtime=runtime, model="paced/model", env={},
+        # pause_gc as run_tui sets it: the collector is managed as in a real start.
+        app = OpencodeApp(workspace, runtime=runtime, model="paced/model", env={}, pause_gc=True,
                           user_themes=Path("/nonexistent"), providers=lambda model: provider)
         async with app.run_test(size=SIZE) as pilot:
             await app.open_session(session.id)

@@ -31,9 +31,13 @@ DEFAULT_CONTEXT_WINDOW = 128_000
 FIRST_REQUEST_MODULES = (
     "openai.resources",
     "litellm.proxy._types",
-    "litellm.litellm_core_utils.default_encoding",
     "litellm._service_logger",
 )
+# litellm prices every streamed request by counting its prompt with tiktoken's cl100k
+# encoding: about 40 MB resident and 0.2 s to load. It is loaded (in a thread) when the
+# first request is about to go, not with litellm, so an app left open unused does not
+# hold it; that first request starts that much later, the event loop never waits.
+REQUEST_TOKENIZER_MODULES = ("litellm.litellm_core_utils.default_encoding",)
 # Retry-After is honoured up to this many base delays (60 s with the default 1 s base).
 MAX_DELAY_FACTOR = 60
 
@@ -115,13 +119,15 @@ class ProviderError(OpencodeError):
 
 
 class _LitellmLoader:
-    """Imports litellm once, in a daemon thread, and hands the module to whoever waits."""
+    """Imports litellm once, in a daemon thread, and hands the module to whoever waits;
+    the tokenizer a request needs is loaded on the first wait for a request."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._module: ModuleType | None = None
         self._error: BaseException | None = None
+        self._tokenizer_loaded = False
 
     def start(self) -> None:
         with self._lock:
@@ -138,9 +144,7 @@ class _LitellmLoader:
             self._error = exc
             return
         litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on errors
-        for name in FIRST_REQUEST_MODULES:
-            with contextlib.suppress(ImportError):
-                importlib.import_module(name)
+        _import_available(FIRST_REQUEST_MODULES)
         self._module = litellm
 
     def _result(self) -> ModuleType:
@@ -150,18 +154,32 @@ class _LitellmLoader:
             )
         return self._module
 
-    async def get(self) -> ModuleType:
+    async def imported(self) -> ModuleType:
         self.start()
         if self._module is None:
             assert self._thread is not None
             await asyncio.to_thread(self._thread.join)
         return self._result()
 
+    async def ready_for_request(self) -> ModuleType:
+        litellm = await self.imported()
+        if not self._tokenizer_loaded:
+            await asyncio.to_thread(_import_available, REQUEST_TOKENIZER_MODULES)
+            self._tokenizer_loaded = True
+        return litellm
+
     def get_blocking(self) -> ModuleType:
         self.start()
         assert self._thread is not None
         self._thread.join()
         return self._result()
+
+
+def _import_available(names: tuple[str, ...]) -> None:
+    """Import what this litellm version has of ``names`` (a renamed module is skipped)."""
+    for name in names:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
 
 
 _loader = _LitellmLoader()
@@ -173,9 +191,16 @@ def start_background_import() -> None:
     _loader.start()
 
 
+async def litellm_imported() -> ModuleType:
+    """The litellm module once the background import is done (started if it was not),
+    without loading what a request adds: for a front-end that acts after the import."""
+    return await _loader.imported()
+
+
 async def ensure_litellm() -> ModuleType:
-    """The litellm module, waiting (without blocking the event loop) for the import."""
-    return await _loader.get()
+    """The litellm module ready for a request (its tokenizer loaded), waiting without
+    blocking the event loop."""
+    return await _loader.ready_for_request()
 
 
 # -- model facts --------------------------------------------------------------------------

@@ -1,20 +1,45 @@
-"""SQLite persistence: sessions, messages and file history, publishing on the bus."""
+"""SQLite persistence: sessions, messages and file history, publishing on the bus.
 
-from app.store.db import Database
-from app.store.errors import InvalidRecordError, RecordNotFoundError, StoreError
-from app.store.events import (
-    FileVersionCreated,
-    MessageCreated,
-    MessageUpdated,
-    SessionCreated,
-    SessionDeleted,
-    SessionUpdated,
-)
-from app.store.history import HistoryService
-from app.store.messages import MessageStore
-from app.store.models import FileChange, FileVersion, Message, Role, Session
-from app.store.sessions import SessionStore
-from app.store.store import Store, open_store
+The names below are imported on first use (PEP 562), so importing one submodule, such
+as ``app.store.events`` for the event classes, does not load the database code too.
+``from app.store import X`` works as with eager imports.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from app.store.db import Database
+    from app.store.errors import InvalidRecordError, RecordNotFoundError, StoreError
+    from app.store.events import (
+        FileVersionCreated,
+        MessageCreated,
+        MessageUpdated,
+        SessionCreated,
+        SessionDeleted,
+        SessionUpdated,
+    )
+    from app.store.history import HistoryService
+    from app.store.messages import MessageStore
+    from app.store.models import FileChange, FileVersion, Message, Role, Session
+    from app.store.sessions import SessionStore
+    from app.store.store import Store, open_store
+
+_HOMES = {
+    "app.store.db": ("Database",),
+    "app.store.errors": ("InvalidRecordError", "RecordNotFoundError", "StoreError"),
+    "app.store.events": (
+        "FileVersionCreated", "MessageCreated", "MessageUpdated", "SessionCreated", "SessionDeleted", "SessionUpdated",
+    ),
+    "app.store.history": ("HistoryService",),
+    "app.store.messages": ("MessageStore",),
+    "app.store.models": ("FileChange", "FileVersion", "Message", "Role", "Session"),
+    "app.store.sessions": ("SessionStore",),
+    "app.store.store": ("Store", "open_store"),
+}
+_HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
 __all__ = [
     "Database",
@@ -38,3 +63,17 @@ __all__ = [
     "StoreError",
     "open_store",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import the submodule that defines ``name`` and keep the name here for next time."""
+    module = _HOME_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -32,7 +32,14 @@ from textual.widgets import Input, TextArea
 
 from app.errors import OpencodeError
 from app.tui.screens.commands import AppCommands, PaletteCommand
-from app.tui.themes import apply_theme, available_themes, register_themes, theme_variable_defaults
+from app.tui.themes import (
+    apply_theme,
+    available_themes,
+    project_theme,
+    register_themes,
+    theme_variable_defaults,
+)
+from app.tui.widgets import full_collections
 from app.tui.widgets.chat_log import ChatLog
 from app.tui.widgets.prompt_input import PromptInput
 from app.tui.widgets.sidebar import FilesSidebar
@@ -89,7 +96,8 @@ class OpencodeApp(App[None]):
         """``providers`` maps a model to what streams it (default: scripted or litellm);
         benchmarks pass their own. ``pause_gc`` (run_tui's choice, not the tests'): the
         cyclic collector stays off until start-up is done, which makes many objects and
-        little garbage, so collections would only slow the first frame."""
+        little garbage, so collections would only slow the first frame; likewise full
+        passes wait for litellm's import (see ``_settle_litellm``)."""
         if pause_gc:
             gc.disable()
         super().__init__()
@@ -107,9 +115,18 @@ class OpencodeApp(App[None]):
         self._waiting_prompt: str | None = None
         self._quit_pressed_at = -QUIT_WINDOW
         self._gc_paused = pause_gc
+        self._litellm_unsettled = pause_gc
         self._user_themes = user_themes
-        register_themes(self, user_themes, only=DEFAULT_THEME)  # its warnings come again with the rest
-        apply_theme(self, DEFAULT_THEME)
+        self._first_theme(project_theme(self.root) or DEFAULT_THEME)
+
+    def _first_theme(self, name: str) -> None:
+        """The theme of the first frame: the one saved in the project's config, read
+        before the config package is, else the default. Only its file is loaded now (its
+        warnings come again when every theme is)."""
+        register_themes(self, self._user_themes, only=name)
+        if not apply_theme(self, name):
+            register_themes(self, self._user_themes, only=DEFAULT_THEME)
+            apply_theme(self, DEFAULT_THEME)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return theme_variable_defaults()
@@ -190,7 +207,8 @@ class OpencodeApp(App[None]):
         self.runtime = runtime
         self.keybindings = dict(runtime.config.tui.keybindings)
         self.set_keymap(self.keybindings)
-        if runtime.config.tui.theme != DEFAULT_THEME and not apply_theme(self, runtime.config.tui.theme):
+        if not apply_theme(self, runtime.config.tui.theme):  # mostly already the theme of the first frame
+            apply_theme(self, DEFAULT_THEME)
             self.notify(
                 f"Unknown theme {runtime.config.tui.theme!r} in tui.theme: using {DEFAULT_THEME}", severity="warning"
             )
@@ -361,6 +379,24 @@ class OpencodeApp(App[None]):
             self.status.model_label = model_label(model)
             if not is_scripted(model):
                 start_background_import()
+                if self._litellm_unsettled:
+                    self._litellm_unsettled = False
+                    self._settle_litellm()
+
+    @work(group="litellm", exit_on_error=False)
+    async def _settle_litellm(self) -> None:
+        """litellm's import makes some 400,000 objects that live as long as the app. A full
+        collection scans them all (about 200 ms here, the screen and keys frozen meanwhile)
+        and the import would set off several: none runs until it is done, and then its
+        objects are frozen (gc.freeze), so later full passes skip them."""
+        from app.llm.provider import litellm_imported
+
+        full_collections.hold()
+        try:
+            await litellm_imported()
+        finally:
+            gc.freeze()
+            full_collections.release()
 
     def use_theme(self, name: str) -> None:
         if apply_theme(self, name):

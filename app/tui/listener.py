@@ -3,11 +3,12 @@ notices and the session on screen follow them.
 
 Imported with the runtime, in the start-up thread, not by ``app.tui.app``: the event
 classes pull in the store and workspace packages, which the first (empty) frame does
-not need.
+not need. For the same reason the chat widget knows no events: they are matched here.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from app.bus import Event
@@ -26,13 +27,13 @@ from app.llm.events import (
 from app.lsp.events import LspStatusChanged
 from app.mcp.events import McpStatusChanged
 from app.store.events import MessageCreated, MessageUpdated, SessionDeleted, SessionUpdated
-from app.tui.widgets.chat_log import coalesce_deltas, event_session
 from app.tui.widgets.status_bar import ServiceState
 from app.workspace.events import FileChangedOnDisk
 
 if TYPE_CHECKING:
     from app.runtime import Runtime
     from app.tui.app import OpencodeApp
+    from app.tui.widgets.chat_log import ChatLog
 
 CHAT_EVENTS: tuple[type[Event], ...] = (
     TextDelta,
@@ -73,8 +74,32 @@ async def listen(app: OpencodeApp, runtime: Runtime) -> None:
                     app.log.error(f"drawing {type(event).__name__} failed: {err!r}")
 
 
+def event_session(event: Event) -> str | None:
+    """The session an event belongs to, for the events the chat draws."""
+    if isinstance(event, MessageCreated | MessageUpdated):
+        return event.message.session_id
+    return getattr(event, "session_id", None)
+
+
+def coalesce_deltas(events: list[Event]) -> list[Event]:
+    """Merge runs of text (or reasoning) deltas of one message into one delta: a listener
+    that fell behind a fast model draws the backlog at once instead of token by token."""
+    merged: list[Event] = []
+    for event in events:
+        last = merged[-1] if merged else None
+        if (
+            isinstance(event, TextDelta | ReasoningDelta)
+            and type(last) is type(event)
+            and (last.session_id, last.message_id) == (event.session_id, event.message_id)  # type: ignore[union-attr]
+        ):
+            merged[-1] = replace(last, text=last.text + event.text)  # type: ignore[type-var]
+        else:
+            merged.append(event)
+    return merged
+
+
 async def show_event(app: OpencodeApp, event: Event) -> None:
-    await app.chat.apply(event)
+    await draw_in_chat(app.chat, event)
     status = app.status
     ours = event_session(event) == app.session_id
     match event:
@@ -102,3 +127,31 @@ async def show_event(app: OpencodeApp, event: Event) -> None:
             app.notify(f"The model call failed ({event.reason}); trying again in {event.delay:.0f} s")
         case _ if ours and isinstance(event, PROGRESS_EVENTS):
             status.pulse()
+
+
+async def draw_in_chat(chat: ChatLog, event: Event) -> None:
+    """Draw one event in the chat; events of other sessions are ignored."""
+    if chat.session_id is None or event_session(event) != chat.session_id:
+        return
+    match event:
+        case TextDelta(message_id=mid, text=text):
+            await chat.append_text(mid, text)
+        case ReasoningDelta(message_id=mid, text=text):
+            await chat.append_reasoning(mid, text)
+        case ToolCallStarted(message_id=mid, call_id=call_id, tool=tool, arguments=arguments):
+            await chat.add_tool_call(mid, call_id, tool, arguments)
+        case ToolCallFinished(call_id=call_id, output=output, metadata=metadata, error=error):
+            await chat.finish_call(call_id, (output, metadata, error))
+        case MessageCreated(message=message):
+            await chat.draw_message(message, finished=False)
+        case MessageUpdated(message=message):
+            await chat.draw_message(message, finished=message.finished_at is not None)
+        case TurnFinished():
+            chat.end_streams()
+        case TurnFailed(error=error):
+            chat.end_streams()
+            await chat.add_notice(error, "error")
+        case TurnCancelled():
+            chat.end_streams()
+            await chat.cancel_running_calls()
+            await chat.add_notice("Cancelled.", "warning")

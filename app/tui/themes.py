@@ -29,6 +29,8 @@ from app.errors import ConfigError
 
 THEMES_DIR = Path(__file__).resolve().parents[2] / "themes"
 DEFAULT_THEME = "opencode"
+PROJECT_CONFIG = ".opencode.json"
+"""Where the theme picker saves ``tui.theme`` (app.config's project file)."""
 
 REQUIRED_KEYS = (
     "primary", "secondary", "accent", "text", "textMuted", "background", "backgroundPanel",
@@ -195,12 +197,31 @@ def theme_variable_defaults() -> dict[str, str]:
 def register_themes(app: App, user_dir: Path | None = None, *, only: str | None = None) -> list[str]:
     """Register the shipped themes and the user's (theirs win on a name clash); returns
     the warnings for broken files, for the app to notify. ``only`` registers just the
-    file of that name: what a first frame needs, at a sixth of the cost."""
+    theme of that name (its file, and for ``name-light`` the file ``name`` too, which
+    holds it): what a first frame needs, at a sixth of the cost."""
     folders = (THEMES_DIR, user_dir if user_dir is not None else user_themes_dir())
-    load = load_themes(*folders, pattern=f"{only}.json" if only else "*.json")
-    for theme in load.themes.values():
-        app.register_theme(theme)
-    return load.warnings
+    stems = dict.fromkeys((only.removesuffix("-light"), only)) if only else ("*",)
+    warnings = []
+    for stem in stems:
+        load = load_themes(*folders, pattern=f"{stem}.json")
+        for theme in load.themes.values():
+            app.register_theme(theme)
+        warnings += load.warnings
+    return warnings
+
+
+def project_theme(root: Path) -> str | None:
+    """``tui.theme`` from the project's config file, read without the config package (and
+    pydantic), so the first frame already has the theme the user picked. Anything odd
+    gives None: the full configuration, loaded with the runtime, reports the problem and
+    has the last word (the global file and OPENCODE_* variables included)."""
+    try:
+        document = json.loads((root / PROJECT_CONFIG).read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # missing, unreadable, not UTF-8, not JSON
+        return None
+    tui = document.get("tui") if isinstance(document, dict) else None
+    theme = tui.get("theme") if isinstance(tui, dict) else None
+    return theme if isinstance(theme, str) and _NAME.match(theme) else None
 
 
 def available_themes(app: App) -> list[str]:

@@ -1,23 +1,32 @@
 """The start of a real launch: the app builds its own runtime in a thread after the first
 frame. Holding that build open (the real one runs once released) shows what the user
-sees and can do meanwhile: the ready layout, typing, and a prompt sent when ready."""
+sees and can do meanwhile: the ready layout, the saved theme, typing, and a prompt sent
+when ready. Then what start-up leaves out: the core packages on the way to the first
+frame, full collections during litellm's import, litellm's tokenizer until a request."""
 
 from __future__ import annotations
 
 import gc
+import json
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
+from importlib import import_module
 from pathlib import Path
 
 import pytest
 from textual import events
 from textual.geometry import Region
 
+import app.store
 from app.runtime import Runtime
 from app.tui.app import OpencodeApp
 from app.tui.themes import available_themes
 from app.tui.widgets.message_user import UserMessage
 from tests.tui.conftest import NO_USER_THEMES, wait_until
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 SHIPPED = {"opencode", "opencode-light", "tokyonight", "catppuccin", "dracula", "gruvbox", "one-light"}
 
@@ -101,3 +110,99 @@ async def test_a_start_that_pauses_the_collector_turns_it_back_on_once_ready(wor
     finally:
         gc.enable()
         gc.unfreeze()
+
+
+@pytest.mark.parametrize("theme", ["dracula", "tokyonight-light"])
+async def test_the_theme_saved_in_the_project_is_already_on_the_first_frame(workspace, held_start, theme):
+    (workspace / ".opencode.json").write_text(json.dumps({"tui": {"theme": theme}}), encoding="utf-8")
+    app = launch(workspace)
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        assert app.runtime is None and app.theme == theme
+        held_start.set()
+        await wait_until(pilot, lambda: app.runtime is not None and app.sidebar.runtime is app.runtime)
+        assert app.theme == theme
+
+
+async def test_an_unknown_saved_theme_starts_on_the_default_and_is_reported_once_ready(workspace, held_start):
+    (workspace / ".opencode.json").write_text('{"tui": {"theme": "no-such-theme"}}', encoding="utf-8")
+    app = launch(workspace)
+    async with app.run_test(notifications=True) as pilot:
+        await pilot.pause()
+        assert app.theme == "opencode"
+        held_start.set()
+        await wait_until(pilot, lambda: any("no-such-theme" in str(t.render()) for t in app.screen.query("Toast")))
+        assert app.theme == "opencode"
+
+
+def run_python(script: str, *args: str) -> list[str]:
+    """The lines a fresh interpreter prints for ``script`` (nothing imported before it)."""
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+        env={"LITELLM_LOCAL_MODEL_COST_MAP": "True", "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_the_first_frame_imports_neither_the_store_nor_the_agent_packages():
+    script = (
+        "import sys, app.tui.app\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('app.store', 'app.llm', 'app.bus', 'app.runtime'))))\n"
+        "import app.store.events\n"
+        "print('app.store.db' in sys.modules, 'app.store.history' in sys.modules)"
+    )
+    assert run_python(script) == ["[]", "False False"]
+
+
+def test_the_store_package_still_hands_out_every_name_it_lists():
+    for name in app.store.__all__:
+        home = next(module for module, names in app.store._HOMES.items() if name in names)
+        assert getattr(app.store, name) is getattr(import_module(home), name)
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        app.store.Nothing  # noqa: B018 - the attribute access is the test
+
+
+def test_litellms_tokenizer_is_loaded_for_the_first_request_not_with_litellm():
+    script = (
+        "import asyncio, sys\n"
+        "from app.llm.provider import REQUEST_TOKENIZER_MODULES, ensure_litellm, litellm_imported\n"
+        "async def main():\n"
+        "    await litellm_imported()\n"
+        "    print(any(m in sys.modules for m in REQUEST_TOKENIZER_MODULES))\n"
+        "    await ensure_litellm()\n"
+        "    print(all(m in sys.modules for m in REQUEST_TOKENIZER_MODULES))\n"
+        "asyncio.run(main())"
+    )
+    assert run_python(script) == ["False", "True"]
+
+
+LITELLM_SETTLING = """
+import asyncio, gc, sys
+from pathlib import Path
+from app.llm.provider import litellm_imported
+from app.tui.app import OpencodeApp
+from app.tui.widgets.full_collections import NEVER
+
+async def main():
+    app = OpencodeApp(Path(sys.argv[1]), model="openai/gpt-5", env={}, user_themes=Path("/nonexistent"),
+                      pause_gc=True)
+    async with app.run_test() as pilot:
+        while not gc.isenabled():  # start-up is over; litellm's import takes seconds more
+            await pilot.pause()
+        await pilot.pause()
+        print("held during the import:", gc.get_threshold()[2] == NEVER)
+        litellm = await litellm_imported()
+        for worker in [w for w in app.workers if w.group == "litellm"]:
+            await worker.wait()
+        print("held after it:", gc.get_threshold()[2] == NEVER)
+        print("frozen:", not any(obj is vars(litellm) for obj in gc.get_objects()))
+
+asyncio.run(main())
+"""
+
+
+def test_litellms_import_sets_off_no_full_collection_and_its_objects_end_up_frozen(workspace):
+    """In a fresh interpreter: litellm is imported after start-up is over, as in a real launch."""
+    lines = run_python(LITELLM_SETTLING, str(workspace))
+    assert lines == ["held during the import: True", "held after it: False", "frozen: True"]

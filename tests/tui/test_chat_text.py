@@ -6,9 +6,9 @@ from __future__ import annotations
 import gc
 
 from app.llm.events import ReasoningDelta, TextDelta, TurnFinished
+from app.tui.listener import coalesce_deltas
 from app.tui.widgets import full_collections
 from app.tui.widgets import tool_render_text as describe
-from app.tui.widgets.chat_log import coalesce_deltas
 from app.tui.widgets.message_text import first_lines
 from app.tui.widgets.status_bar import format_tokens, format_usage
 

@@ -16,6 +16,7 @@ from app.tui.themes import (
     available_themes,
     load_theme_file,
     load_themes,
+    project_theme,
     user_themes_dir,
 )
 from app.tui.widgets.diff_view import DiffView
@@ -90,6 +91,29 @@ def test_user_folder_comes_from_xdg_or_home():
     assert user_themes_dir({"XDG_CONFIG_HOME": "/x", "HOME": "/h"}) == Path("/x/opencode/themes")
     assert user_themes_dir({"HOME": "/h"}) == Path("/h/.config/opencode/themes")
     assert user_themes_dir({}) is None
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ('{"tui": {"theme": "dracula"}}', "dracula"),
+        ('{"model": "x"}', None),
+        ('{"tui": {"theme": 42}}', None),
+        ('{"tui": {"theme": "*"}}', None),  # not a theme name (and never a glob pattern)
+        ('{"tui": "dracula"}', None),
+        ("[1]", None),
+        ("{not json", None),
+        (b"\xff\xfe", None),
+    ],
+)
+def test_the_project_theme_is_read_from_the_project_file_and_anything_odd_is_none(tmp_path, content, expected):
+    path = tmp_path / ".opencode.json"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    assert project_theme(tmp_path) == expected
+
+
+def test_no_project_file_means_no_project_theme(tmp_path):
+    assert project_theme(tmp_path) is None
 
 
 async def test_user_themes_are_registered_beside_the_shipped_ones_and_win_a_clash(tmp_path):
