@@ -149,12 +149,12 @@ def best_ms(runs: int, template: Path, work: Callable[[Path], None]) -> float:
     return min(times) * 1000
 
 
-def process_ms(code: str, runs: int = 5) -> float:
-    """Fastest wall time of a Python process running ``code``."""
+def process_ms(arguments: list[str], runs: int = 5) -> float:
+    """Fastest wall time of a Python process run with ``arguments``."""
     times = []
     for _ in range(runs):
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO, env=_environment())
+        subprocess.run([sys.executable, *arguments], check=True, cwd=REPO, env=_environment(), capture_output=True)
         times.append(time.perf_counter() - started)
     return min(times) * 1000
 
@@ -223,12 +223,13 @@ def main() -> None:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     binary = codex_binary()
     print(f"ours: opencode tool patch; codex: {binary or 'not installed, reference figures from the issue'}; best of 2-3 runs")
-    python_alone = process_ms("pass")
-    # As `opencode tool` starts: through the compiled-code cache (app/codecache.py).
-    startup = process_ms(
-        "from app import codecache; codecache.install('tool'); import app.commands, app.tools.patch; codecache.save()"
-    )
-    print(f"start-up: python alone {python_alone:.0f} ms, python + our imports {startup:.0f} ms")
+    python_alone = process_ms(["-c", "pass"])
+    with scratch_directory() as scratch:
+        (scratch / "one.txt").write_text("one line\n")
+        view = ["-m", "app.cli", "-C", str(scratch), "tool", "view", '{"filePath": "one.txt"}']
+        startup = process_ms(view)
+    print(f"start-up: python alone {python_alone:.0f} ms; the fixed cost of a call, `opencode tool view` "
+          f"of a one-line file: {startup:.0f} ms")
     with scratch_directory() as scratch:
         print(f"scratch trees in {scratch} (set BENCH_SCRATCH to move them)")
         for key, label, files in CASES:
