@@ -28,13 +28,16 @@ from app.acp.permissions import OPTIONS, reply_for, unanswered
 from app.acp.updates import created_paths, file_diff, text_content, tool_kind, tool_locations, tool_title
 from app.bus import Event
 from app.llm.events import ReasoningDelta, TextDelta, ToolCallFinished, ToolCallStarted, UsageUpdated
-from app.permission import PermissionRequest, PermissionRequested
+from app.permission import PermissionGranted, PermissionRequest, PermissionRequested
 from app.runtime import Runtime
 from app.store.events import FileVersionCreated
 from app.store.history import INITIAL
 
 log = logging.getLogger(__name__)
-RELAYED = (TextDelta, ReasoningDelta, ToolCallStarted, ToolCallFinished, UsageUpdated, FileVersionCreated, PermissionRequested)
+RELAYED = (
+    TextDelta, ReasoningDelta, ToolCallStarted, ToolCallFinished, UsageUpdated, FileVersionCreated,
+    PermissionRequested, PermissionGranted,
+)
 
 
 class TurnRelay:
@@ -88,6 +91,8 @@ class TurnRelay:
                 self._open_calls[event.call_id] = event
                 self._changes[event.call_id] = []
                 return self._started(event)
+            case PermissionGranted():
+                return self._running(event)
             case FileVersionCreated() if event.version != INITIAL:
                 for changes in self._changes.values():
                     changes.append(event)
@@ -114,6 +119,15 @@ class TurnRelay:
             locations=tool_locations(self._runtime.root, event.arguments),
             raw_input=event.arguments,
         )
+
+    def _running(self, event: PermissionGranted) -> Any:
+        """A pending call (one that changes things) allowed with no question: in_progress,
+        as after a question answered yes. Read-only calls started in_progress already."""
+        calls = [call for call in self._open_calls.values() if call.tool == event.tool]
+        tool = self._runtime.tools.get(event.tool)
+        if not calls or (tool is not None and tool.read_only):
+            return None
+        return update_tool_call(calls[-1].call_id, status="in_progress")
 
     def _finished(self, event: ToolCallFinished) -> Any:
         self._open_calls.pop(event.call_id, None)

@@ -1,5 +1,5 @@
-"""Bus events of the permission service. Neither may be dropped: a lost question hangs
-the turn, a lost answer leaves a modal open."""
+"""Bus events of the permission service. The question and its answer may not be
+dropped: a lost question hangs the turn, a lost answer leaves a modal open."""
 
 from __future__ import annotations
 
@@ -23,3 +23,13 @@ class PermissionResolved(Event):
 
     request_id: str
     reply: PermissionReply
+
+
+@dataclass(frozen=True)
+class PermissionGranted(Event):
+    """A call was allowed with nobody asked (a rule, an answer earlier in the session,
+    --yes): it runs now, which a front-end may show (ACP's in_progress). Nothing waits on it."""
+
+    session_id: str
+    tool: str
+    subject: str

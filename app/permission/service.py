@@ -16,7 +16,7 @@ from typing import Literal, get_args
 from app.bus import Bus
 from app.config import Config
 from app.errors import PermissionDeniedError
-from app.permission.events import PermissionRequested, PermissionResolved
+from app.permission.events import PermissionGranted, PermissionRequested, PermissionResolved
 from app.permission.request import PermissionPreview, PermissionReply, PermissionRequest
 from app.permission.rules import Action, Decision, Rules, evaluate_rules
 
@@ -92,7 +92,20 @@ class PermissionService:
         session answer still is). ``person_only``: why only a person may approve this (a
         delete past tools.delete.maxFiles): it is asked whatever rules or earlier answers
         allow, and headless runs refuse it, --yes included. A deny always refuses.
-        ``make_preview``: makes ``req.preview`` once a person is to be asked."""
+        ``make_preview``: makes ``req.preview`` once a person is to be asked. An allow with
+        nobody asked is announced as PermissionGranted."""
+        reply = await self._answer(req, ask_anyway, person_only, make_preview)
+        if reply.allowed and reply.automatic:
+            self._bus.publish(PermissionGranted(req.session_id, req.tool, req.subject))
+        return reply
+
+    async def _answer(
+        self,
+        req: PermissionRequest,
+        ask_anyway: bool,
+        person_only: str | None,
+        make_preview: Callable[[], PermissionPreview] | None,
+    ) -> PermissionReply:
         decision = self.evaluate(req.tool, req.subject, req.agent, req.absolute, session_id=req.session_id)
         if decision.action == "deny":
             return _reply_for(decision)

@@ -211,6 +211,9 @@ async def test_session_answers_hold_for_the_session_and_the_mode_picks_the_agent
         assert [r["toolCall"]["toolCallId"] for r in client.permission_requests] == ["w1", "w3"]
         statuses = {call_id: u["status"] for call_id, u in final_updates(client, sid).items()}
         assert statuses == {"w1": "completed", "w2": "completed", "w3": "failed", "w4": "failed"}
+        # w2, allowed by the earlier answer without a question, is shown running before it ends.
+        w2 = [u.get("status") for u in client.updates(sid) if u.get("toolCallId") == "w2" and u.get("status")]
+        assert w2 == ["pending", "in_progress", "completed"]
         assert (workspace / "b.txt").read_text() == "c\n" and not (workspace / "c.txt").exists()
         offered = {tool["function"]["name"] for tool in fake_llm.requests[0]["tools"]}
         assert "write" in offered and "task" not in offered

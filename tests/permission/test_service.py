@@ -8,6 +8,7 @@ import pytest
 from app.bus import Bus
 from app.errors import PermissionDeniedError
 from app.permission import (
+    PermissionGranted,
     PermissionPreview,
     PermissionReply,
     PermissionRequest,
@@ -54,6 +55,7 @@ async def test_allowed_by_a_rule_without_asking(bus):
     sub = bus.subscribe()
     reply = await answered(perms.request(ask("tmp/a.txt")))
     assert reply == PermissionReply("allow_once", 'allowed by global rule "tmp/*"', automatic=True)
+    assert sub.get_nowait() == PermissionGranted("s1", "delete", "tmp/a.txt")  # announced, not asked
     assert sub.get_nowait() is None
 
 
@@ -218,6 +220,7 @@ async def test_headless_denies_what_needs_approval_and_says_how_to_allow_it(bus)
         await answered(perms.check("s1", "delete", "README.md", "coder", "Delete README.md", PREVIEW))
     assert str(caught.value) == "delete README.md: needs approval: run with --yes to allow it"
     assert (await answered(perms.request(ask("tmp/a.txt")))).allowed  # allowed by a rule: no approval needed
+    assert sub.get_nowait() == PermissionGranted("s1", "delete", "tmp/a.txt")
     assert sub.get_nowait() is None
 
 
@@ -227,6 +230,7 @@ async def test_headless_yes_allows_what_needs_approval_but_a_deny_stays_a_deny(b
     await answered(perms.check("s1", "delete", "README.md", "coder", "Delete README.md", PREVIEW))
     with pytest.raises(PermissionDeniedError, match=r'denied by global rule "\*\.go"'):
         await answered(perms.check("s1", "delete", "main.go", "coder", "Delete main.go", PREVIEW))
+    assert sub.get_nowait() == PermissionGranted("s1", "delete", "README.md")  # the allow, not the deny
     assert sub.get_nowait() is None
 
 
