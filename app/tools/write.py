@@ -150,7 +150,8 @@ class WriteTool(Tool):
             )
         [applied] = applied_files
         if applied.created:
-            output = f"Created {applied.path} ({_line_count(applied.after)} lines)."
+            lines = _line_count(applied.after)
+            output = f"Created {applied.path} ({lines} line{'' if lines == 1 else 's'})."
         else:
             output = f"Wrote {applied.path}: +{applied.additions} -{applied.deletions} lines."
         result = ToolResult(output, {**change_metadata(applied), "created": applied.created}, title=applied.path)

@@ -55,7 +55,7 @@ async def test_multiedit_and_a_new_file_report_their_errors(pylsp_ctx, seen):
     )
     assert "line 1:5: undefined name 'b2'" in result.output and "line 2:5: undefined name 'c3'" in result.output
     created = await WriteTool().call({"filePath": "new.py", "content": "return 1\n"}, pylsp_ctx)
-    assert created.output.startswith("Created new.py (1 lines).\n\nLSP errors in new.py:\n  line 1:")
+    assert created.output.startswith("Created new.py (1 line).\n\nLSP errors in new.py:\n  line 1:")
 
 
 async def test_patch_keeps_its_json_and_adds_the_errors_of_each_file(pylsp_ctx, seen):
