@@ -1,10 +1,11 @@
-"""opencode's offline demo: copy demo/seed/ to a scratch workspace and run opencode there
-with the scripted demo model (app/llm/demo.json), which views, edits, patches and deletes
-files, each change asking for permission. No network, no API key.
+"""opencode's offline demo: opencode with the scripted demo model (app/llm/demo.json) in a
+scratch workspace. The script sets up a tiny project in ``opencode-demo/`` (the same as
+in any folder where ``make run`` starts without a provider), then views, edits, patches
+and deletes files there, each change asking for permission. No network, no API key.
 
     python demo/demo.py              # in the TUI, in a new temporary directory
     python demo/demo.py --headless   # one headless run (-p) that approves every step
-    python demo/demo.py DIR          # use (and reset) DIR as the scratch workspace
+    python demo/demo.py DIR          # use (and empty) DIR as the scratch workspace
 """
 
 from __future__ import annotations
@@ -17,23 +18,22 @@ from pathlib import Path
 
 from app.llm.scripted import DEMO_MODEL
 
-SEED = Path(__file__).resolve().parent / "seed"
 PROMPT = "Show me what you can do in this project."
 
 
 def make_workspace(target: Path | None) -> Path:
-    """A fresh copy of the seed: in ``target`` (emptied first) or a new temp directory."""
+    """An empty scratch folder: ``target`` (emptied first) or a new temp directory."""
     if target is None:
-        target = Path(tempfile.mkdtemp(prefix="opencode-demo-"))
-    elif target.exists():
+        return Path(tempfile.mkdtemp(prefix="opencode-demo-"))
+    if target.exists():
         shutil.rmtree(target)
-    shutil.copytree(SEED, target, dirs_exist_ok=True)
+    target.mkdir(parents=True)
     return target
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        description="Run opencode's offline demo on a scratch copy of demo/seed/."
+        description="Run opencode's offline demo in a scratch workspace."
     )
     parser.add_argument(
         "workspace", nargs="?", type=Path, help="scratch directory (reset first); default: a temp dir"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,6 @@ from app.llm.models import ONBOARDING_MESSAGE
 from app.llm.scripted import DEMO_SCRIPT
 from app.runtime import Runtime
 
-REPO = Path(__file__).resolve().parents[2]
 WRITE_NOTES = {"name": "write", "arguments": {"filePath": "notes.txt", "content": "remember the milk\n"}}
 
 
@@ -152,8 +150,11 @@ def test_call_subjects_name_what_a_call_is_about():
     assert call_subject({}) == ""
 
 
-def test_the_offline_demo_walks_the_seed_through_view_edit_patch_and_delete(workspace: Path, tmp_path: Path):
-    shutil.copytree(REPO / "demo" / "seed", workspace, dirs_exist_ok=True)
+def test_the_offline_demo_works_in_any_folder_in_its_own_subfolder(workspace: Path, tmp_path: Path):
+    """`make run` with no provider in any project (a fresh clone of this one, say): the
+    demo sets up its own project in opencode-demo/ and leaves everything else alone."""
+    (workspace / "README.md").write_text("# Someone's project\n")
+    (workspace / "greet.py").write_text("print('theirs')\n")
     fast_demo = tmp_path / "demo.json"
     fast_demo.write_text(json.dumps({**json.loads(DEMO_SCRIPT.read_text()), "chunkDelay": 0}))
 
@@ -164,16 +165,14 @@ def test_the_offline_demo_walks_the_seed_through_view_edit_patch_and_delete(work
     payload = run.json()
     assert run.code == EXIT_OK, run.err
     assert "✗" not in run.err
-    assert [line.split()[1] for line in run.err.splitlines()] == [
-        "ls",
-        "view",
-        "view",
-        "edit",
-        "patch",
-        "delete",
-    ]
-    assert '"Hello, "' in (workspace / "greet.py").read_text()
-    assert (workspace / "test_greet.py").exists() and not (workspace / "tmp").exists()
+    assert [line.split()[1] for line in run.err.splitlines()] == ["patch", "ls", "view", "view", "edit", "patch", "delete"]
+    demo = workspace / "opencode-demo"
+    assert '"Hello, "' in (demo / "greet.py").read_text()
+    assert "python -m pytest" in (demo / "README.md").read_text()
+    assert (demo / "test_greet.py").exists() and not (demo / "tmp").exists()
+    assert (workspace / "README.md").read_text() == "# Someone's project\n"
+    assert (workspace / "greet.py").read_text() == "print('theirs')\n"
     assert payload["files_changed"] == [
-        "README.md", "greet.py", "test_greet.py", "tmp/cache-1.txt", "tmp/cache-2.txt", "tmp/logs/run.log",
-    ]  # fmt: skip
+        f"opencode-demo/{name}"
+        for name in ["README.md", "greet.py", "test_greet.py", "tmp/cache-1.txt", "tmp/cache-2.txt", "tmp/logs/run.log"]
+    ]
