@@ -16,6 +16,7 @@ import asyncio
 import gc
 import importlib
 import os
+import sys
 import time
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -31,6 +32,7 @@ from textual.widget import Widget
 from textual.widgets import Input, TextArea
 
 from app.errors import OpencodeError
+from app.tui.hangup import end_on_hangup
 from app.tui.screens.commands import AppCommands, PaletteCommand
 from app.tui.themes import (
     apply_theme,
@@ -534,6 +536,7 @@ def run_tui(root: Path, *, model: str | None, continue_last: bool) -> int:
     its first frame the app builds the runtime in a thread, then, when the model is a real
     one, starts litellm's background import (app.llm.provider.start_background_import)."""
     app = OpencodeApp(root, model=model, continue_last=continue_last, pause_gc=True)
+    end_on_hangup(sys.__stdin__.fileno())
     try:
         app.run()
     finally:
