@@ -146,12 +146,14 @@ def _history_content(data: bytes | None) -> tuple[str, bytes | None]:
 
 
 def _read_state(ctx: ToolContext, path: Path) -> FileState:
+    """One lstat tells what is there: only a regular file has bytes to read (a symlink,
+    a folder, a fifo, or nothing at all: no data)."""
     rel = ctx.workspace.relative(path)
-    if path.is_symlink() or not path.exists():
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
         return FileState(path, rel, None)
-    if path.is_dir():
-        return FileState(path, rel, None)
-    return FileState(path, rel, path.read_bytes())
+    return FileState(path, rel, path.read_bytes() if stat.S_ISREG(mode) else None)
 
 
 async def apply_changes(
