@@ -50,7 +50,7 @@ from app.llm.messages import (
     tool_call_part,
     tool_result_part,
 )
-from app.llm.models import choose_model, credentials_for
+from app.llm.models import ONBOARDING_NOTE, choose_model, credentials_for
 from app.llm.provider import Finish, ProviderError, Retrying, StreamEvent, ToolCall, Usage
 from app.llm.provider import ReasoningDelta as StreamedReasoning
 from app.llm.provider import TextDelta as StreamedText
@@ -175,10 +175,7 @@ class AgentLoop:
             model, agent_config.model if agent_config else None, self._env, self.runtime.config.providers
         )
         if chosen is None:
-            raise ModelNotConfiguredError(
-                "No model is configured: set a provider key such as ANTHROPIC_API_KEY or OPENAI_API_KEY, "
-                "or pass --model provider/model"
-            )
+            raise ModelNotConfiguredError(ONBOARDING_NOTE)
         return chosen
 
     async def run(
@@ -391,7 +388,9 @@ class AgentLoop:
                     message.append_text("reasoning", event.text)
                     bus.publish(ReasoningDelta(turn.session_id, message.ensure(), event.text))
                 elif isinstance(event, ToolCall):
-                    if not event.id:  # some local servers send none; results need one to pair with
+                    # Some local servers send no id, or one id for several calls; each
+                    # result needs an id of its own to pair with its call.
+                    if not event.id or any(event.id == earlier.id for earlier in calls):
                         event = dataclasses.replace(event, id=f"call_{uuid.uuid4().hex[:16]}")
                     calls.append(event)
                     message.parts.append(tool_call_part(event.id, event.name, event.arguments))

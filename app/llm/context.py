@@ -20,11 +20,11 @@ MAX_CONTEXT_FILE_CHARS = 50_000
 
 
 def context_files(root: Path, config: Config) -> list[tuple[str, str]]:
-    """(relative path, text) of every instructions file present, without duplicates."""
+    """(relative path, text) of every instructions file present, without duplicates;
+    a directory in contextPaths (such as .cursor/rules/) gives every file inside it."""
     found: list[tuple[str, str]] = []
     seen: set[Path] = set()
-    for rel in dict.fromkeys((*ALWAYS_READ, *config.context_paths)):
-        path = (root / rel).resolve()
+    for rel, path in _candidates(root, (*ALWAYS_READ, *config.context_paths)):
         if path in seen or not path.is_file():
             continue
         seen.add(path)
@@ -36,6 +36,21 @@ def context_files(root: Path, config: Config) -> list[tuple[str, str]]:
             text = text[:MAX_CONTEXT_FILE_CHARS] + f"\n[... cut at {MAX_CONTEXT_FILE_CHARS} characters]"
         found.append((rel, text.strip()))
     return found
+
+
+def _candidates(root: Path, names: tuple[str, ...]) -> list[tuple[str, Path]]:
+    """(name as shown, resolved path) for each configured name, directories expanded."""
+    candidates: list[tuple[str, Path]] = []
+    for rel in dict.fromkeys(names):
+        path = (root / rel).resolve()
+        if path.is_dir():
+            inside = sorted(child for child in path.rglob("*") if child.is_file())
+            candidates.extend(
+                (f"{rel.rstrip('/')}/{child.relative_to(path).as_posix()}", child) for child in inside
+            )
+        else:
+            candidates.append((rel, path))
+    return candidates
 
 
 def environment(root: Path) -> str:

@@ -145,14 +145,15 @@ def _report(
     if result.reason == "max_steps":
         problem = f"stopped at the step limit ({max_steps} model calls) before the model finished: resume with --continue"
     if output_format == "json":
-        payload = {
+        payload: dict[str, Any] = {
             "session_id": session_id,
             "response": result.response,
             "usage": result.usage,
             "cost": result.cost,
             "files_changed": result.files_changed,
-            "error": problem,
         }
+        if problem:  # the documented five keys on success; a failed run also says why
+            payload["error"] = problem
         print(json.dumps(payload, ensure_ascii=False), file=out)
     elif result.response:
         print(result.response, file=out)

@@ -308,6 +308,8 @@ _CONTEXT_HINTS = re.compile(
     r"context_length_exceeded|maximum context length|context window|prompt is too long|too many tokens",
     re.IGNORECASE,
 )
+_NO_PROVIDER = "LLM Provider NOT provided"
+"""litellm's words for a model name whose prefix is no provider it knows."""
 # litellm prefixes messages with its class names: "litellm.BadRequestError: OpenAIException - ..."
 _LITELLM_PREFIX = re.compile(r"^(?:(?:litellm\.)?\w+(?:Error|Exception)(?::| -)\s*)+")
 
@@ -329,7 +331,7 @@ def _classify(litellm: ModuleType, exc: BaseException) -> ErrorKind:
         return "context_length"
     if isinstance(exc, litellm.AuthenticationError) or status == 401:
         return "auth"
-    if isinstance(exc, litellm.NotFoundError) or status == 404 or "LLM Provider NOT provided" in text:
+    if isinstance(exc, litellm.NotFoundError) or status == 404 or _NO_PROVIDER in text:
         return "unknown_model"
     if isinstance(exc, litellm.RateLimitError) or status == 429:
         return "rate_limit"
@@ -356,6 +358,11 @@ def _error_message(
             return f"The provider rejected the API key for {model}: check {var} or providers.{name}.apiKey in .opencode.json"
         case "unknown_model" if not provider_of(model):
             return f"Unknown model {model}: name its provider too, as provider/model (e.g. {DEFAULT_MODELS['anthropic']})"
+        case "unknown_model" if _NO_PROVIDER in str(exc):
+            return (
+                f"Unknown model {model}: there is no provider called {name!r}; "
+                f"name a known one, as provider/model (e.g. {DEFAULT_MODELS['anthropic']})"
+            )
         case "unknown_model":
             return f"Unknown model {model}: the provider does not serve it ({detail}); check the name or pass another --model"
         case "context_length":

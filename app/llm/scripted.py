@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
+from pydantic_core import ErrorDetails
 
 from app.errors import OpencodeError
 from app.llm.messages import estimate_tokens
@@ -60,6 +61,14 @@ class _ScriptModel(BaseModel):
 class ScriptedCall(_ScriptModel):
     name: str
     arguments: dict[str, Any] | str = {}
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _object_or_text(cls, arguments: Any) -> Any:
+        """Checked here so the error names the key, not each member of the union."""
+        if not isinstance(arguments, dict | str):
+            raise ValueError("should be a JSON object, or a string sent as is")
+        return arguments
 
 
 class Step(_ScriptModel):
@@ -118,7 +127,14 @@ def load_script(path: Path) -> Script:
     except ValidationError as err:
         item = err.errors()[0]
         where = ".".join(str(part) for part in item["loc"]) or "the top level"
-        raise ScriptError(f"scripted model {path}: {where}: {item['msg']}; fix the script") from None
+        raise ScriptError(f"scripted model {path}: {where}: {_problem(item)}; fix the script") from None
+
+
+def _problem(item: ErrorDetails) -> str:
+    """pydantic's words for one error, without its class names and prefixes."""
+    if item["type"] in ("model_type", "dict_type"):
+        return "should be a JSON object"
+    return item["msg"].removeprefix("Value error, ")
 
 
 class ScriptedProvider:

@@ -243,6 +243,27 @@ async def test_malformed_arguments_and_unknown_tools_come_back_as_errors(harness
     assert [m.parts[0]["error"] for m in h.stored() if m.role == "tool"] == [True]
 
 
+async def test_calls_sharing_one_id_each_get_their_own_result(harness, workspace: Path):
+    """Some local servers number calls per message ("call_0" for every message) or repeat
+    one id; every call must still be answered, and paired with its own result."""
+    (workspace / "a.txt").write_text("alpha\n")
+    (workspace / "b.txt").write_text("beta\n")
+    h = harness()
+    h.fake.reply(
+        ToolCall("view", '{"filePath": "a.txt"}', id="call_0", index=0),
+        ToolCall("view", '{"filePath": "b.txt"}', id="call_0", index=1),
+    )
+    h.fake.reply(Text("read both"))
+
+    await h.run("read a.txt and b.txt")
+
+    replayed = [m for m in h.fake.requests[1]["messages"] if m["role"] == "assistant"][0]
+    call_ids = [c["id"] for c in replayed["tool_calls"]]
+    results = tool_messages(h.fake.requests[1])
+    assert len(set(call_ids)) == 2 and [m["tool_call_id"] for m in results] == call_ids
+    assert "alpha" in results[0]["content"] and "beta" in results[1]["content"]
+
+
 # -- provider trouble ----------------------------------------------------------------------
 
 
@@ -531,6 +552,26 @@ async def test_context_files_and_agent_tools_reach_the_model(harness, workspace:
         "bash",
         "task",
     ]
+
+
+async def test_claude_md_cursorrules_and_context_directories_reach_the_model(harness, workspace: Path):
+    (workspace / "CLAUDE.md").write_text("Run make test.\n")
+    (workspace / ".cursorrules").write_text("Prefer small functions.\n")
+    rules = workspace / ".cursor" / "rules"
+    rules.mkdir(parents=True)
+    (rules / "b.mdc").write_text("Rule B.\n")
+    (rules / "a.mdc").write_text("Rule A.\n")
+    h = harness(config={"contextPaths": [".cursor/rules/", "CLAUDE.md"]})
+    h.fake.reply(Text("ok"))
+
+    await h.run("hi")
+
+    system = h.fake.requests[0]["messages"][0]["content"]
+    texts = ("Run make test.", "Prefer small functions.", "Rule A.", "Rule B.")
+    found = [system.find(text) for text in texts]
+    assert -1 not in found and found == sorted(found)
+    assert system.count("Run make test.") == 1
+    assert "# .cursor/rules/a.mdc" in system
 
 
 async def test_a_context_length_error_compacts_and_retries_the_request(harness):

@@ -17,6 +17,7 @@ from app.llm.agent import AgentLoop, ModelNotConfiguredError, NothingToCompactEr
 from app.llm.compaction import SUMMARY_INSTRUCTION
 from app.llm.events import SessionCompacted, TextDelta, ToolCallFinished
 from app.llm.messages import to_chat
+from app.llm.models import PROVIDER_ENV_VARS
 from app.llm.scripted import Script, ScriptedProvider
 from app.llm.title import TITLE_INSTRUCTION
 from app.runtime import Runtime
@@ -84,6 +85,40 @@ async def test_read_only_calls_of_one_message_run_concurrently(runtime: Runtime)
     assert [(e.output, e.error) for e in drain(finished)] == [
         ("a met the others", False), ("b met the others", False), ("c met the others", False),
     ]  # fmt: skip
+
+
+class BrokenTool(Tool):
+    """A tool with a bug: every call raises something that is not a ToolError."""
+
+    name = "broken"
+    params = ToolParams
+    description = "test tool"
+
+    async def run(self, params: ToolParams, ctx: ToolContext) -> ToolResult:
+        raise RuntimeError("index out of range in the tool")
+
+
+async def test_a_tool_raising_an_unexpected_exception_is_an_error_result_and_the_turn_goes_on(
+    runtime: Runtime, workspace: Path
+):
+    (workspace / "a.txt").write_text("alpha\n")
+    runtime.tools["write"] = BrokenTool()  # a file-changing name, played by the broken tool
+    loop = AgentLoop(runtime, scripted([{"steps": [
+        {"toolCalls": [{"name": "write", "arguments": {}}, {"name": "view", "arguments": {"filePath": "a.txt"}}]},
+        {"text": "worked around it"},
+    ]}]), env={})  # fmt: skip
+    session_id = new_session(runtime)
+    finished = runtime.bus.subscribe(ToolCallFinished)
+
+    result = await loop.run(session_id, "go", model=MODEL)
+
+    assert (result.reason, result.response) == ("stop", "worked around it")
+    broken, view = drain(finished)
+    assert broken.error
+    assert broken.output == "write failed unexpectedly (RuntimeError: index out of range in the tool)"
+    assert not view.error and "alpha" in view.output
+    tool_message = [m for m in runtime.store.messages.list(session_id) if m.role == "tool"][0]
+    assert [part["error"] for part in tool_message.parts] == [True, False]
 
 
 # -- the explorer sub-agent ----------------------------------------------------------------
@@ -279,8 +314,11 @@ async def test_the_model_comes_from_the_flag_then_the_agent_config_then_the_envi
 
 async def test_no_model_anywhere_is_a_clear_error(runtime: Runtime):
     loop = AgentLoop(runtime, scripted([{"steps": [{"text": "x"}]}]), env={})
-    with pytest.raises(ModelNotConfiguredError, match="No model is configured: set a provider key"):
+    with pytest.raises(ModelNotConfiguredError, match="No model is configured") as caught:
         await loop.run(new_session(runtime), "hi")
+    message = str(caught.value)  # ACP and other front-ends show it as is: it must onboard too
+    assert "\n" not in message and "OPENAI_BASE_URL" in message and "ollama_chat/" in message
+    assert all(var in message for var in PROVIDER_ENV_VARS.values())
     assert runtime.store.messages.list(runtime.store.sessions.list()[0].id) == []
 
 

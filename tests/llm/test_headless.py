@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from app.llm.agent import DEFAULT_MAX_STEPS
 from app.llm.headless import EXIT_FAILED, EXIT_OK, EXIT_USAGE, call_subject, run_headless
 from app.llm.models import ONBOARDING_MESSAGE
 from app.llm.scripted import DEMO_SCRIPT
@@ -67,9 +68,12 @@ def test_json_output_has_the_documented_keys(workspace: Path, script):
     run = headless(workspace, "take a note", model=model, yes=True, output_format="json")
 
     payload = run.json()
-    assert set(payload) == {"session_id", "response", "usage", "cost", "files_changed", "error"}
+    assert set(payload) == {"session_id", "response", "usage", "cost", "files_changed"}
     assert payload["response"] == "Wrote it." and payload["files_changed"] == ["notes.txt"]
-    assert payload["usage"]["prompt_tokens"] > 0 and payload["cost"] == 0.0 and payload["error"] is None
+    assert set(payload["usage"]) == {"prompt_tokens", "completion_tokens"}
+    assert all(type(count) is int for count in payload["usage"].values())
+    assert payload["usage"]["prompt_tokens"] > 0 and type(payload["cost"]) is float and payload["cost"] == 0.0
+    assert isinstance(payload["session_id"], str)
     runtime = Runtime.build(workspace, policy="headless")
     try:
         session = runtime.store.sessions.get(payload["session_id"])
@@ -140,6 +144,18 @@ def test_a_failed_turn_exits_1_with_one_line_on_stderr(workspace: Path, script):
     assert run.code == EXIT_FAILED
     assert run.err.count("\n") == 1 and run.err.startswith("opencode: error: scripted model")
     assert "no turn matches" in run.json()["error"]
+    assert set(run.json()) == {"session_id", "response", "usage", "cost", "files_changed", "error"}
+
+
+def test_the_step_limit_exits_1_and_says_how_to_go_on(workspace: Path, script):
+    listing = {"toolCalls": [{"name": "ls", "arguments": {}}]}
+    model = script([{"steps": [listing] * (DEFAULT_MAX_STEPS + 1)}])
+
+    run = headless(workspace, "list forever", model=model, quiet=True, output_format="json")
+
+    assert run.code == EXIT_FAILED
+    assert run.err.count("\n") == 1 and f"step limit ({DEFAULT_MAX_STEPS} model calls)" in run.err
+    assert "--continue" in run.json()["error"]
 
 
 def test_call_subjects_name_what_a_call_is_about():

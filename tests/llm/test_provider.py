@@ -373,6 +373,17 @@ async def test_model_without_a_provider_prefix_is_an_unknown_model(fake_llm):
     assert fake_llm.requests == []
 
 
+async def test_a_provider_litellm_does_not_know_is_named_as_such(fake_llm):
+    error = await failure(fake_llm, model="nosuch/model")
+
+    assert error.kind == "unknown_model"
+    assert str(error) == (
+        "Unknown model nosuch/model: there is no provider called 'nosuch'; "
+        "name a known one, as provider/model (e.g. anthropic/claude-sonnet-4-5)"
+    )
+    assert fake_llm.requests == []
+
+
 async def test_other_client_errors_carry_the_providers_words(fake_llm):
     fake_llm.fail(400, "Invalid 'messages[0].role': unexpected value", type_="invalid_request_error")
 

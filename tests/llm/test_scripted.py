@@ -55,8 +55,14 @@ def write_script(tmp_path: Path, content: str | dict) -> Path:
         ({"turns": [{"steps": []}]}, "turns.0.steps: List should have at least 1 item"),
         (
             {"turns": [{"match": "(", "steps": [{"text": "x"}]}]},
-            "turns.0.match: Value error, not a valid regular expression",
+            "turns.0.match: not a valid regular expression",
         ),
+        (
+            {"turns": [{"steps": [{"toolCalls": [{"name": "view", "arguments": 5}]}]}]},
+            "turns.0.steps.0.toolCalls.0.arguments: should be a JSON object, or a string sent as is;",
+        ),
+        ([], "the top level: should be a JSON object;"),
+        ({"turns": [None]}, "turns.0: should be a JSON object;"),
         ({"turns": [{"steps": [{"txt": "x"}]}]}, "turns.0.steps.0.txt: Extra inputs are not permitted"),
         (
             {"turns": [{"steps": [{"toolCalls": [{"arguments": {}}]}]}]},
