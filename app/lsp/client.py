@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
+from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 from lsprotocol import types as lsp
@@ -47,7 +47,9 @@ def path_to_uri(path: Path) -> str:
 
 
 def uri_to_path(uri: str) -> Path:
-    return Path(url2pathname(unquote(urlparse(uri).path)))
+    """url2pathname does the percent-decoding; decoding twice would turn a file named
+    ``a%20b.py`` into ``a b.py`` and its diagnostics would never be found."""
+    return Path(url2pathname(urlparse(uri).path))
 
 
 def to_diagnostic(item: lsp.Diagnostic) -> Diagnostic:
@@ -246,7 +248,14 @@ class LspClient:
         return f"{' '.join(self.spec.command)}: {what}"
 
     async def _collect_stderr(self, stream: asyncio.StreamReader) -> None:
-        while line := await stream.readline():
+        """Drained to the end: a server blocked on a full stderr pipe would stop answering."""
+        while True:
+            try:
+                line = await stream.readline()
+            except ValueError:  # a line longer than the buffer: asyncio dropped it, read on
+                continue
+            if not line:
+                return
             text = line.decode("utf-8", "replace").strip()
             if text:
                 self._stderr.append(text)

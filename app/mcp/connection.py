@@ -60,6 +60,8 @@ class McpConnection:
         self._task: asyncio.Task | None = None
         self._settled = asyncio.Event()
         self._stop = asyncio.Event()
+        self._closing = False
+        """Set when we disconnect, so the end of the server's output is not a failure."""
 
     def start(self) -> None:
         """Connect in a background task (call from inside the event loop, once)."""
@@ -89,7 +91,7 @@ class McpConnection:
             return await session.call_tool(tool, arguments, read_timeout_seconds=self._call_timeout)
         except MCPError as err:
             if err.code == CONNECTION_CLOSED:
-                self._set_state("failed", f"the server stopped{self._log_hint()}")
+                self._lost()
                 raise ToolError(
                     f"MCP server {self.name!r} stopped during the call to {tool}: "
                     "use another tool, or ask the user to restart the server"
@@ -100,6 +102,7 @@ class McpConnection:
 
     async def aclose(self) -> None:
         """Disconnect and wait until the server process is gone."""
+        self._closing = True
         self._stop.set()
         if self._task is not None:
             with contextlib.suppress(asyncio.CancelledError):
@@ -108,6 +111,7 @@ class McpConnection:
     def close(self) -> None:
         """Ask the background task to disconnect, without waiting (no event loop needed
         to call it; the task finishes on its loop, or when that loop shuts down)."""
+        self._closing = True
         if self._task is not None and not self._task.done():
             with contextlib.suppress(RuntimeError):  # the loop is already closed
                 self._task.get_loop().call_soon_threadsafe(self._task.cancel)
@@ -121,6 +125,7 @@ class McpConnection:
                 sdk = await asyncio.to_thread(_Sdk)
                 async with contextlib.AsyncExitStack() as stack:
                     read, write = await self._open_transport(sdk, stack, errlog)
+                    read = _EndWatch(read, self._lost)
                     session = await stack.enter_async_context(sdk.ClientSession(read, write))
                     with sdk.anyio.fail_after(self._connect_timeout):
                         await session.initialize()
@@ -149,6 +154,13 @@ class McpConnection:
             command=self.config.command, args=self.config.args, env=self.config.env or None, cwd=self._cwd
         )
         return await stack.enter_async_context(sdk.stdio_client(params, errlog=errlog))
+
+    def _lost(self) -> None:
+        """The server's output ended while connected (it exited, mid-call or idle): failed
+        at once, so the status bar shows it and its tools leave the next turn's list."""
+        if self.state == "connected" and not self._closing:
+            self._set_state("failed", f"the server stopped{self._log_hint()}")
+            self._stop.set()
 
     def _set_state(self, state: McpState, message: str = "") -> None:
         self.state, self.message = state, message
@@ -179,6 +191,43 @@ class McpConnection:
             if last:
                 return f"; it said: {_one_line(last, 160)}"
         return ""
+
+
+class _EndWatch:
+    """The transport's read stream, passed through to the SDK, calling ``on_end`` when it
+    ends: the SDK's session has no hook for a server that goes away between calls."""
+
+    def __init__(self, stream: Any, on_end: Callable[[], None]) -> None:
+        self._stream = stream
+        self._on_end = on_end
+
+    @property
+    def last_context(self) -> Any:
+        """The per-message context some SDK transports attach; the SDK reads it if present."""
+        return getattr(self._stream, "last_context", None)
+
+    async def receive(self) -> Any:
+        return await self._stream.receive()
+
+    def __aiter__(self) -> _EndWatch:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self._stream.__anext__()
+        except StopAsyncIteration:
+            self._on_end()
+            raise
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self) -> _EndWatch:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self._stream.__aexit__(*exc_info)
 
 
 class _Sdk:

@@ -9,6 +9,8 @@ headless run still sees the tools. A server that fails is only a status
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -16,10 +18,11 @@ from app.bus import Bus
 from app.config import McpServerConfig
 from app.mcp.connection import McpConnection
 from app.mcp.events import McpStatusChanged
-from app.mcp.tool import McpTool
+from app.mcp.tool import McpTool, distinct_name
 
 DEFAULT_CONNECT_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 600.0
+_NOT_IN_FILE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 class McpManager:
@@ -55,7 +58,7 @@ class McpManager:
                 name,
                 config,
                 cwd=self._cwd,
-                log_path=self._log_dir / f"{name}.log",
+                log_path=self._log_dir / log_file_name(name),
                 connect_timeout=self._connect_timeout,
                 call_timeout=self._call_timeout,
                 on_change=self._changed,
@@ -70,13 +73,15 @@ class McpManager:
             await connection.wait_settled()
 
     def tools(self) -> dict[str, McpTool]:
-        """The tools of the servers connected now, by name (a name two servers share goes
-        to the first server in config order)."""
+        """The tools of the servers connected now, by name (when two tools read the same,
+        the first in config order keeps the plain name, the other gets ``distinct_name``)."""
         if self._tools is None:
             tools: dict[str, McpTool] = {}
             for connection in self._connections.values():
                 for server_tool in connection.tools if connection.state == "connected" else ():
                     tool = McpTool(connection, server_tool)
+                    if tool.name in tools:
+                        tool.name = distinct_name(connection.name, server_tool.name)
                     tools.setdefault(tool.name, tool)
             self._tools = tools
         return self._tools
@@ -98,6 +103,16 @@ class McpManager:
     def _changed(self, connection: McpConnection) -> None:
         self._tools = None
         self._bus.publish(_status(connection))
+
+
+def log_file_name(server: str) -> str:
+    """A file name for any server name: ``acme/calc`` must not point into a folder (or out
+    of the log folder). A changed name gets a hash of the original, so two names that read
+    the same once cleaned do not share a log."""
+    safe = _NOT_IN_FILE_NAME.sub("_", server)
+    if safe == server:
+        return f"{server}.log"
+    return f"{safe}-{hashlib.sha256(server.encode()).hexdigest()[:8]}.log"
 
 
 def _status(connection: McpConnection) -> McpStatusChanged:

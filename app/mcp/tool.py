@@ -8,6 +8,7 @@ keeps every key); the server validates the rest and its refusal reaches the mode
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from typing import TYPE_CHECKING, Any
@@ -32,8 +33,18 @@ _NOT_IN_NAME = re.compile(r"[^A-Za-z0-9_-]")
 
 def tool_name(server: str, tool: str) -> str:
     """``<server>_<tool>`` with characters providers refuse replaced by ``_``; this is also
-    the tool's permission key."""
-    return _NOT_IN_NAME.sub("_", f"{server}_{tool}")[:MAX_NAME_LENGTH]
+    the tool's permission key. A name too long for providers becomes ``distinct_name``."""
+    name = _NOT_IN_NAME.sub("_", f"{server}_{tool}")
+    return name if len(name) <= MAX_NAME_LENGTH else distinct_name(server, tool)
+
+
+def distinct_name(server: str, tool: str) -> str:
+    """The name cut to leave room for a hash of the server and tool names: two tools whose
+    names are cut, or read the same once cleaned (``x.y``/``x_y``), both stay callable, and
+    under the same name every run, so permission rules keep matching."""
+    digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
+    name = _NOT_IN_NAME.sub("_", f"{server}_{tool}")
+    return f"{name[: MAX_NAME_LENGTH - len(digest) - 1]}_{digest}"
 
 
 class McpArguments(ToolParams):

@@ -15,14 +15,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.bus import Bus
 from app.workspace.events import ChangeKind, FileChangedOnDisk
 from app.workspace.paths import Workspace
 from app.workspace.records import FileRecord, FileRecords, Fingerprint
+
+if TYPE_CHECKING:
+    from watchfiles import Change
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +54,9 @@ class WorkspaceWatcher:
         self._workspace = workspace
         self._records = records
         self._bus = bus
-        self._ignore_paths = tuple(str(Path(p).resolve()) for p in ignore_paths)
+        # Matched as plain string prefixes: the trailing separator keeps `.opencode` from
+        # also hiding `.opencode.json` beside it.
+        self._ignore_paths = tuple(os.path.join(Path(p).resolve(), "") for p in ignore_paths)
         self._debounce_ms = debounce_ms
         self._step_ms = step_ms
         # A threading.Event because the Rust side polls it from the watch thread, and
@@ -89,15 +96,12 @@ class WorkspaceWatcher:
             self._task = None
 
     async def _run(self) -> None:
-        from watchfiles import DefaultFilter, awatch  # 40 ms of imports: not on the first frame
+        from watchfiles import awatch  # 40 ms of imports: not on the first frame
 
-        watch_filter = DefaultFilter(
-            ignore_dirs=(*DefaultFilter.ignore_dirs, *IGNORED_DIRS), ignore_paths=self._ignore_paths
-        )
         try:
             async for changes in awatch(
                 self._workspace.root,
-                watch_filter=watch_filter,
+                watch_filter=self._watch_filter(),
                 debounce=self._debounce_ms,
                 step=self._step_ms,
                 stop_event=self._stop,
@@ -107,6 +111,19 @@ class WorkspaceWatcher:
         except Exception as error:  # inotify limit reached, root removed: lose the news, not the app
             self.failure = f"file watching stopped: {error}"
             log.warning("%s (edits still refuse stale files)", self.failure)
+
+    def _watch_filter(self) -> Callable[[Change, str], bool]:
+        """DefaultFilter judges every part of the path it is given; it gets only the part
+        inside the workspace, so a workspace inside a `node_modules` folder is watched."""
+        from watchfiles import DefaultFilter
+
+        default = DefaultFilter(ignore_dirs=(*DefaultFilter.ignore_dirs, *IGNORED_DIRS))
+        root, ignored = os.path.join(self._workspace.root, ""), self._ignore_paths
+
+        def wanted(change: Change, path: str) -> bool:
+            return not path.startswith(ignored) and default(change, path.removeprefix(root))
+
+        return wanted
 
     async def _judge(self, path: Path) -> None:
         """Publish FileChangedOnDisk when a file some session has seen now differs from

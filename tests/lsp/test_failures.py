@@ -15,6 +15,16 @@ from app.tools.edit import EditTool
 
 CRASHING = {"command": sys.executable, "args": ["-c", "import sys; print('boom', file=sys.stderr); sys.exit(1)"]}
 SILENT = {"command": sys.executable, "args": ["-c", "import time; time.sleep(60)"]}
+CHATTY = {
+    "command": sys.executable,
+    "args": [
+        "-c",
+        "import sys; from pylsp.__main__ import main\n"
+        "for _ in range(3): sys.stderr.write('x' * 200_000 + '\\n'); sys.stderr.flush()\n"
+        "main()",
+    ],
+}
+"""pylsp after three stderr lines longer than any stream buffer (and than the pipe's)."""
 
 
 async def edit_twice(runtime, seen_file) -> list[LspStatusChanged]:
@@ -67,6 +77,15 @@ async def test_a_server_that_never_answers_costs_at_most_the_timeout(make_runtim
         "No diagnostics for a.py: the python language server is unavailable "
         "(it is starting and did not answer in time; try again shortly)"
     )
+
+
+async def test_a_server_writing_huge_stderr_lines_still_reports(make_runtime, seen_file):
+    runtime = make_runtime(config={"lsp": {"python": CHATTY}, "tools": {"lsp": {"diagnosticsTimeout": 20.0}}})
+    ctx = runtime.context(runtime.store.sessions.create().id)
+    seen_file("a.py", "print(nowhere)\n")
+    result = await DiagnosticsTool().call({"path": "a.py"}, ctx)
+    runtime.close()
+    assert result.output == "a.py:\n  error: line 1:7: undefined name 'nowhere'"
 
 
 async def test_a_failed_server_is_named_by_the_diagnostics_tool(make_runtime, seen_file):

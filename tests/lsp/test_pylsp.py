@@ -71,6 +71,12 @@ async def test_patch_keeps_its_json_and_adds_the_errors_of_each_file(pylsp_ctx, 
     assert answer["lsp_errors"]["p1.py"][0].startswith("line ")
 
 
+@pytest.mark.parametrize("rel", ["odd dir/ü a+b@c.py", "looks%20quoted.py"])
+async def test_file_names_that_need_quoting_in_a_uri_get_their_errors(pylsp_ctx, rel):
+    result = await WriteTool().call({"filePath": rel, "content": "def f(:\n    pass\n"}, pylsp_ctx)
+    assert f"LSP errors in {rel}:\n  line 1:" in result.output
+
+
 async def test_the_diagnostics_tool_lists_errors_and_warnings(pylsp_runtime, pylsp_ctx, seen):
     seen("other.py", "print(elsewhere)\n")
     seen("tool.py", "import os\nprint(nowhere)\n")

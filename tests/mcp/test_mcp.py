@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -152,6 +153,15 @@ async def test_a_server_that_exits_at_start_reports_its_last_words(mcp_runtime):
     assert runtime.mcp.tools() == {}
 
 
+async def test_a_server_name_with_a_slash_connects_and_logs_inside_the_log_folder(mcp_runtime, workspace):
+    runtime = await mcp_runtime({"acme/calc": calc_server()})
+
+    assert [(s.server, s.state) for s in runtime.mcp.statuses()] == [("acme/calc", "connected")]
+    assert "acme_calc_add" in runtime.mcp.tools()
+    [log] = (workspace / ".opencode" / "mcp").iterdir()
+    assert log.is_file() and log.name.startswith("acme_calc")
+
+
 async def test_a_server_that_never_answers_times_out(runtime, workspace):
     silent = McpServerConfig(command=sys.executable, args=["-c", "import time; time.sleep(60)"])
     manager = McpManager(
@@ -182,6 +192,17 @@ async def test_a_server_that_dies_turns_calls_into_tool_errors(mcp_runtime, sess
 
     assert runtime.mcp.statuses()[0].state == "failed"
     assert runtime.mcp.tools() == {}
+
+
+async def test_a_server_that_dies_while_idle_shows_as_failed_at_once(mcp_runtime, workspace):
+    pid_file = workspace.parent / "idle.pid"
+    runtime = await mcp_runtime({"calc": calc_server(env={"MCP_PID_FILE": str(pid_file)})})
+    async with runtime.bus.subscribe(McpStatusChanged) as events:
+        os.kill(int(pid_file.read_text()), signal.SIGKILL)
+        status = await asyncio.wait_for(events.get(), 10)
+
+    assert (status.server, status.state, status.message) == ("calc", "failed", "the server stopped")
+    assert runtime.mcp.tools() == {}  # gone from the next turn's list, without a call first
 
 
 async def test_disabled_servers_are_not_started(mcp_runtime):
@@ -227,6 +248,24 @@ async def test_streamable_http_server_with_headers(mcp_runtime, session_id):
 def test_names_keep_only_characters_providers_accept():
     assert tool_name("git hub", "create.issue") == "git_hub_create_issue"
     assert len(tool_name("s" * 40, "t" * 40)) == 64
+
+
+def test_long_names_are_cut_yet_stay_distinct_and_stable():
+    first, second = tool_name("s" * 40, "t" * 40 + "_one"), tool_name("s" * 40, "t" * 40 + "_two")
+    assert len(first) == len(second) == 64 and first != second
+    assert first == tool_name("s" * 40, "t" * 40 + "_one")  # the same every run: rules keep matching
+
+
+async def test_two_servers_whose_names_read_the_same_both_keep_their_tools(mcp_runtime, session_id):
+    runtime = await mcp_runtime({"x.y": calc_server(), "x_y": calc_server()})
+    tools = runtime.mcp.tools()
+
+    assert len(tools) == 10
+    assert tools["x_y_add"].server == "x.y"  # the first in config order keeps the plain name
+    [renamed] = [tool for tool in tools.values() if tool.server == "x_y" and tool.remote_name == "add"]
+    assert renamed.name.startswith("x_y_add_") and renamed.spec()["function"]["name"] == renamed.name
+    result = await renamed.call({"a": 1, "b": 2}, runtime.context(session_id))
+    assert (result.output, result.metadata["server"]) == ("3", "x_y")
 
 
 async def _wait_for_port(port: int) -> None:

@@ -131,6 +131,17 @@ async def test_ignored_folders_and_the_data_directory_are_not_announced(
     assert (await next_event(events)).path == "visible.txt"
 
 
+async def test_files_beside_the_data_directory_that_share_its_prefix_are_announced(
+    watcher, events, session_id, read_file
+):
+    # The data directory is .opencode; the project config .opencode.json is not inside it.
+    config = await read_file(".opencode.json", "{}\n")
+
+    await other_process(WRITE, config, '{"model": "changed elsewhere"}\n')
+
+    assert await next_event(events) == FileChangedOnDisk(".opencode.json", "modified", (session_id,))
+
+
 async def test_deletion_and_recreation_are_named_as_such(watcher, events, ctx, session_id, read_file):
     doomed = await read_file("doomed.txt", "bye\n")
     await other_process(REMOVE, doomed)
@@ -206,6 +217,26 @@ async def test_the_runtime_starts_the_watcher_and_close_stops_it(runtime, events
     runtime.close()
     await asyncio.wait_for(runtime.watcher._task, WAIT)  # the watch thread let go of the tree
     assert not runtime.watcher.running
+
+
+async def test_a_workspace_inside_an_ignored_folder_is_still_watched(runtime, events, tmp_path):
+    from app.workspace import FileRecords, Workspace
+
+    inside = Workspace(tmp_path / "node_modules" / "pkg")  # a dependency opened as the workspace
+    (inside.root / "node_modules").mkdir(parents=True)
+    records = FileRecords(inside)
+    hidden, visible = inside.root / "node_modules" / "dep.js", inside.root / "index.js"
+    for path in (hidden, visible):
+        path.write_text("one\n")
+        records.record_read("s1", path)
+    watcher = WorkspaceWatcher(inside, records, runtime.bus, debounce_ms=400, step_ms=30)
+    await watcher.start()
+    try:
+        await other_process(WRITE, hidden, "two, longer\n")
+        await other_process(WRITE, visible, "two, longer\n")
+        assert await next_event(events) == FileChangedOnDisk("index.js", "modified", ("s1",))
+    finally:
+        await asyncio.wait_for(watcher.aclose(), WAIT)
 
 
 async def test_a_watcher_that_cannot_watch_reports_why_and_does_not_raise(runtime, tmp_path):
