@@ -70,7 +70,9 @@ def save() -> None:
     temp = _file.with_name(f"{_file.name}.{os.getpid()}.tmp")
     try:
         _file.parent.mkdir(parents=True, exist_ok=True)
-        temp.write_bytes(marshal.dumps(entries))
+        descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # this user's alone
+        with os.fdopen(descriptor, "wb") as cache:
+            cache.write(marshal.dumps(entries))
         os.replace(temp, _file)
     except OSError:
         with suppress(OSError):  # nothing to remove, or no folder to remove it from
@@ -78,8 +80,14 @@ def save() -> None:
 
 
 def _load(path: Path) -> dict[Key, CodeType]:
+    """The cached code, from a file only this user can have written: code from it runs,
+    so one another user could change (a shared or careless cache folder) is ignored."""
     try:
-        entries = marshal.loads(path.read_bytes())
+        with path.open("rb") as cache:
+            owner = os.fstat(cache.fileno())
+            if owner.st_uid != os.getuid() or owner.st_mode & 0o022:
+                return {}
+            entries = marshal.loads(cache.read())
     except (OSError, ValueError, EOFError, TypeError):
         return {}
     if not isinstance(entries, dict):

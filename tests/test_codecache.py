@@ -120,3 +120,16 @@ def test_an_unwritable_cache_folder_does_not_fail_the_command(tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["type"] == "object"
     assert list(tmp_path.iterdir()) == [blocked]
+
+
+def test_a_cache_others_could_have_written_is_not_used(tmp_path: Path) -> None:
+    """Code from the cache runs: a file group or others may write is ignored, and the
+    start compiles (and writes a safe file) instead."""
+    assert opencode(tmp_path, "schema").returncode == 0
+    [cache] = cache_files(tmp_path)
+    cache.chmod(0o666)
+    first = cache.stat()
+    assert opencode(tmp_path, "schema").returncode == 0
+    again = cache.stat()
+    assert again.st_ino != first.st_ino  # rewritten: nothing was taken from it
+    assert again.st_mode & 0o022 == 0
