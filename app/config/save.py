@@ -65,7 +65,10 @@ def _set(document: dict[str, Any], keys: list[str], value: Any) -> None:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    """Write a temp file beside ``path`` and rename it over, keeping the file's mode."""
+    """Write a temp file beside ``path`` and rename it over, keeping the file's mode. A
+    symlinked file (dotfiles kept in a repository) is written where the link points, so
+    the link stays a link."""
+    path = path.resolve()
     try:
         mode = path.stat().st_mode & 0o7777 if path.exists() else NEW_FILE_MODE
         fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -78,6 +81,8 @@ def _write_atomically(path: Path, text: str) -> None:
             os.fsync(out.fileno())
         os.chmod(temp, mode)
         os.replace(temp, path)
-    except BaseException:
+    except BaseException as err:
         Path(temp).unlink(missing_ok=True)
+        if isinstance(err, OSError):
+            raise ConfigError(f"{path}: cannot write the file ({err.strerror}): check the disk and the folder") from None
         raise

@@ -7,6 +7,7 @@ loader merges those.
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -47,15 +48,20 @@ def _normalised(config: Config) -> dict[str, Any]:
 
 
 def read_json_object(path: Path) -> dict[str, Any] | None:
-    """The JSON object in ``path``, or None when there is no such file."""
+    """The JSON object in ``path``, or None when there is no such file. A leading UTF-8
+    BOM (as some Windows editors save) is skipped, as RFC 8259 lets a parser do."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
     except FileNotFoundError:
         return None
-    except UnicodeDecodeError as err:
-        raise ConfigError(f"{path}: not UTF-8 text (bad byte at offset {err.start}): save it as UTF-8") from None
     except OSError as err:
         raise ConfigError(f"{path}: cannot read the file ({err.strerror}): check that it is a readable file") from None
+    body = raw.removeprefix(codecs.BOM_UTF8)
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as err:
+        offset = err.start + len(raw) - len(body)
+        raise ConfigError(f"{path}: not UTF-8 text (bad byte at offset {offset}): save it as UTF-8") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as err:

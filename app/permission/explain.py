@@ -6,11 +6,14 @@ Lexical only: the CLI answers for paths that need not exist, so nothing touches 
 
 from __future__ import annotations
 
+import os
 import posixpath
 from pathlib import Path
+from typing import get_args
 
-from app.config import Config
-from app.permission.rules import PATH_TOOLS, evaluate_rules
+from app.config import AgentName, Config
+from app.errors import ConfigError
+from app.permission.rules import PATH_TOOLS, READ_ONLY_TOOLS, STRICTNESS, Decision, evaluate_rules
 from app.permission.service import config_rules
 
 
@@ -22,7 +25,9 @@ def normalize_subject(path: str) -> str:
 
 
 def _path_subject(workspace_root: Path, path: str) -> tuple[str, str]:
-    """(subject, absolute): workspace-relative when inside the root, else the absolute path."""
+    """(subject, absolute): workspace-relative when inside the root, else the absolute path.
+    A leading `~` is the home directory, as the tools read it."""
+    path = os.path.expanduser(path)
     root = normalize_subject(workspace_root.as_posix())
     absolute = normalize_subject(path if path.startswith("/") else f"{root}/{path}")
     if absolute == root:
@@ -34,11 +39,27 @@ def _path_subject(workspace_root: Path, path: str) -> tuple[str, str]:
 
 def explain(config: Config, workspace_root: Path, tool: str, subject: str, agent: str = "coder") -> str:
     """The line to print, e.g. `deny  (global rule "*.go")`: the action padded to 5, a space, the reason."""
+    agents = get_args(AgentName)
+    if agent not in agents:
+        raise ConfigError(f'unknown agent "{agent}": use one of {", ".join(agents)}')
     absolute = None
     if tool in PATH_TOOLS:
         subject, absolute = _path_subject(workspace_root, subject)
     agent_rules, global_rules = config_rules(config, agent)
-    decision = evaluate_rules(
-        tool, subject, agent_rules=agent_rules, global_rules=global_rules, absolute=absolute, agent=agent
-    )
+
+    def decide(key: str) -> Decision:
+        return evaluate_rules(
+            key, subject, agent_rules=agent_rules, global_rules=global_rules, absolute=absolute, agent=agent
+        )
+
+    decision = decide(tool)
+    if tool in PATH_TOOLS and tool != "external_directory" and subject.startswith("/"):
+        # As at run time: a path outside the workspace is never changed, and a read there
+        # must also pass `external_directory` (the stricter of the two answers decides).
+        if tool not in READ_ONLY_TOOLS:
+            return f"{'deny':<5} (outside the workspace: {tool} changes files only inside it)"
+        outside = decide("external_directory")
+        if STRICTNESS[outside.action] > STRICTNESS[decision.action]:
+            reason = outside.reason if outside.level == "default" else f"external_directory, {outside.reason}"
+            return f"{outside.action:<5} ({reason})"
     return f"{decision.action:<5} ({decision.reason})"

@@ -22,7 +22,7 @@ Rules = dict[str, RuleValue]
 
 ACTIONS: tuple[Action, ...] = ("allow", "ask", "deny")
 # Higher is stricter: on a specificity tie the stricter action wins.
-_STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
+STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
 
 # Tools that only read get "allow" by default; every other tool (writers, bash, fetch,
 # external_directory and any MCP tool, whose effects we cannot know) gets "ask".
@@ -31,7 +31,7 @@ READ_ONLY_TOOLS = frozenset(
 )
 # Tools whose subject is a workspace-relative path (the others' subject is kept as given).
 PATH_TOOLS = frozenset(
-    {"view", "ls", "glob", "grep", "write", "edit", "multiedit", "patch", "delete", "external_directory"}
+    {"view", "ls", "glob", "grep", "diagnostics", "write", "edit", "multiedit", "patch", "delete", "external_directory"}
 )
 
 _WILDCARD_RUN = re.compile(r"(\*+|\?)")
@@ -53,6 +53,9 @@ class _Rule:
     action: Action
     regex: re.Pattern[str]
     rooted: bool  # starts with "/" or "~": matched against the absolute path when known
+    # For a "~" pattern, the pattern as written: a command such as `~/bin/x a` has no
+    # absolute path and names the home directory as "~", so both spellings must match it.
+    as_written: re.Pattern[str] | None = None
 
 
 @lru_cache(maxsize=4096)
@@ -107,8 +110,9 @@ def _compile_level(level: Level, agent: str | None, tool: str, value: RuleValue)
         rooted = pattern.startswith(("/", "~"))
         # `~` becomes the home directory here, once: compiled rules are cached.
         regex = compile_wildcard(os.path.expanduser(pattern) if rooted else pattern)
-        rules.append(_Rule(pattern, action, regex, rooted))
-    rules.sort(key=lambda rule: (-specificity(rule.pattern), -_STRICTNESS[rule.action]))
+        as_written = compile_wildcard(pattern) if pattern.startswith("~") else None
+        rules.append(_Rule(pattern, action, regex, rooted, as_written))
+    rules.sort(key=lambda rule: (-specificity(rule.pattern), -STRICTNESS[rule.action]))
     return tuple(rules)
 
 
@@ -134,6 +138,8 @@ def _first_match(rules: tuple[_Rule, ...], subject: str, absolute: str | None) -
     for rule in rules:
         target = absolute if rule.rooted and absolute is not None else subject
         if rule.regex.fullmatch(target):
+            return rule
+        if absolute is None and rule.as_written is not None and rule.as_written.fullmatch(subject):
             return rule
     return None
 

@@ -34,10 +34,11 @@ class Fingerprint:
 
     @classmethod
     def of(cls, path: Path) -> Fingerprint | None:
-        """The file's fingerprint now, or None when it does not exist."""
+        """The file's fingerprint now, or None when it does not exist (nor can: a folder
+        on its path became a file)."""
         try:
             st = os.stat(path)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):
             return None
         return cls(st.st_mtime_ns, st.st_size, st.st_ino)
 

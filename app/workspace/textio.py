@@ -29,6 +29,9 @@ Newline = Literal["\n", "\r\n"]
 
 _SNIFF_BYTES = 8192
 _TEMP_PREFIX = ".opencode-tmp-"
+_TEMP_NAME_TAIL = 25
+"""Characters of the file's name a temp name ends with (at most 100 bytes of UTF-8): the
+temp name stays under the 255-byte limit however long the file's own name is."""
 
 
 def is_binary(data: bytes) -> bool:
@@ -178,7 +181,7 @@ def _write_temp(path: Path, data: bytes, mode: int | None, *, sync: bool) -> Pat
 
 
 def _fill_temp(path: Path, data: bytes, mode: int | None, *, sync: bool) -> Path:
-    temp = path.with_name(f"{_TEMP_PREFIX}{secrets.token_hex(6)}-{path.name}")
+    temp = path.with_name(f"{_TEMP_PREFIX}{secrets.token_hex(6)}-{path.name[-_TEMP_NAME_TAIL:]}")
     # os.open applies the umask to 0o644; an explicit or inherited mode is set exactly below.
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
     try:

@@ -39,6 +39,14 @@ def test_a_file_that_is_not_utf8_is_named(workspace: Path, env: dict[str, str]) 
     assert load_error(workspace, env) == f"{project}: not UTF-8 text (bad byte at offset 22): save it as UTF-8"
 
 
+def test_a_bom_is_skipped_and_offsets_still_count_it(workspace: Path, env: dict[str, str]) -> None:
+    project = workspace / ".opencode.json"
+    project.write_bytes(b'\xef\xbb\xbf{"debug": true}')
+    assert load_config(workspace, env=env).debug is True
+    project.write_bytes(b'\xef\xbb\xbf{"tui": {"theme": "caf\xe9"}}')
+    assert load_error(workspace, env) == f"{project}: not UTF-8 text (bad byte at offset 25): save it as UTF-8"
+
+
 def test_an_unreadable_path_is_named(workspace: Path, env: dict[str, str]) -> None:
     (workspace / ".opencode.json").mkdir()
 

@@ -1,6 +1,7 @@
 """save_project_setting changes one key of the project file, atomically, or nothing."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,36 @@ def test_an_empty_key_is_refused(workspace: Path) -> None:
         save_project_setting(workspace, "tui..theme", "x")
 
     assert not (workspace / ".opencode.json").exists()
+
+
+def test_a_symlinked_file_is_written_through_the_link(workspace: Path, tmp_path: Path) -> None:
+    target = tmp_path / "dotfiles" / "opencode.json"
+    target.parent.mkdir()
+    target.write_text('{"debug": true}\n')
+    (workspace / ".opencode.json").symlink_to(target)
+
+    save_project_setting(workspace, "tui.theme", "nord")
+
+    assert (workspace / ".opencode.json").is_symlink()
+    assert json.loads(target.read_text()) == {"debug": True, "tui": {"theme": "nord"}}
+    assert sorted(p.name for p in target.parent.iterdir()) == ["opencode.json"]
+
+
+def test_a_failed_write_is_one_config_error_and_leaves_no_temp_file(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = workspace / ".opencode.json"
+    project.write_text('{"debug": true}\n')
+
+    def disk_full(*args: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", disk_full)
+    with pytest.raises(ConfigError, match="cannot write the file .No space left on device."):
+        save_project_setting(workspace, "tui.theme", "nord")
+    monkeypatch.undo()
+    assert project.read_text() == '{"debug": true}\n'
+    assert sorted(p.name for p in workspace.iterdir()) == [".opencode.json"]
 
 
 def test_a_missing_workspace_is_reported(tmp_path: Path) -> None:

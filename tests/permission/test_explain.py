@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from app.errors import ConfigError
 from app.permission import explain, normalize_subject
 from tests.permission.conftest import SPEC_000_DELETE, make_config
 
@@ -58,8 +59,35 @@ def test_explain_prints_the_action_and_the_rule(tool, subject, line):
     assert explain(CONFIG, ROOT, tool, subject) == line
 
 
+OUTSIDE_CONFIG = make_config({"view": {"/var/*": "deny"}, "grep": "allow", "external_directory": {"/etc/*": "deny"}})
+
+
+@pytest.mark.parametrize(
+    ("tool", "subject", "line"),
+    [
+        # Reads outside also need external_directory, as at run time; the stricter answer is shown.
+        ("view", "/etc/hosts", 'deny  (external_directory, global rule "/etc/*")'),
+        ("grep", "../other", "ask   (default for external_directory)"),
+        ("grep", "~/other", "ask   (default for external_directory)"),  # the home directory, not ./~
+        ("diagnostics", "/etc/x.py", 'deny  (external_directory, global rule "/etc/*")'),
+        ("view", "/var/log/x", 'deny  (global rule "/var/*")'),
+        ("grep", "src", 'allow (global rule "*")'),  # inside: external_directory plays no part
+        # Changes outside the workspace are refused whatever the rules say.
+        ("delete", "/etc/hosts", "deny  (outside the workspace: delete changes files only inside it)"),
+        ("write", "../x.go", "deny  (outside the workspace: write changes files only inside it)"),
+    ],
+)
+def test_explain_answers_for_paths_outside_the_workspace_as_the_tools_do(tool, subject, line):
+    assert explain(OUTSIDE_CONFIG, ROOT, tool, subject) == line
+
+
 def test_explain_uses_the_named_agent_s_rules():
     assert explain(CONFIG, ROOT, "delete", "docs/x.md", agent="explorer") == 'ask   (global rule "*")'
+
+
+def test_an_unknown_agent_is_named_with_the_known_ones():
+    with pytest.raises(ConfigError, match='unknown agent "codr": use one of coder, workhorse, explorer'):
+        explain(CONFIG, ROOT, "delete", "main.go", agent="codr")
 
 
 def test_a_root_spelled_with_dot_dot_gives_the_same_subjects():

@@ -208,6 +208,13 @@ def test_without_an_absolute_path_slash_patterns_match_the_subject_as_given():
     assert decide("bash", "/usr/bin/rm -rf build", rules).action == "deny"
 
 
+def test_without_an_absolute_path_tilde_patterns_match_the_home_written_either_way():
+    rules = {"bash": {"~/bin/wipe *": "deny"}}
+    assert decide("bash", "~/bin/wipe all", rules).action == "deny"
+    assert decide("bash", f"{Path.home()}/bin/wipe all", rules).action == "deny"
+    assert decide("bash", "/elsewhere/bin/wipe all", rules).action == "ask"
+
+
 # --- malformed rules -------------------------------------------------------------------
 
 

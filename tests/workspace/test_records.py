@@ -100,6 +100,15 @@ def test_deleted_since_read_has_its_own_message(records: FileRecords, file: Path
         records.assert_fresh(SESSION, file)
 
 
+def test_a_file_whose_folder_became_a_file_counts_as_deleted(records: FileRecords, file: Path) -> None:
+    records.record_read(SESSION, file)
+    file.unlink()
+    file.parent.rmdir()
+    file.parent.write_text("a file where the folder was\n")
+    with pytest.raises(StaleFileError, match=r"src/a\.txt was deleted since you last read it"):
+        records.assert_fresh(SESSION, file)
+
+
 def test_own_write_makes_the_file_fresh(records: FileRecords, file: Path) -> None:
     records.record_read(SESSION, file)
     file.write_text("changed by a tool\n")

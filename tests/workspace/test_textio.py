@@ -192,6 +192,14 @@ def test_failure_midway_leaves_the_old_file_and_no_temp(
     assert _leftovers(tmp_path) == []
 
 
+@pytest.mark.parametrize("name", ["n" * 255, "é" * 125 + ".txt"])
+def test_a_name_at_the_length_limit_can_be_replaced(tmp_path: Path, name: str) -> None:
+    path = _file(tmp_path, b"old\n", name)
+    write_atomic(path, b"new\n")
+    assert path.read_bytes() == b"new\n"
+    assert _leftovers(tmp_path) == []
+
+
 def test_round_trip_through_write_atomic(tmp_path: Path) -> None:
     original = BOM + b"line one\r\nline two"
     path = _file(tmp_path, original)
