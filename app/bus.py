@@ -56,8 +56,12 @@ class Subscription:
     def _offer(self, event: Event) -> None:
         if threading.get_ident() == self._bus._thread_of(self._loop):
             self._deliver(event)
-        else:
+            return
+        try:
             self._loop.call_soon_threadsafe(self._deliver, event)
+        except RuntimeError:  # its loop is closed: nobody is left to read it, so it goes
+            self.closed = True
+            self._bus._remove(self)
 
     def get_nowait(self) -> Event | None:
         if not self._items:

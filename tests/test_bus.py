@@ -112,3 +112,21 @@ async def test_publish_from_a_worker_thread_reaches_the_loop():
     thread.join()
     got = [await asyncio.wait_for(sub.get(), 1) for _ in range(5)]
     assert got == [Finished(i) for i in range(5)]
+
+
+async def test_a_subscriber_whose_loop_has_closed_is_dropped_and_the_others_still_receive():
+    """A front-end's loop can end before it closes its subscription: publishing (from any
+    thread, e.g. history's after-commit step) must neither raise nor starve the others."""
+    bus = Bus()
+    sub = bus.subscribe()
+
+    async def subscribe_and_leave() -> None:
+        bus.subscribe()
+
+    thread = threading.Thread(target=asyncio.run, args=(subscribe_and_leave(),))
+    thread.start()
+    thread.join()
+    assert bus.subscriber_count == 2
+    bus.publish(Finished(1))
+    assert bus.subscriber_count == 1
+    assert await asyncio.wait_for(sub.get(), 1) == Finished(1)
