@@ -23,7 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -209,6 +209,7 @@ class OpencodeApp(App[None]):
         self.runtime = runtime
         self.keybindings = dict(runtime.config.tui.keybindings)
         self.set_keymap(self.keybindings)
+        self.call_after_refresh(self._warn_unknown_keybindings)
         if not apply_theme(self, runtime.config.tui.theme):  # mostly already the theme of the first frame
             apply_theme(self, DEFAULT_THEME)
             self.notify(
@@ -233,6 +234,17 @@ class OpencodeApp(App[None]):
             prompt, self._waiting_prompt = self._waiting_prompt, None
             await self.send_prompt(prompt)
         self._startup_done()
+
+    def _warn_unknown_keybindings(self) -> None:
+        """A misspelt id in tui.keybindings would otherwise remap nothing, silently."""
+        known = {row.binding_id for _, rows in self.help_sections() for row in rows}
+        unknown = sorted(set(self.keybindings) - known)
+        if unknown:
+            self.notify(
+                f"Unknown key binding id in tui.keybindings: {', '.join(unknown)} (f1 lists every id)",
+                severity="warning",
+                timeout=8,
+            )
 
     def _startup_done(self) -> None:
         """Start-up is over: when it ran with the cyclic collector paused (``pause_gc``),
@@ -413,16 +425,21 @@ class OpencodeApp(App[None]):
         except OpencodeError as err:
             self.call_from_thread(self.notify, f"Theme not saved: {err}", severity="error")
 
-    def on_resize(self) -> None:
-        self._show_sidebar()
+    def on_resize(self, event: events.Resize) -> None:
+        """The new width comes from the event: this handler runs before App's own, which
+        is what updates ``self.size``."""
+        self._show_sidebar(event.size.width)
 
     def _watch_sidebar_open(self) -> None:
         self._show_sidebar()
 
-    def _show_sidebar(self) -> None:
-        shown = self.sidebar_open if self.sidebar_open is not None else self.size.width >= SIDEBAR_MIN_WIDTH
+    def _show_sidebar(self, width: int | None = None) -> None:
+        width = self.size.width if width is None else width
+        shown = self.sidebar_open if self.sidebar_open is not None else width >= SIDEBAR_MIN_WIDTH
         for sidebar in self.query(FilesSidebar):  # none yet when a resize comes before compose
             if sidebar.display != shown:  # setting it anyway would cost a layout
+                if not shown and self._files_focused():  # keys would go to a hidden list
+                    self.prompt.focus()
                 sidebar.display = shown
 
     def action_toggle_sidebar(self) -> None:
@@ -453,8 +470,9 @@ class OpencodeApp(App[None]):
 
     def help_sections(self) -> list[tuple[str, list[Any]]]:
         """Every screen's and widget's bindings, as the help screen lists them."""
+        from app.tui.screens.confirm import ConfirmScreen
         from app.tui.screens.diff_screen import DiffScreen
-        from app.tui.screens.help import help_rows
+        from app.tui.screens.help import HelpScreen, help_rows
         from app.tui.screens.models import ModelsScreen
         from app.tui.screens.permission_screen import PermissionScreen
         from app.tui.screens.sessions import SessionsScreen
@@ -470,6 +488,8 @@ class OpencodeApp(App[None]):
             ("Permission question", PermissionScreen),
             ("Sessions", SessionsScreen),
             ("Models", ModelsScreen),
+            ("Confirmation", ConfirmScreen),
+            ("Help", HelpScreen),
         ]
         return [(title, help_rows(owner.BINDINGS, self.keybindings)) for title, owner in owners]
 

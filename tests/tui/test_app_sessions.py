@@ -11,6 +11,7 @@ from app.tui.screens.help import HelpScreen
 from app.tui.screens.models import ModelsScreen
 from app.tui.screens.sessions import SessionsScreen
 from app.tui.widgets.message_user import UserMessage
+from app.tui.widgets.prompt_input import PromptInput
 from app.tui.widgets.sidebar import FilesSidebar
 from app.tui.widgets.tool_render import ToolCallView
 from tests.tui.conftest import wait_until
@@ -71,6 +72,25 @@ async def test_sessions_can_be_renamed_and_deleted_after_a_confirmation(make_app
         await wait_until(pilot, lambda: app.session_id is None and not app.query(UserMessage))
 
 
+async def test_from_a_blank_session_the_sessions_screen_acts_on_the_newest_at_once(make_app, tui_runtime):
+    older = stored_conversation(tui_runtime, "older", "one")
+    newest = stored_conversation(tui_runtime, "newest", "two")
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.runtime is not None)
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.query_one("#sessions-list").option_count == 2)
+        await pilot.press("d")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await wait_until(pilot, lambda: tui_runtime.store.sessions.get(newest) is None)
+        await wait_until(pilot, lambda: screen.query_one("#sessions-list").option_count == 1)
+        await pilot.press("enter")  # the one left is highlighted again
+        await wait_until(pilot, lambda: app.session_id == older)
+
+
 async def test_ctrl_n_starts_a_blank_session_stored_with_its_first_prompt(make_app, script, tui_runtime):
     old = stored_conversation(tui_runtime, "old", "earlier")
     app = make_app(script([{"steps": [{"text": "fresh"}]}]))
@@ -128,6 +148,34 @@ async def test_the_sidebar_hides_below_100_columns_and_the_toggle_key_shows_it(m
         assert wide.query_one(FilesSidebar).display
 
 
+async def test_resizing_the_terminal_hides_and_shows_the_sidebar_at_once(make_app):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        sidebar = app.query_one(FilesSidebar)
+        assert sidebar.display
+        await pilot.resize_terminal(80, 24)
+        await wait_until(pilot, lambda: app.size.width == 80)
+        assert not sidebar.display
+        await pilot.resize_terminal(120, 40)
+        await wait_until(pilot, lambda: app.size.width == 120)
+        assert sidebar.display
+        await pilot.press("ctrl+b")  # the user's choice outlasts a resize
+        await pilot.resize_terminal(130, 40)
+        await wait_until(pilot, lambda: app.size.width == 130)
+        assert not sidebar.display
+
+
+async def test_hiding_the_sidebar_that_has_the_keyboard_gives_it_back_to_the_prompt(make_app):
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.runtime is not None)
+        await pilot.press("ctrl+f")
+        assert not isinstance(app.focused, PromptInput)
+        await pilot.press("ctrl+b", *"hi")
+        assert not app.query_one(FilesSidebar).display
+        assert isinstance(app.focused, PromptInput) and app.prompt.text == "hi"
+
+
 async def test_help_lists_every_binding_with_its_id_and_config_remaps_apply(make_runtime, make_app):
     runtime = make_runtime(policy="interactive", config={"tui": {"keybindings": {"app.sessions": "ctrl+g"}}})
     app = make_app(runtime=runtime)
@@ -136,12 +184,24 @@ async def test_help_lists_every_binding_with_its_id_and_config_remaps_apply(make
         await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
         rows = {row.binding_id: row for _, rows in app.screen.sections for row in rows}
         for binding_id in ("app.sessions", "app.models", "app.cancel", "prompt.send", "sidebar.revert",
-                           "permission.allow_once", "diff.toggle_layout", "sessions.rename"):
+                           "permission.allow_once", "diff.toggle_layout", "sessions.rename", "confirm.yes",
+                           "confirm.no", "help.close"):
             assert binding_id in rows
         assert rows["app.sessions"].keys == "ctrl+g"
         await pilot.press("escape")
         await pilot.press("ctrl+g")
         await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+
+
+async def test_a_misspelt_binding_id_in_the_config_is_reported_and_the_good_ones_apply(make_runtime, make_app):
+    keybindings = {"app.sesions": "ctrl+g", "app.help": "ctrl+t"}
+    app = make_app(runtime=make_runtime(policy="interactive", config={"tui": {"keybindings": keybindings}}))
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await wait_until(pilot, lambda: app.screen.query("Toast"))
+        [note] = [str(toast.render()) for toast in app.screen.query("Toast")]
+        assert "app.sesions" in note and "tui.keybindings" in note and "app.help" not in note
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
 
 
 async def test_up_recalls_earlier_prompts_and_down_returns_to_the_draft(make_app, script):
@@ -156,3 +216,20 @@ async def test_up_recalls_earlier_prompts_and_down_returns_to_the_draft(make_app
         assert app.prompt.text == "first"
         await pilot.press("down", "down")
         assert app.prompt.text == "dra"
+
+
+async def test_up_and_down_move_through_a_wrapped_prompt_before_recalling(make_app, script):
+    app = make_app(script([{"steps": [{"text": "ok"}]}]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press(*"first", "enter")
+        await wait_until(pilot, lambda: not app.turn_running and app.session_id)
+        long_line = " ".join(f"word{n}" for n in range(40))  # one line, wrapped over several rows
+        await pilot.press(*long_line, "up")
+        assert app.prompt.text == long_line and app.prompt.cursor_location[1] < len(long_line)
+        await pilot.press("down")
+        assert app.prompt.text == long_line and app.prompt.cursor_location[1] == len(long_line)
+        for _ in range(10):  # up to the first row, then the earlier prompt
+            await pilot.press("up")
+        assert app.prompt.text == "first"
+        await pilot.press("down")
+        assert app.prompt.text == long_line

@@ -142,7 +142,7 @@ async def test_a_new_width_or_theme_redraws_the_frozen_lines(make_app, tui_runti
         await app.open_session(session_id)
         await wait_until(pilot, lambda: all_frozen(app))
         wide = app.query(FrozenBlocks).first().lines[0].cell_length
-        for change in (lambda: pilot.resize_terminal(70, SIZE[1]), lambda: set_theme(app, "textual-light")):
+        for change in (lambda: pilot.resize_terminal(60, SIZE[1]), lambda: set_theme(app, "textual-light")):
             before = set(app.query(FrozenBlocks))
             await change()
             await wait_until(pilot, lambda before=before: all_frozen(app) and not before & set(app.query(FrozenBlocks)))

@@ -77,9 +77,9 @@ class SessionsScreen(ModalScreen[SessionPick | None]):
         listing.add_options(Option(session_line(s, self.current), id=s.id) for s in self._listed)
         if not self._listed:
             listing.add_option(Option("No sessions yet: ctrl+n starts one", disabled=True))
-        for index, session in enumerate(self._listed):
-            if session.id == self.current:
-                listing.highlighted = index
+        if self._listed:  # the current session, else the newest, so enter, r and d act at once
+            ids = [session.id for session in self._listed]
+            listing.highlighted = ids.index(self.current) if self.current in ids else 0
         listing.focus()
 
     def _highlighted(self) -> Session | None:

@@ -1,6 +1,6 @@
 """The multi-line prompt: enter sends, shift+enter or ctrl+j adds a line, and up/down on
-the first/last line recall earlier prompts (like a shell), so editing a long prompt
-with the arrows still works."""
+the first/last row recall earlier prompts (like a shell), so editing a long prompt
+with the arrows still works (rows as drawn: a long line wraps over several)."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ class PromptInput(TextArea):
         self.insert("\n")
 
     def action_recall_previous(self) -> None:
-        if self.cursor_location[0] > 0 or not self.earlier_prompts:
+        if not self.navigator.is_first_wrapped_line(self.cursor_location) or not self.earlier_prompts:
             self.action_cursor_up()
             return
         if self._recall_index is None:
@@ -77,7 +77,7 @@ class PromptInput(TextArea):
             self._show(self.earlier_prompts[self._recall_index])
 
     def action_recall_next(self) -> None:
-        if self.cursor_location[0] < self.document.line_count - 1 or self._recall_index is None:
+        if not self.navigator.is_last_wrapped_line(self.cursor_location) or self._recall_index is None:
             self.action_cursor_down()
             return
         self._recall_index += 1
