@@ -20,6 +20,7 @@ import dataclasses
 import marshal
 import os
 import sys
+import threading
 import typing
 from collections.abc import Mapping
 from contextlib import suppress
@@ -38,6 +39,8 @@ _file: Path | None = None
 _cached: dict[Key, CodeType] = {}
 _used: dict[Key, CodeType] = {}
 _compiled_anew = False
+_lock = threading.Lock()
+"""Compilations happen on several threads (the TUI imports litellm in one), saves on another."""
 
 
 def cache_file(profile: str, env: Mapping[str, str] = os.environ) -> Path:
@@ -62,21 +65,26 @@ def install(profile: str) -> None:
 
 
 def save() -> None:
-    """Write the cache when this process compiled something it lacked; quietly skipped
-    when the folder cannot be written (a read-only home)."""
-    if _file is None or not _compiled_anew:
-        return
-    entries = {**_cached, **_used} if len(_cached) + len(_used) <= MAX_ENTRIES else dict(_used)
-    temp = _file.with_name(f"{_file.name}.{os.getpid()}.tmp")
-    try:
-        _file.parent.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # this user's alone
-        with os.fdopen(descriptor, "wb") as cache:
-            cache.write(marshal.dumps(entries))
-        os.replace(temp, _file)
-    except OSError:
-        with suppress(OSError):  # nothing to remove, or no folder to remove it from
-            temp.unlink()
+    """Write the cache when this process compiled something it lacked since it was read
+    or last saved; quietly skipped when the folder cannot be written (a read-only home).
+    A long-running front-end saves once its start-up is done, not only when it ends: a
+    closed terminal ends it with no chance to."""
+    global _cached, _compiled_anew
+    with _lock:  # held while writing too: two saves must not share the temp file
+        if _file is None or not _compiled_anew:
+            return
+        entries = {**_cached, **_used} if len(_cached) + len(_used) <= MAX_ENTRIES else dict(_used)
+        _cached, _compiled_anew = entries, False
+        temp = _file.with_name(f"{_file.name}.{os.getpid()}.tmp")
+        try:
+            _file.parent.mkdir(parents=True, exist_ok=True)
+            descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # this user's alone
+            with os.fdopen(descriptor, "wb") as cache:
+                cache.write(marshal.dumps(entries))
+            os.replace(temp, _file)
+        except OSError:
+            with suppress(OSError):  # nothing to remove, or no folder to remove it from
+                temp.unlink()
 
 
 def _load(path: Path) -> dict[Key, CodeType]:
@@ -106,8 +114,9 @@ def _compiled(source: str, mode: str) -> CodeType:
     code = _cached.get(key)
     if code is None:
         code = builtins.compile(source, "<string>", mode, dont_inherit=True)
-        _compiled_anew = True
-    _used[key] = code
+    with _lock:
+        _compiled_anew = _compiled_anew or key not in _cached
+        _used[key] = code
     return code
 
 

@@ -1,6 +1,7 @@
 """A real `opencode` on a pseudo-terminal that then goes away, without the SIGHUP a
 controlling terminal would send (as under `make run` in a pane that is killed): the app
-must end, not spin on a terminal that is gone."""
+must end, not spin on a terminal that is gone, and what start-up compiled is cached
+already."""
 
 from __future__ import annotations
 
@@ -44,6 +45,12 @@ def test_the_app_ends_when_its_terminal_goes_away(tmp_path: Path) -> None:
     try:
         drawn = read_until(master, b"Ask anything", 60)
         assert b"Ask anything" in drawn, drawn[-500:]
+        # Start-up saved the compiled-code cache already: a closed terminal leaves no other chance.
+        cache = tmp_path / "cache" / "opencode"
+        deadline = time.monotonic() + 30
+        while not list(cache.glob("compiled-default-*.marshal")) and time.monotonic() < deadline:
+            read_until(master, b"\0never", 0.2)  # keep the pty drained meanwhile
+        assert list(cache.glob("compiled-default-*.marshal"))
         os.close(master)
         process.wait(timeout=15)
     finally:
