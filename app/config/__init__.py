@@ -31,7 +31,8 @@ __all__ = [
 ]
 
 # Saving (tempfile) and the schema export serve one command each: loaded on first use,
-# so the commands that only load the configuration do not pay for them.
+# so the commands that only load the configuration do not pay for them. (Not through
+# app.lazy: this package imports nothing of app outside app.config and app.errors.)
 _LAZY = {
     "config_json_schema": "app.config.schema",
     "save_project_setting": "app.config.save",

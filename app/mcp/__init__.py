@@ -2,9 +2,7 @@
 HTTP, through the official ``mcp`` SDK), started in the background, whose tools reach the
 agents as ``<server>_<tool>``. See docs/mcp.md."""
 
-from importlib import import_module
-from typing import Any
-
+from app.lazy import lazy_attributes
 from app.mcp.events import McpState, McpStatusChanged
 
 __all__ = ["McpConnection", "McpManager", "McpState", "McpStatusChanged", "McpTool", "tool_name"]
@@ -19,7 +17,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'app.mcp' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)

@@ -7,8 +7,9 @@ as ``app.store.events`` for the event classes, does not load the database code t
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from app.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from app.store.db import Database
@@ -65,14 +66,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """Import the submodule that defines ``name`` and keep the name here for next time."""
-    module = _HOME_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_attributes(__name__, _HOME_OF)
 
 
 def __dir__() -> list[str]:
