@@ -39,6 +39,8 @@ class FileState:
     path: Path
     rel: str
     data: bytes | None
+    mode: int | None = None
+    """Its permission bits, when it is a regular file."""
 
     @property
     def exists(self) -> bool:
@@ -153,7 +155,9 @@ def _read_state(ctx: ToolContext, path: Path) -> FileState:
         mode = os.lstat(path).st_mode
     except (FileNotFoundError, NotADirectoryError):
         return FileState(path, rel, None)
-    return FileState(path, rel, path.read_bytes() if stat.S_ISREG(mode) else None)
+    if not stat.S_ISREG(mode):
+        return FileState(path, rel, None)
+    return FileState(path, rel, path.read_bytes(), stat.S_IMODE(mode))
 
 
 async def apply_changes(
@@ -176,12 +180,29 @@ async def apply_changes(
             if states[path].exists:
                 ctx.records.assert_fresh(ctx.session_id, path)
         change_set = plan(Snapshot(states))
+        _refuse_read_only(states, change_set)
         applied = [_describe(ctx, states.get(c.path) or _read_state(ctx, c.path), c) for c in change_set.changes]
         if dry_run or not (change_set.changes or change_set.remove_dirs):
             return applied  # nothing would change: nothing to ask, write or record
         await _authorize(ctx, tool, change_set, applied)
         await asyncio.to_thread(_commit, ctx, change_set, states, applied)
         return applied
+
+
+def _refuse_read_only(states: dict[Path, FileState], change_set: ChangeSet) -> None:
+    """A file made read-only (or that we may not write) is not rewritten: the atomic
+    rename would replace it regardless of its mode, which an in-place write (OpenCode's,
+    an editor's) would not. Checked before anyone is asked, for every tool. Removing it
+    stays possible, as with ``rm``: deletes are the delete rules' business."""
+    for change in change_set.changes:
+        state = states.get(change.path)
+        if change.data is None or state is None or state.mode is None:
+            continue
+        if not state.mode & 0o222 or not os.access(state.path, os.W_OK):
+            raise ToolError(
+                f"{state.rel} is read-only (mode {state.mode:04o}): nothing was changed; if it should change, "
+                f"make it writable first (chmod u+w {state.rel})"
+            )
 
 
 def _describe(ctx: ToolContext, state: FileState, change: Change) -> AppliedFile:

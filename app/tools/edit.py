@@ -28,6 +28,7 @@ from app.tools.write import (
     refuse_directory,
     require_text,
     target_path,
+    unchanged_metadata,
 )
 
 DESCRIPTION = """Replace one piece of text in a file with another.
@@ -151,23 +152,21 @@ class FileEdits:
         self.strategies = strategies
         assert draft is not None  # apply_item returns a draft or raises
         data = draft.encode("utf-8")
-        if data == state.data:
-            raise ToolError(
-                f"Nothing to change: {state.rel} would read exactly as before; "
-                "view the file and check oldString and newString"
-            )
-        return ChangeSet([Change(self.path, data)], title=f"{self.title} {state.rel}", ask_subject=state.rel)
+        # A fuzzy match may already read as newString: the model's intent holds, so this
+        # succeeds with nothing to ask, write or record (OpenCode applies it too).
+        changes = [] if data == state.data else [Change(self.path, data)]
+        return ChangeSet(changes, title=f"{self.title} {state.rel}", ask_subject=state.rel)
 
 
 async def edit_file(
     ctx: ToolContext, tool: str, path: Path, items: Sequence[EditItem], *, title: str, numbered: bool
-) -> tuple[AppliedFile, list[str]]:
+) -> tuple[AppliedFile | None, list[str]]:
     """Apply `items` to the file at `path` (from target_path) through the change path:
-    the applied change and each edit's strategy. Nothing is written unless every edit
-    applies."""
+    the applied change (None when the edits leave the file exactly as it was, so nothing
+    was written) and each edit's strategy. Nothing is written unless every edit applies."""
     plan = FileEdits(path, items, title=title, numbered=numbered)
-    [applied] = await apply_changes(ctx, tool, [path], plan, require_read=[path])
-    return applied, plan.strategies
+    applied = await apply_changes(ctx, tool, [path], plan, require_read=[path])
+    return (applied[0] if applied else None), plan.strategies
 
 
 def fuzzy_note(strategy: str) -> str:
@@ -188,6 +187,13 @@ class EditTool(Tool):
             raise EditMatchError("identical")
         item = EditItem(oldString=params.oldString, newString=params.newString, replaceAll=params.replaceAll)
         applied, [strategy] = await edit_file(ctx, self.name, path, [item], title="Edit", numbered=False)
+        if applied is None:
+            rel = ctx.workspace.relative(path)
+            output = (
+                f"No change needed: {rel} already reads as newString there (matched with the {strategy} "
+                "strategy); nothing was written."
+            )
+            return ToolResult(output, {**unchanged_metadata(rel), "strategy": strategy}, title=rel)
         note = fuzzy_note(strategy)
         output = "Edit applied successfully." + (f" ({note})" if note else "")
         metadata: dict[str, Any] = {**change_metadata(applied), "strategy": strategy}

@@ -12,7 +12,7 @@ from pydantic import Field
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.diagnostics import with_lsp_errors
 from app.tools.edit import EditItem, edit_file, fuzzy_note
-from app.tools.write import FilePath, change_metadata, target_path
+from app.tools.write import FilePath, change_metadata, target_path, unchanged_metadata
 
 DESCRIPTION = """Make several edits to one file in one call: all of them are applied, or none.
 
@@ -60,6 +60,10 @@ class MultiEditTool(Tool):
         applied, strategies = await edit_file(
             ctx, self.name, path, params.edits, title=f"Apply {edits} to", numbered=True
         )
+        if applied is None:
+            rel = ctx.workspace.relative(path)
+            output = f"Applied {edits} to {rel}: together they leave it as it was; nothing was written."
+            return ToolResult(output, {**unchanged_metadata(rel), "strategies": strategies}, title=rel)
         notes = [
             f"edit {index} {note}"
             for index, strategy in enumerate(strategies, start=1)

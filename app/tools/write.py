@@ -103,6 +103,11 @@ def new_text_file(state: FileState, content: str) -> TextFile:
     return decode_text(content.encode("utf-8"), state.path)
 
 
+def unchanged_metadata(rel: str) -> dict[str, Any]:
+    """change_metadata for a call that found the file already as asked: nothing written."""
+    return {"path": rel, "diff": "", "additions": 0, "deletions": 0}
+
+
 def change_metadata(applied: AppliedFile) -> dict[str, Any]:
     """What front-ends draw for a one-file change (documented in docs/tools.md)."""
     return {
@@ -145,9 +150,7 @@ class WriteTool(Tool):
         if not applied_files:
             rel = ctx.workspace.relative(path)
             output = f"{rel} already has exactly this content: nothing was written."
-            return ToolResult(
-                output, {"path": rel, "diff": "", "additions": 0, "deletions": 0, "created": False}
-            )
+            return ToolResult(output, {**unchanged_metadata(rel), "created": False})
         [applied] = applied_files
         if applied.created:
             lines = _line_count(applied.after)

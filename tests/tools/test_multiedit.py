@@ -3,6 +3,8 @@ permission question for the combined diff, one history version."""
 
 from __future__ import annotations
 
+import codecs
+
 import pytest
 
 from app.errors import StaleFileError, ToolError
@@ -177,3 +179,40 @@ async def test_a_single_edit_is_counted_in_the_singular(ctx, seen_file):
     seen_file("one.txt", "a\n")
     result = await multiedit.call({"filePath": "one.txt", "edits": [change("a", "b")]}, ctx)
     assert (result.output, result.title) == ("Applied 1 edit to one.txt.", "one.txt")
+
+
+# --- cases from OpenCode's edit suite ---------------------------------------------------
+# OpenCode's multi-edit cases (ordered edits, all or nothing, BOM and CRLF), in our own data.
+
+
+async def test_bom_and_crlf_are_kept_across_edits(ctx, seen_file):
+    path = seen_file("App.cs", codecs.BOM_UTF8 + b"using System;\r\nclass App {}\r\n")
+    await multiedit.call(
+        {
+            "filePath": "App.cs",
+            "edits": [change("using System;", "using Core;"), change("class App {}", "class Main {}")],
+        },
+        ctx,
+    )
+    assert path.read_bytes() == codecs.BOM_UTF8 + b"using Core;\r\nclass Main {}\r\n"
+
+
+async def test_edits_that_cancel_out_succeed_and_write_nothing(ctx, seen_file, runtime, session_id):
+    path = seen_file("flag.txt", "debug = off\n")
+    result = await multiedit.call(
+        {"filePath": "flag.txt", "edits": [change("off", "on"), change("on", "off")]}, ctx
+    )
+    assert (
+        result.output == "Applied 2 edits to flag.txt: together they leave it as it was; nothing was written."
+    )
+    assert (result.metadata["diff"], result.metadata["strategies"]) == ("", ["simple", "simple"])
+    assert path.read_text() == "debug = off\n"
+    assert versions(runtime, session_id, "flag.txt") == []
+
+
+async def test_a_read_only_file_is_refused(ctx, seen_file):
+    path = seen_file("ro.txt", "a\n")
+    path.chmod(0o444)
+    with pytest.raises(ToolError, match=r"^ro.txt is read-only \(mode 0444\)"):
+        await multiedit.call({"filePath": "ro.txt", "edits": [change("a", "b")]}, ctx)
+    assert path.read_text() == "a\n"

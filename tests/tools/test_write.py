@@ -4,6 +4,7 @@ had them (BOM, CRLF, mode), refusals that leave the disk as it was, history and 
 from __future__ import annotations
 
 import codecs
+import os
 import stat
 
 import pytest
@@ -204,3 +205,38 @@ async def test_the_user_is_asked_about_the_relative_path_and_their_denial_is_pas
     [request] = answers.requests
     assert (request.tool, request.subject) == ("write", "README.md")
     assert "+# hi" in request.preview.text
+
+
+# --- cases from OpenCode's edit suite ---------------------------------------------------
+# OpenCode's write tests (packages/opencode/test/tool/write.test.ts), in our own data.
+# Its "binary-safe content" case (a NUL written) is refused here on purpose: see
+# test_bad_arguments_are_refused_with_the_reason.
+
+
+async def test_a_new_file_gets_the_usual_permission_bits(ctx, workspace):
+    umask = os.umask(0)
+    os.umask(umask)
+    await write.call({"filePath": "secrets.json", "content": '{"token": "x"}'}, ctx)
+    assert stat.S_IMODE((workspace / "secrets.json").stat().st_mode) == 0o644 & ~umask
+
+
+async def test_empty_content_creates_an_empty_file(ctx, workspace):
+    result = await write.call({"filePath": "empty.txt", "content": ""}, ctx)
+    assert (workspace / "empty.txt").read_bytes() == b""
+    assert result.output == "Created empty.txt (0 lines)."
+
+
+async def test_the_title_is_the_relative_path_of_an_absolute_one(ctx, workspace):
+    target = workspace / "src" / "ui" / "Button.tsx"
+    result = await write.call({"filePath": str(target), "content": "export const Button = 1\n"}, ctx)
+    assert (result.title, result.metadata["path"]) == ("src/ui/Button.tsx", "src/ui/Button.tsx")
+
+
+async def test_a_read_only_file_is_refused(ctx, seen_file):
+    # OpenCode fails where the system denies writing; an atomic rename would not notice.
+    path = seen_file("frozen.txt", "keep\n")
+    path.chmod(0o444)
+    with pytest.raises(ToolError, match=r"^frozen.txt is read-only \(mode 0444\): nothing was changed"):
+        await write.call({"filePath": "frozen.txt", "content": "lost\n"}, ctx)
+    assert path.read_text() == "keep\n"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o444

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from app.errors import ToolError
-from app.tools.text.replacers import REPLACERS, Span, oversized_block, simple
+from app.tools.text.replacers import REPLACERS, Span, disproportionate, oversized_block, simple
 
 ErrorKind = Literal["not_found", "multiple", "identical", "empty"]
 
@@ -114,6 +114,7 @@ def _locate(text: str, old: str, replace_all: bool) -> tuple[list[Span], str]:
         spans = [span for span in dict.fromkeys(replacer(text, old)) if span[1] > span[0]]
         if not spans:
             continue
+        _refuse_disproportionate(text, old, spans, replacer.__name__)
         if replace_all:
             return _non_overlapping(spans), replacer.__name__
         if _places(spans) == 1:
@@ -124,6 +125,20 @@ def _locate(text: str, old: str, replace_all: bool) -> tuple[list[Span], str]:
     if ambiguous:
         raise EditMatchError("multiple")
     raise _not_found(text, old)
+
+
+def _refuse_disproportionate(text: str, old: str, spans: Sequence[Span], strategy: str) -> None:
+    """Stop the cascade (as OpenCode does) when a replacer matched text far larger than
+    oldString: a looser replacer would only find the same lines."""
+    for start, end in spans:
+        if disproportionate(text[start:end], old):
+            raise EditMatchError(
+                "not_found",
+                f"Could not find oldString exactly: the {strategy} strategy matched text much larger than "
+                f"oldString ({len(text[start:end].strip())} characters against {len(old.strip())}, whitespace "
+                "included), so it was not replaced. Read the file again and copy the exact text, indentation "
+                "included.",
+            )
 
 
 def _places(spans: Sequence[Span]) -> int:

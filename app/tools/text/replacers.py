@@ -39,6 +39,13 @@ so re-indenting a block never trips it; extra or longer lines do."""
 CLEAR_WINNER_MARGIN = 0.1
 """With several anchored blocks, the best must beat the runner-up by this much."""
 
+# OpenCode's guard for every fuzzy finder: whitespace counted, so it catches what the
+# visible-text guard above ignores (lines whose text is a sliver of what they hold).
+MAX_LOOSE_EXTRA_CHARS = 500
+MAX_LOOSE_GROWTH = 4
+"""A loose match of a multi-line oldString may be at most 500 characters and 4 times
+longer than it (both trimmed at the ends), whichever allows more."""
+
 
 @dataclass(frozen=True)
 class _Find:
@@ -196,6 +203,16 @@ def oversized_block(content: str, find: str) -> tuple[int, int] | None:
         if block.similarity >= MIN_MIDDLE_SIMILARITY
     ]
     return (min(oversized), sum(map(len, wanted))) if oversized else None
+
+
+def disproportionate(matched: str, find: str) -> bool:
+    """Whether a fuzzy finder's match is so much larger than a multi-line oldString that
+    replacing it would drop text the model never sent (MAX_LOOSE_EXTRA_CHARS and
+    MAX_LOOSE_GROWTH). A one-line oldString is left to the finders' own line rules."""
+    if "\n" not in find.strip():
+        return False
+    wanted = len(find.strip())
+    return len(matched.strip()) > max(wanted + MAX_LOOSE_EXTRA_CHARS, wanted * MAX_LOOSE_GROWTH)
 
 
 def _collapse(text: str) -> str:

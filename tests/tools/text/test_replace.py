@@ -444,3 +444,89 @@ def test_an_edit_within_one_line_keeps_every_line_ending(
     outcome = apply_edit("".join(text + ending for text, ending in lines), old, new)
     lines[index] = (new, lines[index][1])
     assert outcome.content == "".join(text + ending for text, ending in lines)
+
+
+# --- cases from OpenCode's edit suite ---------------------------------------------------
+# The replacer cases of OpenCode's own tests (packages/opencode and packages/core), in our
+# own data; those already in shared/conformance/opencode-edit run in tests/conformance.
+
+PAD = " " * 400
+"""Indentation so deep that the lines' text is a sliver of what a loose match would replace."""
+
+
+@pytest.mark.parametrize(
+    ("content", "old", "new", "replace_all", "expected", "strategy"),
+    [
+        (
+            "port = 80\nhost = 'a'",
+            "port = 80   \nhost = 'a'",
+            "port = 8080\nhost = 'a'",
+            False,
+            "port = 8080\nhost = 'a'",
+            "line_trimmed",
+        ),
+        (
+            "total   =  price *  qty",
+            "total = price * qty",
+            "total = price",
+            False,
+            "total = price",
+            "whitespace_normalized",
+        ),
+        (
+            "        load()\n        save()",
+            "load()\nsave()",
+            "fetch()\nstore()",
+            False,
+            "fetch()\nstore()",
+            "line_trimmed",
+        ),
+        ("first\nsecond", "first\\nsecond", "one\\ntwo", False, "one\\ntwo", "escape_normalized"),
+        ("print(total)", "   print(total)   ", "log(total)", False, "log(total)", "line_trimmed"),
+        ("\ufeffhead\r\ntail\r\n", "head\ntail", "top\ntail", False, "\ufefftop\r\ntail\r\n", "simple"),
+        ("tick\ntick\ntick", "tick", "tock", True, "tock\ntock\ntock", "simple"),
+        (
+            "            a = 1\n            b = 2\n            c = 3",
+            "a = 1\nb = 2\nc = 3",
+            "a = 0",
+            False,
+            "a = 0",
+            "line_trimmed",
+        ),
+    ],
+    ids=[
+        "trailing-spaces-in-old",
+        "collapsed-whitespace",
+        "indentation-left-out",
+        "escaped-newline-new-kept-literal",
+        "padded-old",
+        "bom-crlf-with-lf-old",
+        "replace-all-lines",
+        "ordinary-indentation-is-not-oversized",
+    ],
+)
+def test_opencode_fuzzy_cases(
+    content: str, old: str, new: str, replace_all: bool, expected: str, strategy: str
+) -> None:
+    outcome = apply_edit(content, old, new, replace_all)
+    assert (outcome.content, outcome.strategy) == (expected, strategy)
+
+
+def test_opencode_repeated_word_without_replace_all_is_ambiguous() -> None:
+    fails_with("multiple", "ping ping", "ping", "pong")
+
+
+def test_a_loose_match_much_larger_than_old_is_refused_even_for_whitespace() -> None:
+    # OpenCode refuses any fuzzy match far larger than oldString. line_trimmed finds these
+    # lines, but replacing them would drop 1,200 spaces the model never sent.
+    content = f"{PAD}start\n{PAD}step\n{PAD}stop"
+    assert found(line_trimmed, content, "start\nstep\nstop") == [content]
+    error = fails_with("not_found", content, "start\nstep\nstop", "begin")
+    assert "much larger than oldString" in str(error)
+    assert "\n" not in str(error)
+
+
+def test_block_anchor_keeps_the_quarter_rule_for_short_old_strings() -> None:
+    # Divergence: OpenCode lets a 3-line oldString match a 4-line block (at least one line
+    # of drift), which here would delete second() unseen; 25% of 3 lines is no line at all.
+    fails_with("not_found", "check() {\n  first();\n  second();\n}", "check() {\n  first();\n}", "check() {}")
