@@ -180,7 +180,7 @@ async def apply_changes(
             if states[path].exists:
                 ctx.records.assert_fresh(ctx.session_id, path)
         change_set = plan(Snapshot(states))
-        _refuse_read_only(states, change_set)
+        _refuse_unwritable(states, change_set)
         applied = [_describe(ctx, states.get(c.path) or _read_state(ctx, c.path), c) for c in change_set.changes]
         if dry_run or not (change_set.changes or change_set.remove_dirs):
             return applied  # nothing would change: nothing to ask, write or record
@@ -189,19 +189,20 @@ async def apply_changes(
         return applied
 
 
-def _refuse_read_only(states: dict[Path, FileState], change_set: ChangeSet) -> None:
-    """A file made read-only (or that we may not write) is not rewritten: the atomic
-    rename would replace it regardless of its mode, which an in-place write (OpenCode's,
-    an editor's) would not. Checked before anyone is asked, for every tool. Removing it
-    stays possible, as with ``rm``: deletes are the delete rules' business."""
+def _refuse_unwritable(states: dict[Path, FileState], change_set: ChangeSet) -> None:
+    """A file the OS would not let us write in place is not rewritten: the atomic rename
+    would replace it all the same. So a 0444 file is refused as an in-place write
+    (OpenCode's, Codex's, an editor's) is refused, and written where that would succeed
+    (as root). Checked before anyone is asked, for every tool. Removing such a file stays
+    possible, as with ``rm``: deletes are the delete rules' business."""
     for change in change_set.changes:
         state = states.get(change.path)
         if change.data is None or state is None or state.mode is None:
             continue
-        if not state.mode & 0o222 or not os.access(state.path, os.W_OK):
+        if not os.access(state.path, os.W_OK):
             raise ToolError(
-                f"{state.rel} is read-only (mode {state.mode:04o}): nothing was changed; if it should change, "
-                f"make it writable first (chmod u+w {state.rel})"
+                f"{state.rel} is not writable (mode {state.mode:04o}): nothing was changed; "
+                "make it writable first if it should change"
             )
 
 

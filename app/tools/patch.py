@@ -121,7 +121,8 @@ class PatchTool(Tool):
 async def _apply(params: PatchParams, ctx: ToolContext) -> ToolResult:
     patch = parse_patch(params.patch)
     targets = patch_targets(patch, allow_delete=params.allow_delete, allow_move=params.allow_move)
-    files = _resolve_all(ctx.workspace, _base_dir(ctx.workspace, params.workspace_root), patch, targets)
+    base = _base_dir(ctx.workspace, params.workspace_root, patch.workdir)
+    files = _resolve_all(ctx.workspace, base, patch, targets)
     planner = _Planner(ctx, patch, files, params.allow_delete, params.allow_move)
     applied = await apply_changes(ctx, "patch", list(files.values()), planner, dry_run=params.dry_run)
     answer: dict[str, Any] = {"ok": True, "summary": planner.summary}
@@ -134,19 +135,27 @@ async def _apply(params: PatchParams, ctx: ToolContext) -> ToolResult:
     )
 
 
-def _base_dir(workspace: Workspace, workspace_root: str | None) -> Path:
-    """The folder the patch's paths are relative to; it must be a folder in the workspace."""
-    if workspace_root is None:
-        return workspace.root
-    try:
-        base = workspace.resolve(workspace_root)
-    except ToolError as err:
-        raise ToolError(f"workspace_root: {err}") from None
-    if not base.is_dir():
-        raise ToolError(
-            f"workspace_root {workspace_root} is not a folder; pass an existing folder inside the workspace"
-        )
+def _base_dir(workspace: Workspace, workspace_root: str | None, workdir: str | None) -> Path:
+    """The folder the patch's paths are relative to: ``workspace_root`` (default: the
+    root), then, from there, the folder of a ``cd <dir> && apply_patch`` wrapper."""
+    base = workspace.root
+    if workspace_root is not None:
+        base = _folder(workspace, base, workspace_root, "workspace_root")
+    if workdir is not None:
+        base = _folder(workspace, base, workdir, "cd")
     return base
+
+
+def _folder(workspace: Workspace, base: Path, path: str, name: str) -> Path:
+    """``path`` (relative to ``base``, or absolute) as an existing folder in the workspace;
+    ``name`` says which argument gave it."""
+    try:
+        folder = workspace.resolve(path if base == workspace.root else base / path)
+    except ToolError as err:
+        raise ToolError(f"{name}: {err}") from None
+    if not folder.is_dir():
+        raise ToolError(f"{name} {path} is not a folder; pass an existing folder inside the workspace")
+    return folder
 
 
 def _resolve_all(

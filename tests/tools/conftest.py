@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -34,3 +36,22 @@ def write_files(workspace: Path) -> Callable[[dict[str, bytes | str]], None]:
             path.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
 
     return make
+
+
+@pytest.fixture
+def make_unwritable() -> Iterator[Callable[[Path], None]]:
+    """``make_unwritable(path)``: a file this process may not write, as the OS decides.
+    Mode 0444 does that for a user; root writes through it, so as root the file is made
+    immutable (``chattr +i``, undone afterwards), or the test is skipped where it cannot be."""
+    frozen: list[Path] = []
+
+    def make(path: Path) -> None:
+        path.chmod(0o444)
+        if os.access(path, os.W_OK):
+            if subprocess.run(["chattr", "+i", str(path)], capture_output=True).returncode != 0:
+                pytest.skip("running as root where chattr +i is not available: no file is unwritable")
+            frozen.append(path)
+
+    yield make
+    for path in frozen:
+        subprocess.run(["chattr", "-i", str(path)], check=True)

@@ -100,10 +100,10 @@ async def test_deletions_are_versions_with_the_deleted_flag_and_publish_events(c
     assert [(e.version, e.deleted) for e in seen] == [("initial", False), ("v1", True)]
 
 
-async def test_a_read_only_file_is_refused_for_every_tool_before_any_question(
-    make_runtime, workspace, permission_answers
+async def test_an_unwritable_file_is_refused_for_every_tool_before_any_question(
+    make_runtime, workspace, permission_answers, make_unwritable
 ):
-    """The patch tool too: its atomic rename would replace a 0444 file regardless of its mode."""
+    """The patch tool too: its atomic rename would replace the file whatever its mode."""
     from app.tools.patch import PatchTool
 
     runtime = make_runtime(policy="interactive")
@@ -111,22 +111,14 @@ async def test_a_read_only_file_is_refused_for_every_tool_before_any_question(
     locked, free = workspace / "locked.txt", workspace / "free.txt"
     locked.write_text("a\n")
     free.write_text("b\n")
-    locked.chmod(0o444)
+    make_unwritable(locked)
     answers = permission_answers(runtime, PermissionReply("allow_once"))
     patch = (
         "*** Begin Patch\n*** Update File: free.txt\n@@\n-b\n+B\n"
         "*** Update File: locked.txt\n@@\n-a\n+A\n*** End Patch\n"
     )
-    with pytest.raises(ToolError, match=r"locked\.txt is read-only \(mode 0444\).*chmod u\+w locked\.txt"):
+    with pytest.raises(ToolError, match=r"locked\.txt is not writable \(mode 0444\): nothing was changed"):
         await PatchTool().call({"patch": patch}, ctx)
     assert (locked.read_text(), free.read_text()) == ("a\n", "b\n")
     assert answers.requests == []
 
-
-async def test_a_read_only_file_may_still_be_deleted(ctx, workspace, runtime, session_id):
-    """As with rm: whether it may go is the delete rules' question, not its mode's."""
-    target = workspace / "locked.txt"
-    target.write_text("a\n")
-    target.chmod(0o444)
-    await apply_changes(ctx, "delete", [target], lambda _: ChangeSet([Change(target, None)], "delete", "locked.txt"))
-    assert not target.exists()

@@ -409,11 +409,11 @@ async def test_concurrent_edits_of_the_same_text_apply_once(ctx, seen_file):
     assert path.read_text() == "n = 1"
 
 
-async def test_a_read_only_file_is_refused(ctx, seen_file):
+async def test_an_unwritable_file_is_refused(ctx, seen_file, make_unwritable):
     # OpenCode's write fails where the system denies writing; our atomic rename would not.
     path = seen_file("locked.txt", "v = 1\n")
-    path.chmod(0o444)
-    with pytest.raises(ToolError, match=r"locked.txt is read-only \(mode 0444\).*chmod u\+w"):
+    make_unwritable(path)
+    with pytest.raises(ToolError, match=r"locked.txt is not writable \(mode 0444\).*make it writable first"):
         await edit.call({"filePath": "locked.txt", "oldString": "v = 1", "newString": "v = 2"}, ctx)
     assert path.read_text() == "v = 1\n"
 

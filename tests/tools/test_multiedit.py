@@ -210,9 +210,9 @@ async def test_edits_that_cancel_out_succeed_and_write_nothing(ctx, seen_file, r
     assert versions(runtime, session_id, "flag.txt") == []
 
 
-async def test_a_read_only_file_is_refused(ctx, seen_file):
+async def test_an_unwritable_file_is_refused(ctx, seen_file, make_unwritable):
     path = seen_file("ro.txt", "a\n")
-    path.chmod(0o444)
-    with pytest.raises(ToolError, match=r"^ro.txt is read-only \(mode 0444\)"):
+    make_unwritable(path)
+    with pytest.raises(ToolError, match=r"^ro.txt is not writable \(mode 0444\)"):
         await multiedit.call({"filePath": "ro.txt", "edits": [change("a", "b")]}, ctx)
     assert path.read_text() == "a\n"

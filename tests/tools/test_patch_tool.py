@@ -550,3 +550,76 @@ async def test_a_many_file_patch_is_written_in_one_batch(workspace: Path, ctx: T
     }
     assert (workspace / "f0.txt").stat().st_mode & 0o777 == 0o600
     assert len(ctx.history.list_latest_session_files(ctx.session_id)) == 21
+
+
+# --- cases from Codex's apply-patch suite (tool level) ----------------------------------------
+# openai/codex, codex-rs/apply-patch: invocation.rs and tests/suite/tool.rs, with our own data.
+
+
+def heredoc(prefix: str, body: str) -> str:
+    return f"{prefix}apply_patch <<'PATCH'\n{wrap(body)}PATCH\n"
+
+
+async def test_codex_cd_wrapper_patches_inside_that_folder(files: Path, ctx: ToolContext) -> None:
+    """Codex resolves paths in the folder of ``cd <dir> && apply_patch``; a same-named
+    file at the root must not be the one changed."""
+    (files / "src" / "notes.txt").write_text("one\ntwo\nthree\n")
+    body = "*** Update File: notes.txt\n*** Move to: kept.txt\n@@\n-two\n+2\n*** Add File: new.txt\n+n\n"
+    result = await PatchTool().call({"patch": heredoc("cd src && ", body)}, ctx)
+    assert json.loads(result.output) == {"ok": True, "summary": "A 1, M 0, D 0, R 1"}
+    assert (files / "src" / "kept.txt").read_text() == "one\n2\nthree\n"
+    assert (files / "src" / "new.txt").read_text() == "n\n" and not (files / "src" / "notes.txt").exists()
+    assert (files / "notes.txt").read_text() == "one\ntwo\nthree\n" and not (files / "new.txt").exists()
+    assert versions(ctx, "src/kept.txt")[-1][1] == "one\n2\nthree\n"  # history stays workspace-relative
+
+
+async def test_codex_cd_wrapper_starts_from_workspace_root(files: Path, ctx: ToolContext) -> None:
+    (files / "src" / "lib").mkdir()
+    arguments = {"patch": heredoc("cd lib && ", "*** Add File: x.txt\n+x\n"), "workspace_root": "src"}
+    await PatchTool().call(arguments, ctx)
+    assert (files / "src" / "lib" / "x.txt").read_text() == "x\n"
+
+
+@pytest.mark.parametrize(
+    ("folder", "expected"),
+    [
+        ("nowhere", "cd nowhere is not a folder"),
+        ("notes.txt", "cd notes.txt is not a folder"),
+        ("..", "cd: "),
+        ("/", "cd: "),
+    ],
+)
+async def test_codex_cd_wrapper_must_name_a_folder_inside_the_workspace(
+    files: Path, ctx: ToolContext, folder: str, expected: str
+) -> None:
+    before = tree(files)
+    with pytest.raises(ToolError) as caught:
+        await PatchTool().call({"patch": heredoc(f"cd {folder} && ", "*** Add File: x.txt\n+x\n")}, ctx)
+    assert json.loads(str(caught.value))["error"].startswith(expected)
+    await assert_untouched(files, ctx, before)
+    assert not (files.parent / "x.txt").exists()
+
+
+async def test_codex_multiple_operations_and_chunks(files: Path, ctx: ToolContext) -> None:
+    (files / "gone.txt").write_text("bye\n")
+    result = await apply(
+        ctx,
+        "*** Add File: deep/er/new.txt\n+made\n*** Delete File: gone.txt\n"
+        "*** Update File: notes.txt\n@@\n-one\n+1\n@@\n-three\n+3\n",
+        allow_delete=True,
+    )
+    assert json.loads(result.output) == {"ok": True, "summary": "A 1, M 1, D 1, R 0"}
+    assert tree(files) == {
+        "deep/er/new.txt": b"made\n",
+        "notes.txt": b"1\ntwo\n3\n",
+        "src/app.py": b"import os\n\ndef main():\n    run()\n",
+    }
+
+
+async def test_codex_failures_name_the_problem(files: Path, ctx: ToolContext) -> None:
+    (files / "folder").mkdir()
+    before = tree(files)
+    assert "the patch has no file sections" in await refused(ctx, "")  # Codex: "No files were modified."
+    assert (await refused(ctx, "*** Delete File: folder\n", allow_delete=True)).startswith("folder is a folder")
+    assert "unknown header" in await refused(ctx, "*** Frobnicate File: notes.txt\n")
+    await assert_untouched(files, ctx, before)

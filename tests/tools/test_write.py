@@ -232,11 +232,11 @@ async def test_the_title_is_the_relative_path_of_an_absolute_one(ctx, workspace)
     assert (result.title, result.metadata["path"]) == ("src/ui/Button.tsx", "src/ui/Button.tsx")
 
 
-async def test_a_read_only_file_is_refused(ctx, seen_file):
+async def test_an_unwritable_file_is_refused(ctx, seen_file, make_unwritable):
     # OpenCode fails where the system denies writing; an atomic rename would not notice.
     path = seen_file("frozen.txt", "keep\n")
-    path.chmod(0o444)
-    with pytest.raises(ToolError, match=r"^frozen.txt is read-only \(mode 0444\): nothing was changed"):
+    make_unwritable(path)
+    with pytest.raises(ToolError, match=r"^frozen.txt is not writable \(mode 0444\): nothing was changed"):
         await write.call({"filePath": "frozen.txt", "content": "lost\n"}, ctx)
     assert path.read_text() == "keep\n"
     assert stat.S_IMODE(path.stat().st_mode) == 0o444

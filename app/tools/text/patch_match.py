@@ -276,9 +276,9 @@ def _locate(matcher: LineMatcher, total: int, hunk: Hunk, start: int, scoped: bo
     search_from = headers[0] if headers else start
     placed = hunk
     at = _find(matcher, placed, search_from)
-    if at is None and not hunk.body[-1].strip():
-        # Codex's retry: a trailing blank context line is often just a separator.
-        placed = replace(hunk, body=_without_trailing_blank_context(hunk.body))
+    if at is None and not hunk.old_lines[-1].strip():
+        # Codex's retry: a blank last old line is often just the file's final newline.
+        placed = replace(hunk, body=_without_final_blank_lines(hunk.body))
         at = _find(matcher, placed, search_from) if placed.old_lines else None
     if at is None:
         raise _Misfit(_explain_missing(matcher, hunk.old_lines, search_from))
@@ -312,13 +312,34 @@ def _ambiguous(positions: list[int], what: str, fix: str = "add more context or 
     return _Misfit(f"ambiguous: {what} matches at lines {positions[0] + 1} and {positions[1] + 1}; {fix}")
 
 
-def _without_trailing_blank_context(body: tuple[str, ...]) -> tuple[str, ...]:
-    """The body less its last lines that are blank context (a blank line or " " plus
-    whitespace: "-" and "+" are not whitespace, so ``strip`` tells them apart)."""
-    end = len(body)
-    while end and not body[end - 1].strip():
-        end -= 1
-    return body[:end]
+def _without_final_blank_lines(body: tuple[str, ...]) -> tuple[str, ...]:
+    """The body less its blank last old line, and less its last new line when that is
+    blank too, as long as the old lines end blank (Codex drops one pair; several blank
+    context lines at the end are dropped here). A context line that leaves only one side
+    stays on the other, as a "+" or "-" line, so the rest of the hunk means the same."""
+    lines = list(body)
+    while (old_at := _last_on(lines, "-")) is not None and not lines[old_at][1:].strip():
+        leaving = {old_at: "-"}
+        new_at = _last_on(lines, "+")
+        if new_at is not None and not lines[new_at][1:].strip():
+            leaving[new_at] = leaving.get(new_at, "") + "+"
+        for at in sorted(leaving, reverse=True):  # from the end: an emptied line shifts none before it
+            lines[at : at + 1] = _leave(lines[at], leaving[at])
+    return tuple(lines)
+
+
+def _last_on(lines: list[str], side: str) -> int | None:
+    """Index of the last body line on ``side`` ("-": an old line, "+": a new line); a
+    context line (" " or blank) is on both."""
+    other = "+" if side == "-" else "-"
+    return next((at for at in range(len(lines) - 1, -1, -1) if lines[at][:1] != other), None)
+
+
+def _leave(line: str, sides: str) -> list[str]:
+    """``line`` taken off ``sides``: itself re-prefixed for the side it stays on, or nothing."""
+    op = line[:1]
+    kept = "".join(side for side in (op if op in ("-", "+") else "-+") if side not in sides)
+    return [kept + line[1:]] if kept else []
 
 
 def _explain_missing(matcher: LineMatcher, old: list[str], start: int) -> str:

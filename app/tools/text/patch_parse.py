@@ -1,8 +1,9 @@
 """Grammar of the patch format (spec 002): text in, dataclasses out, nothing touched.
 
 Lenient exactly where Codex's ``apply_patch`` is, because models are trained on it: a
-heredoc wrapper (``apply_patch <<'EOF'`` ... ``EOF``), markers padded with whitespace,
-a first hunk without ``@@``, a blank line inside a hunk read as an empty context line.
+heredoc wrapper (``apply_patch <<'EOF'`` ... ``EOF``, or ``cd <dir> && apply_patch <<'EOF'``,
+whose paths start in <dir>), markers padded with whitespace, a first hunk without ``@@``,
+a blank line inside a hunk read as an empty context line.
 Where spec 002's grammar allows more than Codex does, so do we: an Update File with a
 Move to and no hunks (a plain rename), and an empty ``@@ <line>`` hunk right before
 another ``@@`` (the nested form OpenAI's apply_patch instructions teach). Strict
@@ -30,7 +31,12 @@ UPDATE = "*** Update File:"
 MOVE = "*** Move to:"
 END_OF_FILE = "*** End of File"
 
-_HEREDOC_OPEN = re.compile(r"(?:.*\s)?<<\s*(['\"]?)(?P<tag>\w+)\1")
+_HEREDOC_OPEN = re.compile(r"(?P<command>.*?)<<\s*(['\"]?)(?P<tag>\w+)\2")
+# The commands Codex takes before a heredoc: apply_patch alone, or after one `cd <dir> &&`.
+_APPLY_COMMAND = re.compile(
+    r"(?:cd\s+(?:'(?P<single>[^']+)'|\"(?P<double>[^\"]+)\"|(?P<word>[^\s'\"&|;]+))\s*&&\s*)?"
+    r"(?:apply_patch|applypatch)"
+)
 _UNIFIED_RANGE = re.compile(r"-\d+(,\d+)? \+\d+(,\d+)? @@")
 _HUNK_OPS = " -+"
 
@@ -115,20 +121,22 @@ Section = AddFile | DeleteFile | UpdateFile
 @dataclass(frozen=True)
 class Patch:
     sections: tuple[Section, ...]
+    workdir: str | None = None
+    """The folder of a ``cd <dir> && apply_patch <<EOF`` wrapper: the paths start there."""
 
 
 def parse_patch(text: str) -> Patch:
     """Parse a whole patch; raises ``PatchError`` (and nothing else) on any bad input."""
     _refuse_surrogates(text)
     lines = _split_lines(text)
-    first, stop = _envelope(lines)
+    first, stop, workdir = _envelope(lines)
     sections = _Parser(lines, first, stop).sections()
     if not sections:
         raise PatchError(
             "the patch has no file sections; put *** Add File:, *** Update File: or "
             "*** Delete File: sections between *** Begin Patch and *** End Patch"
         )
-    return Patch(tuple(sections))
+    return Patch(tuple(sections), workdir)
 
 
 def _refuse_surrogates(text: str) -> None:
@@ -153,13 +161,16 @@ def _split_lines(text: str) -> list[str]:
     return lines
 
 
-def _envelope(lines: list[str]) -> tuple[int, int]:
-    """Index range of the lines between the Begin and End markers (heredoc removed)."""
+def _envelope(lines: list[str]) -> tuple[int, int, str | None]:
+    """Index range of the lines between the Begin and End markers (heredoc removed), and
+    the folder a heredoc wrapper's ``cd`` names."""
     start, stop = _trim_blank(lines, 0, len(lines))
     if start == stop:
         raise PatchError("the patch is empty; send *** Begin Patch, the file sections, then *** End Patch")
+    workdir = None
     opener = _HEREDOC_OPEN.fullmatch(lines[start].strip())
     if opener and stop - start >= 2 and lines[stop - 1].strip() == opener["tag"]:
+        workdir = _heredoc_workdir(opener["command"].strip(), start)
         start, stop = _trim_blank(lines, start + 1, stop - 1)
     if start == stop or lines[start].strip() != BEGIN:
         raise PatchError(
@@ -167,7 +178,22 @@ def _envelope(lines: list[str]) -> tuple[int, int]:
         )
     if stop - start < 2 or lines[stop - 1].strip() != END:
         raise PatchError(f"line {stop}: the patch must end with '{END}'; add it after the last file section")
-    return start + 1, stop - 1
+    return start + 1, stop - 1, workdir
+
+
+def _heredoc_workdir(command: str, at: int) -> str | None:
+    """The folder of a ``cd <dir> && apply_patch`` heredoc wrapper (None without ``cd``).
+    Any other command is refused, not ignored: there is no shell to run it, and a dropped
+    ``cd`` would put the changes in another folder's files of the same names."""
+    if not command:
+        return None
+    wrapper = _APPLY_COMMAND.fullmatch(command)
+    if wrapper is None:
+        raise PatchError(
+            f"line {at + 1}: the heredoc wrapper runs {quote(command)}, which the patch tool cannot run; "
+            "send the patch alone, or wrapped as apply_patch <<'EOF' or cd <folder> && apply_patch <<'EOF'"
+        )
+    return wrapper["single"] or wrapper["double"] or wrapper["word"]
 
 
 def _trim_blank(lines: list[str], start: int, stop: int) -> tuple[int, int]:

@@ -518,3 +518,196 @@ def test_regions_do_not_make_ops_differ() -> None:
     assert plan("*** Update File: f\n@@\n-a\n+b\n", {"f": b"a\n"}).ops[0] == FileOp(
         "update", "f", None, b"a\n", b"b\n", existed=True
     )
+
+
+# --- cases from Codex's apply-patch suite ------------------------------------------------
+# openai/codex, codex-rs/apply-patch: the unit tests of parser.rs, lib.rs, invocation.rs,
+# streaming_parser.rs, seek_sequence.rs and the tests/ folder, restated with our own data.
+# Same outcome as Codex unless the test says which divergence of issue 3 it holds us to.
+
+
+@pytest.mark.parametrize(
+    ("content", "hunks", "expected"),
+    [
+        # replace a line under a context line, and two changes in one section
+        (b"red\ngreen\n", "@@\n red\n-green\n+blue\n", b"red\nblue\n"),
+        (b"w\nx\ny\nz\n", "@@\n w\n-x\n+X\n@@\n y\n-z\n+Z\n", b"w\nX\ny\nZ\n"),
+        # three hunks, the last appending at the end of the file
+        (b"1\n2\n3\n4\n5\n6\n", "@@\n 1\n-2\n+two\n@@\n 3\n 4\n-5\n+five\n@@\n 6\n+7\n*** End of File\n",
+         b"1\ntwo\n3\n4\nfive\n6\n7\n"),
+        # a pure addition without @@ line goes to the end, even before a hunk placed earlier
+        (b"p\nq\nr\n", "@@\n+tail one\n+tail two\n@@\n p\n-q\n-r\n+qr\n", b"p\nqr\ntail one\ntail two\n"),
+        # the blank line a patch often ends with is retried without (first and last line)
+        (b"top\nmid\nend\n", "@@\n-top\n+TOP\n mid\n\n", b"TOP\nmid\nend\n"),
+        (b"top\nmid\nend\n", "@@\n top\n mid\n-end\n+END\n\n", b"top\nmid\nEND\n"),
+        # "@@" then only "+" lines and End of File: appended
+        (b"top\nmid\n", "@@\n+added\n*** End of File\n", b"top\nmid\nadded\n"),
+        # lines reordered around a repeated one
+        (b"x\ny\n", "@@\n-x\n-y\n+y\n+y\n+x\n", b"y\ny\nx\n"),
+    ],
+    ids=["context", "two-hunks", "three-hunks-eof", "addition-then-removal", "blank-after-first",
+         "blank-after-last", "insert-at-eof", "reorder-repeated"],
+)
+def test_codex_updates(content: bytes, hunks: str, expected: bytes) -> None:
+    assert updated(content, hunks) == expected
+
+
+def test_codex_ascii_patch_matches_typographic_dashes() -> None:
+    line = "retry = 3  # back\u2011off \u2013 see docs\n".encode()
+    assert updated(line, "@@\n-retry = 3  # back-off - see docs\n+retry = 5\n") == b"retry = 5\n"
+
+
+@pytest.mark.parametrize(
+    ("content", "hunks", "expected"),
+    [
+        (b"a\r\nb\r\nc\r\n", "@@\n a\n-b\n+B\n@@\n c\n+d\n*** End of File\n", b"a\r\nB\r\nc\r\nd\r\n"),
+        (b"x\r\r\ny\r\n", "@@\n+z\n*** End of File\n", b"x\r\r\ny\r\nz\r\n"),  # a CR inside a line stays
+        (b"uno\r\ndos\r\ntres\r\n", "@@\n-uno\n+one\n@@\n dos\n+\n+mid\n tres\n", b"one\r\ndos\r\n\r\nmid\r\ntres\r\n"),
+        (b"dup\r\ndup\n", "@@\n-dup\n dup\n", b"dup\n"),  # the kept line keeps its own ending
+        (b"1\r\n2\n3\r\n4\n", "@@\n 1\n 2\n-3\n+three\n 4\n", b"1\r\n2\nthree\r\n4\n"),
+    ],
+    ids=["crlf", "cr-in-content", "crlf-blank-added", "repeated-line-endings", "mixed"],
+)
+def test_codex_line_endings(content: bytes, hunks: str, expected: bytes) -> None:
+    assert updated(content, hunks) == expected
+
+
+def test_codex_adds_a_final_newline_we_keep_its_absence() -> None:
+    """Divergence (issue 3: the final newline, or its absence, is preserved): Codex ends
+    every updated file with a newline; a file that had none still has none here."""
+    assert updated(b"alpha\r\nbeta", "@@\n-alpha\n+ALPHA\n") == b"ALPHA\r\nbeta"
+    assert updated(b"only line", "@@\n-only line\n+one\n+two\n") == b"one\ntwo"
+
+
+def test_codex_move_to_itself_keeps_the_file() -> None:
+    """Codex's regression test for a self-move that deleted the file (issue 6358)."""
+    (op,) = plan("*** Update File: log.md\n*** Move to: ./log.md\n@@\n-old\n+new\n", {"log.md": b"old\n"}).ops
+    assert op == FileOp("update", "log.md", None, b"old\n", b"new\n", existed=True)
+
+
+def test_codex_two_sections_on_one_file() -> None:
+    """Apart, both apply in turn; on the same line the second no longer finds it (Codex's
+    conflict tests expect an error too)."""
+    content = b"l1\nl2\nl3\nl4\n"
+    (_, second) = plan("*** Update File: f\n@@\n-l2\n+L2\n*** Update File: f\n@@\n-l4\n+L4\n", {"f": content}).ops
+    assert second.new_bytes == b"l1\nL2\nl3\nL4\n"
+    conflict = "*** Update File: f\n@@\n-l2\n+A\n*** Update File: f\n@@\n-l2\n+B\n"
+    assert refusal(conflict, {"f": content}).startswith('Update File f, hunk 1: context not found: "l2"')
+
+
+def test_codex_parse_of_a_long_mixed_patch() -> None:
+    """The patch Codex's streaming parser is fed character by character, parsed whole."""
+    text = wrap(
+        "*** Add File: notes/changes.md\n+# Changes\n+\n+- faster start\n"
+        "*** Update File: src/settings.rs\n@@ struct Settings\n-    pub verbose: bool,\n+    pub quiet: bool,\n"
+        "     pub color: bool,\n@@ fn default_timeout()\n-    30\n+    60\n"
+        "*** Delete File: src/legacy.rs\n"
+        "*** Update File: cli/main.rs\n*** Move to: cli/bin/tool.rs\n@@ fn main()\n-    run()\n+    run_cli()\n"
+        "*** Add File: fixtures/event.json\n+{\n+  \"kind\": \"progress\"\n+}\n"
+        "*** Update File: README.md\n@@ Contributing\n Run the tests first.\n+Then run the linter.\n"
+        "*** Delete File: notes/old.md\n"
+    )
+    sections = parse_patch(text).sections
+    assert [(type(s).__name__, s.path) for s in sections] == [
+        ("AddFile", "notes/changes.md"),
+        ("UpdateFile", "src/settings.rs"),
+        ("DeleteFile", "src/legacy.rs"),
+        ("UpdateFile", "cli/main.rs"),
+        ("AddFile", "fixtures/event.json"),
+        ("UpdateFile", "README.md"),
+        ("DeleteFile", "notes/old.md"),
+    ]
+    settings, moved, readme = sections[1], sections[3], sections[5]
+    assert [h.header for h in settings.hunks] == ["struct Settings", "fn default_timeout()"]
+    assert settings.hunks[0].old_lines == ["    pub verbose: bool,", "    pub color: bool,"]
+    assert settings.hunks[0].new_lines == ["    pub quiet: bool,", "    pub color: bool,"]
+    assert moved.move_to == "cli/bin/tool.rs"
+    assert readme.hunks[0].new_lines == ["Run the tests first.", "Then run the linter."]
+    assert sections[4].lines == ("{", '  "kind": "progress"', "}")
+
+
+def test_codex_parse_of_hunk_forms() -> None:
+    (update,) = parse_patch(wrap("*** Update File: f\n@@ anchor\n\n keep\n-drop\n+put\n keep2\n")).sections
+    (hunk,) = update.hunks
+    assert (hunk.header, hunk.old_lines, hunk.new_lines) == (
+        "anchor", ["", "keep", "drop", "keep2"], ["", "keep", "put", "keep2"]
+    )
+    (update,) = parse_patch(wrap("*** Update File: f\n@@\n+only\n*** End of File\n")).sections
+    assert (update.hunks[0].old_lines, update.hunks[0].new_lines, update.hunks[0].end_of_file) == ([], ["only"], True)
+    update, add = parse_patch(wrap("*** Update File: f\n@@\n+line\n*** Add File: g\n+text\n")).sections
+    assert update.hunks[0].new_lines == ["line"] and add == AddFile("g", ("text",))
+    (add,) = parse_patch("*** Begin Patch \n*** Add File: f\n+hi\n *** End Patch").sections
+    assert add == AddFile("f", ("hi",))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("oops", "line 1: the patch must start with '*** Begin Patch'"),
+        ("*** Begin Patch\noops", "line 2: the patch must end with '*** End Patch'"),
+        ("*** Begin Patch\n*** End Patch", "the patch has no file sections"),  # Codex: "No files were modified."
+        (wrap("*** Update File: f\n"), "Update File f (line 2): no hunks"),
+        (wrap("*** Shred File: f\n"), 'line 2: unknown header "*** Shred File: f"'),
+        (wrap("*** Update File: f\n@@\n*** End of File\n"), "Update File f, hunk 1 (line 3): the hunk is empty"),
+        (wrap("*** Update File: f\n@@\noops\n"), 'Update File f, hunk 1 (line 4): unexpected line "oops"'),
+        (wrap("*** Update File: f\noops\n"), 'Update File f, hunk 1 (line 3): unexpected line "oops"'),
+        (wrap("*** Add File: f\noops\n"), 'line 3: unknown header "oops"'),
+        (wrap("*** Delete File: f\noops\n"), 'line 3: unknown header "oops"'),
+        # Codex's failing-write test ends its patch twice: that alone is refused
+        (wrap("*** Update File: f\n@@\n-a\n+b\n*** End Patch\n"), 'line 6: unknown header "*** End Patch"'),
+    ],
+    ids=["no-begin", "no-end", "no-sections", "no-hunks", "unknown-header", "eof-only", "unprefixed",
+         "first-unprefixed", "after-add", "after-delete", "end-twice"],
+)
+def test_codex_parse_refusals(text: str, expected: str) -> None:
+    assert parse_refusal(text).startswith(expected)
+
+
+def test_codex_heredoc_wrappers() -> None:
+    body = "*** Begin Patch\n*** Update File: f.py\n import os\n+import re\n*** End Patch"
+    for opener in ("<<EOF", "<<'EOF'", '<<"EOF"', "applypatch <<'EOF'"):
+        (update,) = parse_patch(f"{opener}\n{body}\nEOF\n").sections
+        assert update.hunks[0].new_lines == ["import os", "import re"]
+    assert "must start with '*** Begin Patch'" in parse_refusal(f"<<\"EOF'\n{body}\nEOF\n")  # quotes differ
+    missing_end = "<<EOF\n*** Begin Patch\n*** Update File: f.py\nEOF\n"
+    assert "line 3: the patch must end with '*** End Patch'" in parse_refusal(missing_end)
+
+
+@pytest.mark.parametrize(
+    ("prefix", "workdir"),
+    [("", None), ("apply_patch ", None), ("cd sub && apply_patch ", "sub"), ("cd 'a b' && applypatch ", "a b"),
+     ('cd "a b"&&apply_patch', "a b")],
+)
+def test_codex_heredoc_with_cd_names_the_folder_paths_start_in(prefix: str, workdir: str | None) -> None:
+    """Codex resolves the patch's paths in the folder of ``cd <dir> && apply_patch <<EOF``;
+    dropping the cd would patch a same-named file elsewhere."""
+    patch = parse_patch(f"{prefix}<<'PATCH'\n*** Begin Patch\n*** Add File: x\n+hi\n*** End Patch\nPATCH")
+    assert patch.workdir == workdir and patch.sections == (AddFile("x", ("hi",)),)
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    ["cd sub; apply_patch", "cd sub || apply_patch", "cd sub | apply_patch", "echo hi && apply_patch",
+     "apply_patch extra", "cd a && cd b && apply_patch", "cd a b && apply_patch", "cat"],
+)
+def test_codex_heredoc_wrappers_it_does_not_take_are_refused(prefix: str) -> None:
+    """Codex treats these as some other shell command; we cannot run them, and ignoring a
+    part of them could put the change in the wrong folder."""
+    message = parse_refusal(f"{prefix} <<'PATCH'\n*** Begin Patch\n*** Add File: x\n+hi\n*** End Patch\nPATCH\n")
+    assert message.startswith(f"line 1: the heredoc wrapper runs {prefix!r}".replace("'", '"'))
+
+
+@pytest.mark.parametrize(
+    ("hunks", "expected"),
+    [
+        ("@@\n-two\n-\n+TWO\n+\n", b"one\nTWO\n"),  # the removed and added blank: the final newline
+        ("@@\n-two\n-\n", b"one\n"),
+        ("@@\n two\n\n+three\n", b"one\ntwo\n\nthree\n"),  # the blank context then stays, as added
+        ("@@\n two\n\n\n", b"one\ntwo\n"),
+    ],
+    ids=["removed-and-added", "removed", "context-before-an-addition", "two-blank-context-lines"],
+)
+def test_codex_retries_without_a_final_blank_old_line(hunks: str, expected: bytes) -> None:
+    """Codex's retry when a hunk does not fit: its last old line, if blank, is taken for the
+    file's final newline and dropped, with the last new line when that is blank too."""
+    assert updated(b"one\ntwo\n", hunks) == expected
