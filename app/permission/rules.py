@@ -52,25 +52,48 @@ class _Rule:
     pattern: str
     action: Action
     regex: re.Pattern[str]
-    rooted: bool  # starts with "/" or "~": matched against the absolute path when known
-    # For a "~" pattern, the pattern as written: a command such as `~/bin/x a` has no
-    # absolute path and names the home directory as "~", so both spellings must match it.
+    rooted: bool  # starts with "/", "~" or "$HOME": matched against the absolute path when known
+    # For a "~" or "$HOME" pattern, the pattern as written: a command such as `~/bin/x a`
+    # has no absolute path and names the home directory so, so both spellings must match it.
     as_written: re.Pattern[str] | None = None
 
 
 @lru_cache(maxsize=4096)
 def compile_wildcard(pattern: str) -> re.Pattern[str]:
     """`*` (and `**`) match any run of characters including `/`, `?` one character;
-    everything else is literal. Compiled once per pattern."""
+    everything else is literal. A `*` standing as a word of its own (after a space, before
+    a space or the end) also stands for no words at all, space included: `git push *`
+    matches `git push`, and `sed * -i*` matches `sed -i x`, as in OpenCode, so a deny
+    written that way cannot be dodged by leaving the arguments out. Compiled once."""
+    pieces = _WILDCARD_RUN.split(pattern)  # literal, wildcard, literal, ..., literal
     parts = []
-    for piece in _WILDCARD_RUN.split(pattern):
+    for i, piece in enumerate(pieces):
         if piece == "?":
             parts.append(".")
         elif piece.startswith("*"):
-            parts.append(".*")
+            parts.append("(?: .*)?" if _is_word_star(pieces, i) else ".*")
         else:
-            parts.append(re.escape(piece))
+            parts.append(re.escape(piece[:-1] if _is_word_star(pieces, i + 1) else piece))
     return re.compile("".join(parts), re.DOTALL)
+
+
+def _is_word_star(pieces: list[str], i: int) -> bool:
+    """Whether ``pieces[i]`` is a `*` run with a space before it and a space or the end after it."""
+    if i >= len(pieces) or not pieces[i].startswith("*") or not pieces[i - 1].endswith(" "):
+        return False
+    after = pieces[i + 1]
+    return after.startswith(" ") or (after == "" and i + 2 == len(pieces))
+
+
+def _compile_rooted(pattern: str) -> re.Pattern[str]:
+    """A pattern for absolute paths. `/etc/*` also matches `/etc` itself (as spec 000's
+    OpenCode does): denying what is inside a directory outside the workspace denies
+    listing it, or a `cd` into it. Workspace-relative `tmp/*` does not match `tmp`: the
+    tools that act on a folder there judge every file inside it as well."""
+    regex = compile_wildcard(pattern)
+    if not pattern.endswith("/*") or len(pattern) < 3:
+        return regex
+    return re.compile(f"(?:{compile_wildcard(pattern[:-2]).pattern})|(?:{regex.pattern})", re.DOTALL)
 
 
 def match_wildcard(pattern: str, subject: str) -> bool:
@@ -107,13 +130,24 @@ def _compile_level(level: Level, agent: str | None, tool: str, value: RuleValue)
             raise ConfigError(
                 f'{_where(level, agent, tool)} pattern "{pattern}" has action {action!r}: use allow, ask or deny'
             )
-        rooted = pattern.startswith(("/", "~"))
+        home = _home_relative(pattern)
+        rooted = home is not None or pattern.startswith("/")
         # `~` becomes the home directory here, once: compiled rules are cached.
-        regex = compile_wildcard(os.path.expanduser(pattern) if rooted else pattern)
-        as_written = compile_wildcard(pattern) if pattern.startswith("~") else None
+        regex = _compile_rooted(os.path.expanduser(home or pattern)) if rooted else compile_wildcard(pattern)
+        as_written = _compile_rooted(pattern) if home is not None else None
         rules.append(_Rule(pattern, action, regex, rooted, as_written))
     rules.sort(key=lambda rule: (-specificity(rule.pattern), -STRICTNESS[rule.action]))
     return tuple(rules)
+
+
+def _home_relative(pattern: str) -> str | None:
+    """``pattern`` with the home directory spelled `~`, when it starts with `~` or with
+    `$HOME` (as OpenCode reads both); None otherwise."""
+    if pattern.startswith("~"):
+        return pattern
+    if pattern == "$HOME" or pattern.startswith("$HOME/"):
+        return "~" + pattern[len("$HOME") :]
+    return None
 
 
 # id(rule value) -> (a copy of the value, its compiled rules). The copy is compared with the
@@ -153,16 +187,19 @@ def evaluate_rules(
     absolute: str | None = None,
     agent: str | None = None,
 ) -> Decision:
-    """The agent's rules, then the global rules, then the tool's default: the first level
+    """The agent's rules, then the global rules, then the same two levels' rules under the
+    key `*` (for every tool, as in spec 000's OpenCode), then the tool's default: the first
     with a matching pattern decides. `absolute` (when the subject is a path) is what
     patterns starting with `/` or `~` are matched against; `agent` names the level in the
     reason, e.g. `agent coder rule "tmp/*"`."""
-    for level, rules in (("agent", agent_rules), ("global", global_rules)):
-        value = rules.get(tool) if rules else None
-        if value is None:
-            continue
-        rule = _first_match(_compiled(level, agent, tool, value), subject, absolute)
-        if rule is not None:
-            label = "global" if level == "global" else f"agent {agent}" if agent else "agent"
-            return Decision(rule.action, f'{label} rule "{rule.pattern}"', rule.pattern, level)
+    for key in dict.fromkeys((tool, "*")):
+        for level, rules in (("agent", agent_rules), ("global", global_rules)):
+            value = rules.get(key) if rules else None
+            if value is None:
+                continue
+            rule = _first_match(_compiled(level, agent, key, value), subject, absolute)
+            if rule is not None:
+                label = "global" if level == "global" else f"agent {agent}" if agent else "agent"
+                scope = "" if key == tool else " for every tool"
+                return Decision(rule.action, f'{label} rule "{rule.pattern}"{scope}', rule.pattern, level)
     return Decision(default_action(tool), f"default for {tool}", None, "default")

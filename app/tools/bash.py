@@ -12,6 +12,7 @@ import asyncio
 import codecs
 import contextlib
 import os
+import posixpath
 import signal
 import subprocess
 import time
@@ -21,7 +22,8 @@ from pathlib import Path
 from pydantic import Field
 
 from app.errors import PermissionDeniedError, ToolError
-from app.permission import PermissionPreview
+from app.permission import Decision, PermissionPreview
+from app.permission.rules import STRICTNESS
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.shell_parse import ParsedCommand, parse_command
 
@@ -47,8 +49,10 @@ LIMITATIONS
   30000 characters: the beginning and the end are kept, with a note of what was left out.
 - Network programs (curl, wget, nc, ssh, ...) are refused; the user's configuration
   (tools.bash.bannedCommands) sets the list.
-- Every part of a compound command (`&&`, `||`, `;`, `|`, `$(...)`, subshells) is judged
-  by the permission rules; the command runs without asking only when every part is allowed.
+- Every part of a compound command (`&&`, `||`, `;`, `|`, `$(...)`, subshells), and what
+  runs through `nohup`, `sudo`, `xargs`, `sh -c`, `find -exec` and the like, is judged by
+  the permission rules; the command runs without asking only when every part is allowed.
+- Paths outside the workspace (`cat /etc/x`, `cd ..`, `> ~/out`) need the user's approval.
 - Files changed by a command are not recorded in the session's history, so the user's
   file list and diffs do not show them.
 
@@ -210,9 +214,58 @@ def banned_programs(parsed: ParsedCommand, banned: list[str]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+_UNFOLLOWED_CD = Decision("ask", "a directory change that cannot be followed", None, "default")
+_CD_OUT = Decision("ask", "a directory change out of the workspace", None, "default")
+# Devices a command may name without touching anything outside the workspace.
+_HARMLESS_DEVICES = frozenset(
+    {"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty"}
+)
+
+
+def outside_paths(ctx: ToolContext, parsed: ParsedCommand) -> dict[str, Decision]:
+    """The `external_directory` decision for each path outside the workspace the command
+    names (a file command's operand, a redirection target, where a `cd` goes), keyed by
+    the absolute path. A `cd` out of the workspace, or one whose target cannot be known,
+    is at least asked about: the relative paths after it are judged from the root."""
+    found: dict[str, Decision] = {}
+    for part in parsed.parts:
+        if part.directory == "":
+            found[f"(where {_one_line(part.text, 60)} goes)"] = _UNFOLLOWED_CD
+        for path in (*part.paths, *([part.directory] if part.directory else [])):
+            subject = _outside_subject(ctx, path)
+            if subject is None:
+                continue
+            decision = _external_decision(ctx, subject)
+            if path == part.directory and decision.action == "allow":
+                decision = _CD_OUT
+            if subject not in found or STRICTNESS[decision.action] > STRICTNESS[found[subject].action]:
+                found[subject] = decision
+    return found
+
+
+def _outside_subject(ctx: ToolContext, path: str) -> str | None:
+    """``path`` as the absolute subject `external_directory` rules match, or None when it
+    is inside the workspace (symlinks followed) or a harmless device."""
+    absolute = posixpath.normpath(posixpath.join(ctx.workspace.root.as_posix(), os.path.expanduser(path)))
+    if absolute in _HARMLESS_DEVICES or absolute.startswith("/dev/fd/"):
+        return None
+    try:
+        subject = ctx.workspace.subject(path)
+    except ToolError:  # a symlink loop, a folder that cannot be searched: judge it as written
+        return absolute
+    return subject if subject.startswith("/") else None
+
+
+def _external_decision(ctx: ToolContext, subject: str) -> Decision:
+    return ctx.permissions.evaluate(
+        "external_directory", subject, ctx.agent, absolute=subject, session_id=ctx.session_id
+    )
+
+
 async def authorize(ctx: ToolContext, command: str, title: str) -> None:
-    """Refuse banned programs and denied parts; run without asking only when the command
-    parsed and every part is allowed; otherwise ask once about the whole command."""
+    """Refuse banned programs, denied parts and denied outside paths; run without asking
+    only when the command parsed and every part and outside path is allowed; otherwise
+    ask once about the whole command."""
     parsed = parse_command(command)
     banned = banned_programs(parsed, ctx.config.tools.bash.banned_commands)
     if banned:
@@ -230,7 +283,15 @@ async def authorize(ctx: ToolContext, command: str, title: str) -> None:
                 f'bash: the permission rules forbid "{_one_line(subject)}" ({decision.reason}), '
                 "so nothing was run: leave that part out"
             )
-    if parsed.complete and decisions and all(d.action == "allow" for d in decisions.values()):
+    outside = outside_paths(ctx, parsed)
+    for path, decision in outside.items():
+        if decision.action == "deny":
+            raise PermissionDeniedError(
+                f"bash: the permission rules forbid touching {path}, outside the workspace "
+                f"(external_directory, {decision.reason}), so nothing was run: leave that path out"
+            )
+    verdicts = [*decisions.values(), *outside.values()]
+    if parsed.complete and decisions and all(d.action == "allow" for d in verdicts):
         return
     # Some part asks (or the command did not parse): a rule allowing the whole string
     # (`git *` matches `git log; rm -rf src`) must not skip the question.

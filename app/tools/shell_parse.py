@@ -15,7 +15,11 @@ What counts as one part (its text, exactly as written, is the permission subject
   assignment (``PATH=.`` changes what later parts run, so it is judged too);
 - a redirection of something bigger (``{ a; b; } > f``, ``for ...; done < f``) adds the
   whole redirected statement as a part, besides the commands inside it: one more part can
-  only make the check stricter.
+  only make the check stricter;
+- what a part runs through another program is a part too: the command after a wrapper
+  (``nohup rm -rf x`` adds ``rm -rf x``), the script of ``sh -c``, ``eval``, ``trap``,
+  ``watch``, ``su -c`` and ``env -S``, and each ``find -exec ... ;``. Otherwise
+  ``"rm *": "deny"`` would not stop ``timeout 5 rm -rf x``.
 """
 
 from __future__ import annotations
@@ -36,16 +40,56 @@ _SIMPLE = frozenset(
 )
 # A `NAME=value` inside these belongs to the command; anywhere else it is a statement.
 _ASSIGNMENT_OWNERS = frozenset({"command", "declaration_command", "variable_assignments"})
-# Programs that run the program named in their arguments: every later word is checked
-# against the banned list (`sudo -u root curl x` runs curl).
-WRAPPERS = frozenset(
-    {"sudo", "doas", "env", "command", "builtin", "exec", "nohup", "time", "nice", "timeout",
-     "xargs", "stdbuf", "setsid", "watch", "coproc"}
-)
+# Programs that run the program named in their arguments, with the options that take a
+# value and the number of plain arguments before that program (`timeout 5 cmd`, `flock
+# FILE cmd`). For the banned list every later word counts (`sudo -u root curl x` runs
+# curl); for the rules the command after them is a part of its own.
+_WRAPPER_SYNTAX: dict[str, tuple[frozenset[str], int]] = {
+    name: (frozenset(options.split()), positional)
+    for name, options, positional in [
+        ("sudo", "-u -g -C -D -h -p -r -t -T -U --user --group --chdir --host --prompt --role --type", 0),
+        ("doas", "-u -C", 0),
+        ("env", "-u -C -S --unset --chdir --split-string", 0),
+        ("command", "", 0),
+        ("builtin", "", 0),
+        ("exec", "-a", 0),
+        ("nohup", "", 0),
+        ("time", "-f -o --format --output", 0),
+        ("nice", "-n --adjustment", 0),
+        ("timeout", "-s -k --signal --kill-after", 1),
+        ("xargs", "-I -d -E -L -n -P -s -a --arg-file --delimiter --eof --max-lines --max-args --max-procs", 0),
+        ("stdbuf", "-i -o -e --input --output --error", 0),
+        ("setsid", "", 0),
+        ("watch", "-n -d --interval", 0),
+        ("ionice", "-c -n -p -P -u --class --classdata", 0),
+        ("taskset", "", 1),
+        ("chrt", "", 1),
+        ("flock", "-c -w -E --command --timeout --conflict-exit-code", 1),
+        ("runuser", "-c -u -g -G --command --user --group --supp-group", 0),
+        ("chroot", "--userspec --groups", 1),
+        ("nsenter", "-t -S -G --target --setuid --setgid", 0),
+        ("unshare", "", 0),
+        ("strace", "-e -o -p -s -u -E -a -b -I -O -S -P -X", 0),
+        ("ltrace", "-e -o -p -s -u -a -n", 0),
+        ("busybox", "", 0),
+        ("coproc", "", 0),
+    ]
+}
+WRAPPERS = frozenset(_WRAPPER_SYNTAX)
 # Words that start or end compound statements: a command named so is a misreading.
 _KEYWORDS = frozenset({"{", "}", "then", "do", "done", "fi", "esac", "elif", "else", "in", "!"})
-# Shells whose `-c SCRIPT` argument (and `eval`'s arguments) are parsed for the banned list.
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+# Programs whose `-c SCRIPT` argument is a command line they run.
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "su", "runuser", "flock", "script"})
+# Programs whose file operands (the arguments that are not options) are paths they read or
+# change: the bash tool asks `external_directory` about those outside the workspace. Not
+# every program (a grep pattern is not a path); redirection targets count for every one.
+_FILE_COMMANDS = frozenset(
+    {"cd", "pushd", "rm", "rmdir", "cp", "mv", "ln", "install", "mkdir", "touch", "chmod", "chown",
+     "chgrp", "truncate", "tee", "cat", "head", "tail", "less", "more", "ls", "source", "."}
+)
+# Builtins that change the working directory of the rest of the command.
+_DIRECTORY_CHANGES = frozenset({"cd", "pushd", "popd"})
+_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 
 
 @dataclass(frozen=True)
@@ -53,10 +97,17 @@ class SimpleCommand:
     """One part of a command line. ``programs`` are the names it may run, for the banned
     list: the program (basename, quotes removed) and, for a wrapper such as ``sudo`` or a
     ``sh -c 'script'``, the names found after it. Empty when the name is computed
-    (``$TOOL x``): the permission rules still judge the text."""
+    (``$TOOL x``): the permission rules still judge the text.
+
+    ``paths`` are the literal paths it names as a file command's operands or as
+    redirection targets (quotes removed, `~` kept). ``directory`` is set for
+    ``cd``/``pushd``/``popd``: where it goes, ``~`` for a bare ``cd``, ``""`` when that
+    cannot be known (``cd "$X"``, ``cd -``, ``popd``)."""
 
     text: str
     programs: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    directory: str | None = None
 
 
 @dataclass(frozen=True)
@@ -74,6 +125,9 @@ class ParsedCommand:
 # the texts of parts are cut from the real command.
 _FOUR_BYTE_CHARACTER = re.compile(rb"[\xf0-\xf4][\x80-\xbf]{3}")
 _SOURCE: ContextVar[bytes] = ContextVar("shell_parse_source")
+# How many scripts deep the current parse is (`sh -c "sh -c '...'"`), and the limit.
+_DEPTH: ContextVar[int] = ContextVar("shell_parse_depth", default=0)
+_MAX_SCRIPT_DEPTH = 8
 
 
 @dataclass
@@ -86,19 +140,30 @@ class _Found:
 
 
 def parse_command(command: str) -> ParsedCommand:
-    """Every simple command in ``command``, in source order (outer before inner)."""
+    """Every simple command in ``command``, in source order (outer before inner).
+
+    Scripts run by other programs (`sh -c '...'`) are parsed in turn, at most
+    ``_MAX_SCRIPT_DEPTH`` deep; a command nested deeper than that, or than Python's stack
+    can walk (`$($($(...)))` hundreds deep), is reported incomplete, so it is asked about."""
+    depth = _DEPTH.get()
+    if depth >= _MAX_SCRIPT_DEPTH:
+        return ParsedCommand((), complete=False)
     source = command.encode("utf-8")
     tree = _parser().parse(_FOUR_BYTE_CHARACTER.sub(b"wwww", source))
-    token = _SOURCE.set(source)
+    tokens = _SOURCE.set(source), _DEPTH.set(depth + 1)
+    found = _Found()
     try:
-        found = _Found()
         _collect(tree.root_node, found)
+    except RecursionError:
+        found.opaque = True
     finally:
-        _SOURCE.reset(token)
+        _SOURCE.reset(tokens[0])
+        _DEPTH.reset(tokens[1])
     # Error recovery may invent an empty command (`a |`); the command is incomplete anyway.
-    return ParsedCommand(
-        tuple(p for p in found.parts if p.text), complete=not (tree.root_node.has_error or found.opaque)
-    )
+    # A part found twice (`nohup echo $(id)` finds `id` in the command and in `echo $(id)`)
+    # is judged once.
+    parts = dict.fromkeys(p for p in found.parts if p.text)
+    return ParsedCommand(tuple(parts), complete=not (tree.root_node.has_error or found.opaque))
 
 
 @cache
@@ -116,7 +181,7 @@ def _raw(node: Node) -> str:
 
 
 def _text(node: Node) -> str:
-    return _raw(node).strip(" \t\r\n")  # shell blanks only
+    return _source(node.start_byte, node.end_byte)
 
 
 def _collect(node: Node, found: _Found) -> None:
@@ -131,16 +196,37 @@ def _collect(node: Node, found: _Found) -> None:
     if node.type in _SIMPLE or (
         node.type == "variable_assignment" and node.parent is not None and node.parent.type not in _ASSIGNMENT_OWNERS
     ):
-        parts.append(SimpleCommand(_text(node), _programs(node)))
+        _add_simple(node, node, found)
     elif node.type == "redirected_statement":
         body = node.child_by_field_name("body")
         if body is not None and body.type in _SIMPLE:
-            parts.append(SimpleCommand(_text(node), _programs(body)))
+            _add_simple(node, body, found)
             for child in node.children:
                 _collect_inside(child, found) if child == body else _collect(child, found)
             return
-        parts.append(SimpleCommand(_text(node)))
+        parts.append(SimpleCommand(_text(node), paths=_redirect_targets(node)))
     _collect_inside(node, found)
+
+
+def _add_simple(whole: Node, command: Node, found: _Found) -> None:
+    """The part for ``command`` (its text that of ``whole``, redirections included), then
+    the parts of what it runs through another program."""
+    words = _words(command)
+    values = [value for value, _ in words]
+    found.parts.append(
+        SimpleCommand(
+            _text(whole),
+            _programs_in_words(values),
+            _file_operands(values) + _redirect_targets(whole),
+            _directory(values),
+        )
+    )
+    if words and (values[0] is None or _runs_computed_script(_program_name(values[0]), values[1:])):
+        found.opaque = True  # a program named by an expansion (`$TOOL x`, `eval "$X"`) cannot be judged
+    for script in _inner_scripts(command, words):
+        inner = parse_command(script)
+        found.parts.extend(inner.parts)
+        found.opaque |= not inner.complete
 
 
 def _collect_inside(node: Node, found: _Found) -> None:
@@ -211,34 +297,190 @@ def _backquote_scripts(text: str, *, inside: bool = True) -> list[str]:
     return scripts
 
 
-def _programs(node: Node) -> tuple[str, ...]:
+def _words(node: Node) -> list[tuple[str | None, Node]]:
+    """The name and arguments of a ``command`` node: (value after quote removal, or None
+    where it expands at run time; the node). Empty for other kinds of parts."""
     if node.type != "command":
-        return ()
+        return []
     name = node.child_by_field_name("name")
-    words = [_static_word(name)] if name is not None else []
-    words += [_static_word(arg) for arg in node.children_by_field_name("argument")]
-    return _programs_in_words(words)
+    nodes = ([name] if name is not None else []) + node.children_by_field_name("argument")
+    return [(_static_word(word), word) for word in nodes]
+
+
+def _program_name(word: str) -> str:
+    """`/usr/bin/curl`, `./curl` and `/usr/bin/curl/` all run `curl`."""
+    return word.rstrip("/").rsplit("/", 1)[-1]
 
 
 def _programs_in_words(words: list[str | None]) -> tuple[str, ...]:
     """``words`` are the literal words of one simple command (None where computed)."""
     if not words or words[0] is None:
         return ()
-    program = words[0].rsplit("/", 1)[-1]
+    program = _program_name(words[0])
     rest = words[1:]
     if program in _KEYWORDS:  # a misread compound statement (`{ curl x`): the next word runs
         return (program, *_programs_in_words(rest))
     if program in WRAPPERS:
         # Options and NAME=value assignments are skipped; every other word may be the program.
-        names = (word.rsplit("/", 1)[-1] for word in rest if word and not word.startswith("-") and "=" not in word)
+        names = (_program_name(word) for word in rest if word and not word.startswith("-") and "=" not in word)
         return (program, *names)
     if program == "eval":
         script = " ".join(word for word in rest if word)
         return (program, *_programs_in_script(script))
-    flag = next((i for i, word in enumerate(rest[:-1]) if _is_c_flag(word)), None)
+    flag = _c_flag_index(rest)
     if program in _SHELLS and flag is not None and rest[flag + 1]:
         return (program, *_programs_in_script(rest[flag + 1]))
     return (program,)
+
+
+def _inner_scripts(command: Node, words: list[tuple[str | None, Node]]) -> list[str]:
+    """The command lines ``command`` runs through another program: the rest of the line
+    after a wrapper (as written), a shell's or `su`'s `-c` script, `eval`'s and `watch`'s
+    arguments, `trap`'s action, `env -S`'s string, each `find -exec` clause."""
+    values = [value for value, _ in words]
+    if not values or values[0] is None:
+        return []
+    program, rest = _program_name(values[0]), values[1:]
+    scripts = []
+    start = _wrapped_start(program, rest) if program in _WRAPPER_SYNTAX else None
+    if start is not None and program == "watch":  # watch joins its arguments into a `sh -c` line
+        scripts += _joined(rest[start:])
+    elif start is not None:
+        scripts.append(_source(words[start + 1][1].start_byte, command.end_byte))
+    if program == "env":
+        scripts.append(_env_split_string(rest) or "")
+    if program == "eval":
+        scripts += _joined(rest)
+    if program == "trap":
+        scripts.append(_trap_action(rest))
+    if program == "find":
+        scripts += _find_exec_clauses(words)
+    flag = _c_flag_index(rest)
+    if program in _SHELLS and flag is not None:
+        scripts.append(rest[flag + 1] or "")
+    return [script for script in scripts if script]
+
+
+def _runs_computed_script(program: str, rest: list[str | None]) -> bool:
+    """`eval "$X"`, `sh -c "$X"`: a command line only known at run time."""
+    if program == "eval":
+        return None in rest
+    flag = _c_flag_index(rest)
+    return program in _SHELLS and flag is not None and rest[flag + 1] is None
+
+
+def _joined(words: list[str | None]) -> list[str]:
+    """The words as one command line, or none when one of them is computed at run time."""
+    return [] if None in words else [" ".join(word for word in words if word)]
+
+
+def _trap_action(rest: list[str | None]) -> str:
+    """The command `trap ACTION SIGNALS` runs later; "" for `trap - INT`, `trap -p`."""
+    operands = [word for word in rest if word is None or word == "-" or not word.startswith("-")]
+    if len(operands) < 2 or operands[0] == "-":
+        return ""
+    return operands[0] or ""
+
+
+def _wrapped_start(program: str, rest: list[str | None]) -> int | None:
+    """The index in ``rest`` of the program a wrapper runs, or None when there is none
+    (`nohup` alone, `command -v curl`, which only prints where curl is)."""
+    value_options, positional = _WRAPPER_SYNTAX[program]
+    i = 0
+    while i < len(rest):
+        word = rest[i]
+        if word == "--":
+            i += 1
+            break
+        if program == "command" and word in ("-v", "-V"):
+            return None
+        if word is not None and word.startswith("-") and word != "-":
+            i += 2 if word in value_options else 1
+        elif program == "env" and word is not None and "=" in word:  # NAME=value
+            i += 1
+        elif positional:
+            positional -= 1
+            i += 1
+        else:
+            break
+    return i if i < len(rest) else None
+
+
+def _env_split_string(rest: list[str | None]) -> str | None:
+    """The command line of `env -S STRING` (also `-SSTRING`, `--split-string=STRING`)."""
+    for i, word in enumerate(rest):
+        if word is None:
+            continue
+        if word in ("-S", "--split-string") and i + 1 < len(rest):
+            return rest[i + 1]
+        for prefix in ("--split-string=", "-S=", "-S"):
+            if word.startswith(prefix) and len(word) > len(prefix):
+                return word[len(prefix) :]
+    return None
+
+
+def _find_exec_clauses(words: list[tuple[str | None, Node]]) -> list[str]:
+    """The commands of `find ... -exec CMD ARGS ;` (or `+`), as written."""
+    clauses, start = [], None
+    for i, (value, _) in enumerate(words):
+        if start is None and value in _FIND_EXEC:
+            start = i + 1
+        elif start is not None and value in (";", "+"):
+            if i > start:
+                clauses.append(_source(words[start][1].start_byte, words[i - 1][1].end_byte))
+            start = None
+    return clauses
+
+
+def _file_operands(words: list[str | None]) -> tuple[str, ...]:
+    """The literal non-option arguments of a file command (`cat /etc/hosts`), which name
+    paths; after `--` every argument is one."""
+    if not words or words[0] is None or _program_name(words[0]) not in _FILE_COMMANDS:
+        return ()
+    operands, options_done = [], False
+    for word in words[1:]:
+        if word is None:
+            continue
+        if word == "--" and not options_done:
+            options_done = True
+        elif options_done or not word.startswith("-"):
+            operands.append(word)
+    return tuple(operands)
+
+
+def _directory(words: list[str | None]) -> str | None:
+    """Where a `cd`/`pushd`/`popd` goes: the operand, `~` without one, "" when unknown."""
+    if not words or words[0] is None or words[0] not in _DIRECTORY_CHANGES:
+        return None
+    if words[0] == "popd" or None in words[1:]:
+        return ""
+    operands = [word for word in words[1:] if word != "--" and not (word.startswith("-") and len(word) > 1)]
+    if not operands:
+        return "~"
+    return "" if operands[0] == "-" else operands[0]
+
+
+def _redirect_targets(node: Node) -> tuple[str, ...]:
+    """The literal files ``node``'s own redirections read or write (`> out.txt`), not
+    descriptors (`2>&1`)."""
+    targets = []
+    for child in node.children:
+        destination = child.child_by_field_name("destination") if child.type == "file_redirect" else None
+        if destination is not None and destination.type != "number":
+            target = _static_word(destination)
+            if target:
+                targets.append(target)
+    return tuple(targets)
+
+
+def _source(start: int, end: int) -> str:
+    """The command's text between two byte offsets, without surrounding shell blanks."""
+    return _SOURCE.get()[start:end].decode("utf-8", errors="replace").strip(" \t\r\n")
+
+
+def _c_flag_index(rest: list[str | None]) -> int | None:
+    """The index of a `-c` flag followed by its script, in a shell's arguments."""
+    return next((i for i, word in enumerate(rest[:-1]) if _is_c_flag(word)), None)
 
 
 def _is_c_flag(word: str | None) -> bool:

@@ -234,3 +234,133 @@ def test_agent_rule_errors_name_the_agent():
 def test_a_rule_value_of_the_wrong_shape_is_a_config_error(value):
     with pytest.raises(ConfigError, match=r"permission\.rules\.edit"):
         decide("edit", "a.txt", global_rules={"edit": value})
+
+
+# --- cases from OpenCode's/Crush's suites ----------------------------------------------
+# OpenCode's wildcard and permission tests, and those of the Go OpenCode that spec 000 comes
+# from, rewritten with our own data. Where we differ on purpose, the test says so.
+
+
+@pytest.mark.parametrize(
+    ("pattern", "subject", "matches"),
+    [
+        # A `*` standing as a word also stands for no words: a command with or without arguments.
+        ("make *", "make", True),
+        ("make *", "make -j4 all", True),
+        ("make*", "make", True),
+        ("make*", "makedepend", True),  # no space: any name that starts so
+        ("make *", "makedepend", False),
+        ("npm run *", "npm run", True),
+        ("npm run *", "npm runx", False),
+        ("tar * -x*", "tar -xzf a.tgz", True),  # a word `*` in the middle may be empty too
+        ("tar * -x*", "tar -C out -xf a.tar", True),
+        ("find * -delete*", "find -delete", True),
+        ("cat *.log", "cat.log", False),  # `*.log` is not a word of its own
+        ("cat *.log", "cat app.log", True),
+        ("/Data/logs/*", "/data/logs/x", False),  # case matters on Linux
+        ("*.pem.*", "server.pem.bak", True),
+        ("build-*", "deploy-build", False),
+    ],
+)
+def test_upstream_wildcards(pattern, subject, matches):
+    assert match_wildcard(pattern, subject) is matches
+
+
+def test_a_deny_on_a_command_with_arguments_also_denies_it_without_any():
+    """`"git push *": "deny"` must stop a bare `git push` (which pushes the branch), even
+    when everything else is allowed."""
+    rules = {"bash": {"*": "allow", "git push *": "deny"}}
+    assert decide("bash", "git push", global_rules=rules).action == "deny"
+    assert decide("bash", "git push --force origin", global_rules=rules).action == "deny"
+    assert decide("bash", "git pushd", global_rules=rules).action == "allow"
+
+
+@pytest.mark.parametrize(
+    ("rules", "command", "action"),
+    [
+        ({"*": "deny", "make *": "ask", "make test": "allow"}, "make test", "allow"),
+        ({"*": "deny", "make *": "ask", "make test": "allow"}, "make clean", "ask"),
+        ({"*": "deny", "make *": "ask", "make test": "allow"}, "whoami", "deny"),
+        ({"find *": "allow", "find * -delete*": "ask"}, "find build -delete", "ask"),
+        ({"find *": "allow", "find * -delete*": "ask"}, "find build -type f", "allow"),
+        ({"sort*": "allow", "sort -o *": "ask"}, "sort -o sorted.txt", "ask"),
+        ({"sort*": "allow", "sort -o *": "ask"}, "sort -r", "allow"),
+        ({"*": "allow", "sed * -i*": "deny"}, "sed -i s/a/b/ notes.txt", "deny"),
+        ({"*": "allow", "sed * -i*": "deny"}, "sed -n 2p notes.txt", "allow"),
+        ({"/sys/*": "deny", "/sys/kernel/hostname": "allow"}, "/sys/kernel/hostname", "allow"),
+    ],
+)
+def test_upstream_command_rules_pick_the_most_specific_pattern(rules, command, action):
+    assert decide("bash", command, global_rules={"bash": rules}).action == action
+
+
+def test_where_opencode_lets_the_last_rule_win_the_most_specific_wins_here():
+    """An intended divergence: OpenCode applies the last matching rule in file order, so
+    `src/lib/*` allow followed by `src/*` deny denies `src/lib/a.ts` there. Here the order
+    in the file never matters (docs/permissions.md): the more specific `src/lib/*` wins."""
+    for rules in ({"src/lib/*": "allow", "src/*": "deny"}, {"src/*": "deny", "src/lib/*": "allow"}):
+        assert decide("edit", "src/lib/a.ts", global_rules={"edit": rules}).action == "allow"
+        assert decide("edit", "src/app.ts", global_rules={"edit": rules}).action == "deny"
+
+
+@pytest.mark.parametrize(
+    ("agent_rules", "global_rules", "tool", "subject", "action"),
+    [
+        ({"task": "allow"}, {"task": "deny"}, "task", "research", "allow"),  # the agent's rule first
+        (None, {"write": "deny"}, "write", "src/app.py", "deny"),
+        (None, None, "bash", "cargo build", "ask"),
+        ({"mcp_docs": {"*": "deny", "public-*": "allow"}}, None, "mcp_docs", "public-api", "allow"),
+        ({"mcp_docs": {"*": "deny", "public-*": "allow"}}, None, "mcp_docs", "private-api", "deny"),
+    ],
+)
+def test_upstream_levels(agent_rules, global_rules, tool, subject, action):
+    assert decide(tool, subject, global_rules=global_rules, agent_rules=agent_rules).action == action
+
+
+def test_a_rule_under_the_key_star_applies_to_every_tool():
+    """`"*": "deny"` used to be ignored without a word, so everything ran by the defaults.
+    As in spec 000's OpenCode it now applies to every tool, after the tool's own keys."""
+    assert decide("bash", "whoami", global_rules={"*": "deny"}) == Decision(
+        "deny", 'global rule "*" for every tool', "*", "global"
+    )
+    assert decide("view", "README.md", global_rules={"*": {"*.env": "deny"}}).action == "allow"
+    assert decide("view", "prod.env", global_rules={"*": {"*.env": "deny"}}).action == "deny"
+    # The tool's own key comes first, at both levels, then `*` at both levels.
+    assert decide("bash", "ls", global_rules={"*": "deny", "bash": "allow"}).action == "allow"
+    assert decide("bash", "rm x", global_rules={"bash": {"rm *": "deny"}}, agent_rules={"*": "allow"}).action == "deny"
+    assert decide("bash", "ls", global_rules={"*": "deny"}, agent_rules={"*": "allow"}).reason == (
+        'agent coder rule "*" for every tool'
+    )
+
+
+@pytest.mark.parametrize(
+    ("pattern", "subject", "action"),
+    [
+        ("/srv/data/*", "/srv/data", "deny"),  # the directory itself: listing it, or `cd` into it
+        ("/srv/data/*", "/srv/data/x.csv", "deny"),
+        ("/srv/data/*", "/srv/database", "ask"),
+        ("~/.aws/*", "~/.aws", "deny"),
+        ("~/.aws/*", "~/.aws/credentials", "deny"),
+        ("$HOME/.aws/*", "~/.aws/credentials", "deny"),  # OpenCode reads `$HOME` as `~` too
+        ("$HOME", "~", "deny"),
+        ("/opt/~/x", "/opt/~/x", "deny"),  # a `~` further in is a plain character
+    ],
+)
+def test_absolute_directory_patterns_cover_the_directory_itself(pattern, subject, action):
+    absolute = subject.replace("~", str(Path.home()), 1) if subject.startswith("~") else subject
+    rules = {"external_directory": {pattern: "deny"}}
+    assert decide("external_directory", absolute, rules, absolute=absolute).action == action
+
+
+def test_workspace_relative_directory_patterns_still_leave_the_directory_itself_out():
+    """Unlike `/srv/data/*`, `tmp/*` does not cover `tmp`: the delete tool judges the
+    folder and every file in it (docs/permissions.md), so spec 000's rules still ask
+    before removing the folder itself."""
+    decision = decide("delete", "tmp", global_rules={"delete": {"*": "ask", "tmp/*": "allow"}})
+    assert decision.pattern == "*"
+
+
+def test_home_patterns_written_with_dollar_home_match_commands_written_either_way():
+    rules = {"bash": {"$HOME/bin/wipe *": "deny"}}
+    assert decide("bash", "$HOME/bin/wipe all", rules).action == "deny"
+    assert decide("bash", f"{Path.home()}/bin/wipe all", rules).action == "deny"

@@ -364,3 +364,155 @@ async def test_a_comment_alone_is_asked_about_not_allowed(bash, make_runtime, pe
     answers = permission_answers(runtime, ALLOW_ONCE)
     await bash.call({"command": "# nothing"}, ctx)
     assert len(answers.requests) == 1
+
+
+# --- cases from OpenCode's/Crush's suites ----------------------------------------------
+# OpenCode's bash permission and truncation tests and Crush's wrapper/chaining tests, run
+# end to end with our own data.
+
+ALLOW_ALL_BUT_RM = {"permission": {"rules": {"bash": {"*": "allow", "rm *": "deny"}}}}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "nohup rm -rf keep",
+        "timeout 5 rm -rf keep",
+        "sudo -n rm -rf keep",
+        "env -S 'rm -rf keep'",
+        "sh -c 'rm -rf keep'",
+        "eval 'rm -rf keep'",
+        "trap 'rm -rf keep' EXIT",
+        "find . -name keep -exec rm -rf {} +",
+        "echo keep | xargs rm -rf",
+    ],
+)
+async def test_a_denied_command_behind_a_wrapper_is_refused(bash, make_runtime, permission_answers, workspace, command):
+    (workspace / "keep").mkdir()
+    runtime, ctx = interactive(make_runtime, ALLOW_ALL_BUT_RM)
+    answers = permission_answers(runtime, ALLOW_ONCE)
+    with pytest.raises(PermissionDeniedError, match=r'forbid "rm .*" \(global rule "rm \*"\)'):
+        await bash.call({"command": command}, ctx)
+    assert (workspace / "keep").is_dir()
+    assert answers.requests == []
+
+
+async def test_a_deny_written_with_arguments_stops_the_bare_command(bash, make_runtime, workspace):
+    runtime = make_runtime(policy="headless-yes", config={"permission": {"rules": {"bash": {"git init *": "deny"}}}})
+    ctx = runtime.context(runtime.store.sessions.create().id)
+    with pytest.raises(PermissionDeniedError, match='forbid "git init"'):
+        await bash.call({"command": "git init"}, ctx)
+    assert not (workspace / ".git").exists()
+
+
+async def test_a_program_named_by_a_variable_is_asked_about_even_when_all_is_allowed(
+    bash, make_runtime, permission_answers, workspace
+):
+    runtime, ctx = interactive(make_runtime, ALLOW_ALL_BUT_RM)
+    answers = permission_answers(runtime, DENY)
+    with pytest.raises(PermissionDeniedError, match="The user denied"):
+        await bash.call({"command": "X=touch; $X made"}, ctx)
+    assert [r.subject for r in answers.requests] == ["X=touch; $X made"]
+    assert not (workspace / "made").exists()
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A folder beside the workspace, with a file in it."""
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "secret.txt").write_text("s3cret\n")
+    return folder
+
+
+def read_rules(external: dict | None = None) -> dict:
+    rules = {"bash": {"cat *": "allow", "ls *": "allow", "cd *": "allow", "echo *": "allow"}}
+    return {"permission": {"rules": rules | ({"external_directory": external} if external else {})}}
+
+
+async def test_a_file_outside_the_workspace_is_asked_about_though_the_command_is_allowed(
+    bash, make_runtime, permission_answers, outside
+):
+    """OpenCode asks `external_directory` for `cat /outside/file`; so do we, in the one
+    question about the command."""
+    runtime, ctx = interactive(make_runtime, read_rules())
+    answers = permission_answers(runtime, DENY)
+    command = f"cat {outside}/secret.txt"
+    with pytest.raises(PermissionDeniedError, match="The user denied"):
+        await bash.call({"command": command}, ctx)
+    assert [r.subject for r in answers.requests] == [command]
+
+
+@pytest.mark.parametrize("template", ["cat {out}/secret.txt", "ls {out}", "cd {out} && cat secret.txt", "echo x > {out}/new"])
+async def test_an_external_directory_deny_refuses_the_command(bash, make_runtime, permission_answers, outside, template):
+    runtime, ctx = interactive(make_runtime, read_rules({f"{outside}/*": "deny"}))
+    answers = permission_answers(runtime, ALLOW_ONCE)
+    with pytest.raises(PermissionDeniedError, match=rf"forbid touching {outside}.*external_directory"):
+        await bash.call({"command": template.format(out=outside)}, ctx)
+    assert answers.requests == []
+    assert not (outside / "new").exists()
+
+
+async def test_an_external_directory_allow_lets_the_command_run(bash, make_runtime, permission_answers, outside):
+    runtime, ctx = interactive(make_runtime, read_rules({f"{outside}/*": "allow"}))
+    answers = permission_answers(runtime, DENY)
+    result = await bash.call({"command": f"cat {outside}/secret.txt"}, ctx)
+    assert result.output.startswith("s3cret\n")
+    assert answers.requests == []
+
+
+async def test_a_cd_out_of_the_workspace_is_asked_about_even_when_allowed(bash, make_runtime, permission_answers, outside):
+    """After `cd` elsewhere, relative paths cannot be judged from the workspace root."""
+    runtime, ctx = interactive(make_runtime, read_rules({f"{outside}/*": "allow"}))
+    answers = permission_answers(runtime, DENY)
+    with pytest.raises(PermissionDeniedError):
+        await bash.call({"command": f"cd {outside} && cat secret.txt"}, ctx)
+    assert len(answers.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "command", ["cat notes.txt > copy.txt", "cd sub && ls", "ls -la 2>/dev/null", "cat notes.txt /dev/null"]
+)
+async def test_paths_inside_the_workspace_need_no_question(bash, make_runtime, permission_answers, workspace, command):
+    (workspace / "sub").mkdir()
+    (workspace / "notes.txt").write_text("n\n")
+    runtime, ctx = interactive(make_runtime, read_rules())
+    answers = permission_answers(runtime, DENY)
+    result = await bash.call({"command": command}, ctx)
+    assert (result.metadata["exit_code"], answers.requests) == (0, [])
+
+
+async def test_a_symlink_leading_outside_counts_as_outside(bash, make_runtime, permission_answers, workspace, outside):
+    (workspace / "link").symlink_to(outside)
+    runtime, ctx = interactive(make_runtime, read_rules({f"{outside}/*": "deny"}))
+    permission_answers(runtime, ALLOW_ONCE)
+    with pytest.raises(PermissionDeniedError, match=f"forbid touching {outside}/secret.txt"):
+        await bash.call({"command": "cat link/secret.txt"}, ctx)
+
+
+async def test_a_chained_command_asks_once_and_a_refusal_runs_none_of_it(bash, make_runtime, permission_answers, workspace):
+    """Crush: `ls && rm -rf /` asks, and when the user says no nothing runs."""
+    (workspace / "x").mkdir()
+    runtime, ctx = interactive(make_runtime)
+    answers = permission_answers(runtime, DENY)
+    with pytest.raises(PermissionDeniedError, match="The user denied"):
+        await bash.call({"command": "ls && rm -rf x"}, ctx)
+    assert len(answers.requests) == 1
+    assert (workspace / "x").is_dir()
+
+
+async def test_many_lines_are_cut_keeping_the_first_and_the_last(bash, ctx):
+    """OpenCode cuts `seq` output past its line limit; we cut by characters, head and tail kept."""
+    result = await bash.call({"command": "seq 1 20000"}, ctx)
+    lines = result.output.splitlines()
+    assert lines[:3] == ["1", "2", "3"]
+    assert lines[-3:] == ["20000", "", "Exit code: 0"]
+    assert result.metadata["truncated"] is True
+    assert result.metadata["omitted_chars"] == len("\n".join(map(str, range(1, 20001)))) + 1 - 30_000
+
+
+async def test_wide_characters_are_cut_on_character_boundaries(bash, ctx):
+    result = await bash.call({"command": "for i in $(seq 1 10000); do printf '漢字かな'; done"}, ctx)
+    assert result.metadata["omitted_chars"] == 40_000 - 30_000  # characters, not bytes (120,000)
+    assert result.output.startswith("漢字かな" * 3)
+    assert "\ufffd" not in result.output

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -168,7 +170,7 @@ def test_what_parses_of_an_incomplete_command_is_still_reported():
         ("sudo -u root curl x", ["sudo", "root", "curl", "x"]),
         ("env A=1 wget q", ["env", "wget", "q"]),
         ("time ssh host", ["time", "ssh", "host"]),
-        ("coproc w { curl x; }", ["coproc", "w", "{", "curl", "x", "}"]),  # the grammar misreads coproc
+        ("coproc w { curl x; }", ["coproc", "w", "{", "curl", "x"]),  # the grammar misreads coproc
         ("bash -c 'curl x | sh'", ["bash", "curl", "sh"]),
         ("sh -ec \"wget q\"", ["sh", "wget"]),
         ("eval 'nc -l 1'", ["eval", "nc"]),
@@ -178,7 +180,7 @@ def test_what_parses_of_an_incomplete_command_is_still_reported():
     ],
 )
 def test_programs_name_what_a_part_may_run(command, expected):
-    assert programs(command) == expected
+    assert list(parse_command(command).parts[0].programs) == expected
 
 
 SHELLISH = st.text(alphabet=st.sampled_from(list("ab =$()`'\"|&;<>{}[]\\\n#*")), max_size=80)
@@ -207,3 +209,146 @@ def test_characters_outside_the_bmp_do_not_crash_the_grammar_and_stay_in_the_par
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr[-500:]
     assert "echo 🎉" in result.stdout
+
+
+# --- cases from OpenCode's/Crush's suites ----------------------------------------------
+# Crush's wrapper and banned-command tests and OpenCode's wrapper extraction, in our own
+# data: what a wrapper, a shell, `eval`, `trap` or `find -exec` runs is a part of its own
+# (so a rule on it applies), and its program counts for the banned list.
+
+
+@pytest.mark.parametrize(
+    ("command", "inner"),
+    [
+        ("nohup make build", "make build"),
+        ("time make build", "make build"),
+        ("timeout 30s npm test", "npm test"),
+        ("timeout -s KILL 10 npm test", "npm test"),
+        ("timeout --signal=KILL 10 npm test", "npm test"),
+        ("nice -n 10 make", "make"),
+        ("nice -n5 make", "make"),
+        ("ionice -c 2 -n 7 make", "make"),
+        ("stdbuf -oL tail -f app.log", "tail -f app.log"),
+        ("sudo -u deploy systemctl restart web", "systemctl restart web"),
+        ("sudo -- rm -rf build", "rm -rf build"),
+        ("env NODE_ENV=prod node app.js", "node app.js"),
+        ("env -u HOME PATH=/usr/bin node app.js", "node app.js"),
+        ("xargs -I {} rm {}", "rm {}"),
+        ("xargs -I{} rm {}", "rm {}"),
+        ("setsid make", "make"),
+        ("taskset 0x3 make", "make"),
+        ("chrt 10 make", "make"),
+        ("flock /run/lock/build make", "make"),
+        ("runuser -u builder -- make", "make"),
+        ("exec make", "make"),
+        ("watch -n 1 'make; ls'", "make"),
+        ("env -S 'make all'", "make all"),
+        ("env --split-string='make all'", "make all"),
+        ("bash -c 'make all'", "make all"),
+        ("su -c 'make all' builder", "make all"),
+        ("flock /run/lock/build -c 'make all'", "make all"),
+        ("eval 'make all'", "make all"),
+        ("trap 'make clean' EXIT", "make clean"),
+        ("find . -name '*.o' -exec rm {} \\;", "rm {}"),
+        ("find . -execdir chmod 644 {} +", "chmod 644 {}"),
+        ("nohup nice -n 5 timeout 9 make build", "make build"),
+        ("sudo env NODE_ENV=prod node app.js", "node app.js"),
+    ],
+)
+def test_what_a_wrapper_runs_is_a_part_of_its_own(command, inner):
+    assert inner in parts(command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["nohup", "sudo -n", "timeout 5", "command -v rm", "trap - INT", "trap -p", "env FOO=bar", "git checkout main"],
+)
+def test_a_wrapper_that_runs_nothing_adds_no_part(command):
+    assert parts(command) == [command]
+
+
+def test_each_find_exec_clause_is_a_part():
+    assert parts("find . -exec echo {} \\; -exec rm {} +")[1:] == ["echo {}", "rm {}"]
+
+
+@pytest.mark.parametrize(
+    ("command", "hidden"),
+    [
+        ("nohup curl https://example.com", "curl"),
+        ("env HTTP_PROXY=x curl https://example.com", "curl"),
+        ("env -S 'curl https://example.com'", "curl"),
+        ("env --split-string='wget https://example.com'", "wget"),
+        ("nice -n 10 wget https://example.com", "wget"),
+        ("timeout -s KILL 5 nc example.com 9000", "nc"),
+        ("taskset 0x3 curl https://example.com", "curl"),
+        ("chrt 1 wget https://example.com", "wget"),
+        ("setsid scp notes.txt host:/x", "scp"),
+        ("flock /tmp/lock curl https://example.com", "curl"),
+        ("runuser -u nobody -- curl https://example.com", "curl"),
+        ("nohup env timeout 5 curl https://example.com", "curl"),
+        ("env /usr/bin/curl https://example.com", "curl"),
+        ("nohup ./bin/wget https://example.com", "wget"),
+        ("/usr/bin/curl/ https://example.com", "curl"),  # a trailing slash names the same program
+        ("../../bin/scp notes.txt host:/x", "scp"),
+        ("find . -exec curl -T {} https://example.com \\;", "curl"),
+        ("su -c 'curl https://example.com'", "curl"),
+        ("trap 'curl https://example.com' EXIT", "curl"),
+    ],
+)
+def test_banned_programs_are_found_behind_wrappers_and_paths(command, hidden):
+    assert hidden in programs(command)
+
+
+@pytest.mark.parametrize(("command", "absent"), [("mycurl x", "curl"), ("CURL x", "curl"), ("echo curl", "curl")])
+def test_only_the_program_itself_counts(command, absent):
+    assert absent not in programs(command)
+
+
+@pytest.mark.parametrize("command", ["$TOOL --force", '"$PY" -m app', "eval \"$CODE\"", "bash -c \"$SCRIPT\""])
+def test_a_program_or_script_known_only_at_run_time_makes_the_command_incomplete(command):
+    """The rules cannot judge what `X=rm; $X -rf src` runs: it is asked about."""
+    assert parse_command(command).complete is False
+
+
+@pytest.mark.parametrize(
+    ("command", "paths", "directory"),
+    [
+        ("cat /etc/hosts notes.txt", ("/etc/hosts", "notes.txt"), None),
+        ("rm -rf -- -odd ../x", ("-odd", "../x"), None),
+        ("echo hi > ~/out.txt 2>&1", ("~/out.txt",), None),
+        ("sort < /var/data.txt", ("/var/data.txt",), None),
+        ("grep -r /api/v1 src", (), None),  # a grep pattern is not a path
+        ("cat $FILE", (), None),
+        ("cd ../", ("../",), "../"),
+        ("cd", (), "~"),
+        ("cd -", (), ""),
+        ('cd "$DIR"', (), ""),
+        ("popd", (), ""),
+    ],
+)
+def test_paths_a_part_names(command, paths, directory):
+    part = parse_command(command).parts[0]
+    assert (part.paths, part.directory) == (paths, directory)
+
+
+def nested_shells(depth: int) -> str:
+    """`sh -c 'sh -c '"'"'...'"'"''`: ``depth`` shells, each running the next."""
+    command = "ls"
+    for _ in range(depth):
+        command = f"sh -c {shlex.quote(command)}"
+    return command
+
+
+def test_scripts_of_scripts_are_parsed_a_few_levels_deep():
+    assert "ls" in parts(nested_shells(5))
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["nohup " * 2000 + "curl x", "echo $(" * 400 + "id" + ")" * 400, nested_shells(12)],
+    ids=["2000 wrappers", "400 substitutions", "12 shells"],
+)
+def test_commands_nested_beyond_reason_are_asked_about_not_a_crash(command):
+    parsed = parse_command(command)
+    assert parsed.complete is False
+    assert parsed.parts[0].text == command
