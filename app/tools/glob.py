@@ -33,7 +33,7 @@ HOW TO USE
 
 LIMITATIONS
 - "*.md" matches only in path itself; use "**/*.md" for every depth.
-- Files only, not folders. Skips .git, node_modules, .venv, __pycache__ and what .gitignore ignores.
+- Files only, not folders. Skips .git, node_modules, .venv, __pycache__ and what .gitignore and .ignore files ignore.
 - At most {MAX_RESULTS} paths; the output says when there were more.
 - A path outside the workspace needs the user's permission.
 

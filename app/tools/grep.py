@@ -4,7 +4,8 @@ ripgrep does the search when it can be found (the `ripgrep` package installs `rg
 the Python interpreter; otherwise PATH): it walks and searches in parallel and is what
 makes a 50,000-file tree take a fraction of a second. A pure-Python search over the same
 walker as ls and glob stands in when rg is missing, or when tools.grep.backend is python.
-Both see the same files: .gitignore respected, hidden files searched, SKIPPED_DIRS and
+Both see the same files: .gitignore, .ignore and .rgignore files within the workspace
+respected (see app/tools/ignore.py), hidden files searched, SKIPPED_DIRS and
 the database folder left out, symbolic links not followed, binary files skipped.
 
 Files are ordered newest first (by modification time, then path), as in OpenCode: the
@@ -18,7 +19,9 @@ import codecs
 import re
 import shutil
 import sys
-from collections.abc import AsyncIterator, Callable
+import tempfile
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,7 +29,7 @@ from pydantic import Field
 
 from app.errors import ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
-from app.tools.ignore import SKIPPED_DIRS, glob_to_regex, walk
+from app.tools.ignore import SKIPPED_DIRS, glob_to_regex, rules_above, walk
 from app.tools.reading import (
     ReadTarget,
     allowed_by_rules,
@@ -53,7 +56,7 @@ HOW TO USE
 LIMITATIONS
 - At most {MAX_MATCHES} matching lines are shown; the output says when there were more.
 - Lines are matched one at a time: a pattern cannot span lines.
-- Skips binary files, {", ".join(sorted(SKIPPED_DIRS))} and what .gitignore ignores.
+- Skips binary files, {", ".join(sorted(SKIPPED_DIRS))} and what .gitignore and .ignore files ignore.
 - A path outside the workspace needs the user's permission.
 
 TIPS
@@ -217,29 +220,52 @@ def _checked_include(include: str | None) -> str | None:
 
 
 async def search_with_ripgrep(rg: str, search: Search) -> None:
-    """Run rg in the folder searched (so its globs anchor there) and stream its output."""
+    """Run rg at the root (so its globs and our ignore rules anchor there) and stream its output."""
     target = search.target
-    folder = target.path if target.path.is_dir() else target.path.parent
+    start = target.rel(target.path)
     command = [
         rg, "--no-config", "--no-messages", "--color=never", "--no-heading", "--with-filename",
         "--line-number", "--null", "--crlf", "--hidden", "--no-require-git", "--no-ignore-global",
-        "--no-ignore-dot",
+        "--no-ignore-parent",
         *(f"--glob=!{name}/" for name in sorted(SKIPPED_DIRS)),
+        *(f"--glob=!/{rel}/" for rel in search.skip),
     ]  # fmt: skip
-    prefix = target.rel(folder)
-    prefix = prefix + "/" if prefix else ""
-    command += [f"--glob=!/{rel.removeprefix(prefix)}/" for rel in search.skip]  # anchored at cwd
     if search.include is not None:
         # A file type, not --glob: rg lets a --glob match override .gitignore, a type does not.
         command += [f"--type-add=include:{search.include}", "--type=include"]
-    command += ["--regexp", search.pattern, "--", "." if target.path.is_dir() else target.path.name]
+    folder = start if target.path.is_dir() else ""  # a file named explicitly is searched whatever the rules
+    with _rules_above_file(target.root, folder) as ignore_file:
+        if ignore_file is not None:
+            command.append(f"--ignore-file={ignore_file}")
+        command += ["--regexp", search.pattern, "--", start or "."]
+        await _run_ripgrep(command, search)
+
+
+@contextmanager
+def _rules_above_file(root: Path, start_rel: str) -> Iterator[str | None]:
+    """A file holding the ignore rules of the folders from the root down to the searched
+    one, or None when there are none. --no-ignore-parent keeps rg from reading ignore
+    files above the workspace (a `*` in a home-folder .gitignore hid everything), and with
+    them those above a searched subfolder, which the walker of ls and glob does apply."""
+    lines = rules_above(root, start_rel)
+    if not lines:
+        yield None
+        return
+    with tempfile.NamedTemporaryFile("w", encoding="utf-8", prefix="opencode-grep-") as rules:
+        rules.write("\n".join(lines) + "\n")
+        rules.flush()
+        yield rules.name
+
+
+async def _run_ripgrep(command: list[str], search: Search) -> None:
+    """Run rg at the root and read its matches into the search, killing rg at the ceiling."""
     process = await asyncio.create_subprocess_exec(
-        *command, cwd=folder, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        *command, cwd=search.target.root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
     errors = asyncio.ensure_future(process.stderr.read())
     finished = False
     try:
-        await _read_matches(process.stdout, search, folder, prefix)
+        await _read_matches(process.stdout, search)
         finished = not search.stopped
     finally:
         if not finished and process.returncode is None:  # stopped at the ceiling, or cancelled
@@ -250,7 +276,7 @@ async def search_with_ripgrep(rg: str, search: Search) -> None:
         raise _ripgrep_error(search.pattern, stderr)
 
 
-async def _read_matches(stdout: asyncio.StreamReader, search: Search, folder: Path, prefix: str) -> None:
+async def _read_matches(stdout: asyncio.StreamReader, search: Search) -> None:
     """Parse rg's lines (the file name, a NUL byte, then LINE:TEXT) into the search, until
     the output ends or the search reaches its ceiling.
 
@@ -269,8 +295,8 @@ async def _read_matches(stdout: asyncio.StreamReader, search: Search, folder: Pa
             continue
         if name not in files:
             rel = name.decode("utf-8", "surrogateescape").removeprefix("./")
-            shown = search.target.show(prefix + rel)
-            files[name] = (shown, folder / rel, search.allowed(shown))
+            shown = search.target.show(rel)
+            files[name] = (shown, search.target.root / rel, search.allowed(shown))
         shown, path, allowed = files[name]
         number, _, text = rest.partition(b":")
         text = text.decode("utf-8", "replace").removesuffix("\r")

@@ -1,12 +1,16 @@
 """Which files the search tools (ls, glob, grep) see: a small gitignore matcher and a
 walker that prunes ignored folders instead of filtering their contents afterwards.
 
-Rules come from `.git/info/exclude` and every `.gitignore` between the root and the file,
-with git's semantics: the deepest file wins, and within a file the last matching line;
-`!` re-includes, a trailing `/` matches folders only, a `/` at the start or in the middle
-anchors the pattern to its file's folder, `**` spans folders. A file inside an ignored
+Rules come from `.git/info/exclude` and, in every folder from the root down to the file,
+`.gitignore`, `.ignore` and `.rgignore` (the files ripgrep reads, so grep's two backends
+agree). Their lines follow git's semantics: `!` re-includes, a trailing `/` matches folders
+only, a `/` at the start or in the middle anchors the pattern to its file's folder, `**`
+spans folders. Between files ripgrep's order decides: a match in any `.rgignore` wins over
+any `.ignore`, which wins over any `.gitignore` (the exclude file last); among files of a
+kind the deepest wins, and within a file the last matching line. A file inside an ignored
 folder stays ignored (git cannot re-include it either), which is what lets the walker
-skip the whole folder. Folders in ``SKIPPED_DIRS`` are never entered at all.
+skip the whole folder. Folders in ``SKIPPED_DIRS`` are never entered at all. Ignore
+files above the root are not read.
 """
 
 from __future__ import annotations
@@ -14,11 +18,13 @@ from __future__ import annotations
 import os
 import re
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 SKIPPED_DIRS = frozenset({".git", "node_modules", ".venv", "__pycache__"})
+# The ignore files read in every folder, highest precedence first (ripgrep's order).
+IGNORE_FILE_NAMES = (".rgignore", ".ignore", ".gitignore")
 
 
 def glob_to_regex(pattern: str, *, braces: bool = True) -> str:
@@ -118,7 +124,17 @@ def parse_ignore_lines(lines: Sequence[str]) -> list[IgnoreRule]:
     return rules
 
 
-def _parse_line(line: str) -> IgnoreRule | None:
+@dataclass(frozen=True, slots=True)
+class _Line:
+    """A pattern line taken apart: ``pattern`` is without its `!`, leading `/` and trailing `/`."""
+
+    pattern: str
+    negated: bool
+    dir_only: bool
+    anchored: bool
+
+
+def _split_line(line: str) -> _Line | None:
     line = line.rstrip("\r\n")
     stripped = line.rstrip(" ")
     if stripped.endswith("\\") and len(stripped) < len(line):  # "foo\ " keeps one escaped space
@@ -133,10 +149,15 @@ def _parse_line(line: str) -> IgnoreRule | None:
     line = line.rstrip("/")
     if not line:
         return None
-    anchored = "/" in line
-    line = line.removeprefix("/")
-    regex = re.compile(glob_to_regex(line, braces=False), re.DOTALL)
-    return IgnoreRule(regex, negated, dir_only, anchored)
+    return _Line(line.removeprefix("/"), negated, dir_only, anchored="/" in line)
+
+
+def _parse_line(line: str) -> IgnoreRule | None:
+    parts = _split_line(line)
+    if parts is None:
+        return None
+    regex = re.compile(glob_to_regex(parts.pattern, braces=False), re.DOTALL)
+    return IgnoreRule(regex, parts.negated, parts.dir_only, parts.anchored)
 
 
 class IgnoreFile:
@@ -179,22 +200,47 @@ def _union(rules: list[IgnoreRule]) -> re.Pattern[str]:
 _NOTHING = re.compile(r"(?!)")
 
 
-def _load(path: Path, base: str) -> IgnoreFile | None:
+def _read_lines(path: Path) -> list[str]:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    rules = parse_ignore_lines(text.splitlines())
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:  # missing, unreadable, or a folder of that name
+        return []
+
+
+def _load(path: Path, base: str) -> IgnoreFile | None:
+    rules = parse_ignore_lines(_read_lines(path))
     return IgnoreFile(base, tuple(rules)) if rules else None
 
 
-def is_ignored(chain: Sequence[IgnoreFile], rel: str, name: str, is_dir: bool) -> bool:
-    """The decision of the deepest file with a matching rule; not ignored when none has one."""
-    for ignore_file in reversed(chain):
-        verdict = ignore_file.verdict(rel, name, is_dir)
-        if verdict is not None:
-            return verdict
-    return False
+@dataclass(frozen=True, slots=True)
+class IgnoreChains:
+    """The ignore files that apply inside one folder: one chain per name of
+    IGNORE_FILE_NAMES (same order), each from the root down; git's exclude file opens the
+    .gitignore chain."""
+
+    chains: tuple[tuple[IgnoreFile, ...], ...]
+
+    def ignores(self, rel: str, name: str, is_dir: bool) -> bool:
+        """The verdict of the highest-ranked kind with a matching rule, within it the deepest
+        file's; not ignored when no rule matches."""
+        for chain in self.chains:
+            for ignore_file in reversed(chain):
+                verdict = ignore_file.verdict(rel, name, is_dir)
+                if verdict is not None:
+                    return verdict
+        return False
+
+    def below(self, folder: Path, base: str, names: Iterable[str]) -> IgnoreChains:
+        """These chains extended with the ignore files among ``names`` (the entries of
+        ``folder``, whose root-relative path is ``base``), for what lies inside it."""
+        present = set(names).intersection(IGNORE_FILE_NAMES)
+        if not present:
+            return self
+        chains = []
+        for file_name, chain in zip(IGNORE_FILE_NAMES, self.chains, strict=True):
+            own = _load(folder / file_name, base) if file_name in present else None
+            chains.append((*chain, own) if own else chain)
+        return IgnoreChains(tuple(chains))
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,25 +265,25 @@ def walk(
 ) -> Iterator[Entry]:
     """Every entry below ``start`` that is not ignored, breadth first, sorted by name in
     each folder (so a capped listing keeps the shallow levels). ``root`` is where the
-    gitignore files start (an ancestor of ``start``, or ``start`` itself); ``extra_ignore``
+    ignore files start (an ancestor of ``start``, or ``start`` itself); ``extra_ignore``
     are gitignore-style patterns relative to ``start`` that win over every file; ``skip``
     are root-relative folders never entered (the database folder). ``max_depth`` 1 lists
     ``start``'s own entries only. ``start`` itself is searched even if a rule ignores it:
     the caller named it explicitly."""
     start_rel = start.relative_to(root).as_posix() if start != root else ""
-    chain = _chain_to(root, start_rel)
     overrides = parse_ignore_lines(extra_ignore)
     override = IgnoreFile(_prefix(start_rel), tuple(overrides)) if overrides else None
     skipped = frozenset(skip)
-    queue: deque[tuple[Path, str, tuple[IgnoreFile, ...], int]] = deque([(start, start_rel, chain, 1)])
+    queue = deque([(start, start_rel, _chains_above(root, start_rel), 1)])
     while queue:
-        folder, folder_rel, chain, depth = queue.popleft()
+        folder, folder_rel, chains, depth = queue.popleft()
         try:
             with os.scandir(folder) as scan:
                 entries = sorted(scan, key=lambda e: e.name)
         except OSError:  # unreadable or vanished while walking: nothing to list there
             continue
         prefix = _prefix(folder_rel)
+        chains = chains.below(folder, prefix, (entry.name for entry in entries))
         for dir_entry in entries:
             name = dir_entry.name
             rel = prefix + name
@@ -246,26 +292,63 @@ def walk(
                 continue
             verdict = override.verdict(rel, name, is_dir) if override else None
             if verdict is None:
-                verdict = is_ignored(chain, rel, name, is_dir)
+                verdict = chains.ignores(rel, name, is_dir)
             if verdict:
                 continue
             yield Entry(rel, name, is_dir, depth, dir_entry)
             if is_dir and (max_depth is None or depth < max_depth):
-                own = _load(Path(dir_entry.path) / ".gitignore", rel + "/")
-                queue.append((Path(dir_entry.path), rel, (*chain, own) if own else chain, depth + 1))
+                queue.append((Path(dir_entry.path), rel, chains, depth + 1))
 
 
 def _prefix(folder_rel: str) -> str:
     return folder_rel + "/" if folder_rel else ""
 
 
-def _chain_to(root: Path, start_rel: str) -> tuple[IgnoreFile, ...]:
-    """The ignore files that apply inside ``start``: git's exclude file, then each
-    `.gitignore` from the root down to ``start`` itself."""
-    chain = [_load(root / ".git" / "info" / "exclude", "")]
+def _folders_above(root: Path, start_rel: str) -> Iterator[tuple[Path, str]]:
+    """(folder, root-relative base) for the root and each folder down to ``start``'s parent."""
     folder, base = root, ""
-    chain.append(_load(folder / ".gitignore", base))
     for part in start_rel.split("/") if start_rel else []:
+        yield folder, base
         folder, base = folder / part, base + part + "/"
-        chain.append(_load(folder / ".gitignore", base))
-    return tuple(item for item in chain if item is not None)
+
+
+def _chains_above(root: Path, start_rel: str) -> IgnoreChains:
+    """The ignore files of the folders above ``start`` (the walk reads ``start``'s own)."""
+    exclude = _load(root / ".git" / "info" / "exclude", "")
+    chains = IgnoreChains(
+        tuple((exclude,) if exclude and name == ".gitignore" else () for name in IGNORE_FILE_NAMES)
+    )
+    for folder, base in _folders_above(root, start_rel):
+        chains = chains.below(folder, base, IGNORE_FILE_NAMES)
+    return chains
+
+
+def rules_above(root: Path, start_rel: str) -> list[str]:
+    """The lines of the ignore files above ``start`` (see _chains_above), rewritten to apply
+    from the root, in ascending precedence: the exclude file, then folder by folder from
+    the root down, each folder's .gitignore, .ignore, .rgignore. Made for ripgrep: told
+    not to read ignore files above the folder it searches (so none above the root reach
+    it), it is handed these instead."""
+    if not start_rel:
+        return []
+    sources = [(root / ".git" / "info" / "exclude", "")]
+    for folder, base in _folders_above(root, start_rel):
+        sources += [(folder / file_name, base) for file_name in reversed(IGNORE_FILE_NAMES)]
+    rebased = (_rebased(line, base) for path, base in sources for line in _read_lines(path))
+    return [line for line in rebased if line is not None]
+
+
+def _rebased(line: str, base: str) -> str | None:
+    """A line of the ignore file in folder ``base`` that means the same in one at the root;
+    None for a comment or a blank line. Unanchored patterns match at any depth, so only
+    anchored ones need the folder in front (its glob characters escaped)."""
+    parts = _split_line(line)
+    if parts is None:
+        return None
+    pattern = parts.pattern
+    if parts.anchored:
+        pattern = "/" + _GLOB_SPECIAL.sub(r"\\\g<0>", base) + pattern
+    return ("!" if parts.negated else "") + pattern + ("/" if parts.dir_only else "")
+
+
+_GLOB_SPECIAL = re.compile(r"[*?\[\]{}\\]")

@@ -29,7 +29,7 @@ HOW TO USE
 - ignore: gitignore-style patterns to leave out, relative to path, e.g. ["*.log", "build/", "docs/**/*.png"].
 
 LIMITATIONS
-- Skips {", ".join(sorted(SKIPPED_DIRS))}, the database folder, and whatever .gitignore (and .git/info/exclude) ignores.
+- Skips {", ".join(sorted(SKIPPED_DIRS))}, the database folder, and whatever .gitignore and .ignore files (and .git/info/exclude) ignore.
 - Shows at most {MAX_ENTRIES} entries; the deepest levels are cut first, and the output says so.
 - Symbolic links are listed but not followed. A path outside the workspace needs the user's permission.
 

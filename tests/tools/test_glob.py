@@ -145,3 +145,92 @@ async def test_folders_written_in_the_pattern_obey_the_same_skips(ctx, write_fil
         assert await found(ctx, pattern=pattern) == set(), pattern
     assert await found(ctx, pattern="src/*.py") == {"src/a.py"}
     assert await found(ctx, pattern="*.py", path="build") == {"build/o.py"}  # a path named explicitly is searched
+
+
+# --- cases from OpenCode's/Crush's suites ---------------------------------------------
+
+
+async def test_an_absolute_folder_in_path(ctx, workspace, write_files) -> None:
+    write_files({"a.ts": "export const a = 1\n", "b.txt": "hello\n", "subdir/inner.txt": "", "outer.txt": ""})
+    result = await tool.call({"pattern": "*.ts", "path": str(workspace)}, ctx)
+    assert (result.output, result.metadata["count"]) == ("a.ts", 1)
+    assert await found(ctx, pattern="*.txt", path=str(workspace / "subdir")) == {"subdir/inner.txt"}
+
+
+async def test_a_file_as_path_is_refused(ctx, workspace, write_files) -> None:
+    write_files({"a.ts": ""})
+    with pytest.raises(ToolError, match="is a file, not a folder: give the folder to search in path"):
+        await tool.call({"pattern": "*.ts", "path": str(workspace / "a.ts")}, ctx)
+
+
+async def test_deep_and_literal_patterns(ctx, write_files) -> None:
+    write_files(
+        {
+            "sub/deep/target.yml": "",
+            "other.txt": "",
+            "src/main.go": "",
+            "src/utils.go": "",
+            "pkg/helper.go": "",
+            "a/b/c/file1.txt": "",
+            "a/b/file2.txt": "",
+        }
+    )
+    assert await found(ctx, pattern="**/target.yml") == {"sub/deep/target.yml"}
+    assert await found(ctx, pattern="**/main.go") == {"src/main.go"}
+    assert await found(ctx, pattern="a/b/c/file1.txt") == {"a/b/c/file1.txt"}
+
+
+async def test_folders_are_not_results(ctx, workspace, write_files) -> None:
+    """Crush's glob also returns folders ("pkg", "**/pkg", "pkg/**" itself); OpenCode's and
+    ours return files only: the results are meant to be viewed."""
+    write_files({"pkg/main.go": "", "src/pkg/x.go": "", "pkg.txt": ""})
+    assert await found(ctx, pattern="pkg") == set()
+    assert await found(ctx, pattern="**/pkg") == set()
+    assert await found(ctx, pattern="pkg/**") == {"pkg/main.go"}
+
+
+async def test_newest_first_from_crushs_case(ctx, workspace, write_files) -> None:
+    write_files({"file1.txt": "first", "file2.txt": "second", "file3.txt": "third"})
+    for n in (1, 2, 3):
+        stamp = 1_700_000_000 + n
+        os.utime(workspace / f"file{n}.txt", (stamp, stamp))
+    assert (await tool.call({"pattern": "*.txt"}, ctx)).output == "file3.txt\nfile2.txt\nfile1.txt"
+
+
+async def test_no_match_and_the_cap_from_opencodes_cases(ctx, write_files) -> None:
+    assert (await tool.call({"pattern": "*.nonexistent"}, ctx)).metadata == {
+        "path": ".",
+        "count": 0,
+        "truncated": False,
+    }
+    write_files({f"file{n:03}.txt": "" for n in range(110)})
+    result = await tool.call({"pattern": "*.txt"}, ctx)
+    assert result.metadata == {"path": ".", "count": 110, "truncated": True}
+    assert len(result.output.split("\n\n")[0].split("\n")) == MAX_RESULTS
+
+
+async def test_node_modules_and_ignored_output_folders(ctx, write_files) -> None:
+    """OpenCode skips dist/ and build/ by name; we skip them when .gitignore says so."""
+    write_files(
+        {
+            "node_modules/pkg/index.ts": "",
+            "src.ts": "",
+            "dist/bundle.js": "",
+            "build/output.js": "",
+            "app.js": "",
+            ".gitignore": "dist/\n",
+        }
+    )
+    assert await found(ctx, pattern="**/*.ts") == {"src.ts"}
+    assert await found(ctx, pattern="**/*.js") == {"app.js", "build/output.js"}
+
+
+async def test_dot_ignore_files_are_honoured(ctx, write_files) -> None:
+    write_files({".ignore": "*.snap\n", "a.snap": "", "src/b.snap": "", "src/c.py": ""})
+    assert await found(ctx, pattern="**/*") == {".ignore", "src/c.py"}
+
+
+async def test_unicode_names(ctx, write_files) -> None:
+    write_files({"données/résumé.md": "", "données/plain.txt": ""})
+    assert await found(ctx, pattern="données/*.md") == {"données/résumé.md"}
+    assert await found(ctx, pattern="**/r?sumé.md") == {"données/résumé.md"}

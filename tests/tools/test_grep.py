@@ -309,3 +309,129 @@ async def test_a_newline_inside_a_class_is_no_line_break(tool, ctx, write_files)
     write_files({"a.txt": "say needle\n"})
     result = await tool.call({"pattern": "^[^\\n]*needle$"}, ctx)
     assert result.output == "Found 1 matches in 1 files\na.txt:\n  Line 1: say needle"
+
+
+# --- cases from OpenCode's/Crush's suites, and the ignore files ripgrep reads ---------
+
+
+async def test_a_file_path_without_a_final_newline(tool, ctx, write_files) -> None:
+    """OpenCode: grep given a file path finds "line2" on line 2 of "line1\\nline2\\nline3"."""
+    write_files({"test.txt": "line1\nline2\nline3"})
+    result = await tool.call({"pattern": "line2", "path": "test.txt"}, ctx)
+    assert result.output == "Found 1 matches in 1 files\ntest.txt:\n  Line 2: line2"
+    assert result.metadata["matches"] == 1
+
+
+async def test_no_match_reports_zero_matches(tool, ctx, write_files) -> None:
+    write_files({"test.txt": "hello world"})
+    result = await tool.call({"pattern": "xyznonexistentpatternxyz123"}, ctx)
+    assert result.output == "No matches found for 'xyznonexistentpatternxyz123' in ."
+    assert result.metadata == {"path": ".", "matches": 0, "file_count": 0, "truncated": False}
+
+
+async def test_crushs_mixed_tree(tool, ctx, write_files) -> None:
+    """Crush's search case: ignored, binary and empty files give nothing. Crush also skips
+    hidden files; we search them, as OpenCode does (`rg --hidden`)."""
+    write_files(
+        {
+            "file1.go": 'package main\nfunc main() {\n\tfmt.Println("hello world")\n}',
+            "file2.js": "console.log('hello world');",
+            "file3.txt": "hello world from text file",
+            "binary.exe": b"\x00\x01\x02\x03hello world",
+            "empty.txt": "",
+            "subdir/nested.go": "package nested\n// hello world comment",
+            ".hidden.txt": "hello world in hidden file",
+            "file4.txt": "hello world from a banana",
+            ".gitignore": "file4.txt\nignored/\n*.key\n",
+            "ignored/file5.txt": "hello world",
+            "secret.key": "hello world",
+            "node_modules/lib.js": "hello world",
+        }
+    )
+    result = await tool.call({"pattern": "hello world"}, ctx)
+    found = {line[:-1] for line in result.output.split("\n") if line.endswith(":") and not line.startswith(" ")}
+    assert found == {"file1.go", "file2.js", "file3.txt", "subdir/nested.go", ".hidden.txt"}
+    assert "file1.go:\n  Line 3: \tfmt.Println(\"hello world\")" in result.output
+
+
+async def test_the_line_of_crushs_column_case(tool, ctx, write_files) -> None:
+    write_files({"testdata/grep.txt": "nothing here\nI wanna grep THIS particular word\n"})
+    result = await tool.call({"pattern": "THIS", "path": "testdata"}, ctx)
+    assert result.output == "Found 1 matches in 1 files\ntestdata/grep.txt:\n  Line 2: I wanna grep THIS particular word"
+
+
+async def test_an_escaped_pipe_is_a_literal_pipe(tool, ctx, write_files) -> None:
+    write_files({"pipes.txt": "a|b\naXb\n"})
+    result = await tool.call({"pattern": "a\\|b"}, ctx)
+    assert result.output == "Found 1 matches in 1 files\npipes.txt:\n  Line 1: a|b"
+
+
+async def test_ignore_files_above_the_workspace_do_not_hide_it(tool, ctx, workspace, write_files) -> None:
+    """ripgrep reads ignore files in every folder above the one searched; a `*` in a
+    .gitignore in the user's home (a dotfiles repository) made every search come back
+    empty, while ls and glob listed the files."""
+    (workspace.parent / ".gitignore").write_text("*\n")
+    (workspace.parent / ".ignore").write_text("*.py\n")
+    write_files({"src/app.py": "needle\n", "notes.txt": "needle\n"})
+    for path in (".", "src"):
+        result = await tool.call({"pattern": "needle", "path": path}, ctx)
+        assert result.metadata["matches"] == (2 if path == "." else 1), path
+
+
+async def test_dot_ignore_files_are_honoured(tool, ctx, write_files) -> None:
+    write_files(
+        {
+            ".gitignore": "*.log\n",
+            ".ignore": "generated/\n!keep.log\n",
+            "generated/x.py": "needle\n",
+            "a.log": "needle\n",
+            "keep.log": "needle\n",
+            "src/.rgignore": "*.snap\n",
+            "src/t.snap": "needle\n",
+            "src/t.py": "needle\n",
+        }
+    )
+    result = await tool.call({"pattern": "needle"}, ctx)
+    assert result.metadata["file_count"] == 2
+    assert "keep.log:" in result.output and "src/t.py:" in result.output
+
+
+async def test_a_subfolder_search_keeps_the_rules_of_every_folder_above_it(
+    tool, ctx, workspace, write_files
+) -> None:
+    write_files(
+        {
+            ".git/info/exclude": "*.swp\n",
+            ".gitignore": "*.log\n/pkg/sub/gen/\n",
+            "pkg/.gitignore": "!keep.log\n/sub/cache/\n",
+            "pkg/.ignore": "*.tmp\n",
+            "pkg/sub/a.log": "needle\n",
+            "pkg/sub/keep.log": "needle\n",
+            "pkg/sub/gen/g.py": "needle\n",
+            "pkg/sub/cache/c.py": "needle\n",
+            "pkg/sub/x.tmp": "needle\n",
+            "pkg/sub/x.swp": "needle\n",
+            "pkg/sub/ok.py": "needle\n",
+            "pkg/sub/deeper/gen/d.py": "needle\n",  # "/pkg/sub/gen/" is anchored
+        }
+    )
+    age(workspace, "pkg/sub/keep.log", "pkg/sub/ok.py", "pkg/sub/deeper/gen/d.py")
+    result = await tool.call({"pattern": "needle", "path": "pkg/sub"}, ctx)
+    assert result.output == (
+        "Found 3 matches in 3 files\npkg/sub/keep.log:\n  Line 1: needle\n\n"
+        "pkg/sub/ok.py:\n  Line 1: needle\n\npkg/sub/deeper/gen/d.py:\n  Line 1: needle"
+    )
+
+
+async def test_folder_names_with_glob_characters_above_a_subfolder(tool, ctx, write_files) -> None:
+    """The rules handed to rg for the folders above name those folders: their `[`, `*` and
+    `{` must stay literal."""
+    write_files(
+        {
+            "we[ird]{1}/.gitignore": "/deep/a.txt\n",
+            "we[ird]{1}/deep/a.txt": "needle\n",
+            "we[ird]{1}/deep/b.txt": "needle\n",
+        }
+    )
+    result = await tool.call({"pattern": "needle", "path": "we[ird]{1}/deep"}, ctx)
+    assert result.output == "Found 1 matches in 1 files\nwe[ird]{1}/deep/b.txt:\n  Line 1: needle"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.tools.ignore import SKIPPED_DIRS, glob_to_regex, parse_ignore_lines, walk
+from app.tools.ignore import SKIPPED_DIRS, glob_to_regex, parse_ignore_lines, rules_above, walk
 
 
 def matches(pattern: str, path: str, *, braces: bool = True) -> bool:
@@ -227,3 +227,126 @@ def test_breadth_first_sorted_by_name(tmp_path: Path) -> None:
         "b/deep",
         "b/deep/x.txt",
     ]
+
+
+# --- cases from OpenCode's/Crush's suites, and the ignore files ripgrep reads ---------
+
+
+def test_a_hidden_name_pattern_hides_dotfiles_at_every_depth(tmp_path: Path) -> None:
+    """Crush's listing case: ".*" and "*.log" in .gitignore. Git (and rg) apply an unanchored
+    pattern at every depth, so the nested dotfile goes too (Crush's own lister kept it)."""
+    make_tree(
+        tmp_path,
+        {
+            ".gitignore": ".*\n*.log\n",
+            "regular.txt": "",
+            ".hidden": "",
+            "build.log": "",
+            "subdir/file.go": "",
+            "subdir/.another": "",
+        },
+    )
+    assert walked(tmp_path) == {"regular.txt", "subdir/", "subdir/file.go"}
+
+
+def test_ignored_files_and_folders_from_crushs_glob_case(tmp_path: Path) -> None:
+    make_tree(tmp_path, {".gitignore": "*.tmp\nbackup/\n", "good.txt": "", "bad.tmp": "", "backup/old.txt": ""})
+    (tmp_path / "src").mkdir()
+    assert walked(tmp_path) == {".gitignore", "good.txt", "src/"}
+
+
+def test_dot_ignore_files_are_read_like_gitignore(tmp_path: Path) -> None:
+    """`.ignore` (and `.rgignore`) hold gitignore rules that ripgrep, and OpenCode through
+    it, honour in every folder, git repository or not."""
+    make_tree(
+        tmp_path,
+        {
+            ".ignore": "*.tmp\n/top.txt\n",
+            "a.tmp": "",
+            "top.txt": "",
+            "keep.txt": "",
+            "pkg/.ignore": "gen/\n",
+            "pkg/gen/x.py": "",
+            "pkg/b.tmp": "",
+            "pkg/top.txt": "",
+            "other/.rgignore": "*.md\n",
+            "other/r.md": "",
+        },
+    )
+    assert walked(tmp_path) == {
+        ".ignore",
+        "keep.txt",
+        "pkg/",
+        "other/",
+        "pkg/.ignore",
+        "pkg/top.txt",
+        "other/.rgignore",
+    }
+
+
+def test_dot_ignore_outranks_gitignore_and_rgignore_outranks_both(tmp_path: Path) -> None:
+    """ripgrep's order: a match in any .rgignore wins over any .ignore, which wins over any
+    .gitignore, whatever their depth."""
+    make_tree(
+        tmp_path,
+        {
+            ".gitignore": "*.log\n",
+            ".ignore": "!keep.log\n*.bak\n",
+            ".rgignore": "!keep.bak\n",
+            "a.log": "",
+            "keep.log": "",
+            "a.bak": "",
+            "keep.bak": "",
+            "sub/.gitignore": "*.txt\n",
+            "sub/x.txt": "",
+            "sub/.ignore": "",
+        },
+    )
+    assert walked(tmp_path) == {
+        ".gitignore",
+        ".ignore",
+        ".rgignore",
+        "keep.log",
+        "keep.bak",
+        "sub/",
+        "sub/.gitignore",
+        "sub/.ignore",
+    }
+
+
+def test_a_folder_named_like_an_ignore_file_is_just_a_folder(tmp_path: Path) -> None:
+    make_tree(tmp_path, {".gitignore/x.txt": "", "a.txt": ""})
+    assert walked(tmp_path) == {".gitignore/", ".gitignore/x.txt", "a.txt"}
+
+
+def test_ignore_files_above_the_root_do_not_apply(tmp_path: Path) -> None:
+    make_tree(tmp_path, {".gitignore": "*\n", ".ignore": "*\n", "ws/a.txt": "", "ws/sub/b.txt": ""})
+    assert walked(tmp_path / "ws") == {"a.txt", "sub/", "sub/b.txt"}
+
+
+def test_rules_above_rebases_the_folders_between_the_root_and_a_start(tmp_path: Path) -> None:
+    """What ripgrep is handed when it searches a subfolder: the rules of the root and of
+    every folder down to the start's parent, as one file anchored at the root, in
+    ascending precedence (later lines win, as within one gitignore file)."""
+    make_tree(
+        tmp_path,
+        {
+            ".git/info/exclude": "*.swp\n",
+            ".gitignore": "# build output\n*.log\n/dist/\n",
+            "pkg/.gitignore": "/gen/\n!keep.log\ntmp*/\n",
+            "pkg/.ignore": "/a[1]/*.bak\n",
+            "pkg/sub/.gitignore": "not/read/here\n",
+            "we[ird]/.gitignore": "/x\n",
+        },
+    )
+    assert rules_above(tmp_path, "pkg/sub") == [
+        "*.swp",
+        "*.log",
+        "/dist/",
+        "/pkg/gen/",
+        "!keep.log",
+        "tmp*/",
+        "/pkg/a[1]/*.bak",
+    ]
+    assert rules_above(tmp_path, "") == []
+    assert rules_above(tmp_path, "we[ird]/deep") == ["*.swp", "*.log", "/dist/", "/we\\[ird\\]/x"]

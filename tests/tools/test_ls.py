@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from app.errors import PermissionDeniedError, ToolError
@@ -100,3 +102,66 @@ async def test_outside_the_workspace_needs_external_directory(make_runtime, tmp_
     allowed = make_runtime(policy="headless-yes")
     result = await tool.call({"path": str(outside)}, allowed.context("s"))
     assert result.output == f"{outside.as_posix()}/\n  d/\n    f.txt"
+
+
+# --- cases from OpenCode's/Crush's suites ---------------------------------------------
+
+
+async def test_empty_folders_tool_folders_and_git_from_opencodes_cases(ctx, workspace, write_files) -> None:
+    (workspace / "empty").mkdir()
+    write_files({"src/app.ts": "", "node_modules/pkg/index.js": "", ".git/config": "", "keep.txt": ""})
+    result = await tool.call({}, ctx)
+    assert result.output == "./\n  empty/\n  src/\n    app.ts\n  keep.txt"
+    assert result.metadata["count"] == 4
+
+
+async def test_sorted_folders_first_and_indented(ctx, write_files) -> None:
+    write_files({"zebra.txt": "", "apple.txt": "", "banana.txt": "", "adir/nested.txt": "", "afile.txt": ""})
+    assert (await tool.call({}, ctx)).output.split("\n")[1:] == [
+        "  adir/",
+        "    nested.txt",
+        "  afile.txt",
+        "  apple.txt",
+        "  banana.txt",
+        "  zebra.txt",
+    ]
+
+
+async def test_an_absolute_path_and_caller_ignore_globs(ctx, workspace, write_files) -> None:
+    write_files({"docs/keep.txt": "", "docs/skip.md": "", "ignore.txt": "", "keep.txt": ""})
+    result = await tool.call({"path": str(workspace), "ignore": ["docs/*.md", "ignore.txt"]}, ctx)
+    assert result.output == "./\n  docs/\n    keep.txt\n  keep.txt"
+    assert result.metadata["path"] == "."
+
+
+async def test_a_path_with_a_nul_byte_is_refused(ctx) -> None:
+    with pytest.raises(ToolError, match="contains a NUL character"):
+        await tool.call({"path": "./safe\x00dir"}, ctx)
+
+
+async def test_crushs_hidden_name_gitignore(ctx, write_files) -> None:
+    write_files(
+        {
+            ".gitignore": ".*\n*.log\n",
+            "regular.txt": "",
+            ".hidden": "",
+            "build.log": "",
+            "subdir/file.go": "",
+            "subdir/.another": "",
+        }
+    )
+    assert (await tool.call({}, ctx)).output == "./\n  subdir/\n    file.go\n  regular.txt"
+
+
+async def test_a_link_to_a_folder_outside_is_listed_not_entered(ctx, workspace, tmp_path) -> None:
+    secret = tmp_path / "elsewhere" / "secret.txt"
+    secret.parent.mkdir()
+    secret.write_text("")
+    os.symlink(secret.parent, workspace / "link")
+    os.symlink(secret, workspace / "file-link")
+    assert (await tool.call({}, ctx)).output == "./\n  file-link\n  link"
+
+
+async def test_dot_ignore_files_are_honoured(ctx, write_files) -> None:
+    write_files({".ignore": "generated/\n", "generated/x.py": "", "src/.rgignore": "*.snap\n", "src/t.snap": ""})
+    assert (await tool.call({}, ctx)).output == "./\n  src/\n    .rgignore\n  .ignore"

@@ -223,3 +223,113 @@ async def test_inside_the_workspace_nobody_is_asked(make_runtime, permission_ans
     write_files({"a.txt": "1\n"})
     await tool.call({"filePath": "./a.txt"}, ctx)
     assert answers.requests == []
+
+
+# --- cases from OpenCode's/Crush's suites ---------------------------------------------
+
+FIVE_LINES = "line 1\nline 2\nline 3\nline 4\nline 5"  # no final newline
+
+
+@pytest.mark.parametrize(
+    ("offset", "limit", "shown", "more"),
+    [
+        (0, 5, [1, 2, 3, 4, 5], False),  # exactly limit lines remain
+        (0, 4, [1, 2, 3, 4], True),  # one more than the limit
+        (4, 3, [5], False),  # the offset at the last line
+        (10, 5, None, False),  # past the end: Crush shows nothing, OpenCode and we refuse
+    ],
+)
+async def test_crushs_paging_boundaries(ctx, write_files, offset, limit, shown, more) -> None:
+    write_files({"sample.txt": FIVE_LINES})
+    args = {"filePath": "sample.txt", "offset": offset, "limit": limit}
+    if shown is None:
+        with pytest.raises(ToolError, match="offset 10 is past the end of sample.txt, which has 5 lines"):
+            await tool.call(args, ctx)
+        return
+    result = await tool.call(args, ctx)
+    assert result.output.split("\n\n")[0] == numbered([f"line {n}" for n in shown], start=shown[0])
+    assert result.metadata["more"] is more
+
+
+async def test_opencodes_limit_and_offset_cases(ctx, write_files) -> None:
+    write_files({"many.txt": "\n".join(f"line{n}" for n in range(100))})
+    first = await tool.call({"filePath": "many.txt", "limit": 10}, ctx)
+    assert "line9" in first.output and "line10" not in first.output
+    assert first.output.endswith("(File has more lines. Use offset 10 to read beyond line 10)")
+    page = await tool.call({"filePath": "many.txt", "offset": 10, "limit": 5}, ctx)
+    assert page.output == numbered([f"line{n}" for n in range(10, 15)], start=11) + (
+        "\n\n(File has more lines. Use offset 15 to read beyond line 15)"
+    )
+
+
+async def test_a_single_long_line_without_a_newline_is_cut(ctx, write_files) -> None:
+    write_files({"long-line.txt": "x" * 3000})
+    result = await tool.call({"filePath": "long-line.txt"}, ctx)
+    assert result.output == "     1\t" + "x" * 2000 + "... [line cut: 1000 more characters]"
+
+
+async def test_an_empty_file_at_the_default_offset(ctx, write_files) -> None:
+    write_files({"empty.txt": ""})
+    result = await tool.call({"filePath": "empty.txt"}, ctx)
+    assert result.metadata == {"path": "empty.txt", "offset": 0, "lines": 0, "more": False}
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("image.bmp", "BM text content"),  # an image's extension with text inside is text
+        ("photo.tiff", "II text content"),
+        ("photo.avif", "avif text content"),
+        ("schema.fbs", "namespace MyGame;\n\ntable Monster {\n  pos:Vec3;\n}\n"),
+        ("module.wasm", "not really wasm"),  # OpenCode refuses by extension; text is text here
+    ],
+)
+async def test_text_is_shown_whatever_the_extension(ctx, write_files, name: str, data: str) -> None:
+    write_files({name: data})
+    result = await tool.call({"filePath": name}, ctx)
+    assert result.output == numbered(data.rstrip("\n").split("\n"))
+
+
+async def test_image_and_binary_content_whatever_the_extension(ctx, write_files) -> None:
+    jpeg = bytes([0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 0x4A, 0x46, 0x49, 0x46, 0x00, 0x01])
+    write_files({"image.bin": jpeg, "null-byte.txt": b"hello\x00world"})
+    with pytest.raises(BinaryFileError, match=r"^image.bin is an image \(JPEG, 12 bytes\)"):
+        await tool.call({"filePath": "image.bin"}, ctx)
+    with pytest.raises(BinaryFileError, match=r"^null-byte.txt is a binary file \(11 bytes\)"):
+        await tool.call({"filePath": "null-byte.txt"}, ctx)
+
+
+async def test_an_absolute_path_inside_the_workspace_asks_nobody(
+    make_runtime, permission_answers, workspace, write_files
+) -> None:
+    runtime = make_runtime(policy="interactive")
+    ctx = runtime.context(runtime.store.sessions.create().id)
+    answers = permission_answers(runtime)
+    write_files({"subdir/test.txt": "nested content"})
+    result = await tool.call({"filePath": str(workspace / "subdir" / "test.txt")}, ctx)
+    assert result.output == numbered(["nested content"])
+    assert result.metadata["path"] == "subdir/test.txt"
+    assert answers.requests == []
+
+
+async def test_a_relative_path_leaving_the_workspace_asks_external_directory(make_runtime, workspace) -> None:
+    (workspace.parent / "outside.txt").write_text("secret\n")
+    headless = make_runtime(policy="headless")
+    with pytest.raises(PermissionDeniedError, match="external_directory .*outside.txt: needs approval"):
+        await tool.call({"filePath": "../outside.txt"}, headless.context("s"))
+
+
+async def test_a_link_inside_to_a_file_inside_shows_the_file(ctx, workspace, write_files) -> None:
+    write_files({"real/notes.md": "kept\n"})
+    os.symlink("real/notes.md", workspace / "docs.md")
+    result = await tool.call({"filePath": "docs.md"}, ctx)
+    assert result.output == numbered(["kept"])
+    assert result.metadata["path"] == "real/notes.md"
+    assert ctx.records.last_read(ctx.session_id, workspace / "real" / "notes.md") is not None
+
+
+async def test_unicode_names_and_their_near_misses(ctx, write_files) -> None:
+    write_files({"dénoué.txt": "ça va\n"})
+    assert (await tool.call({"filePath": "dénoué.txt"}, ctx)).output == numbered(["ça va"])
+    with pytest.raises(ToolError, match=r"^denoue.txt does not exist. Did you mean: dénoué.txt\?"):
+        await tool.call({"filePath": "denoue.txt"}, ctx)
