@@ -103,9 +103,11 @@ def allowed_by_rules(ctx: ToolContext, tool: str, target: ReadTarget) -> Callabl
 
 
 def _rules_can_deny(ctx: ToolContext, tool: str) -> bool:
-    """Whether the agent's or the global rules for ``tool`` contain a deny at all."""
+    """Whether the agent's or the global rules for ``tool``, or for every tool (the key
+    `*`), contain a deny at all."""
     for rules in config_rules(ctx.config, ctx.agent):
-        value = rules.get(tool) if rules else None
-        if value == "deny" or (isinstance(value, dict) and "deny" in value.values()):
-            return True
+        for key in (tool, "*"):
+            value = rules.get(key) if rules else None
+            if value == "deny" or (isinstance(value, dict) and "deny" in value.values()):
+                return True
     return False

@@ -164,6 +164,14 @@ async def test_permission_rules(tool, make_runtime, write_files) -> None:
     assert result.output == "Found 1 matches in 1 files\ncfg/app.toml:\n  Line 1: token = 2"
 
 
+async def test_a_deny_for_every_tool_hides_files_from_the_search(tool, make_runtime, write_files) -> None:
+    runtime = make_runtime(config={"permission": {"rules": {"*": {"*.env": "deny"}}}})
+    ctx = runtime.context(runtime.store.sessions.create().id)
+    write_files({"cfg/.env": "token=1\n", "cfg/app.toml": "token = 2\n"})
+    result = await tool.call({"pattern": "token"}, ctx)
+    assert result.output == "Found 1 matches in 1 files\ncfg/app.toml:\n  Line 1: token = 2"
+
+
 async def test_outside_the_workspace_needs_external_directory(tool, make_runtime, tmp_path) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir()
