@@ -104,7 +104,13 @@ def _cmd_permission(args: argparse.Namespace) -> int:
     from app.permission import explain
 
     root = _workspace(args)
-    print(explain(load_config(root), root, args.tool, args.subject, agent=args.agent))
+    config = load_config(root)
+    if args.tool == "bash":  # judged part by part, as the bash tool judges it
+        from app.tools.bash_judge import explain_command
+
+        print(explain_command(config, root, args.subject, args.agent))
+    else:
+        print(explain(config, root, args.tool, args.subject, agent=args.agent))
     return 0
 
 

@@ -88,6 +88,24 @@ def test_permission_check_reports_the_deciding_rule(tmp_path):
         assert result.stdout.strip() == line
 
 
+def test_permission_check_judges_a_command_as_the_bash_tool_does(tmp_path):
+    """Part by part: a rule allowing the whole string decides nothing (`git *` matches
+    `git status; rm -rf x`), and what a wrapper runs is a part too."""
+    rules = {"bash": {"git *": "allow", "ls *": "allow", "rm *": "deny"}, "external_directory": {"/etc/*": "deny"}}
+    (tmp_path / ".opencode.json").write_text(json.dumps({"permission": {"rules": rules}}))
+    expected = {
+        "git status; rm -rf x": 'deny  (part "rm -rf x": global rule "rm *")',
+        "nohup rm -rf x": 'deny  (part "rm -rf x": global rule "rm *")',
+        "curl https://example.com": "deny  (curl is banned (tools.bash.bannedCommands))",
+        "ls /etc/passwd": 'deny  (/etc/passwd, outside the workspace: external_directory, global rule "/etc/*")',
+        "git status && ls -la": 'allow (every part allowed: global rule "git *"; global rule "ls *")',
+        "ls $(whoami)": 'ask   ("whoami": default for bash)',
+    }
+    for command, line in expected.items():
+        result = opencode("permission", "check", "bash", command, "-C", str(tmp_path), home=tmp_path / "home")
+        assert (result.returncode, result.stdout.strip()) == (0, line), result.stderr
+
+
 def test_unknown_subcommand_is_a_usage_error():
     result = opencode("frobnicate")
     assert result.returncode == 2

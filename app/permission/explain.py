@@ -37,11 +37,16 @@ def _path_subject(workspace_root: Path, path: str) -> tuple[str, str]:
     return absolute, absolute
 
 
-def explain(config: Config, workspace_root: Path, tool: str, subject: str, agent: str = "coder") -> str:
-    """The line to print, e.g. `deny  (global rule "*.go")`: the action padded to 5, a space, the reason."""
+def check_agent(agent: str) -> None:
+    """Refuse an agent name no rules can be looked up for."""
     agents = get_args(AgentName)
     if agent not in agents:
         raise ConfigError(f'unknown agent "{agent}": use one of {", ".join(agents)}')
+
+
+def explain(config: Config, workspace_root: Path, tool: str, subject: str, agent: str = "coder") -> str:
+    """The line to print, e.g. `deny  (global rule "*.go")`: the action padded to 5, a space, the reason."""
+    check_agent(agent)
     absolute = None
     if tool in PATH_TOOLS:
         subject, absolute = _path_subject(workspace_root, subject)

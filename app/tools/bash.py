@@ -12,7 +12,6 @@ import asyncio
 import codecs
 import contextlib
 import os
-import posixpath
 import signal
 import subprocess
 import time
@@ -22,10 +21,9 @@ from pathlib import Path
 from pydantic import Field
 
 from app.errors import PermissionDeniedError, ToolError
-from app.permission import Decision, PermissionPreview
-from app.permission.rules import STRICTNESS
+from app.permission import PermissionPreview
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
-from app.tools.shell_parse import ParsedCommand, parse_command
+from app.tools.bash_judge import CommandJudge, one_line
 
 DESCRIPTION = """Run a shell command in the workspace root and return its output and exit code.
 
@@ -207,94 +205,18 @@ def kill_process_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def banned_programs(parsed: ParsedCommand, banned: list[str]) -> list[str]:
-    """The banned names any part of the command may run, in order, without repeats."""
-    banned_set = set(banned)
-    found = [name for part in parsed.parts for name in part.programs if name in banned_set]
-    return list(dict.fromkeys(found))
-
-
-_UNFOLLOWED_CD = Decision("ask", "a directory change that cannot be followed", None, "default")
-_CD_OUT = Decision("ask", "a directory change out of the workspace", None, "default")
-# Devices a command may name without touching anything outside the workspace.
-_HARMLESS_DEVICES = frozenset(
-    {"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty"}
-)
-
-
-def outside_paths(ctx: ToolContext, parsed: ParsedCommand) -> dict[str, Decision]:
-    """The `external_directory` decision for each path outside the workspace the command
-    names (a file command's operand, a redirection target, where a `cd` goes), keyed by
-    the absolute path. A `cd` out of the workspace, or one whose target cannot be known,
-    is at least asked about: the relative paths after it are judged from the root."""
-    found: dict[str, Decision] = {}
-    for part in parsed.parts:
-        if part.directory == "":
-            found[f"(where {_one_line(part.text, 60)} goes)"] = _UNFOLLOWED_CD
-        for path in (*part.paths, *([part.directory] if part.directory else [])):
-            subject = _outside_subject(ctx, path)
-            if subject is None:
-                continue
-            decision = _external_decision(ctx, subject)
-            if path == part.directory and decision.action == "allow":
-                decision = _CD_OUT
-            if subject not in found or STRICTNESS[decision.action] > STRICTNESS[found[subject].action]:
-                found[subject] = decision
-    return found
-
-
-def _outside_subject(ctx: ToolContext, path: str) -> str | None:
-    """``path`` as the absolute subject `external_directory` rules match, or None when it
-    is inside the workspace (symlinks followed) or a harmless device."""
-    absolute = posixpath.normpath(posixpath.join(ctx.workspace.root.as_posix(), os.path.expanduser(path)))
-    if absolute in _HARMLESS_DEVICES or absolute.startswith("/dev/fd/"):
-        return None
-    try:
-        subject = ctx.workspace.subject(path)
-    except ToolError:  # a symlink loop, a folder that cannot be searched: judge it as written
-        return absolute
-    return subject if subject.startswith("/") else None
-
-
-def _external_decision(ctx: ToolContext, subject: str) -> Decision:
-    return ctx.permissions.evaluate(
-        "external_directory", subject, ctx.agent, absolute=subject, session_id=ctx.session_id
-    )
-
-
 async def authorize(ctx: ToolContext, command: str, title: str) -> None:
-    """Refuse banned programs, denied parts and denied outside paths; run without asking
-    only when the command parsed and every part and outside path is allowed; otherwise
-    ask once about the whole command."""
-    parsed = parse_command(command)
-    banned = banned_programs(parsed, ctx.config.tools.bash.banned_commands)
-    if banned:
-        raise PermissionDeniedError(
-            f"bash: {', '.join(banned)} is banned (tools.bash.bannedCommands), so nothing was run: "
-            "do this another way, or ask the user to change that list in .opencode.json"
-        )
-    decisions = {
-        part.text: ctx.permissions.evaluate("bash", part.text, ctx.agent, session_id=ctx.session_id)
-        for part in parsed.parts
-    }
-    for subject, decision in decisions.items():
-        if decision.action == "deny":
-            raise PermissionDeniedError(
-                f'bash: the permission rules forbid "{_one_line(subject)}" ({decision.reason}), '
-                "so nothing was run: leave that part out"
-            )
-    outside = outside_paths(ctx, parsed)
-    for path, decision in outside.items():
-        if decision.action == "deny":
-            raise PermissionDeniedError(
-                f"bash: the permission rules forbid touching {path}, outside the workspace "
-                f"(external_directory, {decision.reason}), so nothing was run: leave that path out"
-            )
-    verdicts = [*decisions.values(), *outside.values()]
-    if parsed.complete and decisions and all(d.action == "allow" for d in verdicts):
+    """Refuse what the judge denies; run unasked what it allows; otherwise ask once about
+    the whole command: a rule allowing the whole string (`git *` matches
+    `git log; rm -rf src`) must not skip the question."""
+    judge = CommandJudge(
+        ctx.permissions, ctx.workspace, ctx.agent, ctx.config.tools.bash.banned_commands, ctx.session_id
+    )
+    verdict = judge.verdict(command)
+    if verdict.refusal is not None:
+        raise PermissionDeniedError(verdict.refusal)
+    if verdict.action == "allow":
         return
-    # Some part asks (or the command did not parse): a rule allowing the whole string
-    # (`git *` matches `git log; rm -rf src`) must not skip the question.
     await ctx.permissions.check(
         ctx.session_id,
         "bash",
@@ -317,11 +239,6 @@ def check_command(command: str) -> None:
 def shell_argv(ctx: ToolContext, command: str) -> list[str]:
     shell = ctx.config.shell.path or os.environ.get("SHELL") or _DEFAULT_SHELL
     return [shell, *ctx.config.shell.args, "-c", command]
-
-
-def _one_line(text: str, limit: int = 120) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _signal_name(number: int) -> str:
@@ -352,7 +269,7 @@ class BashTool(Tool):
         check_command(params.command)
         limits = ctx.config.tools.bash
         timeout_ms = min(params.timeout or limits.default_timeout_ms, limits.max_timeout_ms)
-        title = params.description or _one_line(params.command, 80)
+        title = params.description or one_line(params.command, 80)
         await authorize(ctx, params.command, title)
         outcome = await run_shell(shell_argv(ctx, params.command), ctx.workspace.root, timeout_ms / 1000)
         lines = [outcome.output.rstrip("\n") or "(no output)", ""]
