@@ -77,6 +77,7 @@ async def test_a_narrow_first_frame_already_hides_the_sidebar(workspace, held_st
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert app.runtime is None and not app.sidebar.display
+        held_start.set()  # or quitting waits out the held start-up thread (30 s)
 
 
 async def test_a_prompt_typed_while_the_core_starts_is_sent_once_it_is_ready(workspace, held_start, script):
