@@ -72,12 +72,16 @@ class OpencodeAgent:
         self._sessions: dict[str, AcpSession] = {}
         self._announcements: set[asyncio.Task[None]] = set()
 
-    async def initialize(self, protocol_version: int, **_: Any) -> InitializeResponse:
+    async def initialize(self, **_: Any) -> InitializeResponse:
+        """ACP answers the client's version when the agent speaks it, else the agent's
+        latest: we speak only PROTOCOL_VERSION, so that is the answer to any request (an
+        older 0 included), and the client decides whether it can go on."""
         return InitializeResponse(
-            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
                 load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True)
             ),
+            auth_methods=[],  # no sign-in; set, so the list is sent as reference agents send it
             agent_info=Implementation(name="opencode", title="opencode", version=__version__),
         )
 
@@ -147,6 +151,10 @@ class OpencodeAgent:
     # -- helpers ---------------------------------------------------------------------------
 
     def _workspace(self, cwd: str) -> tuple[Runtime, AgentLoop]:
+        if not Path(cwd).is_absolute():  # ACP: "Must be an absolute path"; it would resolve against our cwd
+            raise RequestError.invalid_params(
+                {"message": f"cwd {cwd} is not an absolute path: send the workspace folder's absolute path"}
+            )
         root = Path(cwd).resolve()
         if not root.is_dir():
             raise RequestError.invalid_params({"message": f"cwd {cwd} is not a directory: open a folder first"})

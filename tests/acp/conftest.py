@@ -26,16 +26,20 @@ class EditorClient:
     """The editor's side: answers permission questions from a list ("allow_once",
     "reject_once", ...; "cancel": cancel the prompt, then answer cancelled;
     "cancel-silently": cancel the prompt and never answer; "error": answer with a
-    JSON-RPC error) and keeps every frame the agent sent, as JSON."""
+    JSON-RPC error) and keeps every frame the agent sent, as JSON (``frames``), and every
+    frame both ways in the order it saw them (``wire``: (sender, message) pairs, the sender
+    "client" or "agent")."""
 
     def __init__(self, answers: list[str]) -> None:
         self.answers = list(answers)
         self.frames: list[dict[str, Any]] = []
+        self.wire: list[tuple[str, dict[str, Any]]] = []
         self.permission_requests: list[dict[str, Any]] = []
         self.connection: Any = None
         self.prompting_session: str | None = None
 
     def observe(self, event: StreamEvent) -> None:
+        self.wire.append(("agent" if event.direction is StreamDirection.INCOMING else "client", event.message))
         if event.direction is StreamDirection.INCOMING:
             self.frames.append(event.message)
             if event.message.get("method") == "session/request_permission":
