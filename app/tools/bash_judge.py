@@ -26,6 +26,7 @@ from app.workspace import Workspace
 
 _UNFOLLOWED_CD = Decision("ask", "a directory change that cannot be followed", None, "default")
 _CD_OUT = Decision("ask", "a directory change out of the workspace", None, "default")
+_COMPUTED_PATH = Decision("ask", "known only when the command runs", None, "default")
 # Devices a command may name without touching anything outside the workspace.
 _HARMLESS_DEVICES = frozenset(
     {"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty"}
@@ -98,12 +99,14 @@ class CommandJudge:
         command names (a file command's operand, a redirection target, where a `cd`
         goes), keyed by the absolute path. A `cd` out of the workspace, or one whose
         target cannot be known, is at least asked about: the relative paths after it
-        are judged from the root."""
+        are judged from the root. So is a path computed at run time (`> $HOME/x`)."""
         found: dict[str, Decision] = {}
         for part in parsed.parts:
             if part.directory == "":
                 found[f"(where {one_line(part.text, 60)} goes)"] = _UNFOLLOWED_CD
-            for path in (*part.paths, *([part.directory] if part.directory else [])):
+            if "" in part.paths:
+                found[f"the path in {one_line(part.text, 60)}"] = _COMPUTED_PATH
+            for path in (*filter(None, part.paths), *([part.directory] if part.directory else [])):
                 subject = self._outside_subject(path)
                 if subject is None:
                     continue

@@ -99,8 +99,8 @@ class SimpleCommand:
     ``sh -c 'script'``, the names found after it. Empty when the name is computed
     (``$TOOL x``): the permission rules still judge the text.
 
-    ``paths`` are the literal paths it names as a file command's operands or as
-    redirection targets (quotes removed, `~` kept). ``directory`` is set for
+    ``paths`` are the paths it names as a file command's operands or as redirection
+    targets (quotes removed, `~` kept; "" for one computed at run time). ``directory`` is set for
     ``cd``/``pushd``/``popd``: where it goes, ``~`` for a bare ``cd``, ``""`` when that
     cannot be known (``cd "$X"``, ``cd -``, ``popd``)."""
 
@@ -433,15 +433,16 @@ def _find_exec_clauses(words: list[tuple[str | None, Node]]) -> list[str]:
 
 
 def _file_operands(words: list[str | None]) -> tuple[str, ...]:
-    """The literal non-option arguments of a file command (`cat /etc/hosts`), which name
-    paths; after `--` every argument is one."""
+    """The non-option arguments of a file command (`cat /etc/hosts`), which name paths;
+    after `--` every argument is one. A path computed at run time (`cat $HOME/x`) is
+    "": where it leads cannot be judged, so it is asked about."""
     if not words or words[0] is None or _program_name(words[0]) not in _FILE_COMMANDS:
         return ()
     operands, options_done = [], False
     for word in words[1:]:
         if word is None:
-            continue
-        if word == "--" and not options_done:
+            operands.append("")
+        elif word == "--" and not options_done:
             options_done = True
         elif options_done or not word.startswith("-"):
             operands.append(word)
@@ -461,15 +462,13 @@ def _directory(words: list[str | None]) -> str | None:
 
 
 def _redirect_targets(node: Node) -> tuple[str, ...]:
-    """The literal files ``node``'s own redirections read or write (`> out.txt`), not
-    descriptors (`2>&1`)."""
+    """The files ``node``'s own redirections read or write (`> out.txt`), not descriptors
+    (`2>&1`); "" for a target computed at run time (`> "$OUT"`), which is asked about."""
     targets = []
     for child in node.children:
         destination = child.child_by_field_name("destination") if child.type == "file_redirect" else None
         if destination is not None and destination.type != "number":
-            target = _static_word(destination)
-            if target:
-                targets.append(target)
+            targets.append(_static_word(destination) or "")
     return tuple(targets)
 
 

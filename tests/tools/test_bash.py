@@ -471,6 +471,19 @@ async def test_a_cd_out_of_the_workspace_is_asked_about_even_when_allowed(bash, 
 
 
 @pytest.mark.parametrize(
+    "command", ["cat $HOME/.opencode-test-none", 'ls "$HOME"', "echo x > $OPENCODE_TEST_UNSET_VARIABLE"]
+)
+async def test_a_path_known_only_at_run_time_is_asked_about(bash, make_runtime, permission_answers, command):
+    """`$HOME/...` may lead anywhere, outside the workspace too: the command is asked about
+    though `cat *`, `ls *` and `echo *` are allowed."""
+    runtime, ctx = interactive(make_runtime, read_rules())
+    answers = permission_answers(runtime, DENY)
+    with pytest.raises(PermissionDeniedError, match="The user denied"):
+        await bash.call({"command": command}, ctx)
+    assert [r.subject for r in answers.requests] == [command]
+
+
+@pytest.mark.parametrize(
     "command", ["cat notes.txt > copy.txt", "cd sub && ls", "ls -la 2>/dev/null", "cat notes.txt /dev/null"]
 )
 async def test_paths_inside_the_workspace_need_no_question(bash, make_runtime, permission_answers, workspace, command):

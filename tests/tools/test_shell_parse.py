@@ -318,11 +318,11 @@ def test_a_program_or_script_known_only_at_run_time_makes_the_command_incomplete
         ("echo hi > ~/out.txt 2>&1", ("~/out.txt",), None),
         ("sort < /var/data.txt", ("/var/data.txt",), None),
         ("grep -r /api/v1 src", (), None),  # a grep pattern is not a path
-        ("cat $FILE", (), None),
+        ("cat $FILE", ("",), None),  # computed: "" (asked about)
         ("cd ../", ("../",), "../"),
         ("cd", (), "~"),
         ("cd -", (), ""),
-        ('cd "$DIR"', (), ""),
+        ('cd "$DIR"', ("",), ""),
         ("popd", (), ""),
     ],
 )
