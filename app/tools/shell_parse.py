@@ -80,12 +80,18 @@ WRAPPERS = frozenset(_WRAPPER_SYNTAX)
 _KEYWORDS = frozenset({"{", "}", "then", "do", "done", "fi", "esac", "elif", "else", "in", "!"})
 # Programs whose `-c SCRIPT` argument is a command line they run.
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "su", "runuser", "flock", "script"})
-# Programs whose file operands (the arguments that are not options) are paths they read or
-# change: the bash tool asks `external_directory` about those outside the workspace. Not
-# every program (a grep pattern is not a path); redirection targets count for every one.
+# Programs whose operands (the arguments that are not options) are mostly paths they read
+# or change: the bash tool asks `external_directory` about those outside the workspace.
+# Where the first operand is a pattern or a script (grep, sed), one starting with "/" is
+# taken for a path too: a needless question, never a file outside read unasked. Not every
+# program (`echo /etc` names no file); redirection targets count for every one.
 _FILE_COMMANDS = frozenset(
     {"cd", "pushd", "rm", "rmdir", "cp", "mv", "ln", "install", "mkdir", "touch", "chmod", "chown",
-     "chgrp", "truncate", "tee", "cat", "head", "tail", "less", "more", "ls", "source", "."}
+     "chgrp", "truncate", "tee", "cat", "head", "tail", "less", "more", "ls", "source", ".",
+     "find", "grep", "egrep", "fgrep", "rg", "sed", "sort", "uniq", "wc", "diff", "cmp", "stat", "file",
+     "du", "tac", "nl", "od", "xxd", "hexdump", "strings", "base64", "md5sum", "sha1sum", "sha256sum",
+     "tar", "zip", "unzip", "gzip", "gunzip", "xz", "unxz", "bzip2", "rsync", "shred", "unlink",
+     "readlink", "realpath", "vi", "vim", "nano"}
 )
 # Builtins that change the working directory of the rest of the command.
 _DIRECTORY_CHANGES = frozenset({"cd", "pushd", "popd"})

@@ -529,3 +529,18 @@ async def test_wide_characters_are_cut_on_character_boundaries(bash, ctx):
     assert result.metadata["omitted_chars"] == 40_000 - 30_000  # characters, not bytes (120,000)
     assert result.output.startswith("漢字かな" * 3)
     assert "\ufffd" not in result.output
+
+
+@pytest.mark.parametrize("template", ["grep -rn s3cret {out}", "sed -i s/s3cret/x/ {out}/secret.txt", "find {out} -delete"])
+async def test_file_reading_and_writing_programs_are_judged_on_their_outside_paths(
+    bash, make_runtime, permission_answers, outside, template
+):
+    runtime, ctx = interactive(
+        make_runtime, {"permission": {"rules": {"bash": {"grep *": "allow", "sed *": "allow", "find *": "allow"}}}}
+    )
+    answers = permission_answers(runtime, DENY)
+    command = template.format(out=outside)
+    with pytest.raises(PermissionDeniedError, match="The user denied"):
+        await bash.call({"command": command}, ctx)
+    assert [r.subject for r in answers.requests] == [command]
+    assert (outside / "secret.txt").read_text() == "s3cret\n"

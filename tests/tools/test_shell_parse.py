@@ -317,7 +317,8 @@ def test_a_program_or_script_known_only_at_run_time_makes_the_command_incomplete
         ("rm -rf -- -odd ../x", ("-odd", "../x"), None),
         ("echo hi > ~/out.txt 2>&1", ("~/out.txt",), None),
         ("sort < /var/data.txt", ("/var/data.txt",), None),
-        ("grep -r /api/v1 src", (), None),  # a grep pattern is not a path
+        ("grep -r /api/v1 src", ("/api/v1", "src"), None),  # a pattern may be a path: asked, never missed
+        ("echo /etc", (), None),  # not a file command
         ("cat $FILE", ("",), None),  # computed: "" (asked about)
         ("cd ../", ("../",), "../"),
         ("cd", (), "~"),
