@@ -35,6 +35,7 @@ from acp.schema import (
 
 from app import __version__
 from app.acp.channel import ClientChannel
+from app.acp.mcp_servers import MCP_CAPABILITIES, EditorServer, connect_editor_servers
 from app.acp.relay import TurnRelay
 from app.acp.replay import replay
 from app.errors import OpencodeError
@@ -79,22 +80,30 @@ class OpencodeAgent:
         return InitializeResponse(
             protocol_version=PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
-                load_session=True, prompt_capabilities=PromptCapabilities(embedded_context=True)
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(embedded_context=True),
+                mcp_capabilities=MCP_CAPABILITIES,
             ),
             auth_methods=[],  # no sign-in; set, so the list is sent as reference agents send it
             agent_info=Implementation(name="opencode", title="opencode", version=__version__),
         )
 
-    async def new_session(self, cwd: str, **_: Any) -> NewSessionResponse:
+    async def new_session(
+        self, cwd: str, mcp_servers: list[EditorServer] | None = None, **_: Any
+    ) -> NewSessionResponse:
         runtime, loop = self._workspace(cwd)
+        connect_editor_servers(runtime, mcp_servers or [])
         session = self._open(runtime.store.sessions.create().id, runtime, loop)
         self._announce_commands(session)
         return NewSessionResponse(session_id=session.id, modes=_modes(session.mode))
 
-    async def load_session(self, cwd: str, session_id: str, **_: Any) -> LoadSessionResponse:
+    async def load_session(
+        self, cwd: str, session_id: str, mcp_servers: list[EditorServer] | None = None, **_: Any
+    ) -> LoadSessionResponse:
         runtime, loop = self._workspace(cwd)
         if runtime.store.sessions.get(session_id) is None:
             raise RequestError.invalid_params({"message": f"no session {session_id} in {runtime.root}: start a new one"})
+        connect_editor_servers(runtime, mcp_servers or [])
         session = self._open(session_id, runtime, loop)
         for update in replay(runtime, session_id):
             await self._send(session_id, update)

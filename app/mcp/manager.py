@@ -3,13 +3,15 @@
 Built with the runtime (cheap: nothing starts), ``start()`` connects every enabled server
 in the background the first time it is called from the event loop; a front-end calls it
 when it starts, and the agent loop calls ``wait_ready()`` before a turn so a one-shot
-headless run still sees the tools. A server that fails is only a status
-(``McpStatusChanged``); the other servers and the built-in tools carry on.
+headless run still sees the tools. ``add()`` takes more servers at run time (those an
+editor sends over ACP); the next ``start()`` connects them. A server that fails is only
+a status (``McpStatusChanged``); the other servers and the built-in tools carry on.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,6 +22,7 @@ from app.mcp.connection import McpConnection
 from app.mcp.events import McpStatusChanged
 from app.mcp.tool import McpTool, distinct_name
 
+log = logging.getLogger(__name__)
 DEFAULT_CONNECT_TIMEOUT = 30.0
 DEFAULT_CALL_TIMEOUT = 600.0
 _NOT_IN_FILE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
@@ -38,6 +41,8 @@ class McpManager:
     ) -> None:
         """``cwd`` is where stdio servers run (the workspace); ``log_dir`` keeps each
         server's stderr (``<name>.log``), whose last line explains a failure."""
+        self._names = set(servers)
+        """Every name taken, disabled servers' too: ``add`` never redefines one."""
         self._servers = {name: config for name, config in servers.items() if not config.disabled}
         self._bus = bus
         self._cwd = cwd
@@ -48,15 +53,15 @@ class McpManager:
         self._tools: dict[str, McpTool] | None = None
 
     def start(self) -> None:
-        """Connect every enabled server in the background; later calls do nothing. Call
-        from inside the event loop."""
-        if self._connections or not self._servers:
-            return
-        self._log_dir.mkdir(parents=True, exist_ok=True)
-        for name, config in self._servers.items():
+        """Connect in the background every enabled server not connected yet: all of them
+        the first time, then only those ``add`` brought. Call from inside the event loop."""
+        waiting = [name for name in self._servers if name not in self._connections]
+        if waiting:
+            self._log_dir.mkdir(parents=True, exist_ok=True)
+        for name in waiting:
             connection = McpConnection(
                 name,
-                config,
+                self._servers[name],
                 cwd=self._cwd,
                 log_path=self._log_dir / log_file_name(name),
                 connect_timeout=self._connect_timeout,
@@ -66,10 +71,22 @@ class McpManager:
             self._connections[name] = connection
             connection.start()
 
+    def add(self, servers: Mapping[str, McpServerConfig]) -> None:
+        """Take servers given at run time (an editor's), to be connected by the next
+        ``start()`` beside the configured ones. A name already here, configured (even
+        disabled) or added before, keeps its first definition: the project's config is the
+        narrower choice, and a server sent again by each new session is connected once."""
+        for name, config in servers.items():
+            if name in self._names:
+                continue
+            self._names.add(name)
+            if not config.disabled:
+                self._servers[name] = config
+
     async def wait_ready(self) -> None:
         """Start if needed, then wait until every server is connected or has failed."""
         self.start()
-        for connection in self._connections.values():
+        for connection in list(self._connections.values()):  # add() may bring more meanwhile
             await connection.wait_settled()
 
     def tools(self) -> dict[str, McpTool]:
@@ -103,6 +120,9 @@ class McpManager:
     def _changed(self, connection: McpConnection) -> None:
         self._tools = None
         self._bus.publish(_status(connection))
+        if connection.state != "connecting":  # a front-end without a status bar (ACP) has only its log
+            reason = f": {connection.message}" if connection.message else ""
+            log.info("MCP server %s %s%s", connection.name, connection.state, reason)
 
 
 def log_file_name(server: str) -> str:

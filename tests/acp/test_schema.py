@@ -73,6 +73,11 @@ BROKEN = {
     "a value outside an enum": (replaced(6, {"jsonrpc": "2.0", "id": 2, "result": {"stopReason": "done"}}),
                                 "'done' is not one of"),
     "an invented field on a diff": (diff_with(removed=True), "'removed' was unexpected"),
+    "an MCP server's env as an object": (
+        replaced(2, {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": "/w", "mcpServers": [
+            {"name": "calc", "command": "/bin/calc", "args": [], "env": {"K": "1"}}]}}),
+        "{'K': '1'} is not of type 'array'",
+    ),
     "a wrong type": (diff_with(deleted="yes"), "'yes' is not of type 'boolean'"),
     "an update before session/new's response": (moved(5, 3), "before the editor learned its id"),
     "turn output after the turn's response": (moved(5, 6), "while no prompt or load of it runs"),
