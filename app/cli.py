@@ -139,8 +139,11 @@ COMMANDS: dict[str | None, Callable[[argparse.Namespace], int]] = {
     "changes": _cmd_changes,
     "acp": _cmd_acp,
 }
-ONE_SHOT_COMMANDS = frozenset({"schema", "permission", "tool", "changes"})
-"""Commands done once their handler returns: nothing of theirs runs on afterwards."""
+ENDED_BY_HANDLER = frozenset({"schema", "permission", "tool", "changes", "acp"})
+"""Commands done once their handler returns: nothing of theirs runs on afterwards, so
+they skip the interpreter's teardown (``_end_now``). For ``acp`` that teardown took
+1.3-2 s once litellm had loaded, while the editor waited for the agent to go (the ACP
+SDK's client gives it 2 s before it terminates it)."""
 
 
 def _cmd_default(args: argparse.Namespace) -> int:
@@ -177,7 +180,7 @@ def console_main() -> NoReturn:
     codecache.install(args.command or "default")
     code = _dispatch(args)
     codecache.save()
-    if args.command in ONE_SHOT_COMMANDS:
+    if args.command in ENDED_BY_HANDLER:
         _end_now(code)
     sys.exit(code)
 
