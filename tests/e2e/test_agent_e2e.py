@@ -14,13 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import build_parser
 from app.llm.headless import EXIT_OK, run_headless
 from app.runtime import Runtime
 from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
 
 REPO = Path(__file__).resolve().parents[2]
-CLI_HAS_PROMPT = any("-p" in action.option_strings for action in build_parser()._actions)
 
 
 @pytest.fixture
@@ -90,7 +88,6 @@ def cli(workspace: Path, fake: FakeOpenAI, *args: str) -> subprocess.CompletedPr
     )  # fmt: skip
 
 
-@pytest.mark.skipif(not CLI_HAS_PROMPT, reason="opencode -p is not wired in app/cli.py yet")
 def test_cli_prompt_json_and_continue_as_real_processes(workspace: Path, fake: FakeOpenAI):
     script_write_then_edit(fake)
     fake.reply(Text("Still x = 2."))
@@ -120,7 +117,6 @@ def test_cli_prompt_json_and_continue_as_real_processes(workspace: Path, fake: F
     assert change["path"] == "src/app.py" and change["versions"] == ["initial", "v1", "v2"]
 
 
-@pytest.mark.skipif(not CLI_HAS_PROMPT, reason="opencode -p is not wired in app/cli.py yet")
 def test_cli_prompt_failure_exits_non_zero_with_one_line(workspace: Path, fake: FakeOpenAI):
     fake.fail(401, "invalid api key", type_="invalid_request_error")
 
