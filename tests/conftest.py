@@ -9,11 +9,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from app.config import Config
 from app.runtime import Runtime
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+# Property tests judge what the code does, never how fast this machine makes examples:
+# on a busy 2-core machine input generation alone can pass hypothesis's limits (1 s per
+# ten examples with the default 200 ms deadline). Every example is still run and checked.
+settings.register_profile("any-machine-speed", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("any-machine-speed")
 
 
 @pytest.fixture

@@ -40,8 +40,9 @@ PATCH_LINES = [
     "junk",
 ]
 
-settings.register_profile("patch", deadline=None, max_examples=200)
-settings.load_profile("patch")
+patch_settings = settings(max_examples=200)
+"""This module's example count, on its own tests only (a loaded profile would set it for
+every test collected after this module)."""
 
 
 def attempt(text: str, files: dict[str, bytes]) -> None:
@@ -60,11 +61,13 @@ patchish_text = st.builds("\n".join, patch_lines) | st.builds(
 some_files = st.dictionaries(st.sampled_from(["a", "b"]), st.binary(max_size=40) | st.just(b"a\nb\na\n"))
 
 
+@patch_settings
 @given(st.text())
 def test_any_text_raises_only_patch_error(text: str) -> None:
     attempt(text, {"a": b"a\n"})
 
 
+@patch_settings
 @given(patchish_text, some_files)
 @example("*** Begin Patch\n*** Update File: a\n@@\n+x\n\n*** End Patch", {"a": b"a\n"})
 def test_patch_like_text_raises_only_patch_error(text: str, files: dict[str, bytes]) -> None:
@@ -142,12 +145,14 @@ def edited_files(draw: st.DrawFn) -> Case:
     return Case((bom + old).encode(), patch, (bom + new).encode())
 
 
+@patch_settings
 @given(edited_files())
 def test_generated_patch_gives_the_expected_file(case: Case) -> None:
     (op,) = plan_patch(parse_patch(case.patch), {"f": case.content}.get).ops
     assert op.new_bytes == case.expected
 
 
+@patch_settings
 @given(edited_files(), st.data())
 def test_mutated_patches_raise_only_patch_error(case: Case, data: st.DataObject) -> None:
     lines = case.patch.split("\n")
@@ -169,6 +174,7 @@ def test_mutated_patches_raise_only_patch_error(case: Case, data: st.DataObject)
     attempt("\n".join(lines), {"f": case.content})
 
 
+@patch_settings
 @given(edited_files())
 def test_regions_hold_every_change(case: Case) -> None:
     """The plan's regions give a diff that turns the old text into the new one."""
