@@ -66,7 +66,9 @@ def test_bad_config_is_one_line_naming_file_and_position_with_exit_2(tmp_path):
 
 
 def test_unknown_action_names_the_key_path(tmp_path):
-    (tmp_path / ".opencode.json").write_text(json.dumps({"permission": {"rules": {"delete": {"*.go": "nope"}}}}))
+    (tmp_path / ".opencode.json").write_text(
+        json.dumps({"permission": {"rules": {"delete": {"*.go": "nope"}}}})
+    )
     result = opencode("permission", "check", "delete", "main.go", "-C", str(tmp_path), home=tmp_path / "home")
     assert result.returncode == 2
     assert "permission.rules.delete" in result.stderr and '"nope"' in result.stderr
@@ -91,7 +93,10 @@ def test_permission_check_reports_the_deciding_rule(tmp_path):
 def test_permission_check_judges_a_command_as_the_bash_tool_does(tmp_path):
     """Part by part: a rule allowing the whole string decides nothing (`git *` matches
     `git status; rm -rf x`), and what a wrapper runs is a part too."""
-    rules = {"bash": {"git *": "allow", "ls *": "allow", "rm *": "deny"}, "external_directory": {"/etc/*": "deny"}}
+    rules = {
+        "bash": {"git *": "allow", "ls *": "allow", "rm *": "deny"},
+        "external_directory": {"/etc/*": "deny"},
+    }
     (tmp_path / ".opencode.json").write_text(json.dumps({"permission": {"rules": rules}}))
     expected = {
         "git status; rm -rf x": 'deny  (part "rm -rf x": global rule "rm *")',
@@ -123,3 +128,24 @@ def test_changes_without_any_session_is_a_clear_usage_error(tmp_path):
     result = opencode("changes", "-C", str(tmp_path), home=tmp_path / "home")
     assert result.returncode == 2
     assert result.stderr.strip() == "opencode: error: no session in this workspace yet"
+
+
+def test_a_headless_turn_with_a_change_left_unapproved_exits_3(tmp_path):
+    script = tmp_path / "script.json"
+    write = {"name": "write", "arguments": {"filePath": "notes.txt", "content": "x\n"}}
+    script.write_text(json.dumps({"turns": [{"steps": [{"toolCalls": [write]}, {"text": "Could not."}]}]}))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+
+    refused = opencode(
+        "-p", "take a note", "--model", f"scripted/{script}", "-C", str(workspace), home=tmp_path
+    )
+    allowed = opencode(
+        "-p", "take a note", "--model", f"scripted/{script}", "-C", str(workspace), "--yes", home=tmp_path
+    )
+
+    assert (refused.returncode, refused.stdout) == (3, "Could not.\n")
+    assert refused.stderr.splitlines()[-1].startswith(
+        "opencode: error: 1 call needed approval and was refused"
+    )
+    assert (allowed.returncode, (workspace / "notes.txt").read_text()) == (0, "x\n")

@@ -6,7 +6,10 @@ Permissions follow the headless policy: what would be asked is denied, or allowe
 --yes; deny rules always apply.
 
 Exit codes: 0 the model finished; 1 the turn failed or hit the step limit; 2 nothing
-could start (no model configured, bad script, no session to continue); 130 interrupted.
+could start (no model configured, bad script, no session to continue); 3 the model
+finished but a call that needed approval was refused (run again with --yes, or allow it
+in the permission rules; a call a deny rule refuses is the rules working, exit 0);
+130 interrupted.
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ from app.llm.events import ModelRetrying, ToolCallFinished, ToolCallStarted
 from app.llm.models import ONBOARDING_MESSAGE, choose_model
 from app.llm.scripted import provider_for
 from app.llm.title import fallback_title
+from app.permission import ApprovalMissing
 from app.runtime import Runtime
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NEEDS_APPROVAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 SUBJECT_KEYS = ("filePath", "path", "pattern", "command", "description")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
 
@@ -69,12 +73,13 @@ def run_headless(
         except OpencodeError as error:
             print(f"opencode: error: {error}", file=err)
             return EXIT_USAGE
+        unapproved: list[ApprovalMissing] = []
         try:
-            result = asyncio.run(_turn(loop, session_id, prompt, chosen, None if quiet else err))
+            result = asyncio.run(_turn(loop, session_id, prompt, chosen, None if quiet else err, unapproved))
         except KeyboardInterrupt:
             print("opencode: interrupted; what was done is saved: resume with --continue", file=err)
             return EXIT_INTERRUPTED
-        return _report(result, session_id, output_format, out, err, loop.max_steps)
+        return _report(result, session_id, output_format, out, err, loop.max_steps, unapproved)
     finally:
         runtime.close()
 
@@ -91,23 +96,34 @@ def _session(runtime: Runtime, prompt: str, continue_last: bool) -> str:
 
 
 async def _turn(
-    loop: AgentLoop, session_id: str, prompt: str, model: str, progress: TextIO | None
+    loop: AgentLoop,
+    session_id: str,
+    prompt: str,
+    model: str,
+    progress: TextIO | None,
+    unapproved: list[ApprovalMissing],
 ) -> TurnResult:
-    if progress is None:
-        return await loop.run(session_id, prompt, model=model)
-    subscription = loop.runtime.bus.subscribe(ToolCallStarted, ToolCallFinished, ModelRetrying)
-    printer = asyncio.create_task(_print_progress(subscription, session_id, progress))
+    """The turn, with its progress lines printed (unless ``progress`` is None) and the
+    calls refused for want of approval collected in ``unapproved``."""
+    shown = () if progress is None else (ToolCallStarted, ToolCallFinished, ModelRetrying)
+    subscription = loop.runtime.bus.subscribe(ApprovalMissing, *shown)
+    follower = asyncio.create_task(_follow(subscription, session_id, progress, unapproved))
     try:
         return await loop.run(session_id, prompt, model=model)
     finally:
-        subscription.close()  # the printer prints what is queued, then stops
-        await printer
+        subscription.close()  # the follower handles what is queued, then stops
+        await follower
 
 
-async def _print_progress(subscription: Subscription, session_id: str, progress: TextIO) -> None:
+async def _follow(
+    subscription: Subscription, session_id: str, progress: TextIO | None, unapproved: list[ApprovalMissing]
+) -> None:
     async for event in subscription:
+        if isinstance(event, ApprovalMissing):
+            unapproved.append(event)
+            continue
         line = progress_line(event, session_id)
-        if line:
+        if line and progress is not None:
             print(line, file=progress, flush=True)
 
 
@@ -139,11 +155,19 @@ def call_subject(arguments: Mapping[str, Any]) -> str:
 
 
 def _report(
-    result: TurnResult, session_id: str, output_format: str, out: TextIO, err: TextIO, max_steps: int
+    result: TurnResult,
+    session_id: str,
+    output_format: str,
+    out: TextIO,
+    err: TextIO,
+    max_steps: int,
+    unapproved: list[ApprovalMissing],
 ) -> int:
-    problem = result.error
+    problem, code = result.error, EXIT_FAILED
     if result.reason == "max_steps":
         problem = f"stopped at the step limit ({max_steps} model calls) before the model finished: resume with --continue"
+    elif not problem and unapproved:
+        problem, code = _unapproved_line(unapproved), EXIT_NEEDS_APPROVAL
     if output_format == "json":
         payload: dict[str, Any] = {
             "session_id": session_id,
@@ -159,5 +183,13 @@ def _report(
         print(result.response, file=out)
     if problem:
         print(f"opencode: error: {problem}", file=err)
-        return EXIT_FAILED
+        return code
     return EXIT_OK
+
+
+def _unapproved_line(unapproved: list[ApprovalMissing]) -> str:
+    """One line naming what went unapproved (the first few calls) and how to allow it."""
+    calls = [f"{event.tool} {call_subject({'command': event.subject})}" for event in unapproved]
+    named = ", ".join(calls[:3]) + (f" and {len(calls) - 3} more" if len(calls) > 3 else "")
+    count = "1 call" if len(calls) == 1 else f"{len(calls)} calls"
+    return f"{count} needed approval and {'was' if len(calls) == 1 else 'were'} refused ({named}): run with --yes to allow them, or allow them in the permission rules"

@@ -33,3 +33,15 @@ class PermissionGranted(Event):
     session_id: str
     tool: str
     subject: str
+
+
+@dataclass(frozen=True)
+class ApprovalMissing(Event):
+    """A call that needed a person's approval was refused because nobody could give it:
+    a headless run without --yes, or a question --yes does not cover. The call's own
+    error tells the model; this tells a front-end that the turn did less than asked
+    (`opencode -p` then exits 3)."""
+
+    session_id: str
+    tool: str
+    subject: str

@@ -16,7 +16,7 @@ from typing import Literal, get_args
 from app.bus import Bus
 from app.config import Config
 from app.errors import PermissionDeniedError
-from app.permission.events import PermissionGranted, PermissionRequested, PermissionResolved
+from app.permission.events import ApprovalMissing, PermissionGranted, PermissionRequested, PermissionResolved
 from app.permission.request import PermissionPreview, PermissionReply, PermissionRequest
 from app.permission.rules import Action, Decision, Rules, evaluate_rules
 
@@ -110,14 +110,21 @@ class PermissionService:
         if decision.action == "deny":
             return _reply_for(decision)
         if person_only is not None:
-            return await self._ask(req, make_preview) if self.policy == "interactive" else _needs_a_person(person_only)
+            if self.policy == "interactive":
+                return await self._ask(req, make_preview)
+            return self._nobody_to_ask(req, _needs_a_person(person_only))
         if decision.action == "allow" and not (ask_anyway and decision.level != "session"):
             return _reply_for(decision)
         if self.policy == "headless":
-            return _HEADLESS_DENIED
+            return self._nobody_to_ask(req, _HEADLESS_DENIED)
         if self.policy == "headless-yes":
             return _HEADLESS_ALLOWED
         return await self._ask(req, make_preview)
+
+    def _nobody_to_ask(self, req: PermissionRequest, reply: PermissionReply) -> PermissionReply:
+        """A question a person had to answer, refused since no person can be asked here."""
+        self._bus.publish(ApprovalMissing(req.session_id, req.tool, req.subject))
+        return reply
 
     async def _ask(
         self, req: PermissionRequest, make_preview: Callable[[], PermissionPreview] | None = None

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.llm.agent import DEFAULT_MAX_STEPS
-from app.llm.headless import EXIT_FAILED, EXIT_OK, EXIT_USAGE, call_subject, run_headless
+from app.llm.headless import EXIT_FAILED, EXIT_NEEDS_APPROVAL, EXIT_OK, EXIT_USAGE, call_subject, run_headless
 from app.llm.models import ONBOARDING_MESSAGE
 from app.llm.scripted import DEMO_SCRIPT
 from app.runtime import Runtime
@@ -87,9 +87,37 @@ def test_without_yes_what_would_be_asked_is_denied_and_the_model_is_told(workspa
 
     run = headless(workspace, "take a note", model=model)
 
-    assert run.code == EXIT_OK and run.out == "I was not allowed.\n"
+    assert run.code == EXIT_NEEDS_APPROVAL and run.out == "I was not allowed.\n"
     assert not (workspace / "notes.txt").exists()
     assert "✗" in run.err and "run with --yes to allow it" in run.err
+    assert run.err.splitlines()[-1] == (
+        "opencode: error: 1 call needed approval and was refused (write notes.txt): "
+        "run with --yes to allow them, or allow them in the permission rules"
+    )
+
+
+def test_a_call_a_deny_rule_refuses_is_a_normal_outcome(workspace: Path, script):
+    model = script([{"steps": [{"toolCalls": [WRITE_NOTES]}, {"text": "Not allowed to."}]}])
+    (workspace / ".opencode.json").write_text(json.dumps({"permission": {"rules": {"write": {"*": "deny"}}}}))
+
+    run = headless(workspace, "take a note", model=model, output_format="json")
+
+    assert run.code == EXIT_OK and "error" not in run.json()
+    assert not (workspace / "notes.txt").exists() and "the rules forbid write" in run.err
+
+
+def test_several_unapproved_calls_make_one_line_and_json_says_why(workspace: Path, script):
+    writes = [
+        {"toolCalls": [{"name": "write", "arguments": {"filePath": name, "content": "x"}}]} for name in "abcd"
+    ]
+    model = script([{"steps": [*writes, {"text": "No."}]}])
+
+    run = headless(workspace, "take notes", model=model, output_format="json", quiet=True)
+
+    assert run.code == EXIT_NEEDS_APPROVAL and run.err.count("\n") == 1
+    assert run.json()["error"].startswith(
+        "4 calls needed approval and were refused (write a, write b, write c and 1 more)"
+    )
 
 
 def test_continue_resumes_the_latest_session(workspace: Path, script):
@@ -181,7 +209,15 @@ def test_the_offline_demo_works_in_any_folder_in_its_own_subfolder(workspace: Pa
     payload = run.json()
     assert run.code == EXIT_OK, run.err
     assert "✗" not in run.err
-    assert [line.split()[1] for line in run.err.splitlines()] == ["patch", "ls", "view", "view", "edit", "patch", "delete"]
+    assert [line.split()[1] for line in run.err.splitlines()] == [
+        "patch",
+        "ls",
+        "view",
+        "view",
+        "edit",
+        "patch",
+        "delete",
+    ]
     demo = workspace / "opencode-demo"
     assert '"Hello, "' in (demo / "greet.py").read_text()
     assert "python -m pytest" in (demo / "README.md").read_text()
@@ -190,5 +226,12 @@ def test_the_offline_demo_works_in_any_folder_in_its_own_subfolder(workspace: Pa
     assert (workspace / "greet.py").read_text() == "print('theirs')\n"
     assert payload["files_changed"] == [
         f"opencode-demo/{name}"
-        for name in ["README.md", "greet.py", "test_greet.py", "tmp/cache-1.txt", "tmp/cache-2.txt", "tmp/logs/run.log"]
+        for name in [
+            "README.md",
+            "greet.py",
+            "test_greet.py",
+            "tmp/cache-1.txt",
+            "tmp/cache-2.txt",
+            "tmp/logs/run.log",
+        ]
     ]

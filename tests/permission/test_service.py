@@ -8,6 +8,7 @@ import pytest
 from app.bus import Bus
 from app.errors import PermissionDeniedError
 from app.permission import (
+    ApprovalMissing,
     PermissionGranted,
     PermissionPreview,
     PermissionReply,
@@ -220,6 +221,7 @@ async def test_headless_denies_what_needs_approval_and_says_how_to_allow_it(bus)
         await answered(perms.check("s1", "delete", "README.md", "coder", "Delete README.md", PREVIEW))
     assert str(caught.value) == "delete README.md: needs approval: run with --yes to allow it"
     assert (await answered(perms.request(ask("tmp/a.txt")))).allowed  # allowed by a rule: no approval needed
+    assert sub.get_nowait() == ApprovalMissing("s1", "delete", "README.md")  # what `opencode -p` exits 3 for
     assert sub.get_nowait() == PermissionGranted("s1", "delete", "tmp/a.txt")
     assert sub.get_nowait() is None
 
@@ -231,6 +233,17 @@ async def test_headless_yes_allows_what_needs_approval_but_a_deny_stays_a_deny(b
     with pytest.raises(PermissionDeniedError, match=r'denied by global rule "\*\.go"'):
         await answered(perms.check("s1", "delete", "main.go", "coder", "Delete main.go", PREVIEW))
     assert sub.get_nowait() == PermissionGranted("s1", "delete", "README.md")  # the allow, not the deny
+    assert sub.get_nowait() is None
+
+
+async def test_a_question_only_a_person_may_answer_is_missing_approval_even_with_yes(bus):
+    perms = service(bus, policy="headless-yes")
+    sub = bus.subscribe()
+    with pytest.raises(PermissionDeniedError, match="only a person can approve this"):
+        await answered(
+            perms.check("s1", "delete", "src", "coder", "Delete src", PREVIEW, person_only="600 files (over 500)")
+        )
+    assert sub.get_nowait() == ApprovalMissing("s1", "delete", "src")
     assert sub.get_nowait() is None
 
 
