@@ -149,3 +149,55 @@ def test_a_headless_turn_with_a_change_left_unapproved_exits_3(tmp_path):
         "opencode: error: 1 call needed approval and was refused"
     )
     assert (allowed.returncode, (workspace / "notes.txt").read_text()) == (0, "x\n")
+
+
+def opencode_without_keys(*args: str, home: Path) -> subprocess.CompletedProcess:
+    """`opencode ARGS` with no provider key or server in its environment, reporting its
+    imports on stderr (-X importtime), so a test can see whether litellm was loaded."""
+    from app.llm.api_keys import key_variables
+
+    unset = {variable for variables in key_variables().values() for variable in variables}
+    env = {k: v for k, v in os.environ.items() if k not in unset and not k.startswith("OPENCODE_")}
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_DATA_HOME=str(home / ".local"))
+    env = {k: v for k, v in env.items() if not k.endswith(("_API_BASE", "_BASE_URL"))}
+    return subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "app.cli", *args],
+        cwd=home, capture_output=True, text=True, env=env, timeout=60,
+    )  # fmt: skip
+
+
+def said(result: subprocess.CompletedProcess) -> list[str]:
+    return [line for line in result.stderr.splitlines() if not line.startswith("import time:")]
+
+
+def loaded_litellm(result: subprocess.CompletedProcess) -> bool:
+    return any(line.startswith("import time:") and "litellm" in line for line in result.stderr.splitlines())
+
+
+def test_a_missing_api_key_is_one_line_naming_the_variable_before_any_request(tmp_path):
+    for model, variable, provider in [
+        ("openai/gpt-4o-mini", "OPENAI_API_KEY", "openai"),
+        ("anthropic/claude-foo", "ANTHROPIC_API_KEY", "anthropic"),
+        ("gemini/gemini-2.5-pro", "GEMINI_API_KEY", "gemini"),
+    ]:
+        result = opencode_without_keys("-p", "hi", "--model", model, home=tmp_path)
+
+        assert result.returncode == 2, result.stderr
+        assert said(result) == [
+            f"opencode: error: no API key for {model}: set {variable} in the environment "
+            f"or providers.{provider}.apiKey in .opencode.json"
+        ]
+        assert not loaded_litellm(result)  # nothing was sent, so nothing was retried
+
+
+def test_an_unknown_model_fails_before_litellm_loads_with_close_matches(tmp_path):
+    unknown = opencode_without_keys("-p", "hi", "--model", "nosuchmodel", home=tmp_path)
+    misspelt = opencode_without_keys("-p", "hi", "--model", "claude-sonet-4-5", home=tmp_path)
+
+    assert (unknown.returncode, misspelt.returncode) == (2, 2)
+    assert said(unknown) == [
+        "opencode: error: unknown model nosuchmodel: litellm does not know it; "
+        "name it as provider/model, e.g. anthropic/claude-sonnet-4-5 or openai/gpt-5"
+    ]
+    assert len(said(misspelt)) == 1 and "did you mean anthropic/claude-sonnet-4-5" in said(misspelt)[0]
+    assert not loaded_litellm(unknown) and not loaded_litellm(misspelt)

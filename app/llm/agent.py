@@ -51,6 +51,7 @@ from app.llm.messages import (
     tool_result_part,
 )
 from app.llm.models import ONBOARDING_NOTE, choose_model, credentials_for
+from app.llm.preflight import model_problem
 from app.llm.provider import Finish, ProviderError, Retrying, StreamEvent, ToolCall, Usage
 from app.llm.provider import ReasoningDelta as StreamedReasoning
 from app.llm.provider import TextDelta as StreamedText
@@ -78,6 +79,11 @@ class ModelProvider(Protocol):
 
 class ModelNotConfiguredError(OpencodeError):
     """No --model, no agent model in config and no provider key in the environment."""
+
+
+class ModelNotUsableError(OpencodeError):
+    """The chosen model cannot be served as configured: litellm does not know its name,
+    or its provider has no API key. Found before any request, so nothing is retried."""
 
 
 class SessionBusyError(OpencodeError):
@@ -178,6 +184,15 @@ class AgentLoop:
             raise ModelNotConfiguredError(ONBOARDING_NOTE)
         return chosen
 
+    def usable_model(self, agent: str, model: str | None = None) -> str:
+        """``resolve_model``, refused before any request when litellm does not know the
+        name or the provider has no API key (ModelNotUsableError, one line)."""
+        chosen = self.resolve_model(agent, model)
+        problem = model_problem(chosen, self.runtime.config.providers, self._env)
+        if problem is not None:
+            raise ModelNotUsableError(problem)
+        return chosen
+
     async def run(
         self, session_id: str, prompt: str, *, agent: str = "coder", model: str | None = None
     ) -> TurnResult:
@@ -192,7 +207,7 @@ class AgentLoop:
         session = self.runtime.store.sessions.get(session_id)
         if session is None:
             raise OpencodeError(f"session {session_id} does not exist: create it before sending a prompt")
-        model = self.resolve_model(agent, model)
+        model = self.usable_model(agent, model)
         await self.runtime.mcp.wait_ready()  # a server still connecting would miss this turn
         task = asyncio.current_task()
         assert task is not None, "AgentLoop.run must run inside a task"
@@ -222,7 +237,7 @@ class AgentLoop:
             raise NothingToCompactError(
                 "Nothing to compact yet: the session has no messages since its last summary"
             )
-        model = self.resolve_model(agent, model)
+        model = self.usable_model(agent, model)
         task = asyncio.current_task()
         assert task is not None, "AgentLoop.compact must run inside a task"
         self._active[session_id] = _Active(task, model)

@@ -6,10 +6,10 @@ Permissions follow the headless policy: what would be asked is denied, or allowe
 --yes; deny rules always apply.
 
 Exit codes: 0 the model finished; 1 the turn failed or hit the step limit; 2 nothing
-could start (no model configured, bad script, no session to continue); 3 the model
-finished but a call that needed approval was refused (run again with --yes, or allow it
-in the permission rules; a call a deny rule refuses is the rules working, exit 0);
-130 interrupted.
+could start (no model configured, a model litellm does not know or whose provider has no
+API key, bad script, no session to continue); 3 the model finished but a call that
+needed approval was refused (run again with --yes, or allow it in the permission rules;
+a call a deny rule refuses is the rules working, exit 0); 130 interrupted.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from app.errors import OpencodeError
 from app.llm.agent import AgentLoop, TurnResult
 from app.llm.events import ModelRetrying, ToolCallFinished, ToolCallStarted
 from app.llm.models import ONBOARDING_MESSAGE, choose_model
+from app.llm.preflight import model_problem
 from app.llm.scripted import provider_for
 from app.llm.title import fallback_title
 from app.permission import ApprovalMissing
@@ -66,6 +67,10 @@ def run_headless(
         chosen = choose_model(model, runtime.config.agents.coder.model, env, runtime.config.providers)
         if chosen is None:
             print(ONBOARDING_MESSAGE, file=err)
+            return EXIT_USAGE
+        problem = model_problem(chosen, runtime.config.providers, env)
+        if problem is not None:
+            print(f"opencode: error: {problem}", file=err)
             return EXIT_USAGE
         try:
             loop = AgentLoop(runtime, provider_for(chosen), env=env)

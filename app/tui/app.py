@@ -293,6 +293,13 @@ class OpencodeApp(App[None]):
             self.prompt.load_text(text)
             self.notify("A reply is still running: press escape to cancel it first", severity="warning")
             return
+        from app.llm.preflight import model_problem
+
+        problem = await asyncio.to_thread(model_problem, self.model, self.runtime.config.providers, self.env)
+        if problem is not None:  # said at once, and the prompt is kept for once it is fixed
+            self.prompt.load_text(text)
+            await self.chat.add_notice(problem, "error")
+            return
         if self.session_id is None:
             session = await asyncio.to_thread(self.runtime.store.sessions.create, "", None, self.model)
             await self._show_session(session.id, [])
@@ -381,7 +388,7 @@ class OpencodeApp(App[None]):
         from app.tui.screens.models import ModelsScreen
 
         choices = available_models(self.runtime.config, self.env, self.model)
-        self.push_screen(ModelsScreen(choices, self.model), self.use_model)
+        self.push_screen(ModelsScreen(choices, self.model, list(self.runtime.config.providers)), self.use_model)
 
     def use_model(self, model: str | None) -> None:
         """Talk to ``model`` from the next prompt on. A real (not scripted) model needs

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from textual.binding import Binding
+from textual.widgets import Input
 
 from app.config import Config
 from app.llm.scripted import DEMO_MODEL
 from app.tui.model_choice import available_models, configured_providers, model_label, startup_model
 from app.tui.screens.help import help_rows
+from app.tui.screens.models import ModelsScreen
+from app.tui.widgets.message_notice import ChatNotice
+from tests.tui.conftest import wait_until
 
 
 def test_with_no_provider_the_demo_is_chosen_and_the_note_says_what_to_set():
@@ -23,9 +27,15 @@ def test_a_key_in_the_environment_or_a_flag_chooses_the_model_without_a_note():
 
 def test_the_models_screen_offers_configured_providers_and_the_demo():
     config = Config.model_validate(
-        {"providers": {"openai": {"baseURL": "http://localhost:8080/v1"}, "xai": {"disabled": True},
-                       "gemini": {}, "ollama": {}},
-         "agents": {"coder": {"model": "openai/local-qwen"}}}
+        {
+            "providers": {
+                "openai": {"baseURL": "http://localhost:8080/v1"},
+                "xai": {"disabled": True},
+                "gemini": {},
+                "ollama": {},
+            },
+            "agents": {"coder": {"model": "openai/local-qwen"}},
+        }
     )
     env = {"ANTHROPIC_API_KEY": "sk", "XAI_API_KEY": "sk"}
     assert configured_providers(config, env) == ["anthropic", "openai", "ollama"]
@@ -50,3 +60,36 @@ def test_help_rows_join_every_key_of_a_binding_and_apply_remaps():
         ("shift+enter / ctrl+j", "New line", "prompt.newline"),
         ("ctrl+s / f2", "Send", "prompt.send"),
     ]
+
+
+async def test_a_prompt_to_a_model_without_its_key_says_which_variable_and_keeps_the_prompt(make_app):
+    app = make_app("openai/gpt-4o-mini")  # the environment holds no key
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.runtime is not None)
+        await pilot.press(*"hi there", "enter")
+        await wait_until(pilot, lambda: app.query(ChatNotice))
+        notice = app.query_one(ChatNotice)
+        assert (
+            notice.kind == "error"
+            and "set OPENAI_API_KEY" in notice.text
+            and "providers.openai.apiKey" in notice.text
+        )
+        assert app.prompt.text == "hi there" and app.session_id is None and not app.turn_running
+
+
+async def test_a_typed_model_litellm_does_not_know_is_refused_with_close_matches(make_app):
+    app = make_app(env={"ANTHROPIC_API_KEY": "sk"})
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await wait_until(pilot, lambda: app.runtime is not None)
+        app.action_models()
+        await wait_until(pilot, lambda: isinstance(app.screen, ModelsScreen))
+        await pilot.press(*"antropic/claude-sonnet-4-5", "enter")
+        await wait_until(pilot, lambda: app.screen.query("Toast"))
+        toast = str(app.screen.query("Toast").last().render())
+        assert "no provider called 'antropic'" in toast and "anthropic" in toast
+        assert isinstance(app.screen, ModelsScreen)
+        filter_input = app.screen.query_one("#models-filter", Input)
+        filter_input.value = "anthropic/claude-next-one"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ModelsScreen))
+        assert app.model == "anthropic/claude-next-one"

@@ -1,9 +1,11 @@
 """The models screen (ctrl+o): the models of the configured providers and the offline
 demo, filtered as you type. Enter picks the highlighted model; a typed id that matches
-nothing (``provider/model``) is taken as is, for models the list does not know."""
+nothing (``provider/model``) is taken as is, for models the list does not know, once
+litellm's data files say it can serve the name (else the screen stays, saying why)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from textual import on
@@ -14,6 +16,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
+
+from app.llm.model_names import model_index, model_name_problem
 
 if TYPE_CHECKING:
     from app.tui.model_choice import ModelChoice
@@ -32,10 +36,12 @@ class ModelsScreen(ModalScreen[str | None]):
         Binding("up", "move(-1)", "Previous", id="models.previous", show=False),
     ]
 
-    def __init__(self, choices: list[ModelChoice], current: str) -> None:
+    def __init__(self, choices: list[ModelChoice], current: str, providers: Collection[str] = ()) -> None:
+        """``providers``: the providers the config names, whose models are taken on trust."""
         super().__init__()
         self.choices = choices
         self.current = current
+        self.providers = providers
         self._shown: list[ModelChoice] = []
 
     def compose(self) -> ComposeResult:
@@ -48,6 +54,7 @@ class ModelsScreen(ModalScreen[str | None]):
     def on_mount(self) -> None:
         self._show("")
         self.query_one("#models-filter", Input).focus()
+        self.run_worker(model_index, thread=True)  # read now, so checking a typed name is instant
 
     @on(Input.Changed, "#models-filter")
     def _filter(self, event: Input.Changed) -> None:
@@ -73,7 +80,12 @@ class ModelsScreen(ModalScreen[str | None]):
         if self._shown and highlighted is not None:
             self.dismiss(self._shown[highlighted].model)
         elif "/" in event.value.strip():
-            self.dismiss(event.value.strip())
+            typed = event.value.strip()
+            problem = model_name_problem(typed, self.providers)
+            if problem is None:
+                self.dismiss(typed)
+            else:
+                self.notify(problem, severity="error")
         else:
             self.notify("Type a model id as provider/model, e.g. openai/gpt-5", severity="warning")
 
