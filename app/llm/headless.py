@@ -28,6 +28,7 @@ from app.llm.models import ONBOARDING_MESSAGE, choose_model
 from app.llm.scripted import provider_for
 from app.llm.title import fallback_title
 from app.runtime import Runtime
+from app.tools.readable import readable_output
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 SUBJECT_KEYS = ("filePath", "path", "pattern", "command", "description")
@@ -118,7 +119,8 @@ def progress_line(event: Event, session_id: str) -> str | None:
         subject = call_subject(event.arguments)
         return f"{indent}→ {event.tool}{' ' + subject if subject else ''}"
     if isinstance(event, ToolCallFinished) and event.error:
-        first_line = event.output.strip().splitlines()[0] if event.output.strip() else "failed"
+        output = readable_output(event.output).strip()
+        first_line = output.splitlines()[0] if output else "failed"
         return f"{indent}  ✗ {first_line}"
     if isinstance(event, ModelRetrying):
         return f"… the model call failed ({event.reason}); retrying in {event.delay:.1f} s"

@@ -160,3 +160,24 @@ async def test_a_broken_config_is_shown_in_the_chat_not_a_crash(workspace: Path)
         notice = app.query_one(ChatNotice)
         assert notice.kind == "error" and ".opencode.json" in notice.text and "tui.theme" in notice.text
         assert app.runtime is None and app.status.model_label == "not started"
+
+
+async def test_a_patch_denied_with_a_message_shows_the_message_not_the_tools_json(make_app, script, workspace):
+    """The patch tool answers the model in spec 002's JSON; the chat shows what it says."""
+    (workspace / "README.md").write_text("# Project\n")
+    patch = "*** Begin Patch\n*** Update File: README.md\n@@\n-# Project\n+# Renamed\n*** End Patch"
+    model = script([{"steps": [
+        {"toolCalls": [{"name": "patch", "arguments": {"patch": patch}}]},
+        {"text": "Left it."},
+    ]}])
+    app = make_app(model)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"rename", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await pilot.press("D", *"no README changes please", "enter")
+        await wait_until(pilot, lambda: not app.turn_running and app.query(ToolCallView))
+        [denied] = app.query(ToolCallView)
+        await wait_until(pilot, lambda: denied.finished)
+        shown = str(denied.query_one(".tool-error", Static).render())
+        assert shown == 'The user denied this patch: "no README changes please"'
+        assert (workspace / "README.md").read_text() == "# Project\n"
