@@ -445,6 +445,12 @@ class OpencodeApp(App[None]):
                     self.prompt.focus()
                 sidebar.display = shown
 
+    @on(FilesSidebar.Refreshed)
+    def _files_refreshed(self, message: FilesSidebar.Refreshed) -> None:
+        """An emptied list hides itself (the last file reverted): keys would go nowhere."""
+        if message.count == 0 and self._files_focused():
+            self.prompt.focus()
+
     def action_toggle_sidebar(self) -> None:
         self.sidebar_open = not self.sidebar.display
 
