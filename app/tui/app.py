@@ -184,10 +184,15 @@ class OpencodeApp(App[None]):
 
     @work(thread=True, exit_on_error=False, group="startup")
     def _build_runtime(self) -> None:
+        from app.config import load_config
         from app.runtime import Runtime
+        from app.tui.model_choice import demo_fallback, demo_workspace
 
         try:
-            runtime = Runtime.build(self.root)
+            config = load_config(self.root)
+            # The offline demo writes files: in a folder of its own, not in the user's.
+            demo_root = demo_workspace(self.env) if demo_fallback(self.cli_model, config, self.env) else None
+            runtime = Runtime.build(demo_root) if demo_root else Runtime.build(self.root, config=config)
         except OpencodeError as err:
             self.call_from_thread(self._startup_failed, str(err))
             return
@@ -231,6 +236,11 @@ class OpencodeApp(App[None]):
             if latest is not None:
                 await self.open_session(latest.id)
         if onboarding:
+            if runtime.root != self.root.resolve():
+                onboarding += (
+                    f"\n\nThe demo works in a folder of its own, {home_relative(runtime.root, self.env)}: "
+                    f"nothing in {home_relative(self.root.resolve(), self.env)} is touched."
+                )
             await self.chat.add_notice(onboarding, "info")
         if self._waiting_prompt is not None:
             prompt, self._waiting_prompt = self._waiting_prompt, None

@@ -181,3 +181,24 @@ async def test_a_patch_denied_with_a_message_shows_the_message_not_the_tools_jso
         shown = str(denied.query_one(".tool-error", Static).render())
         assert shown == 'The user denied this patch: "no README changes please"'
         assert (workspace / "README.md").read_text() == "# Project\n"
+
+
+async def test_the_offline_demo_works_in_a_folder_of_its_own_not_where_opencode_started(workspace, tmp_path):
+    """`make run` in a fresh clone with no provider: the demo's files go under the user's
+    data folder, and the first message says where."""
+    data = tmp_path / "data"
+    demo_root = data / "opencode" / "demo"
+    (demo_root / "opencode-demo").mkdir(parents=True)
+    (demo_root / "opencode-demo" / "greet.py").write_text("from an earlier demo\n")
+    env = {"HOME": str(tmp_path / "home"), "XDG_DATA_HOME": str(data)}
+    app = OpencodeApp(workspace, env=env, user_themes=NO_USER_THEMES)  # builds its own runtime
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.runtime is not None and app.query(ChatNotice))
+        assert app.model == DEMO_MODEL and app.runtime.root == demo_root.resolve()
+        assert str(demo_root) in app.query_one(ChatNotice).text
+        await pilot.press(*"show me", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen), timeout=30)
+        await pilot.press("a")
+        greet = demo_root / "opencode-demo" / "greet.py"
+        await wait_until(pilot, lambda: greet.exists() and '"Helo, "' in greet.read_text())
+    assert list(workspace.iterdir()) == []

@@ -50,3 +50,13 @@ def test_help_rows_join_every_key_of_a_binding_and_apply_remaps():
         ("shift+enter / ctrl+j", "New line", "prompt.newline"),
         ("ctrl+s / f2", "Send", "prompt.send"),
     ]
+
+
+def test_the_demo_workspace_is_under_the_users_data_folder(tmp_path):
+    from app.tui.model_choice import demo_workspace
+
+    assert demo_workspace({"XDG_DATA_HOME": str(tmp_path / "d")}) == tmp_path / "d" / "opencode" / "demo"
+    assert demo_workspace({"HOME": str(tmp_path)}) == tmp_path / ".local" / "share" / "opencode" / "demo"
+    assert demo_workspace({}) is None
+    (tmp_path / "file").write_text("not a folder")
+    assert demo_workspace({"XDG_DATA_HOME": str(tmp_path / "file")}) is None
