@@ -9,7 +9,7 @@ from pathlib import Path
 from textual import events
 from textual.widgets import Static
 
-from app.llm.scripted import DEMO_MODEL
+from app.llm.scripted import DEMO_MODEL, DEMO_SCRIPT
 from app.tui.app import OpencodeApp
 from app.tui.screens.permission_screen import PermissionScreen
 from app.tui.widgets.diff_view import DiffView
@@ -202,3 +202,23 @@ async def test_the_offline_demo_works_in_a_folder_of_its_own_not_where_opencode_
         greet = demo_root / "opencode-demo" / "greet.py"
         await wait_until(pilot, lambda: greet.exists() and '"Helo, "' in greet.read_text())
     assert list(workspace.iterdir()) == []
+
+
+async def test_the_demos_closing_summary_leaves_out_the_step_the_user_denied(make_app, workspace, tmp_path):
+    fast_demo = tmp_path / "demo.json"
+    fast_demo.write_text(json.dumps({**json.loads(DEMO_SCRIPT.read_text()), "chunkDelay": 0}))
+    app = make_app(f"scripted/{fast_demo}")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"show me", "enter")
+        for answer in ("a", "d", "a", "a"):  # set up, the typo fix (denied), document, clean up
+            await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen), timeout=30)
+            asked = app.screen
+            await pilot.press(answer)
+            await wait_until(pilot, lambda asked=asked: app.screen is not asked)
+        await wait_until(pilot, lambda: not app.turn_running and app.session_id is not None, timeout=30)
+        summary = app.chat.query("AssistantMessage").last().text
+        assert "- set up a tiny project in `opencode-demo/` (patch)" in summary
+        assert "- documented how to run it in `README.md`" in summary
+        assert "- removed `tmp/` (delete)" in summary
+        assert "typo" not in summary
+        assert '"Helo, "' in (workspace / "opencode-demo" / "greet.py").read_text()
