@@ -27,6 +27,7 @@ __all__ = [
     "config_json_schema",
     "load_config",
     "save_project_setting",
+    "save_user_setting",
     "schema_text",
 ]
 
@@ -36,6 +37,7 @@ __all__ = [
 _LAZY = {
     "config_json_schema": "app.config.schema",
     "save_project_setting": "app.config.save",
+    "save_user_setting": "app.config.save",
     "schema_text": "app.config.schema",
 }
 

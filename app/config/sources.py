@@ -80,13 +80,22 @@ def file_layer(path: Path) -> Layer | None:
     return Layer(str(path), _normalised(validated(data, str(path), strict=True)))
 
 
-def global_config_path(env: Mapping[str, str]) -> Path | None:
-    """``$XDG_CONFIG_HOME/opencode/.opencode.json`` when that file exists, else ``~/.opencode.json``."""
+def user_config_file(env: Mapping[str, str]) -> Path | None:
+    """``$XDG_CONFIG_HOME/opencode/.opencode.json`` (``~/.config`` when the variable is
+    unset): where the user's settings go when they have no global file yet. None
+    without HOME or XDG_CONFIG_HOME."""
     xdg = env.get("XDG_CONFIG_HOME")
     if xdg:
-        candidate = Path(xdg) / "opencode" / CONFIG_FILE
-        if candidate.is_file():
-            return candidate
+        return Path(xdg) / "opencode" / CONFIG_FILE
+    home = env.get("HOME")
+    return Path(home) / ".config" / "opencode" / CONFIG_FILE if home else None
+
+
+def global_config_path(env: Mapping[str, str]) -> Path | None:
+    """``user_config_file`` when that file exists, else ``~/.opencode.json``."""
+    candidate = user_config_file(env)
+    if candidate is not None and candidate.is_file():
+        return candidate
     home = env.get("HOME")
     return Path(home) / CONFIG_FILE if home else None
 

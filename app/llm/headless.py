@@ -33,6 +33,7 @@ from app.llm.scripted import provider_for
 from app.llm.title import fallback_title
 from app.permission import ApprovalMissing
 from app.runtime import Runtime
+from app.tools.readable import readable_output
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NEEDS_APPROVAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 SUBJECT_KEYS = ("filePath", "path", "pattern", "command", "description")
@@ -139,7 +140,8 @@ def progress_line(event: Event, session_id: str) -> str | None:
         subject = call_subject(event.arguments)
         return f"{indent}→ {event.tool}{' ' + subject if subject else ''}"
     if isinstance(event, ToolCallFinished) and event.error:
-        first_line = event.output.strip().splitlines()[0] if event.output.strip() else "failed"
+        output = readable_output(event.output).strip()
+        first_line = output.splitlines()[0] if output else "failed"
         return f"{indent}  ✗ {first_line}"
     if isinstance(event, ModelRetrying):
         return f"… the model call failed ({event.reason}); retrying in {event.delay:.1f} s"

@@ -14,6 +14,12 @@ A request is answered from the first turn whose ``match`` is found (re.search) i
 request's last user message (a turn without ``match`` takes any); the step played is the
 number of assistant messages since that user message, so after the tool results of step
 1 comes step 2. ``arguments`` may be a string, sent as is (to script malformed JSON).
+
+A step's ``report`` says what it did; ``{report}`` in a later step's text becomes the
+list of the reports of the steps whose tool calls happened, or the script's
+``reportNone``: so a closing summary tells what happened, not what was planned. A step
+happened when each of its tool results matches its ``reportIf`` pattern (re.search) or,
+without one, when none reads as a refusal (``FAILED_RESULT``).
 """
 
 from __future__ import annotations
@@ -48,6 +54,14 @@ DEMO_MODEL = "scripted/demo"
 DEMO_SCRIPT = Path(__file__).parent / "demo.json"
 _CHUNK = re.compile(r"\S+\s*|\s+")
 """Streaming pieces: a word with the spaces after it, like a real model's tokens."""
+REPORT = "{report}"
+FAILED_RESULT = (
+    r'^(The user denied|Permission denied|skipped: |\{"ok": false)'
+    r"|: (needs approval|denied by|the turn was cancelled)"
+)
+"""Tool results that say a call did not happen: a person's or a rule's refusal (as the
+permission service words it), a call skipped after one, a failed patch (spec 002). Other
+failures have no common form: a script names the success it expects with ``reportIf``."""
 
 
 class ScriptError(OpencodeError):
@@ -71,31 +85,43 @@ class ScriptedCall(_ScriptModel):
         return arguments
 
 
+def _compiled(pattern: str | None) -> str | None:
+    if pattern is not None:
+        try:
+            re.compile(pattern)
+        except re.error as err:
+            raise ValueError(f"not a valid regular expression ({err})") from None
+    return pattern
+
+
 class Step(_ScriptModel):
     text: str = ""
     reasoning: str = ""
     tool_calls: list[ScriptedCall] = []
+    report: str = ""
+    report_if: str | None = None
+
+    _compiles = field_validator("report_if")(_compiled)
+
+    def happened(self, results: list[str]) -> bool:
+        """Whether the step's tool calls did what it reports (see the module doc)."""
+        if self.report_if is not None:
+            return all(re.search(self.report_if, result) for result in results)
+        return not any(re.search(FAILED_RESULT, result) for result in results)
 
 
 class Turn(_ScriptModel):
     match: str | None = None
     steps: list[Step] = Field(min_length=1)
 
-    @field_validator("match")
-    @classmethod
-    def _compiles(cls, pattern: str | None) -> str | None:
-        if pattern is not None:
-            try:
-                re.compile(pattern)
-            except re.error as err:
-                raise ValueError(f"not a valid regular expression ({err})") from None
-        return pattern
+    _compiles = field_validator("match")(_compiled)
 
 
 class Script(_ScriptModel):
     context_window: int = Field(200_000, gt=0)
     chunk_delay: float = Field(0.0, ge=0)
     turns: list[Turn] = Field(min_length=1)
+    report_none: str = "- nothing: no change was made"
 
 
 def is_scripted(model: str) -> bool:
@@ -166,7 +192,10 @@ class ScriptedProvider:
                 "request",
             )
         step = turn.steps[step_number]
-        for kind, text in ((ReasoningDelta, step.reasoning), (TextDelta, step.text)):
+        answer = step.text
+        if REPORT in answer:
+            answer = answer.replace(REPORT, self._report(turn.steps[:step_number], _step_results(messages)))
+        for kind, text in ((ReasoningDelta, step.reasoning), (TextDelta, answer)):
             for piece in _CHUNK.findall(text):
                 if self.script.chunk_delay:
                     await asyncio.sleep(self.script.chunk_delay)
@@ -177,6 +206,16 @@ class ScriptedProvider:
         output = [step.reasoning, step.text, [call.model_dump() for call in step.tool_calls]]
         yield Usage(estimate_tokens([messages, tools]), estimate_tokens(output), 0.0)
         yield Finish("tool_calls" if step.tool_calls else "stop")
+
+    def _report(self, steps: list[Step], results: list[list[str]]) -> str:
+        """The reports of the steps played that happened, one "- " line each, or the
+        script's ``reportNone``."""
+        done = [
+            f"- {step.report}"
+            for step, outputs in zip(steps, results, strict=False)
+            if step.report and step.happened(outputs)
+        ]
+        return "\n".join(done) or self.script.report_none
 
     def _turn_for(self, prompt: str) -> tuple[int, Turn]:
         for number, turn in enumerate(self.script.turns, start=1):
@@ -196,6 +235,19 @@ def _position(messages: list[dict]) -> tuple[str, int]:
             later = messages[index + 1 :]
             return _content_text(messages[index]["content"]), sum(m["role"] == "assistant" for m in later)
     return "", sum(m["role"] == "assistant" for m in messages)
+
+
+def _step_results(messages: list[dict]) -> list[list[str]]:
+    """The tool results after each assistant message since the last user message."""
+    results: list[list[str]] = []
+    for message in messages:
+        if message["role"] == "user":
+            results = []
+        elif message["role"] == "assistant":
+            results.append([])
+        elif message["role"] == "tool" and results:
+            results[-1].append(_content_text(message.get("content")))
+    return results
 
 
 def _content_text(content: str | list | None) -> str:

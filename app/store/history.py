@@ -1,7 +1,8 @@
 """File history (spec 000): per session and path, the content before the session first
 changed the file ("initial"), then every content it wrote ("v1", "v2", ...). A deletion
 is a version with empty content and ``deleted=True`` (spec 004), so it differs from a
-file emptied on purpose.
+file emptied on purpose; likewise an "initial" marked deleted says the session created
+the file (nothing was there before), so reverting it removes the file.
 
 Every query is scoped to one session, or to one session and its descendants for
 ``list_latest_session_files``: another session's versions of the same path never show.
@@ -50,7 +51,9 @@ _LATEST_TREE_FILES_SQL = f"""
     )
     SELECT changed.path, latest.session_id, initial.content AS initial_content,
            latest.content AS latest_content, latest.version, latest.deleted,
-           initial.data AS initial_data
+           initial.data AS initial_data, initial.deleted AS created,
+           (latest.content = initial.content AND latest.deleted = initial.deleted
+            AND latest.data IS initial.data) AS unchanged
     FROM changed
     JOIN files AS latest ON latest.id = changed.latest_id
     JOIN files AS initial ON initial.id = changed.initial_id
@@ -70,10 +73,14 @@ class HistoryService:
         self._db = db
         self._bus = bus
 
-    def create(self, session_id: str, path: str, content: str, *, data: bytes | None = None) -> FileVersion:
+    def create(
+        self, session_id: str, path: str, content: str, *, data: bytes | None = None, absent: bool = False
+    ) -> FileVersion:
         """Record the content before this session's first change to ``path``. ``data``:
-        the raw bytes when the content is not text (``content`` is then a placeholder)."""
+        the raw bytes when the content is not text (``content`` is then a placeholder);
+        ``absent``: the file did not exist (the version is marked deleted)."""
         _check_path(path)
+        _check_deleted(path, content, absent)
         with self._db.transaction():
             require_session(self._db, session_id)
             if self._latest_seq(session_id, path) is not None:
@@ -81,7 +88,7 @@ class HistoryService:
                     f"{path!r} already has an initial version in session {session_id!r}; "
                     "record the change with create_version()"
                 )
-            return self._insert(session_id, path, content, seq=0, deleted=False, data=data)
+            return self._insert(session_id, path, content, seq=0, deleted=absent, data=data)
 
     def create_version(
         self, session_id: str, path: str, content: str, deleted: bool = False, *, data: bytes | None = None
@@ -133,7 +140,7 @@ class HistoryService:
                 seq = latest.get(change.path)
                 if seq is None:
                     seq = 0
-                    add(change.path, change.before, 0, False, change.before_data)
+                    add(change.path, change.before, 0, change.created, change.before_data)
                 latest[change.path] = seq + 1
                 add(change.path, change.after, seq + 1, change.deleted, change.after_data)
             self._db.execute_many(_INSERT_SQL, rows)
@@ -170,7 +177,8 @@ class HistoryService:
     def list_latest_session_files(self, session_id: str) -> list[FileChange]:
         """One entry per path changed in this session or its descendants, sorted by path,
         comparing the earliest initial content with the latest version. A file changed
-        and then restored stays listed, with 0 additions and 0 deletions."""
+        and then restored stays listed, with 0 additions and 0 deletions and ``unchanged``
+        set (front-ends that list what differs leave it out)."""
         rows = self._db.query(_LATEST_TREE_FILES_SQL, (session_id,))
         return [_file_change(row) for row in rows]
 
@@ -227,4 +235,6 @@ def _file_change(row: sqlite3.Row) -> FileChange:
         additions=additions,
         deletions=deletions,
         initial_data=row["initial_data"],
+        created=bool(row["created"]),
+        unchanged=bool(row["unchanged"]),
     )

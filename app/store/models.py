@@ -52,7 +52,8 @@ class FileVersion:
     """0 for "initial", n for "vn": the order of versions within one session and path."""
     deleted: bool
     """True when this version removed the file (content is then ""), so an emptied file and
-    a deleted one stay distinguishable."""
+    a deleted one stay distinguishable; on an "initial" version: the file did not exist
+    before the session (it created it)."""
     created_at: int
     data: bytes | None = None
     """The exact bytes when the content is not UTF-8 text (an image, a binary): ``content``
@@ -74,13 +75,19 @@ class FileChange:
     deletions: int
     initial_data: bytes | None = None
     """The initial version's exact bytes when it was not text (see FileVersion.data)."""
+    created: bool = False
+    """The file did not exist before the session: its initial version is marked deleted."""
+    unchanged: bool = False
+    """The latest version is the initial one again (same bytes, same existence): a file
+    changed and restored, or created and deleted, which the session left as it found."""
 
 
 @dataclass(frozen=True)
 class RecordedChange:
     """One file changed on disk, for HistoryService.record_changes: its content before
     (stored as "initial" if the session has none yet) and after. ``*_data`` carry the raw
-    bytes of non-text content, as in FileVersion.data."""
+    bytes of non-text content, as in FileVersion.data. ``created``: nothing was there
+    before, so an "initial" stored for it is marked deleted (absent, not empty)."""
 
     path: str
     before: str
@@ -88,3 +95,4 @@ class RecordedChange:
     deleted: bool = False
     before_data: bytes | None = None
     after_data: bytes | None = None
+    created: bool = False

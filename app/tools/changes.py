@@ -168,11 +168,15 @@ async def apply_changes(
     *,
     require_read: Iterable[Path] = (),
     dry_run: bool = False,
+    confirmed: bool = False,
 ) -> list[AppliedFile]:
     """Run ``plan`` under the locks of ``paths`` and commit its changes (see module doc).
 
     ``require_read`` lists the paths that must have been read in this session and be
-    unchanged since (write over an existing file, edit, multiedit).
+    unchanged since (write over an existing file, edit, multiedit). ``confirmed``: a
+    person already approved this very change (the sidebar's revert asks its own yes/no
+    question): rules that deny still refuse it, and nobody is asked again. Tools never
+    pass it.
     """
     async with ctx.records.lock_many(paths):
         states = {path: _read_state(ctx, path) for path in paths}
@@ -184,7 +188,7 @@ async def apply_changes(
         applied = [_describe(ctx, states.get(c.path) or _read_state(ctx, c.path), c) for c in change_set.changes]
         if dry_run or not (change_set.changes or change_set.remove_dirs):
             return applied  # nothing would change: nothing to ask, write or record
-        await _authorize(ctx, tool, change_set, applied)
+        await _authorize(ctx, tool, change_set, applied, confirmed)
         await asyncio.to_thread(_commit, ctx, change_set, states, applied)
         return applied
 
@@ -231,7 +235,9 @@ def counted_changes(diff: str) -> tuple[int, int]:
     return diff.count("\n+") - 1, diff.count("\n-")
 
 
-async def _authorize(ctx: ToolContext, tool: str, change_set: ChangeSet, applied: list[AppliedFile]) -> None:
+async def _authorize(
+    ctx: ToolContext, tool: str, change_set: ChangeSet, applied: list[AppliedFile], confirmed: bool
+) -> None:
     subjects = change_set.subjects or [a.path for a in applied] or [change_set.ask_subject]
     judged = {tool: subjects, **change_set.judged_as}
     actions = {
@@ -242,7 +248,7 @@ async def _authorize(ctx: ToolContext, tool: str, change_set: ChangeSet, applied
         names = [s for rule_key, s in denied if rule_key == key]
         shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
         raise PermissionDeniedError(f"Permission denied: the rules forbid {key} on {shown}; nothing was changed")
-    if change_set.person_only is None and all(action == "allow" for action in actions.values()):
+    if confirmed or (change_set.person_only is None and all(action == "allow" for action in actions.values())):
         return
 
     def diff_preview() -> PermissionPreview:
@@ -269,7 +275,9 @@ def _commit(
     writes. FileVersionCreated events follow the commit. Runs in a worker thread: the
     database stays held meanwhile, so nothing else can slip into the transaction."""
     recorded = [
-        RecordedChange(item.path, item.before, item.after, item.deleted, item.before_data, item.after_data)
+        RecordedChange(
+            item.path, item.before, item.after, item.deleted, item.before_data, item.after_data, item.created
+        )
         for change, item in zip(change_set.changes, applied, strict=True)
         if not change.is_link
     ]

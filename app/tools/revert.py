@@ -1,9 +1,12 @@
 """Put a file back as it was before the session changed it (the sidebar's revert).
 
-The revert is one more change through ``apply_changes``: it takes the lock, asks the
-permission question (tool "revert", with the diff as preview: that question is the
-user's confirmation), writes atomically and records a new history version. So a revert
-shows in the sidebar like any change, and can itself be undone by reverting again.
+The revert is one more change through ``apply_changes``: it takes the lock, checks the
+rules (one that denies tool "revert" refuses it), writes atomically and records a new
+history version. So a revert shows in the sidebar like any change, and can itself be
+undone by reverting again. It is the user's own action: the front-end asks its own
+yes/no question first and passes ``confirmed``, so the agent's permission question is
+not asked again; without it, that question (with the diff as preview) is the
+confirmation.
 """
 
 from __future__ import annotations
@@ -24,26 +27,25 @@ def session_change(ctx: ToolContext, path: str) -> FileChange:
     raise ToolError(f"{path} was not changed in this session: there is nothing to revert")
 
 
-async def revert_file(ctx: ToolContext, path: str) -> AppliedFile:
-    """Write the initial content of ``path`` back (a deleted file comes back).
-
-    History cannot tell a file the session created from one that was empty before, so
-    an empty initial content gives an empty file rather than a deletion: removing an
-    empty ``__init__.py`` would do more harm than leaving an empty new file.
-    """
+async def revert_file(ctx: ToolContext, path: str, *, confirmed: bool = False) -> AppliedFile:
+    """Write the initial content of ``path`` back: a deleted file comes back, a file the
+    session created is removed."""
     change = session_change(ctx, path)
     target = ctx.workspace.resolve_for_write(path)
-    # A binary file's exact bytes are kept beside its placeholder text.
-    initial = change.initial_data if change.initial_data is not None else change.initial_content.encode("utf-8")
+    initial: bytes | None = None
+    if not change.created:
+        # A binary file's exact bytes are kept beside its placeholder text.
+        initial = change.initial_data if change.initial_data is not None else change.initial_content.encode("utf-8")
 
     def plan(snapshot: Snapshot) -> ChangeSet:
         if snapshot[target].data == initial:
             raise ToolError(f"{path} already has its initial content: there is nothing to revert")
-        return ChangeSet(
-            changes=[Change(target, initial)],
-            title=f"Revert {path} to its content before this session",
-            ask_subject=path,
+        title = (
+            f"Remove {path}, which this session created"
+            if initial is None
+            else f"Revert {path} to its content before this session"
         )
+        return ChangeSet(changes=[Change(target, initial)], title=title, ask_subject=path)
 
-    applied = await apply_changes(ctx, TOOL, [target], plan)
+    applied = await apply_changes(ctx, TOOL, [target], plan, confirmed=confirmed)
     return applied[0]

@@ -40,6 +40,7 @@ from app.tui.themes import (
     available_themes,
     project_theme,
     register_themes,
+    saved_theme,
     theme_variable_defaults,
 )
 from app.tui.widgets import full_collections
@@ -120,11 +121,11 @@ class OpencodeApp(App[None]):
         self._gc_paused = pause_gc
         self._litellm_unsettled = pause_gc
         self._user_themes = user_themes
-        self._first_theme(project_theme(self.root) or DEFAULT_THEME)
+        self._first_theme(saved_theme(self.root, self.env) or DEFAULT_THEME)
 
     def _first_theme(self, name: str) -> None:
-        """The theme of the first frame: the one saved in the project's config, read
-        before the config package is, else the default. Only its file is loaded now (its
+        """The theme of the first frame: the one saved in the project's or the user's
+        config, read before the config package is, else the default. Only its file is loaded now (its
         warnings come again when every theme is)."""
         register_themes(self, self._user_themes, only=name)
         if not apply_theme(self, name):
@@ -183,10 +184,15 @@ class OpencodeApp(App[None]):
 
     @work(thread=True, exit_on_error=False, group="startup")
     def _build_runtime(self) -> None:
+        from app.config import load_config
         from app.runtime import Runtime
+        from app.tui.model_choice import demo_fallback, demo_workspace
 
         try:
-            runtime = Runtime.build(self.root)
+            config = load_config(self.root)
+            # The offline demo writes files: in a folder of its own, not in the user's.
+            demo_root = demo_workspace(self.env) if demo_fallback(self.cli_model, config, self.env) else None
+            runtime = Runtime.build(demo_root) if demo_root else Runtime.build(self.root, config=config)
         except OpencodeError as err:
             self.call_from_thread(self._startup_failed, str(err))
             return
@@ -230,6 +236,11 @@ class OpencodeApp(App[None]):
             if latest is not None:
                 await self.open_session(latest.id)
         if onboarding:
+            if runtime.root != self.root.resolve():
+                onboarding += (
+                    f"\n\nThe demo works in a folder of its own, {home_relative(runtime.root, self.env)}: "
+                    f"nothing in {home_relative(self.root.resolve(), self.env)} is touched."
+                )
             await self.chat.add_notice(onboarding, "info")
         if self._waiting_prompt is not None:
             prompt, self._waiting_prompt = self._waiting_prompt, None
@@ -428,12 +439,19 @@ class OpencodeApp(App[None]):
 
     @work(thread=True, group="config", exit_on_error=False)
     def _save_theme(self, name: str) -> None:
-        from app.config import save_project_setting
+        """A theme is the user's preference, saved in their global config for every
+        project; a project whose own config sets one keeps it there (it asked for it)."""
+        from app.config import save_project_setting, save_user_setting
 
         try:
-            save_project_setting(self.root, "tui.theme", name)
+            if project_theme(self.root) is not None:
+                path = save_project_setting(self.root, "tui.theme", name)
+            else:
+                path = save_user_setting("tui.theme", name, self.env)
         except OpencodeError as err:
             self.call_from_thread(self.notify, f"Theme not saved: {err}", severity="error")
+        else:
+            self.call_from_thread(self.notify, f"Theme {name} saved in {home_relative(path, self.env)}")
 
     def on_resize(self, event: events.Resize) -> None:
         """The new width comes from the event: this handler runs before App's own, which
@@ -451,6 +469,12 @@ class OpencodeApp(App[None]):
                 if not shown and self._files_focused():  # keys would go to a hidden list
                     self.prompt.focus()
                 sidebar.display = shown
+
+    @on(FilesSidebar.Refreshed)
+    def _files_refreshed(self, message: FilesSidebar.Refreshed) -> None:
+        """An emptied list hides itself (the last file reverted): keys would go nowhere."""
+        if message.count == 0 and self._files_focused():
+            self.prompt.focus()
 
     def action_toggle_sidebar(self) -> None:
         self.sidebar_open = not self.sidebar.display
@@ -516,7 +540,7 @@ class OpencodeApp(App[None]):
             PaletteCommand("Quit", "Leave opencode", self.action_quit),
         ]
         commands += [
-            PaletteCommand(f"Theme: {name}", "Use this theme and save it in .opencode.json", partial(self.use_theme, name))
+            PaletteCommand(f"Theme: {name}", "Use this theme (saved in your global config)", partial(self.use_theme, name))
             for name in available_themes(self)
         ]
         return commands
@@ -559,6 +583,14 @@ class OpencodeApp(App[None]):
             return
         self._quit_pressed_at = now
         self.notify("Press ctrl+c again to quit", timeout=QUIT_WINDOW)
+
+
+def home_relative(path: Path, env: Mapping[str, str]) -> str:
+    """``path`` with the home folder written ``~``, as people read it."""
+    home = env.get("HOME")
+    if home and path.is_relative_to(home):
+        return f"~/{path.relative_to(home)}"
+    return str(path)
 
 
 def run_tui(root: Path, *, model: str | None, continue_last: bool) -> int:

@@ -1,9 +1,11 @@
 """Which model the TUI talks to: the one chosen at start (falling back to the offline demo
 when no provider is configured, so a newcomer sees the whole flow at once) and the
-choices the models screen offers. Pure functions over the config and the environment."""
+choices the models screen offers. Pure functions over the config and the environment,
+and the demo's own workspace, outside the folder opencode was started in."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +18,10 @@ DEMO_NOTE = (
     "Meanwhile the offline demo model is selected: type a prompt to watch it read, edit, "
     "patch and delete files with your approval (ctrl+o chooses another model)."
 )
+
+
+DEMO_FOLDER = "opencode-demo"
+"""What the demo script creates in its workspace (app/llm/demo.json)."""
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,34 @@ def startup_model(cli_model: str | None, config: Config, env: Mapping[str, str])
     if chosen is None:
         return DEMO_MODEL, f"{ONBOARDING_NOTE}\n\n{DEMO_NOTE}"
     return chosen, None
+
+
+def demo_fallback(cli_model: str | None, config: Config, env: Mapping[str, str]) -> bool:
+    """Nothing is configured (no --model, no model in config, no provider key): the app
+    starts on the offline demo."""
+    return startup_model(cli_model, config, env)[1] is not None
+
+
+def demo_workspace(env: Mapping[str, str]) -> Path | None:
+    """Where the demo works when it starts by itself, made ready for a new demo:
+    ``$XDG_DATA_HOME/opencode/demo`` (``~/.local/share`` when unset), so the folder
+    opencode was started in (a fresh clone of this project, someone's repository) is
+    never written to. The project a previous demo set up there is removed (the script's
+    first patch adds its files anew); its sessions are kept. None without HOME or
+    XDG_DATA_HOME, or when the folder cannot be made: the demo then works where it was
+    started, in its own subfolder."""
+    if data := env.get("XDG_DATA_HOME"):
+        root = Path(data) / "opencode" / "demo"
+    elif home := env.get("HOME"):
+        root = Path(home) / ".local" / "share" / "opencode" / "demo"
+    else:
+        return None
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    shutil.rmtree(root / DEMO_FOLDER, ignore_errors=True)
+    return root
 
 
 def model_label(model: str) -> str:

@@ -30,7 +30,7 @@ from app.errors import ConfigError
 THEMES_DIR = Path(__file__).resolve().parents[2] / "themes"
 DEFAULT_THEME = "opencode"
 PROJECT_CONFIG = ".opencode.json"
-"""Where the theme picker saves ``tui.theme`` (app.config's project file)."""
+"""app.config's file name: the project's, and the user's global one."""
 
 REQUIRED_KEYS = (
     "primary", "secondary", "accent", "text", "textMuted", "background", "backgroundPanel",
@@ -80,13 +80,19 @@ class ThemeLoad(NamedTuple):
     warnings: list[str]
 
 
-def user_themes_dir(env: Mapping[str, str] | None = None) -> Path | None:
-    """$XDG_CONFIG_HOME/opencode/themes, else ~/.config/opencode/themes (None without HOME)."""
+def user_config_dir(env: Mapping[str, str] | None = None) -> Path | None:
+    """$XDG_CONFIG_HOME/opencode, else ~/.config/opencode (None without HOME)."""
     env = os.environ if env is None else env
     if xdg := env.get("XDG_CONFIG_HOME"):
-        return Path(xdg) / "opencode" / "themes"
+        return Path(xdg) / "opencode"
     home = env.get("HOME")
-    return Path(home) / ".config" / "opencode" / "themes" if home else None
+    return Path(home) / ".config" / "opencode" if home else None
+
+
+def user_themes_dir(env: Mapping[str, str] | None = None) -> Path | None:
+    """The ``themes`` folder of ``user_config_dir``."""
+    folder = user_config_dir(env)
+    return folder / "themes" if folder is not None else None
 
 
 def load_themes(*folders: Path | None, pattern: str = "*.json") -> ThemeLoad:
@@ -210,13 +216,31 @@ def register_themes(app: App, user_dir: Path | None = None, *, only: str | None 
     return warnings
 
 
+def saved_theme(root: Path, env: Mapping[str, str] | None = None) -> str | None:
+    """``tui.theme`` from the project's config file, else from the user's global one (the
+    file app.config.sources.global_config_path finds), read without the config package
+    (and pydantic), so the first frame already has the theme the user picked. Anything
+    odd gives None: the full configuration, loaded with the runtime, reports the problem
+    and has the last word (OPENCODE_* variables included)."""
+    if (theme := project_theme(root)) is not None:
+        return theme
+    env = os.environ if env is None else env
+    folder, home = user_config_dir(env), env.get("HOME")
+    for path in (folder / PROJECT_CONFIG if folder else None, Path(home) / PROJECT_CONFIG if home else None):
+        if path is not None and path.is_file():
+            return file_theme(path)
+    return None
+
+
 def project_theme(root: Path) -> str | None:
-    """``tui.theme`` from the project's config file, read without the config package (and
-    pydantic), so the first frame already has the theme the user picked. Anything odd
-    gives None: the full configuration, loaded with the runtime, reports the problem and
-    has the last word (the global file and OPENCODE_* variables included)."""
+    """``tui.theme`` from the project's config file (None when it sets none)."""
+    return file_theme(root / PROJECT_CONFIG)
+
+
+def file_theme(path: Path) -> str | None:
+    """``tui.theme`` from one config file; None when missing or anything is odd."""
     try:
-        document = json.loads((root / PROJECT_CONFIG).read_text(encoding="utf-8"))
+        document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):  # missing, unreadable, not UTF-8, not JSON
         return None
     tui = document.get("tui") if isinstance(document, dict) else None

@@ -150,6 +150,12 @@ class TestGlobalFileLookup:
 
         assert load_config(workspace, env={"HOME": str(home)}).tui.theme == "home"
 
+    def test_xdg_unset_means_the_dot_config_folder(self, workspace: Path, home: Path) -> None:
+        write_json(home / ".config" / "opencode" / ".opencode.json", {"tui": {"theme": "dot-config"}})
+        write_json(home / ".opencode.json", {"tui": {"theme": "home"}})
+
+        assert load_config(workspace, env={"HOME": str(home)}).tui.theme == "dot-config"
+
     def test_no_global_file_anywhere_is_fine(self, workspace: Path, home: Path, tmp_path: Path) -> None:
         env = {"HOME": str(home), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
 

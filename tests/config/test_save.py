@@ -1,4 +1,5 @@
-"""save_project_setting changes one key of the project file, atomically, or nothing."""
+"""save_project_setting and save_user_setting change one key of the project's or the
+user's file, atomically, or nothing."""
 
 import json
 import os
@@ -6,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.config import load_config, save_project_setting
+from app.config import load_config, save_project_setting, save_user_setting
 from app.errors import ConfigError
 
 from .conftest import write_json
@@ -21,6 +22,30 @@ def test_creates_the_project_file(workspace: Path, env: dict[str, str]) -> None:
 
     assert read(workspace / ".opencode.json") == {"tui": {"theme": "dracula"}}
     assert load_config(workspace, env=env).tui.theme == "dracula"
+
+
+def test_a_user_setting_goes_to_the_xdg_file_made_with_its_folder(workspace: Path, home: Path, tmp_path: Path) -> None:
+    env = {"HOME": str(home), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+
+    written = save_user_setting("tui.theme", "nord", env)
+
+    assert written == tmp_path / "xdg" / "opencode" / ".opencode.json"
+    assert read(written) == {"tui": {"theme": "nord"}}
+    assert load_config(workspace, env=env).tui.theme == "nord"
+    assert not (workspace / ".opencode.json").exists()
+
+
+def test_a_user_setting_goes_to_the_global_file_already_read(workspace: Path, home: Path, env: dict[str, str]) -> None:
+    write_json(home / ".opencode.json", {"debug": True})
+
+    assert save_user_setting("tui.theme", "nord", env) == home / ".opencode.json"
+    assert read(home / ".opencode.json") == {"debug": True, "tui": {"theme": "nord"}}
+    assert save_user_setting("tui.theme", "dracula", {**env, "XDG_CONFIG_HOME": ""}) == home / ".opencode.json"
+
+
+def test_a_user_setting_without_home_says_what_to_set() -> None:
+    with pytest.raises(ConfigError, match="set HOME or XDG_CONFIG_HOME"):
+        save_user_setting("tui.theme", "nord", {})
 
 
 def test_keeps_every_other_key_and_their_order(workspace: Path) -> None:

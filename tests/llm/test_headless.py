@@ -235,3 +235,12 @@ def test_the_offline_demo_works_in_any_folder_in_its_own_subfolder(workspace: Pa
             "tmp/logs/run.log",
         ]
     ]
+
+
+def test_a_refused_patch_prints_its_reason_not_the_tools_json(workspace: Path, script):
+    patch = "*** Begin Patch\n*** Add File: new.txt\n+x\n*** End Patch"
+    model = script([{"steps": [{"toolCalls": [{"name": "patch", "arguments": {"patch": patch}}]}, {"text": "ok"}]}])
+
+    run = headless(workspace, "add a file", model=model)
+
+    assert run.err.splitlines()[1] == "  ✗ patch new.txt: needs approval: run with --yes to allow it"

@@ -155,3 +155,31 @@ def test_the_demo_script_is_valid_and_every_call_fits_a_builtin_tool():
     assert {call.name for call in calls} >= {"view", "edit", "patch", "delete"}
     for call in calls:
         TOOLS[call.name].parse(call.arguments)  # raises ToolError on a bad argument
+
+
+async def test_a_closing_report_lists_only_the_steps_that_happened():
+    scripted = provider([{"steps": [
+        {"report": "edited a", "toolCalls": [{"name": "edit", "arguments": {}}]},
+        {"report": "edited b", "toolCalls": [{"name": "edit", "arguments": {}}]},
+        {"report": "wrote c", "reportIf": "^Wrote", "toolCalls": [{"name": "write", "arguments": {}}]},
+        {"text": "Done:\n{report}"},
+    ]}])  # fmt: skip
+
+    def text(events: list) -> str:
+        return "".join(e.text for e in events if isinstance(e, TextDelta))
+
+    def tool(content: str) -> dict:
+        return {"role": "tool", "content": content}
+
+    answers = [
+        ASSISTANT, tool("Edit applied successfully."),
+        ASSISTANT, tool('{"ok": false, "error": "The user denied this patch: \\"no\\""}'),
+        ASSISTANT, tool("wrote.txt does not exist"),
+    ]  # fmt: skip
+    assert text(await play(scripted, [user("go"), *answers])) == "Done:\n- edited a"
+    answers[3] = tool("Edit applied successfully.")
+    answers[5] = tool("Wrote c.txt: +1 -0 lines.")
+    assert text(await play(scripted, [user("go"), *answers])) == "Done:\n- edited a\n- edited b\n- wrote c"
+    answers[1] = answers[3] = tool("edit a.py: needs approval: run with --yes to allow it")
+    answers[5] = tool("skipped: an earlier call in this message was denied")
+    assert text(await play(scripted, [user("go"), *answers])) == "Done:\n- nothing: no change was made"

@@ -5,6 +5,7 @@ import threading
 import pytest
 
 from app.store import FileChange, InvalidRecordError, RecordNotFoundError, Store
+from app.store.models import RecordedChange
 
 
 def _change(store: Store, session_id: str, path: str, before: str, after: str, deleted: bool = False) -> None:
@@ -93,6 +94,34 @@ def test_a_reverted_file_stays_listed_with_no_changes(store: Store) -> None:
     store.history.create_version(session, "a.txt", "same\n")
     [change] = store.history.list_latest_session_files(session)
     assert (change.path, change.version, change.additions, change.deletions) == ("a.txt", "v2", 0, 0)
+    assert change.unchanged and not change.created
+
+
+def test_a_created_file_has_an_absent_initial_and_once_deleted_is_unchanged(store: Store) -> None:
+    session = store.sessions.create().id
+    store.history.record_changes(session, [
+        RecordedChange("new.txt", "", "", created=True), RecordedChange("empty.txt", "", "x\n"),
+    ])  # fmt: skip
+    assert [v.deleted for v in store.history.versions(session, "new.txt")] == [True, False]
+    assert [v.deleted for v in store.history.versions(session, "empty.txt")] == [False, False]
+    listed = {c.path: (c.created, c.unchanged) for c in store.history.list_latest_session_files(session)}
+    assert listed == {"empty.txt": (False, False), "new.txt": (True, False)}
+    store.history.create_version(session, "new.txt", "", deleted=True)
+    store.history.create_version(session, "empty.txt", "", deleted=True)
+    listed = {c.path: (c.created, c.unchanged) for c in store.history.list_latest_session_files(session)}
+    assert listed == {"empty.txt": (False, False), "new.txt": (True, True)}
+
+
+def test_a_binary_file_restored_to_other_bytes_of_its_size_is_not_unchanged(store: Store) -> None:
+    session = store.sessions.create().id
+    placeholder = "(binary file, 2 bytes)"
+    store.history.create(session, "b.bin", placeholder, data=b"\x00\x01")
+    store.history.create_version(session, "b.bin", placeholder, data=b"\x00\x02")
+    [change] = store.history.list_latest_session_files(session)
+    assert not change.unchanged
+    store.history.create_version(session, "b.bin", placeholder, data=b"\x00\x01")
+    [change] = store.history.list_latest_session_files(session)
+    assert change.unchanged
 
 
 def test_child_session_files_are_included_in_the_parent_list(store: Store) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from textual import events
 from textual.widgets import Static
 
-from app.llm.scripted import DEMO_MODEL
+from app.llm.scripted import DEMO_MODEL, DEMO_SCRIPT
 from app.tui.app import OpencodeApp
 from app.tui.screens.permission_screen import PermissionScreen
 from app.tui.widgets.diff_view import DiffView
@@ -160,3 +160,65 @@ async def test_a_broken_config_is_shown_in_the_chat_not_a_crash(workspace: Path)
         notice = app.query_one(ChatNotice)
         assert notice.kind == "error" and ".opencode.json" in notice.text and "tui.theme" in notice.text
         assert app.runtime is None and app.status.model_label == "not started"
+
+
+async def test_a_patch_denied_with_a_message_shows_the_message_not_the_tools_json(make_app, script, workspace):
+    """The patch tool answers the model in spec 002's JSON; the chat shows what it says."""
+    (workspace / "README.md").write_text("# Project\n")
+    patch = "*** Begin Patch\n*** Update File: README.md\n@@\n-# Project\n+# Renamed\n*** End Patch"
+    model = script([{"steps": [
+        {"toolCalls": [{"name": "patch", "arguments": {"patch": patch}}]},
+        {"text": "Left it."},
+    ]}])
+    app = make_app(model)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"rename", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await pilot.press("D", *"no README changes please", "enter")
+        await wait_until(pilot, lambda: not app.turn_running and app.query(ToolCallView))
+        [denied] = app.query(ToolCallView)
+        await wait_until(pilot, lambda: denied.finished)
+        shown = str(denied.query_one(".tool-error", Static).render())
+        assert shown == 'The user denied this patch: "no README changes please"'
+        assert (workspace / "README.md").read_text() == "# Project\n"
+
+
+async def test_the_offline_demo_works_in_a_folder_of_its_own_not_where_opencode_started(workspace, tmp_path):
+    """`make run` in a fresh clone with no provider: the demo's files go under the user's
+    data folder, and the first message says where."""
+    data = tmp_path / "data"
+    demo_root = data / "opencode" / "demo"
+    (demo_root / "opencode-demo").mkdir(parents=True)
+    (demo_root / "opencode-demo" / "greet.py").write_text("from an earlier demo\n")
+    env = {"HOME": str(tmp_path / "home"), "XDG_DATA_HOME": str(data)}
+    app = OpencodeApp(workspace, env=env, user_themes=NO_USER_THEMES)  # builds its own runtime
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.runtime is not None and app.query(ChatNotice))
+        assert app.model == DEMO_MODEL and app.runtime.root == demo_root.resolve()
+        assert str(demo_root) in app.query_one(ChatNotice).text
+        await pilot.press(*"show me", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen), timeout=30)
+        await pilot.press("a")
+        greet = demo_root / "opencode-demo" / "greet.py"
+        await wait_until(pilot, lambda: greet.exists() and '"Helo, "' in greet.read_text())
+    assert list(workspace.iterdir()) == []
+
+
+async def test_the_demos_closing_summary_leaves_out_the_step_the_user_denied(make_app, workspace, tmp_path):
+    fast_demo = tmp_path / "demo.json"
+    fast_demo.write_text(json.dumps({**json.loads(DEMO_SCRIPT.read_text()), "chunkDelay": 0}))
+    app = make_app(f"scripted/{fast_demo}")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"show me", "enter")
+        for answer in ("a", "d", "a", "a"):  # set up, the typo fix (denied), document, clean up
+            await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen), timeout=30)
+            asked = app.screen
+            await pilot.press(answer)
+            await wait_until(pilot, lambda asked=asked: app.screen is not asked)
+        await wait_until(pilot, lambda: not app.turn_running and app.session_id is not None, timeout=30)
+        summary = app.chat.query("AssistantMessage").last().text
+        assert "- set up a tiny project in `opencode-demo/` (patch)" in summary
+        assert "- documented how to run it in `README.md`" in summary
+        assert "- removed `tmp/` (delete)" in summary
+        assert "typo" not in summary
+        assert '"Helo, "' in (workspace / "opencode-demo" / "greet.py").read_text()

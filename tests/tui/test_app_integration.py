@@ -10,8 +10,8 @@ from app.llm.compaction import SUMMARY_INSTRUCTION
 from app.llm.events import ToolCallFinished, ToolCallStarted
 from app.lsp.events import LspStatusChanged
 from app.mcp.events import McpStatusChanged
+from app.tui.screens.confirm import ConfirmScreen
 from app.tui.screens.diff_screen import DiffScreen
-from app.tui.screens.permission_screen import PermissionScreen
 from app.tui.widgets.diff_view import DiffView
 from app.tui.widgets.message_notice import ChatNotice
 from app.tui.widgets.prompt_input import PromptInput
@@ -124,10 +124,14 @@ async def test_the_sidebar_is_reachable_by_keyboard_to_open_a_diff_and_revert(ma
         await wait_until(pilot, lambda: not isinstance(app.screen, DiffScreen))
 
         await pilot.press("r")
-        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
-        await pilot.press("a")
+        await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
         await wait_until(pilot, lambda: (workspace / "b.txt").read_text() == "before\n")
-
+        # Back as before: the file leaves the list, and the keyboard goes to the prompt.
+        await wait_until(pilot, lambda: not sidebar.changes)
+        await wait_until(pilot, lambda: isinstance(app.focused, PromptInput))
+        await pilot.press("ctrl+f")
+        assert isinstance(app.focused, ModifiedFileList)
         await pilot.press("escape")
         assert isinstance(app.focused, PromptInput)
         await pilot.press("ctrl+f", "ctrl+f")

@@ -93,3 +93,13 @@ async def test_a_typed_model_litellm_does_not_know_is_refused_with_close_matches
         await pilot.press("enter")
         await wait_until(pilot, lambda: not isinstance(app.screen, ModelsScreen))
         assert app.model == "anthropic/claude-next-one"
+
+
+def test_the_demo_workspace_is_under_the_users_data_folder(tmp_path):
+    from app.tui.model_choice import demo_workspace
+
+    assert demo_workspace({"XDG_DATA_HOME": str(tmp_path / "d")}) == tmp_path / "d" / "opencode" / "demo"
+    assert demo_workspace({"HOME": str(tmp_path)}) == tmp_path / ".local" / "share" / "opencode" / "demo"
+    assert demo_workspace({}) is None
+    (tmp_path / "file").write_text("not a folder")
+    assert demo_workspace({"XDG_DATA_HOME": str(tmp_path / "file")}) is None

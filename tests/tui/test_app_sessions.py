@@ -118,17 +118,38 @@ async def test_the_models_screen_changes_the_model_of_the_next_turn(make_app):
         await wait_until(pilot, lambda: app.model == "openai/gpt-4.1")
 
 
-async def test_a_theme_chosen_in_the_palette_is_applied_and_saved(make_app, workspace):
-    app = make_app()
+async def pick_theme(app, pilot, name: str) -> None:
+    await pilot.press("ctrl+p")
+    await pilot.press(*name)
+    await pilot.pause(0.3)
+    await pilot.press("enter")
+    await wait_until(pilot, lambda: app.theme == name)
+
+
+async def test_a_theme_chosen_in_the_palette_is_saved_for_the_user_not_in_the_project(
+    make_app, workspace, tmp_path
+):
+    env = {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "xdg")}
+    user_file = tmp_path / "xdg" / "opencode" / ".opencode.json"
+    app = make_app(env=env)
     async with app.run_test() as pilot:
-        await pilot.press("ctrl+p")
-        await pilot.press(*"one-light")
-        await pilot.pause(0.3)
-        await pilot.press("enter")
-        await wait_until(pilot, lambda: app.theme == "one-light")
+        await pick_theme(app, pilot, "one-light")
+        await wait_until(pilot, lambda: user_file.exists())
+        assert json.loads(user_file.read_text())["tui"]["theme"] == "one-light"
+        assert not (workspace / ".opencode.json").exists()
+    # The next start's first frame has it, before the configuration is loaded.
+    assert make_app(env=env).theme == "one-light"
+
+
+async def test_a_project_that_sets_its_theme_keeps_the_choice_in_its_own_file(make_app, workspace, tmp_path):
+    (workspace / ".opencode.json").write_text('{"tui": {"theme": "dracula"}}')
+    env = {"HOME": str(tmp_path / "home")}
+    app = make_app(env=env)
+    async with app.run_test() as pilot:
+        await pick_theme(app, pilot, "one-light")
         config_file = workspace / ".opencode.json"
-        await wait_until(pilot, lambda: config_file.exists())
-        assert json.loads(config_file.read_text())["tui"]["theme"] == "one-light"
+        await wait_until(pilot, lambda: "one-light" in config_file.read_text())
+        assert not (tmp_path / "home" / ".config").exists()
 
 
 async def test_the_sidebar_hides_below_100_columns_and_the_toggle_key_shows_it(make_app):

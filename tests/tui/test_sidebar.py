@@ -1,5 +1,5 @@
 """The modified-files sidebar on a real runtime: real files changed through the one change
-path, the real history and bus, and the permission modal confirming a revert."""
+path, the real history and bus, and the yes/no question confirming a revert."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from textual.containers import Horizontal
 from textual.widgets import Static
 
 from app.runtime import Runtime
+from app.tui.screens.confirm import ConfirmScreen
 from app.tui.screens.diff_screen import DiffScreen
 from app.tui.screens.permission_screen import PermissionScreen
 from app.tui.widgets.permission_queue import PermissionQueue
@@ -36,6 +37,7 @@ class SidebarApp(PanelsApp):
     def __init__(self, runtime: Runtime, session_id: str | None) -> None:
         self.runtime = runtime
         self.refreshes: list[int] = []
+        self.notes: list[str] = []
         super().__init__(self._layout)
         self._session_id = session_id
 
@@ -46,6 +48,10 @@ class SidebarApp(PanelsApp):
 
     def on_mount(self) -> None:
         self.run_worker(PermissionQueue(self, self.runtime.permissions).run(self.runtime.bus))
+
+    def notify(self, message: str, **options) -> None:
+        self.notes.append(message)
+        super().notify(message, **options)
 
     def on_files_sidebar_refreshed(self, message: FilesSidebar.Refreshed) -> None:
         self.refreshes.append(message.count)
@@ -131,26 +137,30 @@ async def test_enter_opens_the_diff_of_the_highlighted_file(runtime, session_id,
         assert app.screen.path == "b.txt"
 
 
-async def revert_with_answer(app: SidebarApp, pilot, path: str, key: str) -> PermissionScreen:
+async def revert_with_answer(app: SidebarApp, pilot, path: str, key: str) -> ConfirmScreen:
     files = app.query_one(ModifiedFileList)
     files.focus()
     files.select_path(path)
     await pilot.press("r")
-    await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.focused is not None)
+    await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.focused is not None)
     modal = app.screen
     await pilot.press(key)
     return modal
 
 
-async def test_revert_asks_then_restores_the_initial_content_as_a_new_version(runtime, session_id, workspace):
+async def test_revert_asks_yes_or_no_then_restores_the_initial_content_as_a_new_version(
+    runtime, session_id, workspace
+):
     (workspace / "app.py").write_text("original\n")
     await change(runtime.context(session_id), "app.py", "edited\n")
     app = SidebarApp(runtime, session_id)
     async with app.run_test(size=(100, 24)) as pilot:
         await wait_until(pilot, lambda: shown(app).get("app.py") == (1, 1, False))
-        modal = await revert_with_answer(app, pilot, "app.py", "a")
-        assert modal.request.tool == "revert" and modal.request.preview.kind == "diff"
-        await wait_until(pilot, lambda: shown(app).get("app.py") == (0, 0, False))
+        modal = await revert_with_answer(app, pilot, "app.py", "y")
+        assert "Revert app.py?" in modal.question and "+1 -1 undone" in modal.question
+        # Back to its content before the session: the file leaves the list.
+        await wait_until(pilot, lambda: "app.py" not in shown(app))
+        assert not isinstance(app.screen, PermissionScreen)
         assert (workspace / "app.py").read_text() == "original\n"
         versions = runtime.store.history.versions(session_id, "app.py")
         # The edit stays in history, so the revert itself can be undone.
@@ -167,9 +177,36 @@ async def test_revert_brings_a_deleted_file_back(runtime, session_id, workspace)
     app = SidebarApp(runtime, session_id)
     async with app.run_test(size=(100, 24)) as pilot:
         await wait_until(pilot, lambda: shown(app).get("docs/guide.md") == (0, 3, True))
-        await revert_with_answer(app, pilot, "docs/guide.md", "a")
-        await wait_until(pilot, lambda: shown(app).get("docs/guide.md") == (0, 0, False))
+        modal = await revert_with_answer(app, pilot, "docs/guide.md", "y")
+        assert "reverting brings it back" in modal.question
+        await wait_until(pilot, lambda: not shown(app))
         assert (workspace / "docs" / "guide.md").read_text() == "# Guide\n\nRead me.\n"
+
+
+async def test_reverting_a_file_the_session_created_removes_it(runtime, session_id, workspace):
+    await change(runtime.context(session_id), "demo/greet.py", "print('hi')\n")
+    await change(runtime.context(session_id), "kept.txt", "x\n")
+    app = SidebarApp(runtime, session_id)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await wait_until(pilot, lambda: len(shown(app)) == 2)
+        assert "greet.py new +1" in app.line("demo/greet.py")
+        modal = await revert_with_answer(app, pilot, "demo/greet.py", "y")
+        assert "The session created it: reverting deletes it." in modal.question
+        await wait_until(pilot, lambda: list(shown(app)) == ["kept.txt"])
+        assert not (workspace / "demo" / "greet.py").exists()
+        versions = runtime.store.history.versions(session_id, "demo/greet.py")
+        assert [(v.version, v.deleted) for v in versions] == [("initial", True), ("v1", False), ("v2", True)]
+
+
+async def test_files_created_then_deleted_leave_the_list(runtime, session_id, workspace):
+    for name in ("tmp/cache-1.txt", "tmp/cache-2.txt", "keep.txt"):
+        await change(runtime.context(session_id), name, "cached\n")
+    for name in ("tmp/cache-1.txt", "tmp/cache-2.txt"):
+        await change(runtime.context(session_id), name, None)
+    app = SidebarApp(runtime, session_id)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await wait_until(pilot, lambda: app.refreshes)
+        assert list(shown(app)) == ["keep.txt"]
 
 
 async def test_a_denied_revert_changes_nothing(runtime, session_id, workspace):
@@ -178,11 +215,27 @@ async def test_a_denied_revert_changes_nothing(runtime, session_id, workspace):
     app = SidebarApp(runtime, session_id)
     async with app.run_test(size=(100, 24)) as pilot:
         await wait_until(pilot, lambda: "app.py" in shown(app))
-        await revert_with_answer(app, pilot, "app.py", "d")
-        await wait_until(pilot, lambda: not isinstance(app.screen, PermissionScreen))
-        await pilot.pause(0.05)
+        await revert_with_answer(app, pilot, "app.py", "n")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))
+        await pilot.pause()
+        assert not app.notes
         assert (workspace / "app.py").read_text() == "edited\n"
         assert len(runtime.store.history.versions(session_id, "app.py")) == 2
+
+
+async def test_a_rule_that_denies_revert_still_refuses_a_confirmed_one(make_runtime, workspace):
+    runtime = make_runtime(policy="interactive", config={"permission": {"rules": {"edit": "allow", "revert": "deny"}}})
+    session_id = runtime.store.sessions.create().id
+    (workspace / "app.py").write_text("original\n")
+    await change(runtime.context(session_id), "app.py", "edited\n")
+    app = SidebarApp(runtime, session_id)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await wait_until(pilot, lambda: "app.py" in shown(app))
+        await revert_with_answer(app, pilot, "app.py", "y")
+        await wait_until(pilot, lambda: app.notes)
+        assert app.notes == ["Permission denied: the rules forbid revert on app.py; nothing was changed"]
+        assert (workspace / "app.py").read_text() == "edited\n"
+        assert "app.py" in shown(app)
 
 
 def test_sidebar_snapshot_with_several_files_one_deleted(snap_compare, runtime, session_id, workspace: Path):
@@ -205,7 +258,7 @@ def test_sidebar_snapshot_with_several_files_one_deleted(snap_compare, runtime, 
     assert snap_compare(app, terminal_size=(100, 16), run_before=loaded)
 
 
-async def test_the_list_moves_with_keys_and_shortens_long_paths_from_the_left(runtime, session_id):
+async def test_the_list_moves_with_keys_and_cuts_long_paths_in_the_middle(runtime, session_id):
     deep = "src/very/deeply/nested/package/with/a/long/path/module_name.py"
     for path in ("a.txt", "b.txt", deep):
         await change(runtime.context(session_id), path, "x\n")
@@ -219,7 +272,7 @@ async def test_the_list_moves_with_keys_and_shortens_long_paths_from_the_left(ru
         await pilot.press("up", "up", "up")  # stops at the first file
         assert files.highlighted_change.path == "a.txt"
         line = app.line(deep)
-        assert line.startswith("…") and "module_name.py +1" in line
+        assert line.startswith("src/") and "/…/module_name.py new +1" in line
         assert len(line.rstrip()) <= files.size.width
 
 

@@ -70,3 +70,27 @@ async def test_the_user_is_asked_and_a_refusal_changes_nothing(make_runtime, per
     assert (asked.tool, asked.subject, asked.preview.kind) == ("revert", "a.txt", "diff")
     assert "-b" in asked.preview.text and "+a" in asked.preview.text
     assert (workspace / "a.txt").read_text() == "b\n"
+
+
+async def test_a_file_the_session_created_is_removed_and_recorded(runtime, session_id, workspace):
+    ctx = runtime.context(session_id)
+    await change(ctx, "new/empty.py", "")
+    [listed] = runtime.store.history.list_latest_session_files(session_id)
+    assert listed.created and not listed.unchanged
+    applied = await revert_file(ctx, "new/empty.py")
+    assert applied.deleted and not (workspace / "new" / "empty.py").exists()
+    [listed] = runtime.store.history.list_latest_session_files(session_id)
+    assert listed.deleted and listed.unchanged
+    with pytest.raises(ToolError, match="already has its initial content"):
+        await revert_file(ctx, "new/empty.py")
+
+
+async def test_a_confirmed_revert_asks_nobody_again(make_runtime, permission_answers, workspace):
+    runtime = make_runtime(policy="interactive", config={"permission": {"rules": {"edit": "allow"}}})
+    session_id = runtime.store.sessions.create().id
+    (workspace / "a.txt").write_text("a\n")
+    ctx = runtime.context(session_id, agent="user")
+    await change(ctx, "a.txt", "b\n")
+    answers = permission_answers(runtime, PermissionReply("deny"))
+    await revert_file(ctx, "a.txt", confirmed=True)
+    assert answers.requests == [] and (workspace / "a.txt").read_text() == "a\n"

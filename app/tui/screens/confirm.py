@@ -1,4 +1,4 @@
-"""A yes/no question before something that cannot be taken back (deleting a session).
+"""A yes/no question before an action of the user's own (deleting a session, reverting a file).
 The safe answer is focused first, so a stray enter does no harm."""
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """The modified-files sidebar: every file the session (and its sub-agents) changed, with
-+additions -deletions, deleted files marked. Enter opens the file's diff; r reverts it.
++additions -deletions, new and deleted files marked. A file the session left as it found
+it (changed and reverted, created and deleted) is not listed: the list is what differs
+from before the session, and the chat keeps every step. Enter opens the file's diff; r
+reverts it, after a yes/no question (a revert is the user's own action, not the agent's).
 
 It follows the history through the bus: each ``FileVersionCreated`` marks the list stale,
 and one refresh loop re-reads the history whenever it is stale. A listed file changed by
@@ -124,13 +127,13 @@ class FilesSidebar(Vertical):
                 self._show(changes)
 
     def _read_changes(self, session_id: str) -> list[FileChange]:
-        """The session's files from the history, those changed by another program as on disk."""
+        """The session's files that differ from before it, from the history; those changed
+        by another program as on disk."""
         assert self.runtime is not None
         changes = self.runtime.store.history.list_latest_session_files(session_id)
         root = self.runtime.workspace.root
-        return [
-            as_on_disk(change, root) if change.path in self._changed_on_disk else change for change in changes
-        ]
+        shown = (as_on_disk(c, root) if c.path in self._changed_on_disk else c for c in changes)
+        return [change for change in shown if not change.unchanged]
 
     def _show(self, changes: list[FileChange]) -> None:
         self.query_one(ModifiedFileList).set_changes(changes)
@@ -148,23 +151,43 @@ class FilesSidebar(Vertical):
 
     @on(ModifiedFileList.RevertRequested)
     def _revert_requested(self, event: ModifiedFileList.RevertRequested) -> None:
-        if self.session_id is not None:
-            self._revert(self.session_id, event.change.path)
+        from app.tui.screens.confirm import ConfirmScreen
+
+        session_id, change = self.session_id, event.change
+        if session_id is None:
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._revert(session_id, change)
+
+        self.app.push_screen(ConfirmScreen(revert_question(change), confirm_label="Revert"), answered)
 
     @work(group="sidebar-revert")
-    async def _revert(self, session_id: str, path: str) -> None:
-        """The permission question that apply_changes asks is the confirmation."""
+    async def _revert(self, session_id: str, change: FileChange) -> None:
+        """The user said yes: revert through the change path, which still refuses what a
+        rule denies, without asking again."""
         from app.tools.revert import revert_file
 
         assert self.runtime is not None
         try:
-            await revert_file(self.runtime.context(session_id, agent=REVERT_AGENT), path)
-        except PermissionDeniedError:
-            self.notify(f"{path} was not reverted", severity="information")
-        except ToolError as err:
+            await revert_file(self.runtime.context(session_id, agent=REVERT_AGENT), change.path, confirmed=True)
+        except (PermissionDeniedError, ToolError) as err:
             self.notify(str(err), severity="warning")
         else:
-            self.notify(f"Reverted {path}; the change stays in its history")
+            done = "Removed" if change.created else "Reverted"
+            self.notify(f"{done} {change.path}; the session's changes to it stay in its history")
+
+
+def revert_question(change: FileChange) -> str:
+    """The yes/no question before reverting ``change``: what will happen to the file."""
+    if change.created:
+        outcome = "The session created it: reverting deletes it."
+    elif change.deleted:
+        outcome = "The session deleted it: reverting brings it back."
+    else:
+        outcome = f"Its content goes back to before this session (+{change.additions} -{change.deletions} undone)."
+    return f"Revert {change.path}?\n{outcome}\nThe change stays in the session's history."
 
 
 def as_on_disk(change: FileChange, root: Path) -> FileChange:
@@ -183,6 +206,7 @@ def as_on_disk(change: FileChange, root: Path) -> FileChange:
     if latest == change.latest_content and deleted == change.deleted:
         return change
     additions, deletions = diff_stats(change.initial_content, latest)
+    unchanged = latest == change.initial_content and deleted == change.created
     return dataclasses.replace(
-        change, latest_content=latest, deleted=deleted, additions=additions, deletions=deletions
+        change, latest_content=latest, deleted=deleted, additions=additions, deletions=deletions, unchanged=unchanged
     )

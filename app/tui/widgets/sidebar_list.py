@@ -1,5 +1,6 @@
 """The sidebar's file list: one line per file, ``src/ app.py  +12 -3`` (a deleted file:
-``old.py  deleted -40``), drawn with the line API so only the visible lines are rendered:
+``old.py  deleted -40``, a new one: ``new.py  new +9``; a long path cut in the middle,
+keeping its file name), drawn with the line API so only the visible lines are rendered:
 a refresh after 1,000 changed files costs one screenful, not 1,000 layouts.
 
 Up/down/home/end/page keys move the highlight; enter opens the file's diff and r asks to
@@ -8,7 +9,7 @@ revert it (both posted as messages: the sidebar acts on them).
 
 from __future__ import annotations
 
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.style import Style
@@ -21,10 +22,10 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from app.tui.short_path import shorten_path
+
 if TYPE_CHECKING:
     from app.store.models import FileChange
-
-_ELLIPSIS = "…"
 
 
 class ModifiedFileList(ScrollView, can_focus=True):
@@ -165,6 +166,8 @@ class ModifiedFileList(ScrollView, can_focus=True):
         text = Text()
         if change.deleted:
             text.append("deleted ", self._style("deleted"))
+        elif change.created:
+            text.append(f"new +{change.additions} ", self._style("added"))
         elif change.additions or not change.deletions:
             text.append(f"+{change.additions} ", self._style("added"))
         if change.deletions or change.deleted:
@@ -173,13 +176,8 @@ class ModifiedFileList(ScrollView, can_focus=True):
         return text
 
     def _path_text(self, change: FileChange, room: int) -> Text:
-        """``folder/ name``, shortened from the left ("…der/name") when there is no room."""
-        path = PurePosixPath(change.path)
-        folder = "" if str(path.parent) == "." else f"{path.parent}/"
-        name = path.name
-        if len(folder) + len(name) > room:
-            keep = room - len(name) - 1
-            folder = _ELLIPSIS + folder[-keep:] if keep > 0 else ""
-            name = name if len(name) <= room else _ELLIPSIS + name[-(room - 1):]
+        """``folder/ name``, cut in the middle ("src/…/name.py") when there is no room."""
+        folder, slash, name = shorten_path(change.path, room).rpartition("/")
+        folder += slash
         name_style = self._style("deleted-name" if change.deleted else "name")
         return Text.assemble((folder, self._style("folder")), (name, name_style))

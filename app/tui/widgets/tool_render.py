@@ -15,6 +15,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
+from app.tools.readable import readable_output
 from app.tui import css_beside
 from app.tui.widgets import tool_render_text as describe
 from app.tui.widgets.diff_view import DiffView
@@ -90,6 +91,7 @@ class ToolCallView(Vertical):
         if self.finished:
             return
         self.finished = True
+        output = readable_output(output)
         self.set_class(False, "running")
         self.set_class(error, "failed")
         mark, style = ("✗", "$error") if error else ("✓", "$success")
