@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -157,10 +158,16 @@ def _copy_effects(program: str, options: list[str], operands: list[str]) -> tupl
     effects += [Touch("write", posixpath.join(target, posixpath.basename(s.rstrip("/")))) for s in sources if s]
     if program == "mv":
         effects += [Touch("delete", source, tree=True) for source in sources]
-    hard_link = program == "ln" and not any(o in ("-s", "--symbolic") or _short(o, "s") for o in options)
-    if hard_link or (program == "cp" and any(o in ("-l", "--link") or _short(o, "l") for o in options)):
-        # A second name for the same file: writing through it changes the source.
-        effects += [Touch("write", source) for source in sources]
+    links = program == "ln" or (
+        program == "cp" and any(o in ("-l", "-s", "--link", "--symbolic-link") or _short(o, "l") or _short(o, "s")
+                                for o in options)
+    )  # fmt: skip
+    if links:
+        # A second name for the same file (a hard link, or a symbolic one, whose target is
+        # read from the link's folder): writing through it changes the source.
+        effects += [Touch("write", source) for source in sources if source]
+        link_folder = target if len(sources) > 1 or target.endswith("/") else posixpath.dirname(target)
+        effects += [Touch("write", posixpath.join(link_folder, source)) for source in sources if source]
     return tuple(effects)
 
 
@@ -274,3 +281,94 @@ _PROGRAMS = {
     "find": _find,
     "patch": _patch,
 }
+
+
+_WORD_END = frozenset(" \t\n;|&()<>")
+
+
+def brace_expanded(command: str, limit: int = 32) -> str | None:
+    """``command`` with its unquoted brace expansions done as bash does them before
+    anything runs (`{rm,x}` is `rm x`, `a{b,c}` is `ab ac`), or None when it has none.
+    The grammar reads `{rm,x}` as a syntax error; judged expanded, a deny on `rm *` holds."""
+    text, changed = command, False
+    for _ in range(limit):
+        found = _first_brace(text)
+        if found is None:
+            break
+        start, open_at, close_at, end = found
+        prefix, body, suffix = text[start:open_at], text[open_at + 1 : close_at], text[close_at + 1 : end]
+        words = " ".join(prefix + choice + suffix for choice in _top_level_split(body))
+        text, changed = text[:start] + words + text[end:], True
+    return text if changed else None
+
+
+def _first_brace(text: str) -> tuple[int, int, int, int] | None:
+    """(word start, `{`, its `}`, word end) of the first unquoted `{a,b}` not after `$`."""
+    quote, i, word_start = "", 0, 0
+    while i < len(text):
+        char = text[i]
+        if quote:
+            if char == quote:
+                quote = ""
+            elif char == "\\" and quote == '"':
+                i += 1
+        elif char == "\\":
+            i += 1
+        elif char in "'\"":
+            quote = char
+        elif char in _WORD_END:
+            word_start = i + 1
+        elif char == "{" and (i == 0 or text[i - 1] != "$"):
+            close = _matching_brace(text, i)
+            if close is not None and len(_top_level_split(text[i + 1 : close])) > 1:
+                end = close + 1
+                while end < len(text) and text[end] not in _WORD_END:
+                    end += 1
+                return word_start, i, close, end
+        i += 1
+    return None
+
+
+def _matching_brace(text: str, open_at: int) -> int | None:
+    depth = 0
+    for i in range(open_at, len(text)):
+        if text[i] in " \t\n'\"\\":
+            return None
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return i
+    return None
+
+
+def _top_level_split(body: str) -> list[str]:
+    parts, depth, current = [], 0, []
+    for char in body:
+        if char == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+_ANSI_C_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
+                   "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}  # fmt: skip
+_ANSI_C_CODE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL)
+
+
+def ansi_c_text(body: str) -> str:
+    """The text of bash's `$'...'` quoting (its body given): `$'\\x72m'` is `rm`."""
+
+    def one(match: re.Match[str]) -> str:
+        code = match.group(1)
+        if code[0] in "xuU" and len(code) > 1:
+            return chr(min(int(code[1:], 16), 0x10FFFF))
+        if code[0] in "01234567":
+            return chr(int(code, 8) & 0xFF)
+        if code[0] == "c" and len(code) == 2:
+            return chr(ord(code[1].upper()) ^ 0x40)
+        return _ANSI_C_ESCAPES.get(code, "\\" + code)
+
+    return _ANSI_C_CODE.sub(one, body)

@@ -24,6 +24,7 @@ What counts as one part (its text, exactly as written, is the permission subject
 
 from __future__ import annotations
 
+import glob
 import re
 import shlex
 from contextvars import ContextVar
@@ -32,7 +33,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from app.tools.command_effects import read_program
-from app.tools.shell_effects import Touch, find_targets, program_name
+from app.tools.shell_effects import Touch, ansi_c_text, brace_expanded, find_targets, program_name
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -75,6 +76,7 @@ _WRAPPER_SYNTAX: dict[str, tuple[frozenset[str], int]] = {
         ("strace", "-e -o -p -s -u -E -a -b -I -O -S -P -X", 0),
         ("ltrace", "-e -o -p -s -u -a -n", 0),
         ("busybox", "", 0),
+        ("toybox", "", 0),
         ("coproc", "", 0),
     ]
 }
@@ -100,6 +102,8 @@ _FILE_COMMANDS = frozenset(
 _DIRECTORY_CHANGES = frozenset({"cd", "pushd", "popd"})
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _BLANK = re.compile(r"\s")
+_GLOB = re.compile(r"[*?[]")
+_ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,10 @@ def parse_command(command: str) -> ParsedCommand:
     # Error recovery may invent an empty command (`a |`); the command is incomplete anyway.
     # A part found twice (`nohup echo $(id)` finds `id` in the command and in `echo $(id)`)
     # is judged once.
+    if (expanded := brace_expanded(command)) is not None:  # `{rm,x}` runs `rm x`: judged so too
+        inner = parse_command(expanded)
+        found.parts += inner.parts
+        found.doubts += inner.doubts
     parts = dict.fromkeys(p for p in found.parts if p.text)
     return ParsedCommand(
         tuple(parts),
@@ -239,11 +247,11 @@ def _collect(node: Node, found: _Found) -> None:
 def _add_simple(whole: Node, command: Node, found: _Found) -> None:
     """The part for ``command`` (its text that of ``whole``, redirections included), then
     the parts of what it runs through another program."""
-    words = _words(command)
+    scripts = _inner_scripts(command, _words(command))
+    words = _globbed_program(_words(command))
     values = [value for value, _ in words]
     text = _text(whole)
     normal = _normal(words) if words else " ".join(text.split())
-    scripts = _inner_scripts(command, words)
     runs = read_program(values, _assignments(command), _IMPLICIT.get())
     found.parts.append(
         SimpleCommand(
@@ -345,6 +353,22 @@ def _words(node: Node) -> list[tuple[str | None, Node]]:
     name = node.child_by_field_name("name")
     nodes = ([name] if name is not None else []) + node.children_by_field_name("argument")
     return [(_static_word(word), word) for word in nodes]
+
+
+def _globbed_program(words: list[tuple[str | None, Node]]) -> list[tuple[str | None, Node]]:
+    """A program named by a pattern (`/bin/r? x`) is what the pattern matches on disk, as
+    the shell expands it: the first match runs, the others are its first arguments."""
+    if not words or words[0][0] is None or not _GLOB.search(words[0][0]) or not _unquoted(words[0][1]):
+        return words
+    matches = sorted(glob.glob(words[0][0]))
+    return [(match, words[0][1]) for match in matches] + words[1:] if matches else words
+
+
+def _unquoted(node: Node) -> bool:
+    """A bare word (the shell expands its patterns), not a quoted or composed one."""
+    while node.type == "command_name" and node.child_count == 1:
+        node = node.children[0]
+    return node.type == "word"
 
 
 def _normal(words: list[tuple[str | None, Node]]) -> str:
@@ -572,7 +596,7 @@ def _programs_in_script(script: str) -> tuple[str, ...]:
 
 def _static_word(node: Node) -> str | None:
     """The word's value after quote removal, or None when it expands at run time."""
-    raw = _text(node)
+    raw = _ANSI_C.sub(lambda match: shlex.quote(ansi_c_text(match.group(1))), _text(node))
     if "$" in raw or "`" in raw:
         return None
     try:
