@@ -188,8 +188,10 @@ def parse_command(command: str) -> ParsedCommand:
     # Error recovery may invent an empty command (`a |`); the command is incomplete anyway.
     # A part found twice (`nohup echo $(id)` finds `id` in the command and in `echo $(id)`)
     # is judged once.
-    if (expanded := brace_expanded(command)) is not None:  # `{rm,x}` runs `rm x`: judged so too
-        inner = parse_command(expanded)
+    extra = [expanded] if (expanded := brace_expanded(command)) is not None else []  # `{rm,x}` runs `rm x`
+    extra += _alias_expanded(found.parts)
+    for line in extra:
+        inner = parse_command(line)
         found.parts += inner.parts
         found.doubts += inner.doubts
     parts = dict.fromkeys(p for p in found.parts if p.text)
@@ -353,6 +355,28 @@ def _words(node: Node) -> list[tuple[str | None, Node]]:
     name = node.child_by_field_name("name")
     nodes = ([name] if name is not None else []) + node.children_by_field_name("argument")
     return [(_static_word(word), word) for word in nodes]
+
+
+def _alias_expanded(parts: list[SimpleCommand]) -> list[str]:
+    """The parts that use an alias the command defines (`alias r=rm; r x`), with the alias
+    replaced (`rm x`): judged besides, so a deny on what the alias stands for holds."""
+    aliases: dict[str, str] = {}
+    for part in parts:
+        if (part.normal or part.text).startswith("alias "):
+            try:
+                words = shlex.split(part.text)[1:]
+            except ValueError:
+                continue
+            aliases.update(tuple(word.split("=", 1)) for word in words if "=" in word)
+    lines = []
+    for part in parts if aliases else ():
+        first, _, rest = (part.normal or part.text).partition(" ")
+        unused = dict(aliases)  # an alias may name another, but not itself again
+        while first in unused:
+            first, _, more = unused.pop(first).partition(" ")
+            rest = f"{more} {rest}".strip()
+            lines.append(f"{first} {rest}".strip())
+    return lines
 
 
 def _globbed_program(words: list[tuple[str | None, Node]]) -> list[tuple[str | None, Node]]:
