@@ -139,6 +139,7 @@ class _Turn:
 class _Active:
     task: asyncio.Task
     model: str
+    agent: str
     cancel_requested: bool = False
 
 
@@ -211,7 +212,7 @@ class AgentLoop:
         await self.runtime.mcp.wait_ready()  # a server still connecting would miss this turn
         task = asyncio.current_task()
         assert task is not None, "AgentLoop.run must run inside a task"
-        self._active[session_id] = active = _Active(task, model)
+        self._active[session_id] = active = _Active(task, model, agent)
         try:
             first_prompt = not session.title and not self._transcripts.list(session_id)
             self.runtime.store.messages.add(session_id, "user", [text_part(prompt)])
@@ -240,7 +241,7 @@ class AgentLoop:
         model = self.usable_model(agent, model)
         task = asyncio.current_task()
         assert task is not None, "AgentLoop.compact must run inside a task"
-        self._active[session_id] = _Active(task, model)
+        self._active[session_id] = _Active(task, model, agent)
         try:
             turn = self._new_turn(session_id, agent, model, "")
             turn.context_tokens = 0
@@ -275,6 +276,8 @@ class AgentLoop:
         agent_config = self.runtime.config.agents.get(agent)
         model = (agent_config.model if agent_config else None) or (parent.model if parent else None)
         child = self.runtime.store.sessions.create(title=title, parent_id=parent_session_id)
+        # The child's rules are its own agent's, narrowed by every deny of the agents above it.
+        self.runtime.permissions.inherit(child.id, parent_session_id, parent.agent if parent else "coder")
         return child.id, await self.run(child.id, prompt, agent=agent, model=model)
 
     async def wait_background(self) -> None:

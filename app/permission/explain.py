@@ -11,10 +11,12 @@ import posixpath
 from pathlib import Path
 from typing import get_args
 
+from app.bus import Bus
 from app.config import AgentName, Config
 from app.errors import ConfigError
+from app.permission.effects import Effect, EffectKind, protected_roots
 from app.permission.rules import PATH_TOOLS, READ_ONLY_TOOLS, STRICTNESS, Decision, evaluate_rules
-from app.permission.service import config_rules
+from app.permission.service import PermissionService, config_rules
 
 
 def normalize_subject(path: str) -> str:
@@ -44,8 +46,20 @@ def check_agent(agent: str) -> None:
         raise ConfigError(f'unknown agent "{agent}": use one of {", ".join(agents)}')
 
 
+# The effect a change tool's path has (a patch may also delete, which its sections say).
+CHANGE_EFFECTS: dict[str, EffectKind] = {
+    "write": "write",
+    "edit": "write",
+    "multiedit": "write",
+    "patch": "write",
+    "delete": "delete",
+}
+
+
 def explain(config: Config, workspace_root: Path, tool: str, subject: str, agent: str = "coder") -> str:
-    """The line to print, e.g. `deny  (global rule "*.go")`: the action padded to 5, a space, the reason."""
+    """The lines to print: first the verdict, e.g. `deny  (delete rule "*.go")` (the action
+    padded to 5, a space, the reason); for a tool that changes files, then one line per
+    effect with the rule that decided it, e.g. `  write secrets/key.txt: deny (edit rule "secrets/*")`."""
     check_agent(agent)
     absolute = None
     if tool in PATH_TOOLS:
@@ -57,14 +71,20 @@ def explain(config: Config, workspace_root: Path, tool: str, subject: str, agent
             key, subject, agent_rules=agent_rules, global_rules=global_rules, absolute=absolute, agent=agent
         )
 
-    decision = decide(tool)
     if tool in PATH_TOOLS and tool != "external_directory" and subject.startswith("/"):
         # As at run time: a path outside the workspace is never changed, and a read there
         # must also pass `external_directory` (the stricter of the two answers decides).
         if tool not in READ_ONLY_TOOLS:
             return f"{'deny':<5} (outside the workspace: {tool} changes files only inside it)"
-        outside = decide("external_directory")
+        decision, outside = decide(tool), decide("external_directory")
         if STRICTNESS[outside.action] > STRICTNESS[decision.action]:
             reason = outside.reason if outside.level == "default" else f"external_directory, {outside.reason}"
             return f"{outside.action:<5} ({reason})"
+    if tool in CHANGE_EFFECTS:
+        service = PermissionService(config, Bus())
+        protected = protected_roots(config.data.directory, normalize_subject(workspace_root.as_posix()))
+        effect = Effect(CHANGE_EFFECTS[tool], subject, absolute)
+        judgement = service.judge(tool, [effect], agent, protected=protected)[0]
+        return f"{judgement.action:<5} ({judgement.reason})\n  {judgement.line()}"
+    decision = decide(tool)
     return f"{decision.action:<5} ({decision.reason})"

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
 from app.bus import Bus
 from app.config import Config
 from app.errors import PermissionDeniedError
+from app.permission.effects import OWN_CONFIG, Effect, Judgement, judge_all
 from app.permission.events import ApprovalMissing, PermissionGranted, PermissionRequested, PermissionResolved
 from app.permission.request import PermissionPreview, PermissionReply, PermissionRequest
 from app.permission.rules import Action, Decision, Rules, evaluate_rules
@@ -61,6 +62,17 @@ class PermissionService:
         self.policy = policy
         self._pending: dict[str, _Pending] = {}
         self._session_answers: dict[str, dict[tuple[str, str], Action]] = {}
+        self._ancestors: dict[str, tuple[str, ...]] = {}
+
+    def inherit(self, child_session_id: str, parent_session_id: str, parent_agent: str) -> None:
+        """A sub-agent's session starts: every deny of the agents above it (the parent and
+        the parent's own ancestors) holds in it too, whatever its own rules allow."""
+        above = (*self._ancestors.get(parent_session_id, ()), parent_agent)
+        self._ancestors[child_session_id] = tuple(dict.fromkeys(above))
+
+    def agents_above(self, session_id: str) -> tuple[str, ...]:
+        """The agents whose denies a session inherits, outermost first (none for a top session)."""
+        return self._ancestors.get(session_id, ())
 
     def evaluate(
         self, tool: str, subject: str, agent: str, absolute: str | None = None, *, session_id: str | None = None
@@ -71,11 +83,44 @@ class PermissionService:
         decision = evaluate_rules(
             tool, subject, agent_rules=agent_rules, global_rules=global_rules, absolute=absolute, agent=agent
         )
+        if decision.action != "deny" and session_id in self._ancestors:
+            decision = self._inherited_deny(tool, subject, absolute, agent, self._ancestors[session_id]) or decision
         if decision.action == "ask" and session_id is not None:
             remembered = self._session_answers.get(session_id, {}).get((tool, subject))
             if remembered is not None:
                 return Decision(remembered, "the user, for this session", None, "session")
         return decision
+
+    def _inherited_deny(
+        self, tool: str, subject: str, absolute: str | None, agent: str, ancestors: tuple[str, ...]
+    ) -> Decision | None:
+        """The first deny an ancestor agent's own rules give (the stricter wins)."""
+        for ancestor in ancestors:
+            rules, _ = config_rules(self._config, ancestor)
+            if not rules:
+                continue
+            decision = evaluate_rules(
+                tool, subject, agent_rules=rules, global_rules=None, absolute=absolute, agent=ancestor
+            )
+            if decision.action == "deny":
+                return replace(decision, reason=f"{decision.reason}, inherited by {agent}")
+        return None
+
+    def judge(
+        self,
+        tool: str,
+        effects: Sequence[Effect],
+        agent: str,
+        *,
+        session_id: str | None = None,
+        protected: Sequence[str] = OWN_CONFIG,
+    ) -> list[Judgement]:
+        """Each effect's decision (app.permission.effects), with this session's answers."""
+
+        def evaluate(key: str, subject: str, absolute: str | None) -> Decision:
+            return self.evaluate(key, subject, agent, absolute, session_id=session_id)
+
+        return judge_all(evaluate, tool, effects, protected)
 
     async def request(
         self,

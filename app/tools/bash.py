@@ -22,6 +22,7 @@ from pydantic import Field
 
 from app.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionPreview
+from app.permission.effects import protected_roots
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.bash_judge import CommandJudge, one_line
 
@@ -210,7 +211,8 @@ async def authorize(ctx: ToolContext, command: str, title: str) -> None:
     the whole command: a rule allowing the whole string (`git *` matches
     `git log; rm -rf src`) must not skip the question."""
     judge = CommandJudge(
-        ctx.permissions, ctx.workspace, ctx.agent, ctx.config.tools.bash.banned_commands, ctx.session_id
+        ctx.permissions, ctx.workspace, ctx.agent, ctx.config.tools.bash.banned_commands, ctx.session_id,
+        protected_roots(ctx.config.data.directory, ctx.workspace.root.as_posix()),
     )
     verdict = judge.verdict(command)
     if verdict.refusal is not None:

@@ -19,18 +19,16 @@ from app.bus import Bus
 from app.config import Config
 from app.errors import ToolError
 from app.permission import Decision, PermissionService
+from app.permission.effects import OWN_CONFIG, protected_roots
 from app.permission.explain import check_agent
 from app.permission.rules import STRICTNESS, Action
-from app.tools.shell_parse import ParsedCommand, parse_command
+from app.tools.bash_files import HARMLESS_DEVICES, FileJudge
+from app.tools.shell_parse import ParsedCommand, SimpleCommand, parse_command
 from app.workspace import Workspace
 
 _UNFOLLOWED_CD = Decision("ask", "a directory change that cannot be followed", None, "default")
 _CD_OUT = Decision("ask", "a directory change out of the workspace", None, "default")
 _COMPUTED_PATH = Decision("ask", "known only when the command runs", None, "default")
-# Devices a command may name without touching anything outside the workspace.
-_HARMLESS_DEVICES = frozenset(
-    {"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty"}
-)
 
 
 @dataclass(frozen=True)
@@ -52,6 +50,8 @@ class CommandJudge:
     agent: str
     banned: list[str]
     session_id: str | None = None
+    protected: tuple[str, ...] = OWN_CONFIG
+    """Paths the agent never changes unless a rule names them (app.permission.effects)."""
 
     def verdict(self, command: str) -> Verdict:
         parsed = parse_command(command)
@@ -63,16 +63,18 @@ class CommandJudge:
                 f"bash: {names} is banned (tools.bash.bannedCommands), so nothing was run: "
                 "do this another way, or ask the user to change that list in .opencode.json",
             )
-        decisions = {
-            part.text: self.permissions.evaluate("bash", part.text, self.agent, session_id=self.session_id)
-            for part in parsed.parts
-        }
-        for part, decision in decisions.items():
+        judged = {part.text: self._part_decision(part) for part in parsed.parts}
+        decisions = {text: decision for text, (decision, _) in judged.items()}
+        for part in parsed.parts:
+            decision, subject = judged[part.text]
             if decision.action == "deny":
+                shown = f'"{one_line(part.text)}"'
+                if subject != part.text:
+                    shown += f' (run as "{one_line(part.normal)}")'
                 return Verdict(
                     "deny",
-                    f'part "{one_line(part)}": {decision.reason}',
-                    f'bash: the permission rules forbid "{one_line(part)}" ({decision.reason}), '
+                    f"part {shown}: {decision.reason}",
+                    f"bash: the permission rules forbid {shown} ({decision.reason}), "
                     "so nothing was run: leave that part out",
                 )
         outside = self.outside_paths(parsed)
@@ -84,15 +86,45 @@ class CommandJudge:
                     f"bash: the permission rules forbid touching {path}, outside the workspace "
                     f"(external_directory, {decision.reason}), so nothing was run: leave that path out",
                 )
+        files = FileJudge(self.workspace, self.evaluate, self.protected).judge(parsed)
+        for judgement in files:
+            if judgement.action == "deny":
+                return Verdict(
+                    "deny",
+                    f"{judgement.effect}: {judgement.reason}",
+                    f"bash: {judgement.effect} is forbidden ({judgement.reason}), so nothing was run: "
+                    "leave that out",
+                )
         if not parsed.complete:
             return Verdict("ask", "the command could not be parsed for certain")
+        if parsed.doubts:
+            return Verdict("ask", f"what it runs cannot be known: {parsed.doubts[0]}")
         if not decisions:
             return Verdict("ask", "no command to judge")
         for subject, decision in {**decisions, **outside}.items():
             if decision.action != "allow":
                 return Verdict("ask", f'"{one_line(subject)}": {decision.reason}')
+        for judgement in files:
+            if judgement.action != "allow":
+                return Verdict("ask", f"{judgement.effect}: {judgement.reason}")
         reasons = sorted({decision.reason for decision in decisions.values()})
         return Verdict("allow", f"every part allowed: {'; '.join(reasons)}")
+
+    def _part_decision(self, part: SimpleCommand) -> tuple[Decision, str]:
+        """The rules' decision for one part and the subject that gave it, judged as written
+        and as run (`\\rm x`, `/bin/rm x` and `r''m x` run `rm x`): a deny of either
+        refuses it; otherwise a rule matching the text as written decides, then one
+        matching the command as run."""
+        written = self.evaluate("bash", part.text)
+        if not part.normal or written.action == "deny":
+            return written, part.text
+        run = self.evaluate("bash", part.normal)
+        if run.action == "deny" or written.level == "default":
+            return run, part.normal
+        return written, part.text
+
+    def evaluate(self, key: str, subject: str, absolute: str | None = None) -> Decision:
+        return self.permissions.evaluate(key, subject, self.agent, absolute, session_id=self.session_id)
 
     def outside_paths(self, parsed: ParsedCommand) -> dict[str, Decision]:
         """The `external_directory` decision for each path outside the workspace the
@@ -124,7 +156,7 @@ class CommandJudge:
         when it is inside the workspace (symlinks followed) or a harmless device."""
         root = self.workspace.root.as_posix()
         absolute = posixpath.normpath(posixpath.join(root, os.path.expanduser(path)))
-        if absolute in _HARMLESS_DEVICES or absolute.startswith("/dev/fd/"):
+        if absolute in HARMLESS_DEVICES or absolute.startswith("/dev/fd/"):
             return None
         try:
             subject = self.workspace.subject(path)
@@ -137,8 +169,10 @@ def explain_command(config: Config, workspace_root: Path, command: str, agent: s
     """`opencode permission check bash COMMAND`: the bash tool's verdict, with no session's
     earlier answers, as `explain` prints a rule's: the action padded to 5, then why."""
     check_agent(agent)
+    workspace = Workspace(workspace_root)
     judge = CommandJudge(
-        PermissionService(config, Bus()), Workspace(workspace_root), agent, config.tools.bash.banned_commands
+        PermissionService(config, Bus()), workspace, agent, config.tools.bash.banned_commands,
+        protected=protected_roots(config.data.directory, workspace.root.as_posix()),
     )
     verdict = judge.verdict(command)
     return f"{verdict.action:<5} ({verdict.why})"

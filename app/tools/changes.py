@@ -3,7 +3,7 @@
 A tool describes what it wants as a *plan*: a function from a snapshot of the current
 files to a ``ChangeSet``. ``apply_changes`` then does the whole dance, in this order:
 take the path locks, read the files, check freshness, run the plan, ask permission
-(every subject evaluated, one question asked), write atomically (rolling back files
+(every effect judged, one question asked), write atomically (rolling back files
 already written if a later write fails) while recording the history versions in a
 transaction that commits only once every file is written, update the file records, and
 let history publish ``FileVersionCreated`` on that commit. Tools never repeat it.
@@ -25,6 +25,7 @@ from pathlib import Path
 from app.diff import Region, unified_diff, unified_diff_regions
 from app.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionPreview
+from app.permission.effects import Effect, protected_roots
 from app.store.models import RecordedChange
 from app.tools.base import ToolContext
 from app.workspace.textio import TextFile, decode_text, is_binary, stage_atomic, sync_paths, write_atomic
@@ -81,8 +82,9 @@ class Change:
 class ChangeSet:
     """What a plan returns: the changes, and how to ask the user about them.
 
-    ``subjects`` are every permission subject to evaluate (a directory delete lists
-    each file inside); ``ask_subject`` is the one question asked and remembered.
+    Every changed file is judged as a write or delete effect; ``subjects`` are entries
+    removed besides them (a deleted folder and the folders inside it), judged as deletes
+    too. ``ask_subject`` is the one question asked and remembered.
     ``person_only`` says why only a person may approve the change (a delete past
     tools.delete.maxFiles): asked even when every rule allows, refused headless (--yes too).
     """
@@ -95,9 +97,6 @@ class ChangeSet:
     remove_dirs: list[Path] = field(default_factory=list)
     """Folders emptied by ``changes``, to remove after them, deepest first."""
     person_only: str | None = None
-    judged_as: dict[str, list[str]] = field(default_factory=dict)
-    """Subjects also judged by another tool's rules: a patch's Delete File sections by
-    the delete rules (spec 000), so a "deny" or "ask" there cannot be sidestepped."""
 
 
 @dataclass(frozen=True)
@@ -238,17 +237,22 @@ def counted_changes(diff: str) -> tuple[int, int]:
 async def _authorize(
     ctx: ToolContext, tool: str, change_set: ChangeSet, applied: list[AppliedFile], confirmed: bool
 ) -> None:
-    subjects = change_set.subjects or [a.path for a in applied] or [change_set.ask_subject]
-    judged = {tool: subjects, **change_set.judged_as}
-    actions = {
-        (key, s): ctx.permissions.evaluate(key, s, ctx.agent).action for key, listed in judged.items() for s in listed
-    }
-    if denied := [(key, s) for (key, s), action in actions.items() if action == "deny"]:
-        key = denied[0][0]
-        names = [s for rule_key, s in denied if rule_key == key]
-        shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
-        raise PermissionDeniedError(f"Permission denied: the rules forbid {key} on {shown}; nothing was changed")
-    if confirmed or (change_set.person_only is None and all(action == "allow" for action in actions.values())):
+    """Judge every effect (each file written or deleted, each folder removed) with the
+    tool's key and its group's (app.permission.effects): one deny refuses the change,
+    otherwise one question covers everything that asks."""
+    effects = [Effect("delete" if item.deleted else "write", item.path) for item in applied]
+    effects += [Effect("delete", subject) for subject in change_set.subjects]
+    protected = protected_roots(ctx.config.data.directory, ctx.workspace.root.as_posix())
+    judgements = ctx.permissions.judge(tool, effects, ctx.agent, session_id=ctx.session_id, protected=protected)
+    if denied := [j for j in judgements if j.action == "deny"]:
+        first = denied[0]
+        same = [j.effect.target for j in denied if (j.effect.kind, j.reason) == (first.effect.kind, first.reason)]
+        shown = ", ".join(same[:10]) + (f" and {len(same) - 10} more" if len(same) > 10 else "")
+        raise PermissionDeniedError(
+            f"Permission denied: the rules forbid {first.effect.kind} on {shown} ({first.reason}); nothing was changed"
+        )
+    asks = any(j.action == "ask" for j in judgements)
+    if confirmed or (change_set.person_only is None and not asks):
         return
 
     def diff_preview() -> PermissionPreview:
@@ -260,7 +264,7 @@ async def _authorize(
     await ctx.permissions.check(
         ctx.session_id, tool, change_set.ask_subject, ctx.agent, change_set.title,
         change_set.preview or diff_preview,
-        ask_anyway="ask" in actions.values(), person_only=change_set.person_only,
+        ask_anyway=asks, person_only=change_set.person_only,
     )
 
 

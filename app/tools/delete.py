@@ -242,7 +242,7 @@ class _Planner:
             changes,
             title=title,
             ask_subject=target.rel,
-            subjects=[target.rel, *self.lines, *(relative(p) for p in (*tree.links, *tree.folders))],
+            subjects=[target.rel, *(relative(p) for p in tree.folders)],
             preview=PermissionPreview("files", title, files=list(self.lines.items())),
             # Deepest first, so each folder is empty when its turn comes.
             remove_dirs=[*reversed(tree.folders), target.path],

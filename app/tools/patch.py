@@ -239,10 +239,10 @@ class _Planner:
                 if data != snapshot[path].data
             ],
             title=f"Patch: {_clip(self.listing)}",
+            # Every Add/Update/Move target is judged as a write (edit rules too), every Delete
+            # File and Move source as a delete (delete rules too): allow_delete is the model's
+            # own flag, not the user's.
             ask_subject=self._ask_subject(subjects),
-            subjects=subjects,
-            # allow_delete is the model's own flag: the user's delete rules judge deletes too.
-            judged_as={"delete": [relative(self.files[op.path]) for op in plan.ops if op.kind == "delete"]},
         )
 
     def _refuse_non_file(self, rel: str, path: Path) -> None:

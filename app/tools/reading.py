@@ -97,15 +97,16 @@ def allowed_by_rules(ctx: ToolContext, tool: str, target: ReadTarget) -> Callabl
 
     def allowed(shown: str) -> bool:
         absolute = f"{root}/{shown}" if target.inside else shown
-        return ctx.permissions.evaluate(tool, shown, ctx.agent, absolute).action != "deny"
+        return ctx.permissions.evaluate(tool, shown, ctx.agent, absolute, session_id=ctx.session_id).action != "deny"
 
     return allowed
 
 
 def _rules_can_deny(ctx: ToolContext, tool: str) -> bool:
-    """Whether the agent's or the global rules for ``tool``, or for every tool (the key
-    `*`), contain a deny at all."""
-    for rules in config_rules(ctx.config, ctx.agent):
+    """Whether the agent's, its ancestors' (a sub-agent inherits their denies) or the
+    global rules for ``tool``, or for every tool (the key `*`), contain a deny at all."""
+    agents = (ctx.agent, *ctx.permissions.agents_above(ctx.session_id))
+    for rules in (rules for agent in agents for rules in config_rules(ctx.config, agent)):
         for key in (tool, "*"):
             value = rules.get(key) if rules else None
             if value == "deny" or (isinstance(value, dict) and "deny" in value.values()):

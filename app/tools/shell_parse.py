@@ -24,12 +24,16 @@ What counts as one part (its text, exactly as written, is the permission subject
 
 from __future__ import annotations
 
+import glob
 import re
 import shlex
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING
+
+from app.tools.command_effects import read_program
+from app.tools.shell_effects import Touch, ansi_c_text, brace_expanded, find_targets, program_name
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -72,6 +76,7 @@ _WRAPPER_SYNTAX: dict[str, tuple[frozenset[str], int]] = {
         ("strace", "-e -o -p -s -u -E -a -b -I -O -S -P -X", 0),
         ("ltrace", "-e -o -p -s -u -a -n", 0),
         ("busybox", "", 0),
+        ("toybox", "", 0),
         ("coproc", "", 0),
     ]
 }
@@ -96,6 +101,9 @@ _FILE_COMMANDS = frozenset(
 # Builtins that change the working directory of the rest of the command.
 _DIRECTORY_CHANGES = frozenset({"cd", "pushd", "popd"})
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_BLANK = re.compile(r"\s")
+_GLOB = re.compile(r"[*?[]")
+_ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -114,6 +122,12 @@ class SimpleCommand:
     programs: tuple[str, ...] = ()
     paths: tuple[str, ...] = ()
     directory: str | None = None
+    normal: str = ""
+    """The command as the shell runs it, for the rules: quotes and backslashes removed, the
+    program by its name (`/bin/rm` is `rm`), words separated by one space. Empty when
+    the same as ``text``."""
+    touches: tuple[Touch, ...] = ()
+    """The files it writes or deletes (shell_effects), redirection targets included."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +137,9 @@ class ParsedCommand:
 
     parts: tuple[SimpleCommand, ...]
     complete: bool
+    doubts: tuple[str, ...] = ()
+    """Why what the command runs cannot be known (it defines a function or an alias, a git
+    alias defined elsewhere, ...): the caller asks, even when every part is allowed."""
 
 
 # tree-sitter-bash 0.25 crashes the process (a segfault, not every time) on `{` followed
@@ -134,6 +151,8 @@ _SOURCE: ContextVar[bytes] = ContextVar("shell_parse_source")
 # How many scripts deep the current parse is (`sh -c "sh -c '...'"`), and the limit.
 _DEPTH: ContextVar[int] = ContextVar("shell_parse_depth", default=0)
 _MAX_SCRIPT_DEPTH = 8
+# Paths the command being parsed receives at run time besides its words (see _inner_scripts).
+_IMPLICIT: ContextVar[tuple[str, ...]] = ContextVar("shell_parse_implicit", default=())
 
 
 @dataclass
@@ -143,6 +162,7 @@ class _Found:
 
     parts: list[SimpleCommand] = field(default_factory=list)
     opaque: bool = False
+    doubts: list[str] = field(default_factory=list)
 
 
 def parse_command(command: str) -> ParsedCommand:
@@ -168,8 +188,18 @@ def parse_command(command: str) -> ParsedCommand:
     # Error recovery may invent an empty command (`a |`); the command is incomplete anyway.
     # A part found twice (`nohup echo $(id)` finds `id` in the command and in `echo $(id)`)
     # is judged once.
+    extra = [expanded] if (expanded := brace_expanded(command)) is not None else []  # `{rm,x}` runs `rm x`
+    extra += _alias_expanded(found.parts)
+    for line in extra:
+        inner = parse_command(line)
+        found.parts += inner.parts
+        found.doubts += inner.doubts
     parts = dict.fromkeys(p for p in found.parts if p.text)
-    return ParsedCommand(tuple(parts), complete=not (tree.root_node.has_error or found.opaque))
+    return ParsedCommand(
+        tuple(parts),
+        complete=not (tree.root_node.has_error or found.opaque),
+        doubts=tuple(dict.fromkeys(found.doubts)),
+    )
 
 
 @cache
@@ -199,6 +229,8 @@ def _collect(node: Node, found: _Found) -> None:
     name = node.child_by_field_name("name") if node.type == "command" else None
     if name is not None and _text(name) in _KEYWORDS:
         found.opaque = True  # `! { a; }` is read as a command named "{": the grammar went wrong
+    if node.type == "function_definition":
+        found.doubts.append("it defines a shell function, whose name can stand for any program")
     if node.type in _SIMPLE or (
         node.type == "variable_assignment" and node.parent is not None and node.parent.type not in _ASSIGNMENT_OWNERS
     ):
@@ -210,28 +242,40 @@ def _collect(node: Node, found: _Found) -> None:
             for child in node.children:
                 _collect_inside(child, found) if child == body else _collect(child, found)
             return
-        parts.append(SimpleCommand(_text(node), paths=_redirect_targets(node)))
+        parts.append(SimpleCommand(_text(node), paths=_redirect_targets(node), touches=_redirect_writes(node)))
     _collect_inside(node, found)
 
 
 def _add_simple(whole: Node, command: Node, found: _Found) -> None:
     """The part for ``command`` (its text that of ``whole``, redirections included), then
     the parts of what it runs through another program."""
-    words = _words(command)
+    scripts = _inner_scripts(command, _words(command))
+    words = _globbed_program(_words(command))
     values = [value for value, _ in words]
+    text = _text(whole)
+    normal = _normal(words) if words else " ".join(text.split())
+    runs = read_program(values, _assignments(command), _IMPLICIT.get())
     found.parts.append(
         SimpleCommand(
-            _text(whole),
+            text,
             _programs_in_words(values),
             _file_operands(values) + _redirect_targets(whole),
             _directory(values),
+            "" if normal == text else normal,
+            runs.touches + _redirect_writes(whole),
         )
     )
-    if words and (values[0] is None or _runs_computed_script(_program_name(values[0]), values[1:])):
+    found.doubts += runs.doubts
+    if words and (values[0] is None or _runs_computed_script(program_name(values[0]), values[1:])):
         found.opaque = True  # a program named by an expansion (`$TOOL x`, `eval "$X"`) cannot be judged
-    for script in _inner_scripts(command, words):
-        inner = parse_command(script)
+    for script, implicit in [*scripts, *((script, ()) for script in runs.scripts)]:
+        token = _IMPLICIT.set(implicit)
+        try:
+            inner = parse_command(script)
+        finally:
+            _IMPLICIT.reset(token)
         found.parts.extend(inner.parts)
+        found.doubts += inner.doubts
         found.opaque |= not inner.complete
 
 
@@ -313,22 +357,79 @@ def _words(node: Node) -> list[tuple[str | None, Node]]:
     return [(_static_word(word), word) for word in nodes]
 
 
-def _program_name(word: str) -> str:
-    """`/usr/bin/curl`, `./curl` and `/usr/bin/curl/` all run `curl`."""
-    return word.rstrip("/").rsplit("/", 1)[-1]
+def _alias_expanded(parts: list[SimpleCommand]) -> list[str]:
+    """The parts that use an alias the command defines (`alias r=rm; r x`), with the alias
+    replaced (`rm x`): judged besides, so a deny on what the alias stands for holds."""
+    aliases: dict[str, str] = {}
+    for part in parts:
+        if (part.normal or part.text).startswith("alias "):
+            try:
+                words = shlex.split(part.text)[1:]
+            except ValueError:
+                continue
+            aliases.update(tuple(word.split("=", 1)) for word in words if "=" in word)
+    lines = []
+    for part in parts if aliases else ():
+        first, _, rest = (part.normal or part.text).partition(" ")
+        unused = dict(aliases)  # an alias may name another, but not itself again
+        while first in unused:
+            first, _, more = unused.pop(first).partition(" ")
+            rest = f"{more} {rest}".strip()
+            lines.append(f"{first} {rest}".strip())
+    return lines
+
+
+def _globbed_program(words: list[tuple[str | None, Node]]) -> list[tuple[str | None, Node]]:
+    """A program named by a pattern (`/bin/r? x`) is what the pattern matches on disk, as
+    the shell expands it: the first match runs, the others are its first arguments."""
+    if not words or words[0][0] is None or not _GLOB.search(words[0][0]) or not _unquoted(words[0][1]):
+        return words
+    matches = sorted(glob.glob(words[0][0]))
+    return [(match, words[0][1]) for match in matches] + words[1:] if matches else words
+
+
+def _unquoted(node: Node) -> bool:
+    """A bare word (the shell expands its patterns), not a quoted or composed one."""
+    while node.type == "command_name" and node.child_count == 1:
+        node = node.children[0]
+    return node.type == "word"
+
+
+def _normal(words: list[tuple[str | None, Node]]) -> str:
+    """The words as the shell passes them (see SimpleCommand.normal); one computed at run
+    time is kept as written."""
+    values = [value if value is not None else _text(node) for value, node in words]
+    if words[0][0] is not None:
+        values[0] = program_name(values[0])
+    # A word holding blanks stays one word (quoted), so no rule reads it as two.
+    return " ".join(shlex.quote(v) if value is not None and _BLANK.search(v) else v for v, (value, _) in zip(values, words, strict=True))
+
+
+def _assignments(command: Node) -> list[tuple[str, str | None]]:
+    """The `NAME=value` assignments of a part (before a command, after `export`, or on
+    their own): the name and the value (None where computed at run time)."""
+    nodes = [command] if command.type == "variable_assignment" else command.children
+    found = []
+    for node in nodes:
+        if node.type != "variable_assignment":
+            continue
+        name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+        if name is not None:
+            found.append((_text(name), "" if value is None else _static_word(value)))
+    return found
 
 
 def _programs_in_words(words: list[str | None]) -> tuple[str, ...]:
     """``words`` are the literal words of one simple command (None where computed)."""
     if not words or words[0] is None:
         return ()
-    program = _program_name(words[0])
+    program = program_name(words[0])
     rest = words[1:]
     if program in _KEYWORDS:  # a misread compound statement (`{ curl x`): the next word runs
         return (program, *_programs_in_words(rest))
     if program in WRAPPERS:
         # Options and NAME=value assignments are skipped; every other word may be the program.
-        names = (_program_name(word) for word in rest if word and not word.startswith("-") and "=" not in word)
+        names = (program_name(word) for word in rest if word and not word.startswith("-") and "=" not in word)
         return (program, *names)
     if program == "eval":
         script = " ".join(word for word in rest if word)
@@ -339,20 +440,23 @@ def _programs_in_words(words: list[str | None]) -> tuple[str, ...]:
     return (program,)
 
 
-def _inner_scripts(command: Node, words: list[tuple[str | None, Node]]) -> list[str]:
+def _inner_scripts(command: Node, words: list[tuple[str | None, Node]]) -> list[tuple[str, tuple[str, ...]]]:
     """The command lines ``command`` runs through another program: the rest of the line
     after a wrapper (as written), a shell's or `su`'s `-c` script, `eval`'s and `watch`'s
-    arguments, `trap`'s action, `env -S`'s string, each `find -exec` clause."""
+    arguments, `trap`'s action, `env -S`'s string, each `find -exec` clause; each with the
+    paths it receives at run time besides its words (`xargs rm` gets names from its input,
+    judged as the tree they come from; a `find -exec` clause, find's starting points)."""
     values = [value for value, _ in words]
     if not values or values[0] is None:
         return []
-    program, rest = _program_name(values[0]), values[1:]
+    program, rest = program_name(values[0]), values[1:]
     scripts = []
     start = _wrapped_start(program, rest) if program in _WRAPPER_SYNTAX else None
     if start is not None and program == "watch":  # watch joins its arguments into a `sh -c` line
         scripts += _joined(rest[start:])
     elif start is not None:
-        scripts.append(_source(words[start + 1][1].start_byte, command.end_byte))
+        wrapped = _source(words[start + 1][1].start_byte, command.end_byte)
+        scripts.append((wrapped, (".",)) if program == "xargs" else wrapped)
     if program == "env":
         scripts.append(_env_split_string(rest) or "")
     if program == "eval":
@@ -360,11 +464,13 @@ def _inner_scripts(command: Node, words: list[tuple[str | None, Node]]) -> list[
     if program == "trap":
         scripts.append(_trap_action(rest))
     if program == "find":
-        scripts += _find_exec_clauses(words)
+        targets = find_targets(rest)
+        scripts += [(clause, targets) for clause in _find_exec_clauses(words)]
     flag = _c_flag_index(rest)
     if program in _SHELLS and flag is not None:
         scripts.append(rest[flag + 1] or "")
-    return [script for script in scripts if script]
+    pairs = [script if isinstance(script, tuple) else (script, ()) for script in scripts]
+    return [(script, implicit) for script, implicit in pairs if script]
 
 
 def _runs_computed_script(program: str, rest: list[str | None]) -> bool:
@@ -442,7 +548,7 @@ def _file_operands(words: list[str | None]) -> tuple[str, ...]:
     """The non-option arguments of a file command (`cat /etc/hosts`), which name paths;
     after `--` every argument is one. A path computed at run time (`cat $HOME/x`) is
     "": where it leads cannot be judged, so it is asked about."""
-    if not words or words[0] is None or _program_name(words[0]) not in _FILE_COMMANDS:
+    if not words or words[0] is None or program_name(words[0]) not in _FILE_COMMANDS:
         return ()
     operands, options_done = [], False
     for word in words[1:]:
@@ -465,6 +571,21 @@ def _directory(words: list[str | None]) -> str | None:
     if not operands:
         return "~"
     return "" if operands[0] == "-" else operands[0]
+
+
+def _redirect_writes(node: Node) -> tuple[Touch, ...]:
+    """Write effects of ``node``'s own redirections that write (`>`, `>>`, `&>`, `>|`,
+    `<>`, `>&` to a file): "" for a target computed at run time."""
+    touches = []
+    for child in node.children:
+        destination = child.child_by_field_name("destination") if child.type == "file_redirect" else None
+        if destination is None or destination.type == "number":
+            continue
+        operator = "".join(_text(c) for c in child.children if c != destination and c.type != "file_descriptor")
+        target = _static_word(destination)
+        if ">" in operator and target not in ("-",):
+            touches.append(Touch("write", target or ""))
+    return tuple(touches)
 
 
 def _redirect_targets(node: Node) -> tuple[str, ...]:
@@ -499,7 +620,7 @@ def _programs_in_script(script: str) -> tuple[str, ...]:
 
 def _static_word(node: Node) -> str | None:
     """The word's value after quote removal, or None when it expands at run time."""
-    raw = _text(node)
+    raw = _ANSI_C.sub(lambda match: shlex.quote(ansi_c_text(match.group(1))), _text(node))
     if "$" in raw or "`" in raw:
         return None
     try:

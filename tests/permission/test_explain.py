@@ -40,12 +40,12 @@ CONFIG = make_config(
 @pytest.mark.parametrize(
     ("tool", "subject", "line"),
     [
-        ("delete", "tmp/a.txt", 'allow (global rule "tmp/*")'),
-        ("delete", "main.go", 'deny  (global rule "*.go")'),
-        ("delete", "README.md", 'ask   (global rule "*")'),
-        ("delete", "./tmp/../main.go", 'deny  (global rule "*.go")'),
-        ("delete", "/work/repo/tmp/a.txt", 'allow (global rule "tmp/*")'),  # absolute inside the root
-        ("delete", "docs/x.md", 'allow (agent coder rule "docs/*")'),
+        ("delete", "tmp/a.txt", 'allow (delete rule "tmp/*")'),
+        ("delete", "main.go", 'deny  (delete rule "*.go")'),
+        ("delete", "README.md", 'ask   (delete rule "*")'),
+        ("delete", "./tmp/../main.go", 'deny  (delete rule "*.go")'),
+        ("delete", "/work/repo/tmp/a.txt", 'allow (delete rule "tmp/*")'),  # absolute inside the root
+        ("delete", "docs/x.md", 'allow (agent coder delete rule "docs/*")'),
         ("write", "main.go", "ask   (default for write)"),
         ("view", "main.go", "allow (default for view)"),
         ("external_directory", "/etc/../etc/hosts", 'deny  (global rule "/etc/*")'),
@@ -56,7 +56,7 @@ CONFIG = make_config(
     ],
 )
 def test_explain_prints_the_action_and_the_rule(tool, subject, line):
-    assert explain(CONFIG, ROOT, tool, subject) == line
+    assert explain(CONFIG, ROOT, tool, subject).splitlines()[0] == line
 
 
 OUTSIDE_CONFIG = make_config({"view": {"/var/*": "deny"}, "grep": "allow", "external_directory": {"/etc/*": "deny"}})
@@ -82,7 +82,7 @@ def test_explain_answers_for_paths_outside_the_workspace_as_the_tools_do(tool, s
 
 
 def test_explain_uses_the_named_agent_s_rules():
-    assert explain(CONFIG, ROOT, "delete", "docs/x.md", agent="explorer") == 'ask   (global rule "*")'
+    assert explain(CONFIG, ROOT, "delete", "docs/x.md", agent="explorer").startswith('ask   (delete rule "*")\n')
 
 
 def test_an_unknown_agent_is_named_with_the_known_ones():
@@ -91,7 +91,8 @@ def test_an_unknown_agent_is_named_with_the_known_ones():
 
 
 def test_a_root_spelled_with_dot_dot_gives_the_same_subjects():
-    assert explain(CONFIG, Path("/work/other/../repo"), "delete", "/work/repo/main.go") == 'deny  (global rule "*.go")'
+    line = explain(CONFIG, Path("/work/other/../repo"), "delete", "/work/repo/main.go").splitlines()[0]
+    assert line == 'deny  (delete rule "*.go")'
 
 
 def test_the_cli_prints_the_line_for_a_real_config_file(tmp_path):
@@ -105,4 +106,7 @@ def test_the_cli_prints_the_line_for_a_real_config_file(tmp_path):
         env={"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"), "PYTHONPATH": str(repo)},
         timeout=60,
     )
-    assert (result.returncode, result.stdout) == (0, 'deny  (global rule "*.go")\n'), result.stderr
+    assert (result.returncode, result.stdout) == (
+        0,
+        'deny  (delete rule "*.go")\n  delete main.go: deny (delete rule "*.go")\n',
+    ), result.stderr

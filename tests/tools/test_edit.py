@@ -287,7 +287,7 @@ async def test_a_deny_rule_leaves_the_file_and_history_alone(make_runtime, works
     path.parent.mkdir()
     path.write_text("package main\n")
     ctx.records.record_read(ctx.session_id, path)
-    with pytest.raises(PermissionDeniedError, match="forbid edit on cmd/main.go"):
+    with pytest.raises(PermissionDeniedError, match="forbid write on cmd/main.go"):
         await edit.call({"filePath": "cmd/main.go", "oldString": "main", "newString": "lib"}, ctx)
     assert path.read_text() == "package main\n"
     assert runtime.store.history.list_latest_session_files(ctx.session_id) == []

@@ -466,7 +466,7 @@ async def test_a_delete_rule_denying_a_file_refuses_a_patch_deleting_it(files: P
         PermissionDeniedError,
         allow_delete=True,
     )
-    assert error == "Permission denied: the rules forbid delete on src/app.py; nothing was changed"
+    assert error == 'Permission denied: the rules forbid delete on src/app.py (delete rule "*.py"); nothing was changed'
     await assert_untouched(files, ctx, before)
     await apply(
         ctx, "*** Delete File: notes.txt\n*** Update File: src/app.py\n@@\n-import os\n", allow_delete=True

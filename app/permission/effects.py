@@ -1,0 +1,179 @@
+"""Effects: what a tool call does, judged once, whatever tool or spelling reaches it.
+
+Every call resolves to effects before anyone is asked: read(path), write(path) (create
+or modify), delete(path), execute(command). An effect is judged with the tool's own key
+and the key of its group (`edit` for every write, `delete` for every removal), so an
+`edit` deny on `secrets/*` holds against write, multiedit and patch alike. A default is
+no rule: a group key only counts when one of its patterns matched. Among the decisions
+that matched, the stricter wins (deny over ask over allow); within one key the most
+specific pattern already decided. See docs/permissions.md, "Effects".
+
+Protected paths (opencode's own config and data, VCS control files) are never written
+or deleted unless the deciding rule is an allow whose pattern names them: ask is not
+enough, and neither is --yes.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from app.permission.rules import STRICTNESS, Decision
+
+EffectKind = Literal["read", "write", "delete", "execute"]
+# The key whose rules cover an effect of that kind, whichever tool has it.
+GROUP_KEYS: dict[str, str] = {"write": "edit", "delete": "delete"}
+# Keys whose deny also holds for an effect of that kind: a removal changes a file's content
+# too, so `"edit": {"secrets/*": "deny"}` keeps secrets/ from being deleted or moved away;
+# an edit "ask" or "allow" says nothing about deleting.
+DENY_ALSO: dict[str, str] = {"delete": "edit"}
+# Files opencode reads its rules and its commands from, relative to the workspace root.
+OWN_CONFIG = (".opencode.json", ".opencode")
+# File names that steer git (filters, submodule URLs) wherever they are in the tree.
+VCS_FILES = frozenset({".gitattributes", ".gitmodules"})
+
+Evaluate = Callable[[str, str, "str | None"], Decision]
+"""(key, subject, absolute) -> the rules' decision for that key."""
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """``target``: a workspace-relative POSIX path (absolute when outside), or a command."""
+
+    kind: EffectKind
+    target: str
+    absolute: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.target}"
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """The decision for one effect and the key whose rule gave it."""
+
+    effect: Effect
+    decision: Decision
+    key: str
+
+    @property
+    def action(self) -> str:
+        return self.decision.action
+
+    @property
+    def reason(self) -> str:
+        """`edit rule "secrets/*"`, `agent coder delete rule "*.go"`, `default for write`, or a
+        protection's explanation."""
+        decision = self.decision
+        if decision.pattern is None or decision.level == "session":
+            return decision.reason
+        scope = " for every tool" if decision.reason.endswith(" for every tool") else ""
+        level = decision.reason.split(" rule ", 1)[0]
+        owner = "" if level == "global" else f"{level} "
+        key = "" if scope else f"{self.key} "
+        return f'{owner}{key}rule "{decision.pattern}"{scope}'
+
+    def line(self) -> str:
+        """`write secrets/key.txt: deny (edit rule "secrets/*")`."""
+        return f"{self.effect}: {self.action} ({self.reason})"
+
+
+def keys_for(tool: str, kind: EffectKind) -> tuple[str, ...]:
+    """The tool's own key, then its group's, without repeats."""
+    return tuple(dict.fromkeys((tool, GROUP_KEYS.get(kind, tool))))
+
+
+def judge(
+    evaluate: Evaluate, tool: str, effect: Effect, protected_roots: Sequence[str] = OWN_CONFIG
+) -> Judgement:
+    """One effect's decision across its keys (module doc), then the protection of
+    opencode's own files and VCS control files for writes and deletes."""
+    judged = [(key, evaluate(key, effect.target, effect.absolute)) for key in keys_for(tool, effect.kind)]
+    matched = [(key, decision) for key, decision in judged if decision.level != "default"] or judged[:1]
+    key, decision = max(matched, key=lambda pair: STRICTNESS[pair[1].action])
+    also = DENY_ALSO.get(effect.kind)
+    if also is not None and also not in (tool, key) and decision.action != "deny":
+        other = evaluate(also, effect.target, effect.absolute)
+        if other.action == "deny":
+            key, decision = also, other
+    result = Judgement(effect, decision, key)
+    if effect.kind in ("write", "delete"):
+        anchor = protected_anchor(effect.target, protected_roots)
+        if anchor is not None and not (decision.action == "allow" and names(decision.pattern, anchor)):
+            return Judgement(
+                effect,
+                Decision("deny", protection_reason(effect.target, anchor, effect.kind), None, "default"),
+                key,
+            )
+    return result
+
+
+def judge_all(
+    evaluate: Evaluate, tool: str, effects: Sequence[Effect], protected_roots: Sequence[str] = OWN_CONFIG
+) -> list[Judgement]:
+    return [judge(evaluate, tool, effect, protected_roots) for effect in effects]
+
+
+def strictest(judgements: Sequence[Judgement]) -> Judgement | None:
+    """The first of the strictest judgements (a deny before any ask), None for none."""
+    return max(judgements, key=lambda j: STRICTNESS[j.action], default=None)
+
+
+def protected_anchor(subject: str, own_roots: Sequence[str] = OWN_CONFIG) -> str | None:
+    """The protected entry ``subject`` is or lies in (`.opencode.json`, `.opencode`, the
+    data folder, `sub/.git`, `.gitmodules`, ...), or None. ``subject`` is workspace-relative.
+
+    All of `.git/` is protected, not only `config` and `hooks/`: `.git/info/attributes`,
+    `.git/modules/*/config` and `.git/worktrees/*/` carry the same powers, a `.git` file
+    can point git at another folder, and the rest (objects, refs, index) is git's own to
+    change, which a direct write can only corrupt. Nested repositories count too."""
+    if subject.startswith("/") or subject in ("", "."):
+        return None
+    for root in own_roots:
+        if subject == root or subject.startswith(root.rstrip("/") + "/"):
+            return root
+    parts = subject.split("/")
+    for i, part in enumerate(parts):
+        if part == ".git" or (part in VCS_FILES and i == len(parts) - 1):
+            return "/".join(parts[: i + 1])
+    return None
+
+
+def names(pattern: str | None, anchor: str) -> bool:
+    """Whether a rule's pattern spells out the protected ``anchor``: its literal start (up
+    to the first wildcard) begins with it. `.git/hooks/*` names `.git`; `*` names nothing."""
+    if pattern is None:
+        return False
+    literal = re.split(r"[*?]", pattern, maxsplit=1)[0].removeprefix("./")
+    return literal.startswith(anchor)
+
+
+def protection_reason(subject: str, anchor: str, kind: EffectKind) -> str:
+    """Why a protected path was refused, and the one way to allow it."""
+    name = anchor.rsplit("/", 1)[-1]
+    if name == ".git":
+        what = "inside git's own folder"
+    elif name in VCS_FILES:
+        what = "a file that steers git"
+    elif anchor == ".opencode.json":
+        what = "opencode's own configuration"
+    elif anchor == ".opencode":
+        what = "in opencode's own folder (agents, commands, data)"
+    else:
+        what = "opencode's own data"
+    return (
+        f"protected: {subject} is {what}; the agent changes it only when a rule names it with allow "
+        f'("{GROUP_KEYS[kind]}": {{"{subject}": "allow"}}), not on ask or --yes'
+    )
+
+
+def protected_roots(data_directory: str, workspace_root: str) -> tuple[str, ...]:
+    """The own-config roots plus the data folder (`data.directory`), workspace-relative,
+    when it lies inside the workspace."""
+    root = posixpath.normpath(workspace_root)
+    folder = posixpath.normpath(posixpath.join(root, posixpath.expanduser(data_directory)))
+    inside = folder.startswith(root.rstrip("/") + "/")
+    return (*OWN_CONFIG, folder[len(root.rstrip("/")) + 1 :]) if inside else OWN_CONFIG

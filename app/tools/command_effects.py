@@ -1,0 +1,99 @@
+"""What one simple command runs and changes, beyond its own name: the files it writes or
+deletes (shell_effects), what git runs for it (git_effects), the command lines held in
+variables that programs run (`GIT_EXTERNAL_DIFF=...`, `EDITOR=...`), and the builtins
+that make a name stand for another program (alias, `hash -p`), which cannot be judged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.tools.git_effects import GitReading, read_git
+from app.tools.shell_effects import Touch, file_effects, program_name
+
+# Variables whose value is a command line some program runs (git, man, less, editors...).
+COMMAND_VARIABLES = frozenset(
+    {"GIT_EXTERNAL_DIFF", "GIT_PAGER", "PAGER", "MANPAGER", "GIT_EDITOR", "EDITOR", "VISUAL",
+     "GIT_SEQUENCE_EDITOR", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS",
+     "GIT_PROXY_COMMAND", "LESSOPEN", "LESSCLOSE", "BROWSER", "PROMPT_COMMAND"}
+)
+# Variables that make programs load code or settings from elsewhere: their effect cannot be judged.
+UNKNOWABLE_VARIABLES = frozenset(
+    {"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
+     "GIT_DIR", "GIT_WORK_TREE", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "BASH_ENV", "ENV", "LD_PRELOAD",
+     "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "PYTHONSTARTUP", "PERL5OPT", "NODE_OPTIONS",
+     "RUBYOPT"}
+)
+
+
+@dataclass(frozen=True)
+class ProgramReading:
+    touches: tuple[Touch, ...] = ()
+    scripts: tuple[str, ...] = ()
+    """Command lines it makes run, judged as parts of their own."""
+    doubts: tuple[str, ...] = ()
+    """Why part of what it does cannot be known: the command is asked about."""
+
+
+def read_program(
+    words: list[str | None], assignments: list[tuple[str, str | None]], implicit: tuple[str, ...] = ()
+) -> ProgramReading:
+    """``words``: the command's words (None where computed); ``assignments``: its `NAME=value`
+    pairs (before it, after `export`, or alone); ``implicit``: paths it receives at run time."""
+    reading = GitReading()
+    program = program_name(words[0]) if words and words[0] is not None else None
+    if program == "env":
+        assignments = [*assignments, *_env_assignments(words[1:])]
+    for name, value in assignments:
+        _variable(name, value, reading)
+    if program == "git":
+        git = read_git(words[1:])
+        reading.scripts += git.scripts
+        reading.touches += git.touches
+        reading.doubts += git.doubts
+    elif program is not None:
+        reading.doubts += _renaming(program, words[1:])
+    touches = file_effects(words, implicit) if program is not None else ()
+    return ProgramReading(
+        tuple(reading.touches) + touches, tuple(s for s in reading.scripts if s.strip()), tuple(reading.doubts)
+    )
+
+
+def _variable(name: str, value: str | None, reading: GitReading) -> None:
+    if name in COMMAND_VARIABLES:
+        if value is None:
+            reading.doubts.append(f"{name} holds a command known only at run time")
+        elif value:
+            reading.scripts.append(value)
+    elif name in UNKNOWABLE_VARIABLES or name.startswith(("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")):
+        reading.doubts.append(f"{name} makes programs load settings or code that cannot be judged here")
+
+
+def _env_assignments(rest: list[str | None]) -> list[tuple[str, str | None]]:
+    """`env [-i] [-u NAME] NAME=value ... PROGRAM`: the assignments before the program."""
+    found = []
+    for word in rest:
+        if word is None:
+            break
+        if word.startswith("-"):
+            continue
+        name, has_value, value = word.partition("=")
+        if not has_value:
+            break
+        found.append((name, value))
+    return found
+
+
+def _renaming(program: str, rest: list[str | None]) -> list[str]:
+    """Builtins after which a name runs something else: `alias r=rm`, `shopt -s
+    expand_aliases`, `hash -p /bin/rm ls`, `enable -f lib.so x`."""
+    words = [word or "" for word in rest]
+    if program == "alias" and any("=" in word for word in words):
+        return ["it defines an alias, whose name can stand for any program"]
+    if program == "shopt" and "expand_aliases" in words and any(w.startswith("-") and "s" in w for w in words):
+        return ["it turns on alias expansion"]
+    if program == "hash" and any(w.startswith("-") and "p" in w for w in words):
+        return ["hash -p makes a name run another program"]
+    if program == "enable" and words:
+        return ["enable changes what a builtin's name runs"]
+    return []

@@ -1,0 +1,295 @@
+"""What a `git` command does, read from its words: the commands git will run for it, the
+files it writes or deletes, and what cannot be known from the command line.
+
+`"git *": "allow"` must not run anything through git: a `-c alias.x='!rm a'`, a
+`core.fsmonitor`, a pager or an `--upload-pack` program is a command line git runs, so
+it is judged as a part of its own; a `!` alias defined elsewhere (any subcommand that is
+not one of git's own could be one), `core.hooksPath`, an included config file or another
+repository's folder cannot be judged, so they ask; `git rm`, `clean`, `checkout -- PATH`,
+`restore`, `reset --hard`, `stash drop` delete or overwrite the files they name (the
+whole tree when none is named). Pure: words in, a reading out.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from app.tools.shell_effects import Kind, Touch
+
+# git's own commands (`git help -a`, git 2.4x), which an alias can never replace.
+_BUILTINS = frozenset(
+    """add am annotate apply archimport archive backfill bisect blame branch bugreport bundle cat-file
+    check-attr check-ignore check-mailmap check-ref-format checkout checkout-index cherry cherry-pick
+    citool clean clone column commit commit-graph commit-tree config count-objects credential
+    credential-cache credential-store cvsexportcommit cvsimport cvsserver daemon describe diagnose diff
+    diff-files diff-index diff-pairs diff-tree difftool fast-export fast-import fetch fetch-pack
+    filter-branch fmt-merge-msg for-each-ref for-each-repo format-patch fsck fsck-objects fsmonitor--daemon
+    gc get-tar-commit-id grep gui hash-object help hook http-backend imap-send index-pack init init-db
+    instaweb interpret-trailers log ls-files ls-remote ls-tree mailinfo mailsplit maintenance merge
+    merge-base merge-file merge-index merge-one-file merge-tree mergetool mktag mktree multi-pack-index mv
+    name-rev notes p4 pack-objects pack-redundant pack-refs patch-id prune prune-packed pull push
+    quiltimport range-diff read-tree rebase receive-pack reflog refs remote repack replace replay
+    request-pull rerere reset restore rev-list rev-parse revert rm scalar send-email send-pack
+    sh-i18n sh-setup shell shortlog show show-branch show-index show-ref sparse-checkout stage stash
+    status stripspace submodule svn switch symbolic-ref tag unpack-file unpack-objects update-index
+    update-ref update-server-info upload-archive upload-pack var verify-commit verify-pack verify-tag
+    version whatchanged worktree write-tree""".split()
+)
+# Global options before the subcommand that take a value as the next word.
+_GLOBAL_VALUE_OPTIONS = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace", "--config-env",
+                                   "--super-prefix", "--exec-path", "--list-cmds", "--attr-source"})
+# Config keys (lowercase) whose value is a command line git runs, by their last part.
+_COMMAND_KEYS = frozenset(
+    {"cmd", "command", "program", "editor", "pager", "sshcommand", "textconv", "clean", "smudge", "process",
+     "driver", "helper", "askpass", "fsmonitor", "gitproxy", "uploadpack", "receivepack", "external",
+     "browser", "packobjectshook", "tocmd", "cccmd", "sendmailcmd", "tunnel", "alternaterefscommand",
+     "defaultkeycommand", "difffilter", "update", "sequenceeditor"}
+)
+# Config keys whose effect cannot be judged here: where hooks, config or templates come
+# from, another work tree, a remote helper.
+_UNKNOWABLE_KEY = re.compile(
+    r"^(core\.hookspath|core\.worktree|include\.path|includeif\..*\.path|init\.templatedir|"
+    r"remote\..*\.vcs|protocol\..*\.allow|.*\.path)$"
+)
+_FALSE_OR_TRUE = frozenset({"", "true", "false", "yes", "no", "on", "off", "1", "0"})
+# Options of subcommands whose value is a command line git runs.
+_COMMAND_OPTIONS = {
+    "--upload-pack", "-u", "--receive-pack", "--exec", "-x", "--extcmd", "--tree-filter", "--index-filter",
+    "--env-filter", "--msg-filter", "--commit-filter", "--parent-filter", "--tag-name-filter",
+}
+_COMMAND_OPTION_COMMANDS = frozenset(
+    {"fetch", "clone", "ls-remote", "pull", "push", "send-pack", "archive", "rebase", "difftool", "filter-branch"}
+)
+_CONFIG_READS = frozenset(
+    {"get", "list", "--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color", "--get-colorbool",
+     "-l", "--list", "--show-origin", "--show-scope", "--name-only"}
+)
+_CONFIG_WRITES = frozenset(
+    {"set", "unset", "edit", "rename-section", "remove-section", "--unset", "--unset-all", "--add",
+     "--replace-all", "--rename-section", "--remove-section", "-e", "--edit"}
+)
+_MAX_ALIAS_DEPTH = 5
+
+
+@dataclass
+class GitReading:
+    """``scripts``: command lines git will run, judged as parts; ``touches``: files
+    written or deleted; ``doubts``: why part of the effect cannot be known (asked)."""
+
+    scripts: list[str] = field(default_factory=list)
+    touches: list[Touch] = field(default_factory=list)
+    doubts: list[str] = field(default_factory=list)
+
+
+def read_git(rest: list[str | None]) -> GitReading:
+    """``rest``: the words after `git` (None where one expands at run time)."""
+    reading = GitReading()
+    _read(rest, reading, aliases={}, depth=0)
+    return reading
+
+
+def config_value_effect(key: str, value: str | None, reading: GitReading) -> None:
+    """What setting ``key`` to ``value`` lets git run: a command judged as a part, or a doubt."""
+    key = key.lower()
+    if key.startswith("alias."):
+        if value is None:
+            reading.doubts.append(f"git alias {key[6:]} is computed at run time")
+        elif value.startswith("!"):
+            reading.scripts.append(value[1:])
+        return
+    section, _, last = key.rpartition(".")
+    runs = last in _COMMAND_KEYS or section == "pager" or key.startswith("pager.")
+    if _UNKNOWABLE_KEY.match(key) and not runs:
+        reading.doubts.append(f"git setting {key} makes git run what cannot be judged here")
+    elif runs and value is None:
+        reading.doubts.append(f"git setting {key} is a command known only at run time")
+    elif runs and (last in ("fsmonitor", "pager") or section == "pager") and value.lower() in _FALSE_OR_TRUE:
+        return
+    elif runs and value:
+        reading.scripts.append(value.removeprefix("!"))
+
+
+def _read(rest: list[str | None], reading: GitReading, aliases: dict[str, str | None], depth: int) -> None:
+    i, where = 0, ""
+    while i < len(rest):
+        word = rest[i]
+        if word is None:
+            reading.doubts.append("a git option known only at run time")
+            return
+        if not word.startswith("-"):
+            break
+        name, has_value, value = word.partition("=")
+        if name in _GLOBAL_VALUE_OPTIONS and not has_value:
+            if name == "--exec-path":  # without a value it only prints the path
+                i += 1
+                continue
+            value = rest[i + 1] if i + 1 < len(rest) else ""
+            i += 1
+        if name == "-c":
+            _config_pair(value, reading, aliases)
+        elif name == "--config-env":
+            key = (value or "").partition("=")[0]
+            config_value_effect(key, None, reading)
+        elif name == "-C":
+            where = posixpath.join(where, value) if value is not None else ""
+        elif name in ("--git-dir", "--work-tree", "--exec-path", "--super-prefix"):
+            reading.doubts.append(f"git {name} points git at another folder's config, hooks or programs")
+        i += 1
+    if i >= len(rest):
+        return
+    command, args = rest[i], rest[i + 1 :]
+    if command is None:
+        reading.doubts.append("a git subcommand known only at run time")
+        return
+    if command in aliases:
+        expansion = aliases[command]
+        if expansion is None or depth >= _MAX_ALIAS_DEPTH:
+            reading.doubts.append(f"git alias {command} cannot be followed")
+        elif not expansion.startswith("!"):  # an alias to git words: read them in its place
+            _read([*expansion.split(), *args], reading, aliases, depth + 1)
+        return
+    if command not in _BUILTINS:
+        reading.doubts.append(f"git {command} is not one of git's own commands: an alias or a git-{command} program")
+        return
+    _subcommand(command, args, where, reading, aliases)
+
+
+def _config_pair(pair: str | None, reading: GitReading, aliases: dict[str, str | None]) -> None:
+    if pair is None:
+        reading.doubts.append("a git setting known only at run time")
+        return
+    key, _, value = pair.partition("=")
+    if key.lower().startswith("alias."):
+        aliases[key[6:]] = value
+    config_value_effect(key, value, reading)
+
+
+def _subcommand(
+    command: str, args: list[str | None], where: str, reading: GitReading, aliases: dict[str, str | None]
+) -> None:
+    options = [word for word in args if word is not None and word.startswith("-")]
+    paths = _pathspecs(args)
+    here = where or "."
+
+    def at(path: str) -> str:
+        return posixpath.join(where, path) if where and path else path
+
+    if command in _COMMAND_OPTION_COMMANDS:
+        _command_options(args, reading)
+    if command == "clone":
+        for j, word in enumerate(args[:-1]):
+            if word in ("-c", "--config"):
+                _config_pair(args[j + 1], reading, aliases)
+            elif word is not None and word.startswith("--template"):
+                reading.doubts.append("git clone --template copies hooks from another folder")
+    elif command == "config":
+        _config_command(args, reading)
+    elif command in ("submodule",) and "foreach" in args:
+        script = args[args.index("foreach") + 1 :]
+        script = [word for word in script if word not in ("--recursive", "-q", "--quiet")]
+        if None in script:
+            reading.doubts.append("git submodule foreach runs a command known only at run time")
+        else:
+            reading.scripts.append(" ".join(word for word in script if word))
+    elif command == "bisect" and args[:1] == ["run"]:
+        if None in args[1:]:
+            reading.doubts.append("git bisect run runs a command known only at run time")
+        else:
+            reading.scripts.append(" ".join(word for word in args[1:] if word))
+    elif command == "rm" and not _any(options, "--cached", "-n", "--dry-run"):
+        reading.touches += [_touch("delete", at(path)) for path in paths or [""]]
+    elif command == "clean" and not _any(options, "-n", "--dry-run") and not _short_flag(options, "n"):
+        ignored_too = _any(options, "-x", "-X") or _short_flag(options, "x") or _short_flag(options, "X")
+        reading.touches += [Touch("delete", at(path), True, True, not ignored_too) for path in paths or [here]]
+    elif command == "checkout":
+        forced = _any(options, "-f", "--force") or _short_flag(options, "f")
+        after = _after_double_dash(args)
+        targets = after if after is not None else [p for p in paths if p]
+        reading.touches += [_touch("write", at(path)) for path in targets]
+        if forced:
+            reading.touches.append(_touch("write", here))
+    elif command == "restore" and (not _any(options, "--staged", "-S") or _any(options, "--worktree", "-W")):
+        reading.touches += [_touch("write", at(path)) for path in paths or [here]]
+    elif command == "reset" and _any(options, "--hard", "--keep", "--merge"):
+        reading.touches.append(_touch("write", here))
+    elif command == "switch" and _any(options, "-f", "--force", "--discard-changes"):
+        reading.touches.append(_touch("write", here))
+    elif command == "stash":
+        _stash(args, at, here, reading)
+    elif command == "mv" and len(paths) >= 2:
+        *sources, target = paths
+        reading.touches += [_touch("delete", at(source)) for source in sources]
+        reading.touches += [_touch("write", at(target), tree=False)]
+        reading.touches += [
+            _touch("write", at(posixpath.join(target, posixpath.basename(s))), tree=False) for s in sources
+        ]
+    elif command in ("apply", "am") and not _any(options, "--check", "--stat", "--numstat", "--summary", "--cached"):
+        reading.touches.append(_touch("write", here))  # the files its patch names
+
+
+def _touch(kind: Kind, path: str, tree: bool = True) -> Touch:
+    return Touch(kind, path, tree, by_git=True, untracked_kept=True)
+
+
+def _stash(args: list[str | None], at: Callable[[str], str], here: str, reading: GitReading) -> None:
+    action = args[0] if args and args[0] is not None and not args[0].startswith("-") else "push"
+    if action in ("drop", "clear"):
+        reading.touches.append(_touch("delete", here))  # the stashed work of any file
+    elif action in ("pop", "apply"):
+        reading.touches.append(_touch("write", here))
+    elif action in ("push", "save"):  # the local changes of the named files, or of all
+        after = _after_double_dash(args)
+        reading.touches += [_touch("write", at(path)) for path in after or [here]]
+
+
+def _config_command(args: list[str | None], reading: GitReading) -> None:
+    """`git config`: a write asks (its value is also judged when git would run it); a read
+    is judged by the rules as any command is."""
+    words = [word for word in args if word not in ("--global", "--local", "--system", "--worktree")]
+    if any(word in _CONFIG_READS for word in words):
+        return
+    writes = any(word in _CONFIG_WRITES for word in words)
+    operands = [word for word in words if word is None or not word.startswith("-")]
+    if operands[:1] in (["set"], ["unset"], ["edit"], ["rename-section"], ["remove-section"]):
+        operands = operands[1:]
+    if not writes and len(operands) < 2:
+        return  # `git config KEY`: a read
+    reading.doubts.append("git config changes git's settings")
+    if len(operands) >= 2 and operands[0] is not None:
+        config_value_effect(operands[0], operands[1], reading)
+
+
+def _command_options(args: list[str | None], reading: GitReading) -> None:
+    for j, word in enumerate(args):
+        if word is None:
+            continue
+        name, has_value, value = word.partition("=")
+        if name not in _COMMAND_OPTIONS:
+            continue
+        script = value if has_value else (args[j + 1] if j + 1 < len(args) else "")
+        if script is None:
+            reading.doubts.append(f"git {name} runs a command known only at run time")
+        elif script:
+            reading.scripts.append(script)
+
+
+def _pathspecs(args: list[str | None]) -> list[str]:
+    """The non-option words ("" for a computed one)."""
+    return ["" if word is None else word for word in args if word is None or not word.startswith("-")]
+
+
+def _after_double_dash(args: list[str | None]) -> list[str] | None:
+    if "--" not in args:
+        return None
+    return ["" if word is None else word for word in args[args.index("--") + 1 :]]
+
+
+def _any(options: list[str], *names: str) -> bool:
+    return any(option.partition("=")[0] in names for option in options)
+
+
+def _short_flag(options: list[str], letter: str) -> bool:
+    return any(o.startswith("-") and not o.startswith("--") and letter in o[1:] for o in options)

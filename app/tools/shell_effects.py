@@ -1,0 +1,374 @@
+"""What one simple shell command does to files, read from its words: the write and delete
+effects the bash tool judges with the `edit` and `delete` rules.
+
+Pure: words in, effects out. A word is its value after quote removal, or None where it
+expands at run time; such a path is reported as "" (it cannot be judged, so it is asked
+about). Paths are kept as written, relative to where the command runs; the judge resolves
+them. ``tree`` marks an effect that reaches everything under a folder (`rm -r`, `find
+-delete`, `git clean`): the judge then judges every file inside it too.
+
+Programs that write or delete files named only at run time (`xargs rm`, a `find -exec`
+clause) are given the operands they will receive by the caller (shell_parse), as the
+trees those names come from.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+Kind = Literal["write", "delete"]
+
+
+@dataclass(frozen=True, slots=True)
+class Touch:
+    """One effect on a path: ``kind`` write or delete; ``tree``: and all under it."""
+
+    kind: Kind
+    path: str
+    tree: bool = False
+    by_git: bool = False
+    """Git's own work on the tree, which leaves `.git` alone."""
+    untracked_kept: bool = False
+    """It leaves alone what git does not track, such as opencode's data folder (all but
+    `git clean -x`)."""
+
+
+# Options that take a value (the next word), per program: the value is not an operand.
+_VALUE_OPTIONS: dict[str, frozenset[str]] = {
+    name: frozenset(options.split())
+    for name, options in {
+        "cp": "-t -S --target-directory --suffix",
+        "mv": "-t -S --target-directory --suffix",
+        "install": "-t -S -m -o -g --target-directory --suffix --mode --owner --group",
+        "ln": "-t -S --target-directory --suffix",
+        "truncate": "-s -r --size --reference",
+        "touch": "-d -r -t --date --reference",
+        "mkdir": "-m --mode",
+        "shred": "-n -s --iterations --size",
+        "sed": "-e -f -l --expression --file --line-length",
+        "sort": "-o -k -t -T -S --output --key --field-separator --temporary-directory --buffer-size",
+        "tar": "-C -f -b -T -X --directory --file --files-from --exclude-from",
+        "unzip": "-d -x",
+        "rsync": "-e --rsh --exclude --include --filter",
+        "chmod": "--reference",
+        "chown": "--reference",
+        "chgrp": "--reference",
+    }.items()
+}
+_DELETERS = frozenset({"rm", "rmdir", "unlink", "shred", "srm", "trash", "trash-put", "gio"})
+_WRITERS = frozenset({"touch", "truncate", "tee", "mkdir", "ed", "ex", "vi", "vim", "nvim", "nano", "emacs"})
+_MODE_FIRST = frozenset({"chmod", "chown", "chgrp", "setfacl", "chattr"})  # the first operand is not a path
+_COPIERS = frozenset({"cp", "install", "ln", "mv"})
+_COMPRESSORS = frozenset(
+    {"gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "lzma", "unlzma", "compress"}
+)
+
+
+def program_name(word: str) -> str:
+    """`/usr/bin/rm`, `./rm` and `/usr/bin/rm/` all run `rm`."""
+    return word.rstrip("/").rsplit("/", 1)[-1]
+
+
+def file_effects(words: list[str | None], implicit: tuple[str, ...] = ()) -> tuple[Touch, ...]:
+    """The effects of one simple command (``words[0]`` its program). ``implicit``: paths
+    the program receives at run time besides its words (xargs, find -exec): any file
+    there may be one of them, so each reaches its whole tree."""
+    effects = _program_effects(words, implicit)
+    if not implicit:
+        return effects
+    return tuple(Touch(t.kind, t.path, True) if t.path in implicit else t for t in effects)
+
+
+def _program_effects(words: list[str | None], implicit: tuple[str, ...]) -> tuple[Touch, ...]:
+    if not words or words[0] is None:
+        return ()
+    program = program_name(words[0])
+    options, operands = _split(program, words[1:])
+    operands += list(implicit)
+    if program in _DELETERS:
+        return tuple(Touch("delete", path, tree=True) for path in operands)
+    if program in _WRITERS:
+        return tuple(Touch("write", path, tree="-R" in options) for path in operands)
+    if program in _MODE_FIRST:
+        return tuple(Touch("write", path, tree=_recursive(options)) for path in operands[1:])
+    if program in _COPIERS:
+        return _copy_effects(program, options, operands)
+    if program in _COMPRESSORS:
+        keeps = any(option in ("-c", "-k", "--keep", "--stdout", "-l", "--list", "-t", "--test") for option in options)
+        return () if keeps else tuple(Touch("delete", path, tree=_recursive(options)) for path in operands)
+    handler = _PROGRAMS.get(program)
+    return handler(options, operands, words[1:]) if handler else ()
+
+
+def _split(program: str, rest: list[str | None]) -> tuple[list[str], list[str]]:
+    """(options, operands): options as written (a value-taking option's value is kept
+    with it as `-o=VALUE`), operands with "" for a computed word. After `--`, all operands."""
+    value_options = _VALUE_OPTIONS.get(program, frozenset())
+    options: list[str] = []
+    operands: list[str] = []
+    i, done = 0, False
+    while i < len(rest):
+        word = rest[i]
+        if word is None:
+            operands.append("")
+        elif done or word == "-" or not word.startswith("-"):
+            operands.append(word)
+        elif word == "--":
+            done = True
+        elif word in value_options and i + 1 < len(rest):
+            options.append(f"{word}={rest[i + 1] or ''}")
+            i += 1
+        else:
+            options.append(word)
+        i += 1
+    return options, operands
+
+
+def _option_value(options: list[str], *names: str) -> str | None:
+    """The value of the last of ``names`` given (`-t DIR`, `--target-directory=DIR`, `-tDIR`)."""
+    found = None
+    for option in options:
+        for name in names:
+            if option.startswith(f"{name}="):
+                found = option[len(name) + 1 :]
+            elif len(name) == 2 and option.startswith(name) and len(option) > 2 and not option.startswith("--"):
+                found = option[2:]
+    return found
+
+
+def _recursive(options: list[str]) -> bool:
+    return any(o in ("-R", "-r", "--recursive") or (o[:1] == "-" and o[1:2] != "-" and "R" in o) for o in options)
+
+
+def _copy_effects(program: str, options: list[str], operands: list[str]) -> tuple[Touch, ...]:
+    """cp/install/ln/mv: the target is written, and so is each source's name inside it
+    (the target may be a folder); mv also deletes its sources."""
+    target = _option_value(options, "-t", "--target-directory")
+    if target is None:
+        if len(operands) < 2:
+            return ()
+        *sources, target = operands
+    else:
+        sources = operands
+    effects = [Touch("write", target)]
+    effects += [Touch("write", posixpath.join(target, posixpath.basename(s.rstrip("/")))) for s in sources if s]
+    if program == "mv":
+        effects += [Touch("delete", source, tree=True) for source in sources]
+    links = program == "ln" or (
+        program == "cp" and any(o in ("-l", "-s", "--link", "--symbolic-link") or _short(o, "l") or _short(o, "s")
+                                for o in options)
+    )  # fmt: skip
+    if links:
+        # A second name for the same file (a hard link, or a symbolic one, whose target is
+        # read from the link's folder): writing through it changes the source.
+        effects += [Touch("write", source) for source in sources if source]
+        link_folder = target if len(sources) > 1 or target.endswith("/") else posixpath.dirname(target)
+        effects += [Touch("write", posixpath.join(link_folder, source)) for source in sources if source]
+    return tuple(effects)
+
+
+def _short(option: str, letter: str) -> bool:
+    return option[:1] == "-" and option[1:2] != "-" and letter in option[1:]
+
+
+def _sed(options: list[str], operands: list[str], _words: list[str | None]) -> tuple[Touch, ...]:
+    in_place = any(o == "-i" or o.startswith(("-i", "--in-place")) for o in options) or any(
+        o.startswith("-") and not o.startswith("--") and "i" in o[1:] and "=" not in o for o in options
+    )
+    if not in_place:
+        return ()
+    scripted = any(o.startswith(("-e=", "-f=", "--expression=", "--file=")) for o in options)
+    return tuple(Touch("write", path) for path in (operands if scripted else operands[1:]))
+
+
+def _dd(_options: list[str], operands: list[str], _words: list[str | None]) -> tuple[Touch, ...]:
+    return tuple(Touch("write", word[3:]) for word in operands if word.startswith("of="))
+
+
+def _sort(options: list[str], _operands: list[str], _words: list[str | None]) -> tuple[Touch, ...]:
+    output = _option_value(options, "-o", "--output")
+    return () if output is None else (Touch("write", output),)
+
+
+def _tar(options: list[str], operands: list[str], words: list[str | None]) -> tuple[Touch, ...]:
+    first = words[0] if words else None
+    mode = (first or "") if first and not first.startswith("-") else ""
+    extracts = "x" in mode or any(
+        o in ("-x", "--extract", "--get") or (o[:1] == "-" and o[1:2] != "-" and "x" in o) for o in options
+    )
+    where = _option_value(options, "-C", "--directory") or "."
+    effects = [Touch("write", where, tree=True)] if extracts else []
+    if "--remove-files" in options:
+        effects += [Touch("delete", path, tree=True) for path in operands[1 if mode else 0 :]]
+    return tuple(effects)
+
+
+def _unzip(options: list[str], _operands: list[str], _words: list[str | None]) -> tuple[Touch, ...]:
+    listing = any(o in ("-l", "-t", "-v", "-p", "-Z") for o in options)
+    return () if listing else (Touch("write", _option_value(options, "-d") or ".", tree=True),)
+
+
+def _rsync(options: list[str], operands: list[str], _words: list[str | None]) -> tuple[Touch, ...]:
+    if len(operands) < 2:
+        return ()
+    *sources, target = operands
+    effects = [Touch("write", target, tree=any(o.startswith("--delete") for o in options))]
+    effects += [Touch("write", posixpath.join(target, posixpath.basename(s.rstrip("/")))) for s in sources if s]
+    if "--remove-source-files" in options:
+        effects += [Touch("delete", source, tree=True) for source in sources]
+    return tuple(effects)
+
+
+def _find(_options: list[str], _operands: list[str], words: list[str | None]) -> tuple[Touch, ...]:
+    """`find START... -delete` deletes under its starting points; `-fprint FILE` writes."""
+    effects = [Touch("delete", path, tree=True) for path in find_targets(words)] if "-delete" in words else []
+    for i, word in enumerate(words[:-1]):
+        if word in ("-fprint", "-fprint0", "-fls", "-fprintf"):
+            effects.append(Touch("write", words[i + 1] or ""))
+    return tuple(effects)
+
+
+def find_starts(words: list[str | None]) -> tuple[str, ...]:
+    """The starting points of `find` (its words after the program): the operands before
+    the first expression word; `.` when none is given."""
+    starts: list[str] = []
+    for word in words:
+        if word is not None and (word.startswith(("-", "(", "!", ")")) or word in (",",)):
+            if word in ("-H", "-L", "-P") and not starts:
+                continue
+            break
+        starts.append(word or "")
+    return tuple(starts) or (".",)
+
+
+def find_targets(words: list[str | None]) -> tuple[str, ...]:
+    """What `find` hands to `-delete` or `-exec`: its starting points, narrowed, when the
+    expression is a plain `-name PATTERN` test, to the matching entries below them
+    (`START/**/PATTERN`, which the judge globs). Any other expression: the whole trees."""
+    starts = find_starts(words)
+    expression = words[len(starts) :] if words[: len(starts)] == list(starts) else words
+    names = [expression[i + 1] for i, word in enumerate(expression[:-1]) if word == "-name"]
+    alternatives = any(word in ("-o", "-or", "!", "-not", "(", ",") for word in expression)
+    if len(names) != 1 or names[0] is None or alternatives or "/" in names[0]:
+        return starts
+    pattern = names[0]
+    found = []
+    for start in starts:
+        if fnmatch.fnmatchcase(posixpath.basename(start.rstrip("/")) or start, pattern):
+            found.append(start)
+        found.append(posixpath.join(start, "**", pattern))
+    return tuple(found)
+
+
+def _patch(options: list[str], _operands: list[str], _words: list[str | None]) -> tuple[Touch, ...]:
+    """`patch` changes the files its input names, unknown here: the whole tree it runs in."""
+    if any(o in ("--dry-run", "-C", "--check") for o in options):
+        return ()
+    return (Touch("write", _option_value(options, "-d", "--directory") or ".", tree=True),)
+
+
+_PROGRAMS = {
+    "sed": _sed,
+    "dd": _dd,
+    "sort": _sort,
+    "tar": _tar,
+    "unzip": _unzip,
+    "rsync": _rsync,
+    "find": _find,
+    "patch": _patch,
+}
+
+
+_WORD_END = frozenset(" \t\n;|&()<>")
+
+
+def brace_expanded(command: str, limit: int = 32) -> str | None:
+    """``command`` with its unquoted brace expansions done as bash does them before
+    anything runs (`{rm,x}` is `rm x`, `a{b,c}` is `ab ac`), or None when it has none.
+    The grammar reads `{rm,x}` as a syntax error; judged expanded, a deny on `rm *` holds."""
+    text, changed = command, False
+    for _ in range(limit):
+        found = _first_brace(text)
+        if found is None:
+            break
+        start, open_at, close_at, end = found
+        prefix, body, suffix = text[start:open_at], text[open_at + 1 : close_at], text[close_at + 1 : end]
+        words = " ".join(prefix + choice + suffix for choice in _top_level_split(body))
+        text, changed = text[:start] + words + text[end:], True
+    return text if changed else None
+
+
+def _first_brace(text: str) -> tuple[int, int, int, int] | None:
+    """(word start, `{`, its `}`, word end) of the first unquoted `{a,b}` not after `$`."""
+    quote, i, word_start = "", 0, 0
+    while i < len(text):
+        char = text[i]
+        if quote:
+            if char == quote:
+                quote = ""
+            elif char == "\\" and quote == '"':
+                i += 1
+        elif char == "\\":
+            i += 1
+        elif char in "'\"":
+            quote = char
+        elif char in _WORD_END:
+            word_start = i + 1
+        elif char == "{" and (i == 0 or text[i - 1] != "$"):
+            close = _matching_brace(text, i)
+            if close is not None and len(_top_level_split(text[i + 1 : close])) > 1:
+                end = close + 1
+                while end < len(text) and text[end] not in _WORD_END:
+                    end += 1
+                return word_start, i, close, end
+        i += 1
+    return None
+
+
+def _matching_brace(text: str, open_at: int) -> int | None:
+    depth = 0
+    for i in range(open_at, len(text)):
+        if text[i] in " \t\n'\"\\":
+            return None
+        depth += {"{": 1, "}": -1}.get(text[i], 0)
+        if depth == 0:
+            return i
+    return None
+
+
+def _top_level_split(body: str) -> list[str]:
+    parts, depth, current = [], 0, []
+    for char in body:
+        if char == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+            continue
+        depth += {"{": 1, "}": -1}.get(char, 0)
+        current.append(char)
+    parts.append("".join(current))
+    return parts
+
+
+_ANSI_C_ESCAPES = {"a": "\a", "b": "\b", "e": "\x1b", "E": "\x1b", "f": "\f", "n": "\n", "r": "\r", "t": "\t",
+                   "v": "\v", "\\": "\\", "'": "'", '"': '"', "?": "?"}  # fmt: skip
+_ANSI_C_CODE = re.compile(r"\\(x[0-9a-fA-F]{1,2}|u[0-9a-fA-F]{1,4}|U[0-9a-fA-F]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL)
+
+
+def ansi_c_text(body: str) -> str:
+    """The text of bash's `$'...'` quoting (its body given): `$'\\x72m'` is `rm`."""
+
+    def one(match: re.Match[str]) -> str:
+        code = match.group(1)
+        if code[0] in "xuU" and len(code) > 1:
+            return chr(min(int(code[1:], 16), 0x10FFFF))
+        if code[0] in "01234567":
+            return chr(int(code, 8) & 0xFF)
+        if code[0] == "c" and len(code) == 2:
+            return chr(ord(code[1].upper()) ^ 0x40)
+        return _ANSI_C_ESCAPES.get(code, "\\" + code)
+
+    return _ANSI_C_CODE.sub(one, body)

@@ -1,0 +1,119 @@
+"""The agent cannot change its own rules or git's control files: opencode's config and data
+and VCS control files are protected paths, refused for every tool under --yes, even when a
+broad rule allows everything, and changed only when a rule names them with allow."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.permission.attack import ATTACK_RULES, attack_config, call, opencode_tool, plant
+
+EVERYTHING_ALLOWED = {
+    **ATTACK_RULES, "*": "allow", "edit": "allow", "write": "allow", "patch": "allow", "delete": {"*": "allow", "*.go": "deny"}
+}  # fmt: skip
+
+
+def patch(*lines: str) -> dict[str, object]:
+    return {"patch": "\n".join(["*** Begin Patch", *lines, "*** End Patch"]), "allow_delete": True}
+
+
+@pytest.fixture
+def runtime(make_runtime, workspace: Path):
+    plant(workspace)
+    (workspace / ".opencode.json").write_text(json.dumps(attack_config(EVERYTHING_ALLOWED)))
+    (workspace / ".git" / "hooks").mkdir(parents=True)
+    (workspace / ".git" / "config").write_text("[core]\n\tbare = false\n")
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / ".gitattributes").write_text("*.txt text\n")
+    (workspace / "cfg.json").symlink_to(".opencode.json")
+    runtime = make_runtime("headless-yes", attack_config(EVERYTHING_ALLOWED))
+    assert (workspace / ".opencode" / "opencode.db").is_file()  # the session database
+    return runtime
+
+
+MCP = json.dumps({"mcpServers": {"x": {"command": "rm", "args": ["-rf", "."]}}})
+ATTACKS = {
+    "write the project config": ("write", {"filePath": ".opencode.json", "content": "{}"}, ".opencode.json"),
+    "write it through a link": ("write", {"filePath": "cfg.json", "content": MCP}, ".opencode.json"),
+    "edit an mcpServers entry in": (
+        "edit", {"filePath": ".opencode.json", "oldString": '{"permission"', "newString": MCP[:-1] + ', "permission"'},
+        ".opencode.json",
+    ),
+    "delete the project config": ("delete", {"path": ".opencode.json"}, ".opencode.json"),
+    "patch Delete File of the database": ("patch", patch("*** Delete File: .opencode/opencode.db"), ".opencode/opencode.db"),
+    "patch Add File over the database": ("patch", patch("*** Add File: .opencode/opencode.db", "+x"), ".opencode/opencode.db"),
+    "patch Move the config away": (
+        "patch", patch("*** Update File: .opencode.json", "*** Move to: old.json"), ".opencode.json"
+    ),
+    "write a custom agent": ("write", {"filePath": ".opencode/agents/evil.md", "content": "x\n"}, ".opencode/agents/evil.md"),
+    "write git's config": (
+        "write", {"filePath": ".git/config", "content": "[core]\n\tfsmonitor = rm -rf .\n"}, ".git/config"
+    ),
+    "write a git hook": ("write", {"filePath": ".git/hooks/pre-commit", "content": "rm -rf .\n"}, ".git/hooks/pre-commit"),
+    "write .gitattributes filters": (
+        "write", {"filePath": "sub/.gitattributes", "content": "* filter=evil\n"}, "sub/.gitattributes"
+    ),
+    "write .gitmodules": ("write", {"filePath": ".gitmodules", "content": "[submodule]\n"}, ".gitmodules"),
+    "patch Add a nested repository's hook": (
+        "patch", patch("*** Add File: vendor/lib/.git/hooks/post-checkout", "+rm -rf ."), "vendor/lib/.git/hooks/post-checkout"
+    ),
+}  # fmt: skip
+
+
+def state(root: Path) -> dict[str, bytes]:
+    return {
+        path.relative_to(root).as_posix(): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and not path.name.startswith("opencode.db")
+    }
+
+
+@pytest.mark.parametrize(("tool", "arguments", "path"), ATTACKS.values(), ids=ATTACKS.keys())
+async def test_a_protected_path_is_refused_under_yes_whatever_broad_rule_allows(runtime, workspace, tool, arguments, path):
+    before = state(workspace)
+    database = (workspace / ".opencode" / "opencode.db").stat().st_size
+    output = await call(runtime, tool, arguments, read=(".opencode.json", "sub/.gitattributes", ".git/config", "cfg.json"))
+    output = output.replace('\\"', '"')
+    assert output.startswith("ERROR: ") and "Permission denied" in output, output
+    assert f"protected: {path} is " in output and f'{{"{path}": "allow"}}' in output
+    assert state(workspace) == before
+    assert (workspace / ".opencode" / "opencode.db").stat().st_size >= database
+    assert not (workspace / "old.json").exists() and not (workspace / "vendor").exists()
+
+
+async def test_ask_is_not_enough(make_runtime, workspace):
+    plant(workspace)
+    runtime = make_runtime("headless-yes", attack_config({"edit": {".opencode.json": "ask"}}))
+    output = await call(runtime, "write", {"filePath": ".opencode.json", "content": "{}"})
+    assert "protected: .opencode.json" in output and not (workspace / ".opencode.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("rules", "path"),
+    [
+        ({"edit": {".opencode.json": "allow"}}, ".opencode.json"),
+        ({"write": {".git/hooks/*": "allow"}}, ".git/hooks/pre-commit"),
+        ({"*": {".gitattributes": "allow"}}, ".gitattributes"),
+    ],
+)
+async def test_a_rule_naming_the_path_with_allow_lets_it_change(make_runtime, workspace, rules, path):
+    runtime = make_runtime("headless", attack_config(rules))
+    output = await call(runtime, "write", {"filePath": path, "content": "x\n"})
+    assert not output.startswith("ERROR"), output
+    assert (workspace / path).read_text() == "x\n"
+
+
+def test_opencode_tool_yes_cannot_rewrite_the_config_that_holds_its_rules(workspace):
+    """The attack as a script runs it: a config allowing every edit still keeps its own
+    file, and the deny it holds still stands after the attempt."""
+    plant(workspace)
+    config = json.dumps(attack_config(EVERYTHING_ALLOWED))
+    (workspace / ".opencode.json").write_text(config)
+    answer = opencode_tool(workspace, "patch", patch("*** Delete File: .opencode.json"))
+    assert answer["ok"] is False and "protected: .opencode.json" in answer["output"]
+    answer = opencode_tool(workspace, "delete", {"path": "main.go"})
+    assert answer["ok"] is False and 'delete rule "*.go"' in answer["output"]
+    assert (workspace / ".opencode.json").read_text() == config and (workspace / "main.go").exists()

@@ -1,0 +1,122 @@
+"""Programs by what runs: with `rm *` denied, no spelling of rm runs, under --yes too, and
+files written or deleted through other programs meet the edit and delete rules. The bash
+tool runs real shells here: the files on disk show what ran."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from app.config import Config
+from app.tools.bash_judge import explain_command
+from tests.permission.attack import ATTACK_RULES, attack_config, call, opencode_tool, plant, snapshot
+
+RM_SPELLINGS = [
+    "\\rm x", "'rm' x", '"rm" x', "r''m x", "r\\m x", "rm\tx", "rm \t x", "/bin/rm x", "/usr/bin/rm x",
+    "/usr/bin/../bin/rm x", "env -i /bin/rm x", "env -u HOME rm x", "bash -c '/bin/rm x'", "sh -c \"r''m x\"",
+    "command -p rm x", "exec rm x", "nice -n 1 /bin/rm x", "busybox rm x", "$'\\x72m' x", "r$'\\155' x",
+    "{rm,x}", "/bin/r? x", "/???/rm x", "echo x | xargs rm", "find . -name x -exec /bin/rm {} +",
+    'f() { /bin/rm "$@"; }; f x', "shopt -s expand_aliases; alias r=rm; r x",
+    "shopt -s expand_aliases\nalias r='/bin/rm -f'\nr x", "git -c alias.x='!rm x' x",
+]  # fmt: skip
+
+
+@pytest.fixture
+def runtime(make_runtime, workspace: Path):
+    plant(workspace, {"x": "keep\n", **{"secrets/key.txt": "s3cr3t\n", "main.go": "package main\n"}})
+    return make_runtime("headless-yes", attack_config())
+
+
+@pytest.mark.parametrize("command", RM_SPELLINGS)
+async def test_no_spelling_of_a_denied_program_runs(runtime, workspace, command):
+    output = await call(runtime, "bash", {"command": command})
+    assert output.startswith("ERROR: bash: the permission rules forbid"), output
+    assert 'global rule "rm *"' in output and "nothing was run" in output
+    assert (workspace / "x").read_text() == "keep\n"
+
+
+WRITES = {
+    "a redirection": "echo pwned > secrets/key.txt",
+    "an appending redirection": "echo pwned >> secrets/key.txt",
+    "a redirection alone": ": > secrets/key.txt",
+    "a redirection spelled with dots": "echo pwned > ./secrets/../secrets//key.txt",
+    "a redirection after cd": "cd secrets && echo pwned > key.txt",
+    "a redirection after cd in a subshell": "(cd secrets; echo pwned > key.txt)",
+    "a redirection through a glob": "echo pwned > secrets/k*.txt",
+    "tee": "echo pwned | tee secrets/key.txt",
+    "tee -a": "echo pwned | tee -a secrets/key.txt",
+    "dd of=": "echo pwned | dd of=secrets/key.txt",
+    "cp over it": "cp x secrets/key.txt",
+    "cp into its folder": "cp x secrets/",
+    "cp -t": "cp -t secrets x",
+    "install": "install x secrets/key.txt",
+    "sed -i": "sed -i s/s3cr3t/pwned/ secrets/key.txt",
+    "sed -i through find -exec": "find secrets -type f -exec sed -i s/s3cr3t/pwned/ {} +",
+    "truncate": "truncate -s 0 secrets/key.txt",
+    "a symlink then a write through it": "ln -s secrets/key.txt l && echo pwned > l",
+    "a hard link then a write through it": "ln secrets/key.txt l && echo pwned > l",
+    "mv its folder away": "mv secrets public",
+    "a write by a wrapped shell": "sh -c 'echo pwned > secrets/key.txt'",
+}
+
+
+@pytest.mark.parametrize("command", WRITES.values(), ids=WRITES.keys())
+async def test_a_write_into_a_denied_path_by_any_program_is_refused(runtime, workspace, command):
+    before = snapshot(workspace)
+    output = await call(runtime, "bash", {"command": command})
+    assert output.startswith("ERROR: bash: "), output
+    assert re.search(r'secrets/(key\.txt|x) is forbidden \(edit rule "secrets/\*"\)', output), output
+    assert snapshot(workspace) == before and not (workspace / "l").exists()
+
+
+DELETES = {
+    "unlink": "unlink main.go",
+    "rmdir of a folder holding it": "mkdir -p d && mv main.go d/ && rmdir d",
+    "mv it away": "mv main.go main.txt",
+    "find -delete": "find . -name '*.go' -delete",
+    "shred": "shred -u main.go",
+    "gzip": "gzip main.go",
+    "a brace expansion": "unlink main.{go,txt}",
+    "a glob": "unlink *.go",
+}
+
+
+@pytest.mark.parametrize("command", DELETES.values(), ids=DELETES.keys())
+async def test_a_removal_of_a_denied_file_by_any_program_is_refused(runtime, workspace, command):
+    before = snapshot(workspace)
+    output = await call(runtime, "bash", {"command": command})
+    assert output.startswith("ERROR: bash: "), output
+    assert 'delete main.go is forbidden (delete rule "*.go")' in output, output
+    assert snapshot(workspace) == before
+
+
+@pytest.mark.parametrize(
+    "command",
+    ['f() { echo "$@"; }; f x', "shopt -s expand_aliases; alias e=echo; e x", "hash -p /bin/echo ls; ls x"],
+)
+async def test_a_script_that_renames_programs_asks_though_every_part_is_allowed(make_runtime, workspace, command):
+    """Without --yes the question is refused; the command did not run."""
+    runtime = make_runtime("headless", attack_config({"bash": {"*": "allow", "rm *": "deny"}}))
+    output = await call(runtime, "bash", {"command": f"{command} > out.txt"})
+    assert "needs approval" in output and not (workspace / "out.txt").exists()
+    line = explain_command(Config.model_validate(attack_config({"bash": {"*": "allow"}})), workspace, command, "coder")
+    assert line.startswith("ask   (what it runs cannot be known: ")
+
+
+def test_opencode_tool_bash_yes_runs_no_spelling_of_rm_in_a_real_process(workspace):
+    plant(workspace, {"x": "keep\n"})
+    (workspace / ".opencode.json").write_text(json.dumps(attack_config(ATTACK_RULES)))
+    for command in ["\\rm x", "/usr/bin/rm x", "bash -c '/bin/rm x'"]:
+        answer = opencode_tool(workspace, "bash", {"command": command})
+        assert answer["ok"] is False and 'global rule "rm *"' in answer["output"], answer
+    assert (workspace / "x").read_text() == "keep\n"
+
+
+def test_what_is_allowed_still_runs(workspace):
+    plant(workspace, {"x": "keep\n"})
+    (workspace / ".opencode.json").write_text(json.dumps(attack_config({"bash": {"*": "allow", "rm *": "deny"}})))
+    answer = opencode_tool(workspace, "bash", {"command": "cp x y && echo done > z"})
+    assert answer["ok"] is True and (workspace / "y").read_text() == "keep\n" and (workspace / "z").exists()
