@@ -79,7 +79,10 @@ def _build_runtime(root: Path, policy: str) -> Runtime:
     _without_pydantic_plugins()
     from app.runtime import Runtime  # only now: importing it builds the config models
 
-    return Runtime.build(root, policy=policy)
+    runtime = Runtime.build(root, policy=policy)
+    for notice in runtime.notices:
+        print(f"opencode: {notice}", file=sys.stderr)
+    return runtime
 
 
 async def _cancelled_on_sigterm(call: Awaitable[ToolResult]) -> ToolResult:
