@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -191,6 +192,7 @@ def _connect(path: Path, busy_timeout_ms: int) -> tuple[sqlite3.Connection, str 
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise StoreError(f"cannot open the database {path}: {err}; check that its directory is writable") from err
+    _check_regular(path)
     try:
         return _open_usable(path, busy_timeout_ms), None
     except _UnusableDatabase as unusable:
@@ -200,6 +202,26 @@ def _connect(path: Path, busy_timeout_ms: int) -> tuple[sqlite3.Connection, str 
         return _open_usable(path, busy_timeout_ms), notice
     except _UnusableDatabase as unusable:
         raise StoreError(f"{path} {unusable}, even freshly created; check the disk and its directory") from None
+
+
+_NOT_FILES = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket"}
+
+
+def _check_regular(path: Path) -> None:
+    """Refuse, before SQLite opens it, what is at ``path`` but is no file (a FIFO, a
+    device, a symlink loop): it is not ours to rename, and SQLite would only say "disk
+    I/O error"."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as err:
+        raise StoreError(
+            f"cannot open the database {path}: {err.strerror}; remove it or set data.directory elsewhere"
+        ) from None
+    if not stat.S_ISREG(mode):
+        kind = _NOT_FILES.get(stat.S_IFMT(mode), "a device")
+        raise StoreError(f"the database {path} is {kind}, not a file: remove it or set data.directory elsewhere")
 
 
 class _UnusableDatabase(Exception):

@@ -161,3 +161,22 @@ def test_the_command_says_so_in_one_line_then_works(tmp_path: Path, damage: str)
     (line,) = done.stderr.splitlines()
     assert line.startswith(f"opencode: {workspace / '.opencode' / 'opencode.db'} is damaged (")
     assert "kept it as opencode.db.damaged-" in line and line.endswith("started a fresh database")
+
+
+@pytest.mark.parametrize(
+    ("make", "problem"),
+    [
+        (os.mkfifo, "is a FIFO, not a file"),
+        (lambda path: path.symlink_to("/dev/zero"), "is a device, not a file"),
+        (lambda path: path.mkdir(), "is a directory, not a file"),
+        (lambda path: path.symlink_to(path), "Too many levels of symbolic links"),
+    ],
+    ids=["fifo", "device", "directory", "symlink-loop"],
+)
+def test_what_is_no_file_is_refused_by_its_type_and_left_alone(db_path: Path, make, problem: str) -> None:
+    db_path.parent.mkdir(parents=True)
+    make(db_path)
+    with pytest.raises(StoreError, match=problem) as refused:
+        Database(db_path)
+    assert "\n" not in str(refused.value) and "data.directory elsewhere" in str(refused.value)
+    assert [p.name for p in db_path.parent.iterdir()] == ["opencode.db"]
