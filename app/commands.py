@@ -16,6 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from app import boundedjson
 from app.errors import OpencodeError, ToolError
 
 if TYPE_CHECKING:
@@ -43,9 +44,11 @@ def _read_arguments(raw: str | None) -> dict[str, Any]:
             "standard input held no tool arguments: pipe one JSON object, e.g. '{\"filePath\": \"README.md\"}'"
         )
     try:
-        value = json.loads(text)
+        value = boundedjson.loads(text)
     except json.JSONDecodeError as err:
         raise UsageError(f"the tool arguments are not valid JSON ({err.msg} at line {err.lineno}:{err.colno})") from None
+    except boundedjson.JsonLimitError as err:
+        raise UsageError(f"the tool arguments break a limit ({err}): send smaller, flatter arguments") from None
     if not isinstance(value, dict):
         raise UsageError("the tool arguments must be one JSON object, e.g. '{\"filePath\": \"README.md\"}'")
     return value
@@ -79,7 +82,10 @@ def _build_runtime(root: Path, policy: str) -> Runtime:
     _without_pydantic_plugins()
     from app.runtime import Runtime  # only now: importing it builds the config models
 
-    return Runtime.build(root, policy=policy)
+    runtime = Runtime.build(root, policy=policy)
+    for notice in runtime.notices:
+        print(f"opencode: {notice}", file=sys.stderr)
+    return runtime
 
 
 async def _cancelled_on_sigterm(call: Awaitable[ToolResult]) -> ToolResult:
@@ -132,7 +138,7 @@ def run_tool(root: Path, name: str, raw_arguments: str | None, *, yes: bool, ses
         session = session or runtime.store.sessions.create(title="opencode tool").id
         try:
             with _collector_paused():
-                result = asyncio.run(_cancelled_on_sigterm(tool.run(params, runtime.context(session))))
+                result = asyncio.run(_cancelled_on_sigterm(tool.run_guarded(params, runtime.context(session))))
         except asyncio.CancelledError:
             print("opencode: terminated", file=sys.stderr)
             return TERMINATED

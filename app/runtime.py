@@ -5,7 +5,7 @@ and handed out from here. Tests build a whole runtime on a temp directory in one
 from __future__ import annotations
 
 from collections.abc import MutableMapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,6 +39,9 @@ class Runtime:
     permissions: PermissionService
     tools: MutableMapping[str, Tool]
     """Built-in tools, each imported on first use (see ToolTable)."""
+    notices: list[str] = field(default_factory=list)
+    """One-line warnings from building it (a damaged database set aside) that every
+    front-end shows the user: stderr for one-shot commands, a notice in the TUI."""
 
     @classmethod
     def build(
@@ -64,6 +67,7 @@ class Runtime:
             records=FileRecords(workspace, store.seen),
             permissions=PermissionService(config, bus, policy),
             tools=ToolTable(),
+            notices=[store.db.notice] if store.db.notice else [],
         )
 
     @cached_property

@@ -79,6 +79,14 @@ def test_a_failing_edit_exits_1_and_changes_nothing(project: Path) -> None:
         (("view", '["src/app.py"]'), None, "one JSON object"),
         (("nosuch", "{}"), None, "unknown tool 'nosuch'"),
         (("view", "-"), "", "standard input held no tool arguments"),
+        pytest.param(
+            ("view", "-"), '{"filePath": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested deeper than 64 levels",
+            id="100,000 levels",
+        ),
+        pytest.param(
+            ("view", '{"filePath": "a", "limit": ' + "9" * 5_000 + "}"), None, "integer of 5,000 digits",
+            id="5,000 digits",
+        ),
         (("view", '{"filePath": "src/app.py"}', "--session", "nope"), None, "no session nope"),
     ],
 )

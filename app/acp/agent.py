@@ -174,6 +174,8 @@ class OpencodeAgent:
                 loop = AgentLoop(runtime, provider_for(model or ""))
             except OpencodeError as error:
                 raise RequestError.invalid_params({"message": str(error)}) from None
+            for notice in runtime.notices:
+                log.warning("%s", notice)
             self._runtimes[root], self._loops[root] = runtime, loop
             log.info("workspace %s", root)
         return self._runtimes[root], self._loops[root]

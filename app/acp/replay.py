@@ -6,13 +6,13 @@ change, so every replayed diff is the real before and after."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
 from acp.helpers import update_tool_call
 from acp.schema import AgentMessageChunk, AgentThoughtChunk, TextContentBlock, ToolCallStart, UserMessageChunk
 
+from app import boundedjson
 from app.acp.updates import created_paths, file_diff, text_content, tool_kind, tool_locations, tool_title
 from app.runtime import Runtime
 from app.store.models import FileVersion
@@ -97,7 +97,7 @@ def _arguments(raw: Any) -> dict[str, Any]:
     if isinstance(raw, dict):
         return raw
     try:
-        value = json.loads(raw) if isinstance(raw, str) else {}
-    except json.JSONDecodeError:
+        value = boundedjson.loads(raw) if isinstance(raw, str) else {}
+    except ValueError:  # JSONDecodeError or JsonLimitError
         return {"raw": raw}
     return value if isinstance(value, dict) else {"raw": raw}

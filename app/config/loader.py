@@ -44,7 +44,7 @@ def load_config(
 def _config_files(workspace: Path, global_path: Path | None, env: Mapping[str, str]) -> list[Path]:
     project = workspace / CONFIG_FILE
     found = global_path if global_path is not None else global_config_path(env)
-    if found is None or found.resolve() == project.resolve():
+    if found is None or os.path.realpath(found) == os.path.realpath(project):
         return [project]  # a workspace at $HOME reads ~/.opencode.json once
     return [found, project]
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app import boundedjson
 from app.config.keys import find_field, holds_text, map_values, section_model
 from app.config.merge import deep_merge, nest
 from app.config.messages import KeyPath, first_problem, format_path, unknown_key_hint
@@ -25,6 +28,8 @@ from app.errors import ConfigError
 CONFIG_FILE = ".opencode.json"
 ENV_PREFIX = "OPENCODE_"
 ENV_SEPARATOR = "__"
+MAX_CONFIG_BYTES = 1024 * 1024
+"""A config file larger than this is not one: a log or a device pointed at by mistake."""
 
 
 @dataclass(frozen=True)
@@ -48,14 +53,13 @@ def _normalised(config: Config) -> dict[str, Any]:
 
 
 def read_json_object(path: Path) -> dict[str, Any] | None:
-    """The JSON object in ``path``, or None when there is no such file. A leading UTF-8
-    BOM (as some Windows editors save) is skipped, as RFC 8259 lets a parser do."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
+    """The JSON object in ``path``, or None when there is no such file. Only a regular
+    file of at most MAX_CONFIG_BYTES is read; its JSON is held to boundedjson's limits and
+    may not repeat a key in one object (json would keep the last one silently). A leading
+    UTF-8 BOM (as some Windows editors save) is skipped, as RFC 8259 lets a parser do."""
+    raw = _read_regular_file(path)
+    if raw is None:
         return None
-    except OSError as err:
-        raise ConfigError(f"{path}: cannot read the file ({err.strerror}): check that it is a readable file") from None
     body = raw.removeprefix(codecs.BOM_UTF8)
     try:
         text = body.decode("utf-8")
@@ -63,12 +67,57 @@ def read_json_object(path: Path) -> dict[str, Any] | None:
         offset = err.start + len(raw) - len(body)
         raise ConfigError(f"{path}: not UTF-8 text (bad byte at offset {offset}): save it as UTF-8") from None
     try:
-        data = json.loads(text)
+        data = boundedjson.loads(text, max_bytes=MAX_CONFIG_BYTES, unique_keys=True)
     except json.JSONDecodeError as err:
         raise ConfigError(f"{path}:{err.lineno}:{err.colno}: invalid JSON: {err.msg}") from None
+    except boundedjson.JsonLimitError as err:
+        where = f"{path}:{err.lineno}" if err.lineno else str(path)
+        raise ConfigError(f"{where}: {err}: {_limit_fix(err)}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a JSON object {{...}} (got {type(data).__name__})")
     return data
+
+
+def _read_regular_file(path: Path) -> bytes | None:
+    """The bytes of ``path``, or None when nothing is there. What is not a regular file
+    (a FIFO would block, /dev/zero never ends) is refused by its type before it is opened,
+    and checked again on the open descriptor in case it was swapped meanwhile."""
+    try:
+        _check_regular(path, os.stat(path))
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read the file ({err.strerror}): check that it is a readable file") from None
+    with os.fdopen(fd, "rb") as file:
+        _check_regular(path, os.fstat(fd))
+        return file.read(MAX_CONFIG_BYTES + 1)
+
+
+def _check_regular(path: Path, info: os.stat_result) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        kind = _KINDS.get(stat.S_IFMT(info.st_mode), "a special file")
+        raise ConfigError(f"{path}: is {kind}, not a regular file: make it a regular JSON file")
+    if info.st_size > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            f"{path}: {info.st_size:,} bytes is over the limit of {MAX_CONFIG_BYTES:,} for a config file: "
+            "check that it is the right file"
+        )
+
+
+_KINDS = {
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+}
+
+
+def _limit_fix(err: boundedjson.JsonLimitError) -> str:
+    if "twice" in str(err):
+        return "keep one of them (only the last would count)"
+    return "no setting needs that much: check that it is the right file"
 
 
 def file_layer(path: Path) -> Layer | None:
@@ -162,11 +211,13 @@ def _env_value(source: str, raw: str, annotation: Any) -> Any:
     if holds_text(annotation):
         return raw
     try:
-        return json.loads(raw)
+        return boundedjson.loads(raw, max_bytes=MAX_CONFIG_BYTES, unique_keys=True)
     except json.JSONDecodeError as err:
         if raw.lstrip().startswith(("[", "{")):
             raise ConfigError(f"{source}: invalid JSON at column {err.colno}: {err.msg}") from None
         return raw
+    except boundedjson.JsonLimitError as err:
+        raise ConfigError(f"{source}: {err}: {_limit_fix(err)}") from None
 
 
 def _variable_for(path: KeyPath, settings: list[tuple[str, KeyPath, Any]]) -> str:

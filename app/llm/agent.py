@@ -21,12 +21,13 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from app.errors import OpencodeError
 from app.llm import compaction
 from app.llm.agents import get_agent, tools_for
-from app.llm.context import build_system_prompt
+from app.llm.context import allowed_outside, build_system_prompt
 from app.llm.events import (
     ModelRetrying,
     ReasoningDelta,
@@ -131,6 +132,8 @@ class _Turn:
     """The assistant message that asked for the current calls."""
     calls: list[ToolCall] = field(default_factory=list)
     """The calls of the current step, while they run."""
+    outside_context: frozenset[Path] = frozenset()
+    """The instructions files outside the workspace this turn may read (see app.llm.context)."""
     results: dict[str, Part] = field(default_factory=dict)
     """call id -> tool_result part, for the calls of the current step that finished."""
 
@@ -345,6 +348,11 @@ class AgentLoop:
 
     async def _steps(self, turn: _Turn) -> str:
         """Model responses and tool rounds until the model stops; returns the turn's reason."""
+        if get_agent(turn.agent).conversational:
+            runtime = self.runtime
+            turn.outside_context = await allowed_outside(
+                runtime.root, runtime.config, runtime.permissions, turn.session_id, turn.agent
+            )
         for _ in range(self.max_steps):
             request = await self._request(turn)
             try:
@@ -381,7 +389,7 @@ class AgentLoop:
     def _messages(self, turn: _Turn) -> list[dict[str, Any]]:
         """System prompt and the history the model sees (from the last summary on)."""
         session = self.runtime.store.sessions.get(turn.session_id)
-        system = build_system_prompt(turn.agent, self.runtime.root, self.runtime.config)
+        system = build_system_prompt(turn.agent, self.runtime.root, self.runtime.config, turn.outside_context)
         history = to_chat(
             self._transcripts.list(turn.session_id), session.summary_message_id if session else None
         )

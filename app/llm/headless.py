@@ -64,6 +64,8 @@ def run_headless(
     except OpencodeError as error:
         print(f"opencode: error: {error}", file=err)
         return EXIT_USAGE
+    for notice in runtime.notices:
+        print(f"opencode: {notice}", file=err)
     try:
         chosen = choose_model(model, runtime.config.agents.coder.model, env, runtime.config.providers)
         if chosen is None:

@@ -19,6 +19,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from app import boundedjson
 from app.store import Message
 
 Part = dict[str, Any]
@@ -128,8 +129,8 @@ def _replayable(arguments: str) -> str:
     """Arguments as sent back to the provider: malformed JSON (already answered with an
     error result) is replaced by "{}", because some providers reject a history holding it."""
     try:
-        return arguments if isinstance(json.loads(arguments), dict) else "{}"
-    except json.JSONDecodeError:
+        return arguments if isinstance(boundedjson.loads(arguments), dict) else "{}"
+    except ValueError:  # JSONDecodeError or JsonLimitError: refused by the tool as well
         return "{}"
 
 

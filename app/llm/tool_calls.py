@@ -8,7 +8,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from app.errors import PermissionDeniedError, ToolError
+from app import boundedjson
+from app.errors import OpencodeError, PermissionDeniedError
 from app.llm.messages import Part, tool_result_part
 from app.llm.provider import ToolCall
 from app.tools.base import Tool, ToolContext
@@ -44,21 +45,17 @@ async def execute(call: ToolCall, tools: Mapping[str, Tool], ctx: ToolContext) -
         result = await tool.call(call.arguments, ctx)
     except PermissionDeniedError as err:
         return tool_result_part(call.id, call.name, str(err), error=True), True
-    except ToolError as err:
+    except OpencodeError as err:  # the tool's error (a bug too, see Tool.run_guarded) or the store's while it ran
         return tool_result_part(call.id, call.name, str(err), error=True), False
-    except Exception as err:  # a tool bug must not end the turn: the model can try another way
-        failure = f"{call.name} failed unexpectedly ({type(err).__name__}: {err})"
-        return tool_result_part(call.id, call.name, failure, error=True), False
     return tool_result_part(call.id, call.name, result.output, _json_safe(result.metadata)), False
 
 
 def arguments_for_display(arguments: str) -> dict[str, Any]:
-    """The call's arguments as a dict for front-ends; malformed JSON is shown raw."""
-    import json
-
+    """The call's arguments as a dict for front-ends; malformed JSON, or JSON beyond the
+    limits the tool itself refuses, is shown raw."""
     try:
-        parsed = json.loads(arguments)
-    except json.JSONDecodeError:
+        parsed = boundedjson.loads(arguments)
+    except ValueError:  # JSONDecodeError or JsonLimitError
         return {"raw": arguments}
     return parsed if isinstance(parsed, dict) else {"raw": arguments}
 

@@ -9,15 +9,18 @@ file are handled by WAL (readers never block the writer) and the busy timeout.
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from app.store.errors import StoreError
-from app.store.migrations import migrate, schema_version
+from app.store.migrations import MIGRATIONS, migrate, schema_version
 
 BUSY_TIMEOUT_MS = 5_000
 """How long a write waits for another process's transaction before giving up."""
@@ -28,14 +31,17 @@ _AUTOCHECKPOINT_PAGES = 1000
 
 class Database:
     def __init__(self, path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
-        """Create the parent directories and the file if needed, then migrate it."""
+        """Create the parent directories and the file if needed, then migrate it. A file
+        there that is damaged, not opencode's, or from a newer opencode is renamed aside
+        (``notice`` says so) and a fresh one created."""
         self.path = Path(path)
         self._lock = threading.RLock()
         self._depth = 0
         self._after_commit: list[Callable[[], None]] = []
         self._checkpoint_later = False
         self._checkpointer: threading.Thread | None = None
-        self._conn = _connect(self.path, busy_timeout_ms)
+        self._conn, self.notice = _connect(self.path, busy_timeout_ms)
+        """One line saying an unusable file was set aside and a fresh one started, else None."""
 
     @property
     def schema_version(self) -> int:
@@ -178,15 +184,59 @@ def _checkpoint(path: Path) -> None:
         pass
 
 
-def _connect(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
+def _connect(path: Path, busy_timeout_ms: int) -> tuple[sqlite3.Connection, str | None]:
+    """The migrated connection, and the notice to show when the file found there could
+    not be used (damaged, another application's, a newer opencode's) and was replaced:
+    it is kept beside under a new name, for recovery by hand, and a fresh one started."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise StoreError(f"cannot open the database {path}: {err}; check that its directory is writable") from err
+    _check_regular(path)
+    try:
+        return _open_usable(path, busy_timeout_ms), None
+    except _UnusableDatabase as unusable:
+        kept = _set_aside(path)
+        notice = f"{path} {unusable}: kept it as {kept.name} and started a fresh database"
+    try:
+        return _open_usable(path, busy_timeout_ms), notice
+    except _UnusableDatabase as unusable:
+        raise StoreError(f"{path} {unusable}, even freshly created; check the disk and its directory") from None
+
+
+_NOT_FILES = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket"}
+
+
+def _check_regular(path: Path) -> None:
+    """Refuse, before SQLite opens it, what is at ``path`` but is no file (a FIFO, a
+    device, a symlink loop): it is not ours to rename, and SQLite would only say "disk
+    I/O error"."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    except OSError as err:
+        raise StoreError(
+            f"cannot open the database {path}: {err.strerror}; remove it or set data.directory elsewhere"
+        ) from None
+    if not stat.S_ISREG(mode):
+        kind = _NOT_FILES.get(stat.S_IFMT(mode), "a device")
+        raise StoreError(f"the database {path} is {kind}, not a file: remove it or set data.directory elsewhere")
+
+
+class _UnusableDatabase(Exception):
+    """The file at the database path is not one opencode can use; ``str`` says why."""
+
+
+def _open_usable(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
+    try:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-    except (OSError, sqlite3.Error) as err:
+    except sqlite3.Error as err:
         raise StoreError(f"cannot open the database {path}: {err}; check that its directory is writable") from err
     try:
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        _check_usable(conn)  # first: a file that is not ours is left as it was found
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA journal_mode = WAL")
         # WAL + NORMAL cannot corrupt the file; a power cut may lose the last commits.
@@ -194,10 +244,56 @@ def _connect(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
         migrate(conn)
     except sqlite3.DatabaseError as err:
         conn.close()
-        raise StoreError(
-            f"{path} is not a usable opencode database ({err}); move it aside to start a fresh one"
-        ) from err
+        if isinstance(err, sqlite3.OperationalError) and not _is_damage(err):
+            raise StoreError(f"cannot use the database {path}: {err}; check the disk and its permissions") from err
+        raise _UnusableDatabase(f"is damaged ({err})") from None
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _is_damage(err: sqlite3.OperationalError) -> bool:
+    """Most damage is a DatabaseError; a few forms of it come as an OperationalError,
+    which otherwise means a locked, read-only or full database: not the file's fault."""
+    return "malformed" in str(err) or "not a database" in str(err)
+
+
+def _check_usable(conn: sqlite3.Connection) -> None:
+    """Raise _UnusableDatabase unless the file is sound and ours (or empty). quick_check
+    reads every page once without checking index contents against tables: a damaged
+    page is found now, not in the middle of a tool call."""
+    result = conn.execute("PRAGMA quick_check(1)").fetchone()[0]
+    if result != "ok":  # e.g. "*** in database main ***\nPage 4: btreeInitPage() returns error code 11"
+        problem = "; ".join(line for line in result.splitlines() if not line.startswith("***"))
+        raise _UnusableDatabase(f"is damaged ({problem})")
+    version = schema_version(conn)
+    if version > len(MIGRATIONS):
+        raise _UnusableDatabase(
+            f"was written by a newer opencode (schema version {version}, this one knows {len(MIGRATIONS)})"
+        )
+    if version == 0 and conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None:
+        raise _UnusableDatabase("is not an opencode database (it holds another application's tables)")
+
+
+def _set_aside(path: Path) -> Path:
+    """Rename ``path`` to ``<name>.damaged-<UTC time>`` and its write-ahead log with it
+    (a log left behind would be replayed into the fresh file); the shared-memory index
+    is rebuilt from the log, so it goes."""
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    kept = path.with_name(f"{path.name}.damaged-{stamp}")
+    extra = 1
+    while kept.exists():
+        extra += 1
+        kept = path.with_name(f"{path.name}.damaged-{stamp}-{extra}")
+    try:
+        os.rename(path, kept)
+        wal = path.with_name(path.name + "-wal")
+        if wal.exists():
+            os.rename(wal, kept.with_name(kept.name + "-wal"))
+        path.with_name(path.name + "-shm").unlink(missing_ok=True)
+    except OSError as err:
+        raise StoreError(
+            f"{path} cannot be used and cannot be moved aside ({err.strerror}): move it away by hand"
+        ) from None
+    return kept

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from app.errors import ToolError
+from app import boundedjson
+from app.errors import OpencodeError, ToolError
 
 if TYPE_CHECKING:
     from app.bus import Bus
@@ -79,11 +80,16 @@ class Tool(ABC):
             arguments = {}
         if isinstance(arguments, str):
             try:
-                arguments = json.loads(arguments)
+                arguments = boundedjson.loads(arguments)
             except json.JSONDecodeError as err:
                 raise ToolError(
                     f"{self.name}: the arguments are not valid JSON ({err.msg} at position {err.pos}): "
                     "send one JSON object with the parameters"
+                ) from None
+            except boundedjson.JsonLimitError as err:
+                raise ToolError(
+                    f"{self.name}: the arguments break a limit ({err}): send smaller, flatter arguments, "
+                    "or split the work over several calls"
                 ) from None
         if not isinstance(arguments, dict):
             raise ToolError(f"{self.name}: the arguments must be a JSON object, not {type(arguments).__name__}")
@@ -93,7 +99,19 @@ class Tool(ABC):
             raise ToolError(f"{self.name}: invalid arguments: {_describe(err)}") from None
 
     async def call(self, arguments: str | dict[str, Any] | None, ctx: ToolContext) -> ToolResult:
-        return await self.run(self.parse(arguments), ctx)
+        return await self.run_guarded(self.parse(arguments), ctx)
+
+    async def run_guarded(self, params: Any, ctx: ToolContext) -> ToolResult:
+        """``run``, with any exception that is not one of ours (a bug, an OSError no check
+        foresaw, a RecursionError) turned into a ToolError the model can read: a tool
+        never ends the turn or the command. Cancellation still propagates."""
+        try:
+            return await self.run(params, ctx)
+        except OpencodeError:
+            raise
+        except Exception as err:
+            detail = " ".join(str(err).split())
+            raise ToolError(f"{self.name} failed unexpectedly ({type(err).__name__}: {detail})") from err
 
 
 def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:

@@ -14,7 +14,9 @@ import contextlib
 import os
 import signal
 import subprocess
+import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,8 +34,8 @@ WHEN TO USE
 - Running tests, builds, linters, formatters, git and other command-line programs.
 
 HOW TO USE
-- command: the command line, run with `-c` by the user's shell (bash unless configured)
-  in the workspace root. Each call starts a fresh shell: `cd` and variables do not carry
+- command: the command line (a script of any length), run by the user's shell (bash
+  unless configured) in the workspace root. Each call starts a fresh shell: `cd` and variables do not carry
   over to the next call.
 - timeout: optional, in milliseconds; default 120000 (2 minutes), at most 600000
   (10 minutes): a larger value is lowered to the maximum.
@@ -238,9 +240,24 @@ def check_command(command: str) -> None:
         raise ToolError("bash: command contains a NUL character, which no command line can hold: remove it")
 
 
-def shell_argv(ctx: ToolContext, command: str) -> list[str]:
+def shell_argv(ctx: ToolContext, script: Path) -> list[str]:
     shell = ctx.config.shell.path or os.environ.get("SHELL") or _DEFAULT_SHELL
-    return [shell, *ctx.config.shell.args, "-c", command]
+    return [shell, *ctx.config.shell.args, str(script)]
+
+
+@contextlib.contextmanager
+def command_file(command: str) -> Iterator[Path]:
+    """The command line in a file of its own (readable by this user only) that the shell
+    runs as its script, removed afterwards. Not `-c COMMAND`: one argument is limited to
+    128 KiB on Linux, and a longer command failed to start as if the shell were missing."""
+    fd, name = tempfile.mkstemp(prefix="opencode-command-", suffix=".sh")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            file.write(command)
+        yield Path(name)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(name)
 
 
 def _signal_name(number: int) -> str:
@@ -273,7 +290,8 @@ class BashTool(Tool):
         timeout_ms = min(params.timeout or limits.default_timeout_ms, limits.max_timeout_ms)
         title = params.description or one_line(params.command, 80)
         await authorize(ctx, params.command, title)
-        outcome = await run_shell(shell_argv(ctx, params.command), ctx.workspace.root, timeout_ms / 1000)
+        with command_file(params.command) as script:
+            outcome = await run_shell(shell_argv(ctx, script), ctx.workspace.root, timeout_ms / 1000)
         lines = [outcome.output.rstrip("\n") or "(no output)", ""]
         if outcome.detached:
             lines.append("Note: a background process still holds the output; what it prints later is not shown.")

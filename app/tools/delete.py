@@ -132,13 +132,22 @@ def _walk(workspace: Workspace, folder: Path) -> _Tree:
 
 
 def _entries(folder: Path) -> Iterator[os.DirEntry[str]]:
-    """Every entry under ``folder``, depth first, never descending into a symlink."""
-    with os.scandir(folder) as scan:
-        entries = list(scan)
-    for entry in entries:
+    """Every entry under ``folder``, depth first, never descending into a symlink. A stack
+    of listings, not recursion: a tree 1,000 folders deep is as fine as a flat one."""
+    pending = [iter(_listing(folder))]
+    while pending:
+        entry = next(pending[-1], None)
+        if entry is None:
+            pending.pop()
+            continue
         yield entry
         if entry.is_dir(follow_symlinks=False):
-            yield from _entries(Path(entry.path))
+            pending.append(iter(_listing(entry.path)))
+
+
+def _listing(folder: str | Path) -> list[os.DirEntry[str]]:
+    with os.scandir(folder) as scan:
+        return list(scan)
 
 
 def _find_target(ctx: ToolContext, path: str) -> _Target:

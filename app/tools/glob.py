@@ -16,7 +16,7 @@ from pydantic import Field
 from app.errors import ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.ignore import glob_to_regex, walk
-from app.tools.reading import ReadTarget, allowed_by_rules, authorize_read, skipped_dirs
+from app.tools.reading import ReadTarget, allowed_by_rules, authorize_read, skipped_dirs, special_entry_kind
 
 MAX_RESULTS = 100
 _WILDCARDS = re.compile(r"[*?\[{\\]")
@@ -66,11 +66,16 @@ class GlobTool(Tool):
             raise ToolError(f"path {target.shown} does not exist: give a folder that exists (ls shows them)")
         if not target.path.is_dir():
             raise ToolError(f"path {target.shown} is a file, not a folder: give the folder to search in path")
-        found = await asyncio.to_thread(find_files, ctx, target, pattern)
+        found, special = await asyncio.to_thread(find_files, ctx, target, pattern)
         truncated = len(found) > MAX_RESULTS
         output = "\n".join(path for _mtime, path in found[:MAX_RESULTS])
         if not found:
             output = f"No files found matching {pattern} in {target.shown}"
+        if special:
+            output += (
+                f"\n\n(Left out {len(special)} matching pipes, sockets or devices, which no tool reads: "
+                f"{', '.join(special[:5])}{', ...' if len(special) > 5 else ''})"
+            )
         if truncated:
             output += (
                 f"\n\n(Showing the {MAX_RESULTS} newest of {len(found)} matching files. "
@@ -96,15 +101,16 @@ def _checked_pattern(pattern: str) -> str:
     return "/".join(part for part in pattern.split("/") if part != ".") or pattern
 
 
-def find_files(ctx: ToolContext, target: ReadTarget, pattern: str) -> list[tuple[int, str]]:
-    """Every matching file as (mtime_ns, shown path), newest first (then by path)."""
+def find_files(ctx: ToolContext, target: ReadTarget, pattern: str) -> tuple[list[tuple[int, str]], list[str]]:
+    """Every matching file as (mtime_ns, shown path), newest first (then by path), and
+    the matching pipes, sockets and devices (or links to one) left out, by path."""
     segments = pattern.split("/")
     literal = 0
     while literal < len(segments) - 1 and not _WILDCARDS.search(segments[literal]):
         literal += 1
     skipped = skipped_dirs(ctx, target)
     if not _reachable(target, segments[:literal], skipped):
-        return []
+        return [], []
     start = target.path.joinpath(*segments[:literal])
     rest = "/".join(segments[literal:])
     try:
@@ -116,19 +122,22 @@ def find_files(ctx: ToolContext, target: ReadTarget, pattern: str) -> list[tuple
     allowed = allowed_by_rules(ctx, GlobTool.name, target)
     start_rel = target.rel(start)
     skip = len(start_rel) + 1 if start_rel else 0
-    found = []
+    found, special = [], []
     for entry in walk(start, target.root, skip=skipped, max_depth=max_depth):
         if entry.is_dir or not regex.fullmatch(entry.rel[skip:]):
             continue
         shown = target.show(entry.rel)
         if not allowed(shown):
             continue
+        if special_entry_kind(entry.dir_entry) is not None:
+            special.append(shown)
+            continue
         try:
             found.append((entry.dir_entry.stat(follow_symlinks=False).st_mtime_ns, shown))
         except OSError:  # removed since the folder was listed
             continue
     found.sort(key=lambda item: (-item[0], item[1]))
-    return found
+    return found, sorted(special)
 
 
 def _reachable(target: ReadTarget, folders: list[str], skipped: list[str]) -> bool:

@@ -36,6 +36,7 @@ from app.tools.reading import (
     authorize_read,
     cut_line,
     skipped_dirs,
+    special_kind_at,
 )
 
 MAX_MATCHES = 100
@@ -141,6 +142,8 @@ class GrepTool(Tool):
             raise ToolError(
                 f"path {target.shown} does not exist: give a folder or file that exists (ls shows them)"
             )
+        if (kind := special_kind_at(target.path)) is not None:
+            raise ToolError(f"path {target.shown} is {kind}, not a file or folder: grep searches files only")
         search = Search(
             target,
             params.pattern,

@@ -14,7 +14,7 @@ from pydantic import Field
 from app.errors import ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.ignore import SKIPPED_DIRS, Entry, walk
-from app.tools.reading import ReadTarget, allowed_by_rules, authorize_read, skipped_dirs
+from app.tools.reading import ReadTarget, allowed_by_rules, authorize_read, skipped_dirs, special_entry_kind
 
 MAX_ENTRIES = 1000
 
@@ -106,6 +106,8 @@ def render_tree(shown: str, start_rel: str, entries: list[Entry]) -> str:
             node = node.folders.setdefault(parent, _Node())
         if entry.is_dir:
             node.folders.setdefault(name, _Node())
+        elif (kind := special_entry_kind(entry.dir_entry)) is not None:
+            node.files.append(f"{name} ({kind}, which no tool reads)")
         else:
             node.files.append(name)
     lines = [shown.rstrip("/") + "/" if shown != "." else "./"]
@@ -115,9 +117,17 @@ def render_tree(shown: str, start_rel: str, entries: list[Entry]) -> str:
     return "\n".join(lines)
 
 
-def _draw(node: _Node, depth: int, lines: list[str]) -> None:
-    indent = "  " * depth
-    for name in sorted(node.folders):
-        lines.append(f"{indent}{name}/")
-        _draw(node.folders[name], depth + 1, lines)
-    lines.extend(f"{indent}{name}" for name in sorted(node.files))
+def _draw(top: _Node, depth: int, lines: list[str]) -> None:
+    """Each folder's line followed by what it holds, then the files, each level sorted.
+    A stack, not recursion: a tree 1,000 folders deep is drawn like a flat one."""
+    pending = [(top, depth, iter(sorted(top.folders)))]
+    while pending:
+        node, level, folders = pending[-1]
+        name = next(folders, None)
+        if name is None:
+            pending.pop()
+            lines.extend(f"{'  ' * level}{file}" for file in sorted(node.files))
+            continue
+        lines.append(f"{'  ' * level}{name}/")
+        inner = node.folders[name]
+        pending.append((inner, level + 1, iter(sorted(inner.folders))))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -166,7 +167,7 @@ def _resolve_all(
     files: dict[str, Path] = {}
     owner: dict[Path, str] = {}
     for section, (path, new_path) in zip(patch.sections, targets, strict=True):
-        if (isinstance(section, DeleteFile) or new_path is not None) and (base / path).is_symlink():
+        if (isinstance(section, DeleteFile) or new_path is not None) and _is_symlink(base / path):
             # Resolving would delete or move the link's target, not the link.
             raise PatchError(
                 f"{section.title}: {path} is a symbolic link; the patch tool does not delete or move links "
@@ -183,6 +184,15 @@ def _resolve_all(
                 )
             files[rel], owner[canonical] = canonical, rel
     return files
+
+
+def _is_symlink(path: Path) -> bool:
+    """Whether ``path`` is a symbolic link; False for a path the OS refuses (a name over
+    255 bytes), which ``_located`` then reports, where Path.is_symlink raises."""
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _located(workspace: Workspace, base: Path, rel: str, title: str) -> Path:

@@ -8,6 +8,8 @@ outside is even probed before the user agreed.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +19,35 @@ from app.permission.service import config_rules
 from app.tools.base import ToolContext
 
 MAX_LINE_CHARS = 2000
+_SPECIAL_KINDS = {
+    stat.S_IFIFO: "a FIFO",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+}
+
+
+def special_kind(mode: int) -> str | None:
+    """What a file of this mode is when no reading tool may open it ("a FIFO", "a
+    socket", a device), else None. Opening a FIFO blocks until someone writes,
+    a socket cannot be opened, and /dev/zero or /dev/urandom never end."""
+    return _SPECIAL_KINDS.get(stat.S_IFMT(mode))
+
+
+def special_kind_at(path: str | Path) -> str | None:
+    """``special_kind`` of what ``path`` leads to (links followed); None when nothing does."""
+    try:
+        return special_kind(os.stat(path).st_mode)
+    except OSError:
+        return None
+
+
+def special_entry_kind(entry: os.DirEntry[str]) -> str | None:
+    """``special_kind`` of a listed entry or of what it links to. Free for files and
+    folders, whose type the listing already gave; one stat for a link or anything else."""
+    if entry.is_dir(follow_symlinks=False) or entry.is_file(follow_symlinks=False):
+        return None
+    return special_kind_at(entry.path)
 
 
 def cut_line(line: str) -> str:

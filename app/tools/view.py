@@ -8,6 +8,7 @@ change a file the session has not seen, or one that changed since.
 from __future__ import annotations
 
 import asyncio
+import os
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ from pydantic import Field
 
 from app.errors import BinaryFileError, ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
-from app.tools.reading import ReadTarget, authorize_read, cut_line
+from app.tools.reading import ReadTarget, authorize_read, cut_line, special_kind, special_kind_at
 from app.tools.suggest import similar_names
 from app.workspace import is_binary
 
@@ -117,9 +118,14 @@ def read_page(target: ReadTarget, offset: int, limit: int) -> Page:
         raise missing_file_error(path, shown)
     if path.is_dir():
         raise ToolError(f"{shown} is a directory, not a file: use the ls tool to list it")
-    if not path.is_file():  # a FIFO or a device would block or never end
-        raise ToolError(f"{shown} is not a regular file (a pipe, socket or device): view reads files only")
-    with path.open("rb") as handle:
+    if (kind := special_kind_at(path)) is not None:
+        raise _special_file_error(shown, kind)
+    # Without blocking, then checked again on the descriptor: a FIFO swapped in after the
+    # check above would otherwise hold the call until someone writes to it.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with open(fd, "rb") as handle:
+        if (kind := special_kind(os.fstat(fd).st_mode)) is not None:
+            raise _special_file_error(shown, kind)
         head = handle.read(_SNIFF)
         if is_binary(head):
             raise _binary_error(path, shown, head)
@@ -137,6 +143,10 @@ def read_page(target: ReadTarget, offset: int, limit: int) -> Page:
             f"offset {offset} is past the end of {shown}, which has {total} lines: use an offset below {total}"
         )
     return Page(lines, more=False)
+
+
+def _special_file_error(shown: str, kind: str) -> ToolError:
+    return ToolError(f"{shown} is {kind}, not a regular file: view reads files only")
 
 
 def _decode_line(raw: bytes, path: Path, shown: str, *, first: bool) -> str:

@@ -235,6 +235,8 @@ class OpencodeApp(App[None]):
             latest = await asyncio.to_thread(runtime.store.sessions.latest)
             if latest is not None:
                 await self.open_session(latest.id)
+        for notice in runtime.notices:
+            await self.chat.add_notice(notice, "warning")
         if onboarding:
             if runtime.root != self.root.resolve():
                 onboarding += (

@@ -50,7 +50,9 @@ def test_a_bom_is_skipped_and_offsets_still_count_it(workspace: Path, env: dict[
 def test_an_unreadable_path_is_named(workspace: Path, env: dict[str, str]) -> None:
     (workspace / ".opencode.json").mkdir()
 
-    assert load_error(workspace, env).startswith(f"{workspace / '.opencode.json'}: cannot read the file (")
+    assert load_error(workspace, env) == (
+        f"{workspace / '.opencode.json'}: is a directory, not a regular file: make it a regular JSON file"
+    )
 
 
 @pytest.mark.parametrize(

@@ -90,7 +90,7 @@ async def test_read_only_calls_of_one_message_run_concurrently(runtime: Runtime)
 class BrokenTool(Tool):
     """A tool with a bug: every call raises something that is not a ToolError."""
 
-    name = "broken"
+    name = "write"  # plays the write tool below
     params = ToolParams
     description = "test tool"
 

@@ -63,23 +63,6 @@ def test_a_failing_step_leaves_the_database_untouched(tmp_path: Path) -> None:
     assert conn.execute("SELECT name FROM sqlite_master").fetchall() == []
 
 
-def test_a_database_from_a_newer_opencode_is_refused(db_path: Path) -> None:
-    Database(db_path).close()
-    conn = _connect(db_path)
-    conn.execute("PRAGMA user_version = 99")
-    conn.close()
-    with pytest.raises(StoreError, match=r"schema version 99 .*upgrade opencode"):
-        Database(db_path)
-
-
-def test_a_file_that_is_not_a_database_is_refused_with_its_name(tmp_path: Path) -> None:
-    bogus = tmp_path / "notes.db"
-    bogus.write_bytes(b"these are not the pages you are looking for" * 100)
-    with pytest.raises(StoreError, match=r"notes\.db is not a usable opencode database.*move it aside"):
-        Database(bogus)
-    assert bogus.read_bytes().startswith(b"these are not")
-
-
 def test_an_unwritable_location_is_refused(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")

@@ -327,6 +327,23 @@ async def test_paths_the_system_cannot_hold_are_refused_in_one_line(
     await assert_untouched(files, ctx, before)
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        f"*** Delete File: {'n' * 300}.txt\n",
+        f"*** Delete File: src/{'n' * 300}/x.txt\n",
+        f"*** Update File: notes.txt\n*** Move to: {'n' * 300}.txt\n@@\n-one\n+1\n",
+    ],
+    ids=["delete", "delete-under", "move-to"],
+)
+async def test_a_name_over_255_characters_to_delete_or_move_is_a_tool_error(
+    files: Path, ctx: ToolContext, body: str
+) -> None:
+    before = tree(files)
+    assert "File name too long; check the path" in await refused(ctx, body, allow_delete=True)
+    await assert_untouched(files, ctx, before)
+
+
 async def test_ambiguous_context_is_refused_not_guessed(workspace: Path, ctx: ToolContext) -> None:
     (workspace / "dup.py").write_text("def a():\n    return 1\n\ndef b():\n    return 1\n")
     error = await refused(ctx, "*** Update File: dup.py\n@@\n-    return 1\n+    return 2\n", PatchError)

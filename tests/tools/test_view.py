@@ -75,7 +75,7 @@ async def test_empty_file(ctx, write_files) -> None:
 
 async def test_a_fifo_is_refused_not_waited_on(ctx, workspace) -> None:
     os.mkfifo(workspace / "pipe")
-    with pytest.raises(ToolError, match="^pipe is not a regular file"):
+    with pytest.raises(ToolError, match="^pipe is a FIFO, not a regular file"):
         await tool.call({"filePath": "pipe"}, ctx)
 
 

@@ -1,0 +1,91 @@
+"""JSON from sources we do not control (config files, OPENCODE_* values, a model's tool
+arguments), parsed within limits: a size, a nesting depth and an integer length, and,
+where asked, no key twice in one object.
+
+The stdlib parser recurses once per level (100,000 levels end in RecursionError), turns
+a 5,000-digit integer into a ValueError of its own, and keeps the last of two equal keys
+silently. A linear scan over the strings and brackets finds depth and duplicate keys
+first, without recursion; the stdlib parser then does the parsing, with an integer hook.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+MAX_BYTES = 10 * 1024 * 1024
+MAX_DEPTH = 64
+MAX_INT_DIGITS = 20
+"""Enough for any 64-bit integer; a longer one is no count, size or time we take."""
+
+_TOKENS = re.compile(r'("[^"\\]*(?:\\.[^"\\]*)*")(\s*:)?|[\[\]{}]')
+"""A string (with the colon that makes it a key) or a bracket: all the scan needs."""
+
+
+class JsonLimitError(ValueError):
+    """The text breaks a limit (or repeats a key); ``str`` says which, ``lineno`` where
+    (0 when the whole text is at fault)."""
+
+    def __init__(self, message: str, lineno: int = 0) -> None:
+        super().__init__(message)
+        self.lineno = lineno
+
+
+def loads(
+    text: str,
+    *,
+    max_bytes: int = MAX_BYTES,
+    max_depth: int = MAX_DEPTH,
+    max_int_digits: int = MAX_INT_DIGITS,
+    unique_keys: bool = False,
+) -> Any:
+    """``json.loads(text)`` within the limits. Raises JsonLimitError for a broken limit or
+    a repeated key, json.JSONDecodeError for text that is not JSON."""
+    if len(text) > max_bytes:
+        raise JsonLimitError(f"{_size(len(text))} of JSON is over the limit of {_size(max_bytes)}")
+    _scan(text, max_depth, unique_keys)
+    return json.loads(text, parse_int=_int_parser(max_int_digits))
+
+
+def _scan(text: str, max_depth: int, unique_keys: bool) -> None:
+    """Depth and repeated keys, in one pass over the strings and brackets. Brackets only
+    count outside strings; mismatched ones are left for the parser to report."""
+    open_objects: list[set[str] | None] = []  # one entry per open bracket: an object's keys, None for an array
+    for token in _TOKENS.finditer(text):
+        bracket = token.group()
+        if bracket in "{[":
+            if len(open_objects) == max_depth:
+                raise JsonLimitError(
+                    f"JSON nested deeper than {max_depth} levels", _line(text, token.start())
+                )
+            open_objects.append(set() if bracket == "{" else None)
+        elif bracket in "}]":
+            if open_objects:
+                open_objects.pop()
+        elif unique_keys and token.group(2) and open_objects and open_objects[-1] is not None:
+            keys = open_objects[-1]
+            try:
+                key = json.loads(token.group(1))
+            except json.JSONDecodeError:
+                continue  # a bad escape: the parser reports it
+            if key in keys:
+                raise JsonLimitError(f'the key "{key}" appears twice in one object', _line(text, token.start()))
+            keys.add(key)
+
+
+def _int_parser(max_digits: int):  # noqa: ANN202 - a json.loads hook
+    def parse_int(digits: str) -> int:
+        if len(digits.lstrip("-")) > max_digits:
+            raise JsonLimitError(f"an integer of {len(digits.lstrip('-')):,} digits is longer than {max_digits}")
+        return int(digits)
+
+    return parse_int
+
+
+def _line(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
+
+
+def _size(count: int) -> str:
+    return f"{count / (1024 * 1024):.1f} MB"

@@ -1,0 +1,49 @@
+"""Hostile model output through the real litellm client and the fake server: arguments
+too deep or too large, and a tool that fails in a way nobody foresaw, each come back to
+the model as a tool error naming the problem, and the session goes on."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from tests.llm.fake_openai import Text, ToolCall
+from tests.llm.test_agent import Harness, tool_messages
+
+TURN_BOUND_S = 120
+"""Generous: each turn takes about a second; the bound only turns a hang into a failure."""
+
+
+async def run_bounded(h: Harness, prompt: str):
+    return await asyncio.wait_for(h.run(prompt), TURN_BOUND_S)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "limit"),
+    [
+        ('{"filePath": ' + "[" * 100_000 + "]" * 100_000 + "}", "JSON nested deeper than 64 levels"),
+        ('{"filePath": "a.txt", "content": "' + "x" * (20 * 1024 * 1024) + '"}', "over the limit of 10.0 MB"),
+    ],
+    ids=["100,000 levels", "20 MB"],
+)
+async def test_arguments_beyond_a_limit_are_a_tool_error_and_the_session_goes_on(
+    make_runtime, fake_llm, workspace: Path, arguments: str, limit: str
+) -> None:
+    h = Harness(make_runtime(), fake_llm)
+    h.fake.reply(ToolCall("write", arguments, id="call_hostile"))
+    h.fake.reply(Text("I will send less."))
+    h.fake.reply(Text("still here"))
+
+    result = await run_bounded(h, "write a.txt")
+
+    assert (result.reason, result.response) == ("stop", "I will send less.")
+    (answer,) = tool_messages(h.fake.requests[1])
+    assert answer["content"].startswith("write: the arguments break a limit (")
+    assert limit in answer["content"]
+    replayed = next(m for m in h.fake.requests[1]["messages"] if m["role"] == "assistant")
+    assert replayed["tool_calls"][0]["function"]["arguments"] == "{}"  # not sent back to the provider
+    assert not (workspace / "a.txt").exists()
+
+    assert (await run_bounded(h, "again")).response == "still here"
