@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from app import __version__, codecache
+from app import __version__
 from app.errors import OpencodeError
 
 USAGE_ERROR = 2
@@ -173,13 +173,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def console_main() -> NoReturn:
-    """The ``opencode`` command itself: ``main`` with the dataclass code cache (see
-    app.codecache), then the end of the process, at once after a one-shot command (see
-    ``_end_now``)."""
+    """The ``opencode`` command itself: ``main``, then the end of the process, at once
+    after a one-shot command (see ``_end_now``)."""
     args = build_parser().parse_args()
-    codecache.install(args.command or "default")
     code = _dispatch(args)
-    codecache.save()
     if args.command in ENDED_BY_HANDLER:
         _end_now(code)
     sys.exit(code)

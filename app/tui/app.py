@@ -31,7 +31,6 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
 
-from app import codecache
 from app.errors import OpencodeError
 from app.tui.hangup import end_on_hangup
 from app.tui.screens.commands import AppCommands, PaletteCommand
@@ -255,7 +254,6 @@ class OpencodeApp(App[None]):
             self._gc_paused = False
             gc.freeze()
             gc.enable()
-        self.run_worker(codecache.save, thread=True, group="codecache", exit_on_error=False)
 
     @work(group="services", exit_on_error=False)
     async def _start_services(self, runtime: Runtime) -> None:
@@ -413,7 +411,6 @@ class OpencodeApp(App[None]):
         finally:
             gc.freeze()
             full_collections.release()
-            await asyncio.to_thread(codecache.save)  # litellm's compilations, for the next start
 
     def use_theme(self, name: str) -> None:
         if apply_theme(self, name):
