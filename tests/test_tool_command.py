@@ -174,10 +174,10 @@ def loaded_modules(workspace: Path, *args: str) -> set[str]:
 
 
 # What `opencode tool` and `opencode changes` never need: front-ends, the provider, the
-# watching, MCP and language-server machinery, other tools, and pydantic's plugin scan
-# (importlib.metadata). Their whole-process time depends on leaving these out.
+# watching, MCP and language-server machinery, and other tools. Their whole-process time
+# depends on leaving these out.
 NOT_FOR_HEADLESS_COMMANDS = {
-    "textual", "litellm", "watchfiles", "mcp", "lsprotocol", "importlib.metadata",
+    "textual", "litellm", "watchfiles", "mcp", "lsprotocol",
     "app.tui", "app.llm", "app.acp", "app.mcp", "app.workspace.watch", "app.config.save",
     "app.tools.bash", "app.tools.view", "app.tools.grep",
 }
@@ -199,7 +199,7 @@ def test_changes_command_loads_no_tool_and_no_language_server_client(project: Pa
 
 
 def test_commands_a_tool_runs_see_the_users_environment(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Start-up skips pydantic's plugins without setting PYDANTIC_DISABLE_PLUGINS for them."""
+    """opencode's own start-up sets nothing in the environment of the commands it runs."""
     monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
     command = {"command": "echo plugins=${PYDANTIC_DISABLE_PLUGINS-unset}"}
     code, ran = tool(project, "bash", command, "--yes")

@@ -13,7 +13,6 @@ meanwhile is sent as soon as the runtime is ready.
 from __future__ import annotations
 
 import asyncio
-import gc
 import importlib
 import os
 import sys
@@ -31,6 +30,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
 
+from app import gc_policy
 from app.errors import OpencodeError
 from app.tui.hangup import end_on_hangup
 from app.tui.screens.commands import AppCommands, PaletteCommand
@@ -41,7 +41,6 @@ from app.tui.themes import (
     register_themes,
     theme_variable_defaults,
 )
-from app.tui.widgets import full_collections
 from app.tui.widgets.chat_log import ChatLog
 from app.tui.widgets.prompt_input import PromptInput
 from app.tui.widgets.sidebar import FilesSidebar
@@ -101,7 +100,7 @@ class OpencodeApp(App[None]):
         little garbage, so collections would only slow the first frame; likewise full
         passes wait for litellm's import (see ``_settle_litellm``)."""
         if pause_gc:
-            gc.disable()
+            gc_policy.pause()
         super().__init__()
         self.root = Path(root)
         self.runtime = runtime
@@ -252,8 +251,7 @@ class OpencodeApp(App[None]):
         later collections skip them) and turn the collector back on."""
         if self._gc_paused:
             self._gc_paused = False
-            gc.freeze()
-            gc.enable()
+            gc_policy.resume()
 
     @work(group="services", exit_on_error=False)
     async def _start_services(self, runtime: Runtime) -> None:
@@ -400,17 +398,14 @@ class OpencodeApp(App[None]):
     @work(group="litellm", exit_on_error=False)
     async def _settle_litellm(self) -> None:
         """litellm's import makes some 400,000 objects that live as long as the app. A full
-        collection scans them all (about 200 ms here, the screen and keys frozen meanwhile)
-        and the import would set off several: none runs until it is done, and then its
-        objects are frozen (gc.freeze), so later full passes skip them."""
+        collection scans them all (the screen and keys stall meanwhile) and the import would
+        set off several: none runs until it is done, and then its objects are frozen, so
+        later full passes skip them."""
         from app.llm.provider import litellm_imported
 
-        full_collections.hold()
-        try:
+        with gc_policy.full_passes_held():
             await litellm_imported()
-        finally:
-            gc.freeze()
-            full_collections.release()
+        gc_policy.freeze()
 
     def use_theme(self, name: str) -> None:
         if apply_theme(self, name):
