@@ -9,11 +9,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from app.config import Config
 from app.runtime import Runtime
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+# Property tests judge the code, not the machine: on a busy one, slow example generation
+# or a slow example is no failure.
+settings.register_profile("any-machine", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("any-machine")
 
 
 @pytest.fixture

@@ -15,8 +15,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def opencode(workspace: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE_")}
+def opencode(
+    workspace: Path, *args: str, stdin: str | None = None, variables: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE_")} | (variables or {})
     env["HOME"] = str(workspace.parent / "home")  # no global config of the machine's user
     env.pop("XDG_CONFIG_HOME", None)
     return subprocess.run(
@@ -39,6 +41,16 @@ def project(tmp_path: Path) -> Path:
     (root / "old").mkdir()
     (root / "old" / "notes.txt").write_text("keep me in history\n")
     return root
+
+
+def test_another_tools_opencode_variable_is_one_warning_line_not_an_error(project: Path) -> None:
+    """sst/opencode's users have OPENCODE_DISABLE_AUTOUPDATE, OPENCODE_CONFIG... set."""
+    done = opencode(project, "tool", "view", '{"filePath": "src/app.py"}', variables={"OPENCODE_DISABLE_AUTOUPDATE": "1"})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["ok"] is True
+    assert done.stderr.splitlines() == [
+        "opencode: warning: environment variable OPENCODE_DISABLE_AUTOUPDATE is not an opencode setting: ignored"
+    ]
 
 
 def test_view_then_edit_in_one_session(project: Path) -> None:
