@@ -181,13 +181,17 @@ class OpencodeApp(App[None]):
 
     @work(thread=True, exit_on_error=False, group="startup")
     def _build_runtime(self) -> None:
+        from app.config import load_config
         from app.runtime import Runtime
 
+        warnings: list[str] = []
         try:
-            runtime = Runtime.build(self.root)
+            runtime = Runtime.build(self.root, config=load_config(self.root, warn=warnings.append))
         except OpencodeError as err:
             self.call_from_thread(self._startup_failed, str(err))
             return
+        for warning in warnings:  # the terminal is the app's: stderr would not show
+            self.call_from_thread(self.notify, warning, severity="warning", timeout=8)
         for module in ADOPT_MODULES:
             importlib.import_module(module)
         self.call_from_thread(self._adopt_runtime, runtime)

@@ -204,3 +204,14 @@ def test_litellms_objects_end_up_frozen_and_the_collector_runs_as_before(workspa
     done, its objects are out of the collector's way and full passes are allowed again."""
     lines = run_python(LITELLM_SETTLING, str(workspace))
     assert lines == ["collecting: True True", "frozen: True"]
+
+
+async def test_another_tools_opencode_variable_is_a_warning_once_started(workspace, held_start, monkeypatch):
+    monkeypatch.setenv("OPENCODE_DISABLE_AUTOUPDATE", "1")
+    app = launch(workspace)
+    async with app.run_test(notifications=True) as pilot:
+        held_start.set()
+        await wait_until(pilot, lambda: app.runtime is not None)
+        await wait_until(
+            pilot, lambda: any("OPENCODE_DISABLE_AUTOUPDATE" in str(t.render()) for t in app.screen.query("Toast"))
+        )
