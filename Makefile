@@ -23,10 +23,9 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
-# Newest versions within pyproject.toml's ranges, for every platform (uv writes the lock).
-upgrade:
-	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet uv
+# Newest versions within pyproject.toml's ranges, for every platform (uv, a dev
+# dependency, writes the lock).
+upgrade: $(STAMP)
 	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 --universal --upgrade --quiet -o requirements.lock
 	$(MAKE) install
 
