@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 
-.PHONY: run test install lint schema bench demo clean
+.PHONY: run test install upgrade lint schema bench demo clean
 
 run: $(STAMP)
 	$(BIN)/opencode
@@ -15,11 +15,19 @@ test: $(STAMP)
 
 install: $(STAMP)
 
-$(STAMP): pyproject.toml
+# The exact versions of requirements.lock (plain pip reads it), then opencode itself.
+$(STAMP): pyproject.toml requirements.lock
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
+
+# Newest versions within pyproject.toml's ranges, for every platform (uv, a dev
+# dependency, writes the lock).
+upgrade: $(STAMP)
+	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 --universal --upgrade --quiet -o requirements.lock
+	$(MAKE) install
 
 lint: $(STAMP)
 	$(BIN)/ruff check app tests bench

@@ -6,12 +6,11 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from app import __version__, codecache
+from app import __version__
 from app.errors import OpencodeError
 
 USAGE_ERROR = 2
@@ -139,13 +138,6 @@ COMMANDS: dict[str | None, Callable[[argparse.Namespace], int]] = {
     "changes": _cmd_changes,
     "acp": _cmd_acp,
 }
-ENDED_BY_HANDLER = frozenset({"schema", "permission", "tool", "changes", "acp"})
-"""Commands done once their handler returns: nothing of theirs runs on afterwards, so
-they skip the interpreter's teardown (``_end_now``). For ``acp`` that teardown took
-1.3-2 s once litellm had loaded, while the editor waited for the agent to go (the ACP
-SDK's client gives it 2 s before it terminates it)."""
-
-
 def _cmd_default(args: argparse.Namespace) -> int:
     """No subcommand: a headless turn with -p, else the TUI."""
     root = _workspace(args)
@@ -156,12 +148,9 @@ def _cmd_default(args: argparse.Namespace) -> int:
             root, args.prompt, output_format=args.output_format, quiet=args.quiet, yes=args.yes,
             model=args.model, continue_last=args.continue_last,
         )
-    import gc
+    from app import gc_policy
 
-    # Importing Textual and the app makes many objects and next to no garbage: collecting
-    # meanwhile only delays the first frame. The app turns the collector back on once
-    # started (OpencodeApp's pause_gc, which run_tui sets).
-    gc.disable()
+    gc_policy.pause()  # the app resumes it once started (OpencodeApp's pause_gc, which run_tui sets)
     from app.tui.app import run_tui
 
     return run_tui(root, model=args.model, continue_last=args.continue_last)
@@ -173,14 +162,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def console_main() -> NoReturn:
-    """The ``opencode`` command itself: ``main`` with the dataclass code cache (see
-    app.codecache), then the end of the process, at once after a one-shot command (see
-    ``_end_now``)."""
+    """The ``opencode`` command itself: ``main``, then the end of the process."""
     args = build_parser().parse_args()
-    codecache.install(args.command or "default")
     code = _dispatch(args)
-    codecache.save()
-    if args.command in ENDED_BY_HANDLER:
+    if args.command == "acp":
         _end_now(code)
     sys.exit(code)
 
@@ -197,18 +182,13 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def _end_now(code: int) -> NoReturn:
-    """End the process without the interpreter's teardown, which frees every object one
-    by one: 60-130 ms after a big patch, while the script that called us waits. A one-shot
-    command has closed its database and files when it returns; its output, still
-    buffered, is flushed here. Should a thread that is not a daemon still run (nothing of
-    ours leaves one), the usual exit waits for it instead."""
+    """End the process at once, its output flushed: the ACP SDK's client terminates an
+    agent 2 s after closing its input, which the interpreter's teardown can outlast."""
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-    except OSError:  # the reader has gone (`opencode tool ... | head`): nothing to lose
+    except OSError:  # the reader has gone: nothing to lose
         pass
-    if any(not thread.daemon for thread in threading.enumerate() if thread is not threading.main_thread()):
-        sys.exit(code)
     os._exit(code)
 
 

@@ -5,18 +5,14 @@ JSON that scripts can rely on."""
 from __future__ import annotations
 
 import asyncio
-import gc
-import importlib
 import json
 import signal
 import sys
-from collections.abc import Awaitable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from app import boundedjson
+from app import boundedjson, gc_policy
 from app.errors import OpencodeError, ToolError
 
 if TYPE_CHECKING:
@@ -25,8 +21,6 @@ if TYPE_CHECKING:
 
 TOOL_OK, TOOL_FAILED, USAGE = 0, 1, 2
 TERMINATED = 128 + signal.SIGTERM
-
-_PYDANTIC_PLUGIN_LOADER = "pydantic.plugin._loader"
 
 
 class UsageError(OpencodeError):
@@ -54,32 +48,7 @@ def _read_arguments(raw: str | None) -> dict[str, Any]:
     return value
 
 
-def _without_pydantic_plugins() -> None:
-    """Start-up without pydantic's plugin loader: when the first model is built, it imports
-    importlib.metadata (email, zipfile, csv...: ~35 ms) and then reads every installed
-    package's metadata (~40 ms) for plugins; opencode uses none. The stand-in finds none,
-    which is what pydantic's own loader answers under PYDANTIC_DISABLE_PLUGINS=__all__,
-    without setting that variable for the commands a tool runs. It stays for the process
-    (tool modules build their parameter models later); it changes nothing once pydantic
-    has loaded its own loader."""
-    if _PYDANTIC_PLUGIN_LOADER not in sys.modules:
-        loader = ModuleType(_PYDANTIC_PLUGIN_LOADER, "opencode's stand-in: no pydantic plugins")
-        loader.get_plugins = lambda: ()  # type: ignore[attr-defined]
-        loader.__getattr__ = _real_plugin_loader_attribute  # type: ignore[attr-defined]
-        sys.modules[_PYDANTIC_PLUGIN_LOADER] = loader
-
-
-def _real_plugin_loader_attribute(name: str) -> Any:
-    """A name the stand-in lacks (a newer pydantic asking for more): put pydantic's own
-    loader back and answer from it, so a change inside pydantic costs time, not a crash."""
-    if name.startswith("__"):  # module machinery (__file__, __path__...) the stand-in has not
-        raise AttributeError(name)
-    del sys.modules[_PYDANTIC_PLUGIN_LOADER]
-    return getattr(importlib.import_module(_PYDANTIC_PLUGIN_LOADER), name)
-
-
 def _build_runtime(root: Path, policy: str) -> Runtime:
-    _without_pydantic_plugins()
     from app.runtime import Runtime  # only now: importing it builds the config models
 
     runtime = Runtime.build(root, policy=policy)
@@ -98,20 +67,6 @@ async def _cancelled_on_sigterm(call: Awaitable[ToolResult]) -> ToolResult:
         return await task
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic garbage collection during the one call: its passes would walk the line
-    lists a big patch builds (about 30 ms on 2,000 hunks) and find them all alive; the
-    call's few cycles are collected after it, or end with the process."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _session(runtime: Runtime, session_id: str | None) -> str | None:
@@ -137,7 +92,7 @@ def run_tool(root: Path, name: str, raw_arguments: str | None, *, yes: bool, ses
             return USAGE
         session = session or runtime.store.sessions.create(title="opencode tool").id
         try:
-            with _collector_paused():
+            with gc_policy.paused():
                 result = asyncio.run(_cancelled_on_sigterm(tool.run_guarded(params, runtime.context(session))))
         except asyncio.CancelledError:
             print("opencode: terminated", file=sys.stderr)

@@ -15,8 +15,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
-def opencode(workspace: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE_")}
+def opencode(
+    workspace: Path, *args: str, stdin: str | None = None, variables: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE_")} | (variables or {})
     env["HOME"] = str(workspace.parent / "home")  # no global config of the machine's user
     env.pop("XDG_CONFIG_HOME", None)
     return subprocess.run(
@@ -39,6 +41,16 @@ def project(tmp_path: Path) -> Path:
     (root / "old").mkdir()
     (root / "old" / "notes.txt").write_text("keep me in history\n")
     return root
+
+
+def test_another_tools_opencode_variable_is_one_warning_line_not_an_error(project: Path) -> None:
+    """sst/opencode's users have OPENCODE_DISABLE_AUTOUPDATE, OPENCODE_CONFIG... set."""
+    done = opencode(project, "tool", "view", '{"filePath": "src/app.py"}', variables={"OPENCODE_DISABLE_AUTOUPDATE": "1"})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["ok"] is True
+    assert done.stderr.splitlines() == [
+        "opencode: warning: environment variable OPENCODE_DISABLE_AUTOUPDATE is not an opencode setting: ignored"
+    ]
 
 
 def test_view_then_edit_in_one_session(project: Path) -> None:
@@ -182,10 +194,10 @@ def loaded_modules(workspace: Path, *args: str) -> set[str]:
 
 
 # What `opencode tool` and `opencode changes` never need: front-ends, the provider, the
-# watching, MCP and language-server machinery, other tools, and pydantic's plugin scan
-# (importlib.metadata). Their whole-process time depends on leaving these out.
+# watching, MCP and language-server machinery, and other tools. Their whole-process time
+# depends on leaving these out.
 NOT_FOR_HEADLESS_COMMANDS = {
-    "textual", "litellm", "watchfiles", "mcp", "lsprotocol", "importlib.metadata",
+    "textual", "litellm", "watchfiles", "mcp", "lsprotocol",
     "app.tui", "app.llm", "app.acp", "app.mcp", "app.workspace.watch", "app.config.save",
     "app.tools.bash", "app.tools.view", "app.tools.grep",
 }
@@ -207,7 +219,7 @@ def test_changes_command_loads_no_tool_and_no_language_server_client(project: Pa
 
 
 def test_commands_a_tool_runs_see_the_users_environment(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Start-up skips pydantic's plugins without setting PYDANTIC_DISABLE_PLUGINS for them."""
+    """opencode's own start-up sets nothing in the environment of the commands it runs."""
     monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
     command = {"command": "echo plugins=${PYDANTIC_DISABLE_PLUGINS-unset}"}
     code, ran = tool(project, "bash", command, "--yes")

@@ -1,6 +1,7 @@
 """Configuration: `.opencode.json` (global and project) and OPENCODE_* variables, layered
-and validated into one ``Config``. Imports only pydantic and the standard library, because
-every CLI command loads it before doing anything else."""
+by pydantic-settings and validated into one ``Config``. Imports only pydantic,
+pydantic-settings and the standard library, because every CLI command loads it before
+doing anything else."""
 
 from importlib import import_module
 from typing import Any

@@ -1,52 +1,58 @@
 """``load_config``: defaults < global file < project file < OPENCODE_* environment.
 
-Each layer is validated alone first (so the error names its file or variable), then the
-layers are deep-merged and the result validated, including the checks that need keys
-from several layers at once (a server's ``command`` may come from the global file and
-its ``disabled`` from the project).
+pydantic-settings layers them (``app.config.settings``). Each layer is validated alone
+first, so the error names its file or variable; the merged result is validated again,
+including the checks that need keys from several layers at once (a server's
+``command`` may come from the global file and its ``disabled`` from the project).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from app.config.merge import deep_merge
-from app.config.messages import KeyPath, format_path
+from pydantic import ValidationError
+
+from app.config.messages import KeyPath, first_problem, format_path
 from app.config.models import Config
-from app.config.sources import CONFIG_FILE, env_layer, file_layer, global_config_path, validated
+from app.config.settings import Load, loading
 from app.errors import ConfigError
 
 
+def warn_on_stderr(message: str) -> None:
+    print(f"opencode: warning: {message}", file=sys.stderr)
+
+
 def load_config(
-    workspace: Path, *, global_path: Path | None = None, env: Mapping[str, str] | None = None
+    workspace: Path,
+    *,
+    global_path: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    warn: Callable[[str], None] = warn_on_stderr,
 ) -> Config:
     """The configuration for ``workspace``. ``global_path=None`` looks the global file up
     from ``env`` (XDG_CONFIG_HOME, HOME); ``env=None`` means ``os.environ``. A missing
-    file is simply no layer. Raises ConfigError with a one-line message."""
-    env = os.environ if env is None else env
-    layers = [layer for path in _config_files(Path(workspace), global_path, env) if (layer := file_layer(path))]
-    merged: dict[str, Any] = {}
-    for layer in layers:
-        merged = deep_merge(merged, layer.data)
-    if (from_env := env_layer(env, merged)) is not None:
-        layers.append(from_env)
-        merged = deep_merge(merged, from_env.data)
-    config = validated(merged, " + ".join(layer.source for layer in layers) or "defaults", strict=False)
+    file is simply no layer; an OPENCODE_* variable that names no setting (other tools
+    share the prefix) is passed to ``warn`` and ignored. Raises ConfigError with a
+    one-line message."""
+    load = Load(Path(workspace), global_path, os.environ if env is None else env, warn)
+    try:
+        with loading(load):
+            config = Config()
+    except ValidationError as err:
+        merged = load.merged()
+        raise ConfigError(first_problem(err, merged, Config).line(_names(load) or "defaults")) from None
     for path, problem in _incomplete_entries(config):
-        sources = " + ".join(layer.source for layer in layers if _sets(layer.data, path))
+        sources = " + ".join(layer.source for layer in load.layers if _sets(layer.data, path))
         raise ConfigError(f'{sources}: "{format_path(path)}" {problem}')
     return config
 
 
-def _config_files(workspace: Path, global_path: Path | None, env: Mapping[str, str]) -> list[Path]:
-    project = workspace / CONFIG_FILE
-    found = global_path if global_path is not None else global_config_path(env)
-    if found is None or os.path.realpath(found) == os.path.realpath(project):
-        return [project]  # a workspace at $HOME reads ~/.opencode.json once
-    return [found, project]
+def _names(load: Load) -> str:
+    return " + ".join(layer.source for layer in load.layers)
 
 
 def _incomplete_entries(config: Config) -> Iterator[tuple[KeyPath, str]]:

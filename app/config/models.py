@@ -13,6 +13,10 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
 from pydantic.alias_generators import to_camel
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+ENV_PREFIX = "OPENCODE_"
+ENV_SEPARATOR = "__"
 
 ActionName = Literal["allow", "ask", "deny"]
 AgentName = Literal["coder", "workhorse", "explorer", "title", "summarizer"]
@@ -149,8 +153,9 @@ class ToolsConfig(ConfigModel):
     lsp: LspToolConfig = LspToolConfig()
 
 
-class Config(ConfigModel):
-    """The merged configuration every service is built from."""
+class ConfigShape(ConfigModel):
+    """The keys of the configuration and what each holds: one file or the variables are
+    validated against it alone (every key has a default, so a partial layer is valid)."""
 
     schema_ref: str | None = Field(
         None, alias="$schema", exclude=True, description="Editor hint (path or URL of the schema); ignored."
@@ -173,3 +178,29 @@ class Config(ConfigModel):
     def data_dir(self, workspace: Path) -> Path:
         """The data directory: ``data.directory`` resolved against ``workspace`` (not created here)."""
         return Path(workspace) / Path(self.data.directory).expanduser()
+
+
+class Config(BaseSettings, ConfigShape):
+    """The merged configuration every service is built from: a pydantic-settings object
+    whose sources are the OPENCODE_* environment, the project's `.opencode.json` and the
+    global one, in that priority (``app.config.settings``; ``load_config`` runs them).
+    Built directly, ``Config(...)`` is the defaults with what it is given."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, env_nested_delimiter=ENV_SEPARATOR, case_sensitive=False, extra="forbid"
+    )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """What is given, then our own sources instead of pydantic-settings' environment,
+        dotenv and secrets readers (ours report mistakes naming the file or variable)."""
+        from app.config.settings import layer_sources  # it builds on this module
+
+        return (init_settings, *layer_sources(settings_cls))

@@ -11,7 +11,7 @@ import codecs
 import json
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,12 +22,10 @@ from app import boundedjson
 from app.config.keys import find_field, holds_text, map_values, section_model
 from app.config.merge import deep_merge, nest
 from app.config.messages import KeyPath, first_problem, format_path, unknown_key_hint
-from app.config.models import Config
+from app.config.models import ENV_PREFIX, ENV_SEPARATOR, ConfigShape
 from app.errors import ConfigError
 
 CONFIG_FILE = ".opencode.json"
-ENV_PREFIX = "OPENCODE_"
-ENV_SEPARATOR = "__"
 MAX_CONFIG_BYTES = 1024 * 1024
 """A config file larger than this is not one: a log or a device pointed at by mistake."""
 
@@ -40,15 +38,15 @@ class Layer:
     data: dict[str, Any]
 
 
-def validated(data: Mapping[str, Any], source: str, *, strict: bool) -> Config:
+def validated(data: Mapping[str, Any], source: str, *, strict: bool) -> ConfigShape:
     """Validate ``data`` as a whole or partial configuration; errors name ``source``."""
     try:
-        return Config.model_validate(data, strict=strict)
+        return ConfigShape.model_validate(data, strict=strict)
     except ValidationError as err:
-        raise ConfigError(first_problem(err, data, Config).line(source)) from None
+        raise ConfigError(first_problem(err, data, ConfigShape).line(source)) from None
 
 
-def _normalised(config: Config) -> dict[str, Any]:
+def _normalised(config: ConfigShape) -> dict[str, Any]:
     return config.model_dump(by_alias=True, exclude_unset=True)
 
 
@@ -149,16 +147,25 @@ def global_config_path(env: Mapping[str, str]) -> Path | None:
     return Path(home) / CONFIG_FILE if home else None
 
 
-def env_layer(env: Mapping[str, str], below: Mapping[str, Any]) -> Layer | None:
+def env_layer(env: Mapping[str, str], below: Mapping[str, Any], warn: Callable[[str], None]) -> Layer | None:
     """The layer from OPENCODE_* variables, or None when there are none.
 
     ``OPENCODE_TOOLS__DELETE__MAXFILES=20``: segments split on ``__`` match field names
     (camelCase or snake_case) case-insensitively. A segment that is a map key (provider,
     server, tool name...) takes the spelling already used in ``below`` (the merged files),
-    else lower case. Values are JSON where the key holds anything but text.
+    else lower case. Values are JSON where the key holds anything but text. A variable
+    whose first segment names no setting belongs to another tool sharing the prefix
+    (OPENCODE_CONFIG, OPENCODE_DISABLE_AUTOUPDATE...): ``warn`` is told, and it is ignored.
     """
+    ours = {name: value for name, value in env.items() if name.upper().startswith(ENV_PREFIX)}
+    for name in [name for name in ours if not _names_a_setting(name)]:
+        del ours[name]
+        top = name[len(ENV_PREFIX):].split(ENV_SEPARATOR)[0].lower()
+        hint = unknown_key_hint(ConfigShape, (top,))
+        guess = f" ({hint[2:]})" if "did you mean" in hint else ""
+        warn(f"environment variable {name} is not an opencode setting{guess}: ignored")
     settings = sorted(
-        (_env_setting(name, value, below) for name, value in env.items() if name.upper().startswith(ENV_PREFIX)),
+        (_env_setting(name, value, below) for name, value in ours.items()),
         key=lambda setting: (len(setting[1]), setting[0]),  # deeper variables win over a JSON value above them
     )
     if not settings:
@@ -167,11 +174,17 @@ def env_layer(env: Mapping[str, str], below: Mapping[str, Any]) -> Layer | None:
     for _, path, value in settings:
         data = deep_merge(data, nest(path, value))
     try:
-        config = Config.model_validate(data)
+        config = ConfigShape.model_validate(data)
     except ValidationError as err:
-        problem = first_problem(err, data, Config)
+        problem = first_problem(err, data, ConfigShape)
         raise ConfigError(problem.line(f"environment variable {_variable_for(problem.path, settings)}")) from None
     return Layer("environment", _normalised(config))
+
+
+def _names_a_setting(name: str) -> bool:
+    """The variable's first segment is a top-level key (an empty one is its own error)."""
+    first = name[len(ENV_PREFIX):].split(ENV_SEPARATOR)[0]
+    return not first or find_field(ConfigShape, first, ignore_case=True) is not None
 
 
 def _env_setting(name: str, raw: str, below: Mapping[str, Any]) -> tuple[str, KeyPath, Any]:
@@ -179,7 +192,7 @@ def _env_setting(name: str, raw: str, below: Mapping[str, Any]) -> tuple[str, Ke
     segments = name[len(ENV_PREFIX):].split(ENV_SEPARATOR)
     if not all(segments):
         raise ConfigError(f"{source}: empty key in the name: separate keys with a single '{ENV_SEPARATOR}'")
-    annotation: Any = Config
+    annotation: Any = ConfigShape
     node: Any = below
     path: list[str] = []
     for segment in segments:
@@ -189,7 +202,7 @@ def _env_setting(name: str, raw: str, below: Mapping[str, Any]) -> tuple[str, Ke
             found = find_field(section, segment, ignore_case=True)
             if found is None:
                 wrong = (*path, segment.lower())
-                raise ConfigError(f'{source}: unknown key "{format_path(wrong)}"{unknown_key_hint(Config, wrong)}')
+                raise ConfigError(f'{source}: unknown key "{format_path(wrong)}"{unknown_key_hint(ConfigShape, wrong)}')
             key, annotation = found[0], found[2]
         elif values is not None:
             known = node if isinstance(node, Mapping) else {}

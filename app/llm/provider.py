@@ -26,13 +26,9 @@ from app.llm.models import DEFAULT_MODELS, PROVIDER_ENV_VARS, provider_of
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 # Modules litellm imports only during the first request, which runs on the event loop:
-# importing them in the background thread too keeps that request from freezing the UI
-# for seconds. Best effort: a module missing in another litellm version is skipped.
-FIRST_REQUEST_MODULES = (
-    "openai.resources",
-    "litellm.proxy._types",
-    "litellm._service_logger",
-)
+# importing them in the background thread too keeps that request from freezing the UI.
+# Public modules only; one missing in another version is skipped.
+FIRST_REQUEST_MODULES = ("openai.resources",)
 # litellm prices every streamed request by counting its prompt with tiktoken's cl100k
 # encoding: about 40 MB resident and 0.2 s to load. It is loaded (in a thread) when the
 # first request is about to go, not with litellm, so an app left open unused does not
@@ -463,8 +459,6 @@ class Provider:
             "timeout": self.timeout,
             "max_retries": 0,  # we retry ourselves, with our backoff and events
             "drop_params": True,  # a setting the model does not support is dropped, not an error
-            # litellm would otherwise import its MCP bridge (an optional package) whenever tools are sent.
-            "_skip_mcp_handler": True,
             **{key: value for key, value in optional.items() if value is not None},
         }
         attempt = 0

@@ -22,7 +22,7 @@ from lsprotocol.converters import get_converter
 
 from app.lsp.diagnostic import ERROR, Diagnostic
 from app.lsp.jsonrpc import METHOD_NOT_FOUND, ConnectionClosed, JsonRpcConnection, JsonRpcError
-from app.lsp.servers import LspStartError, ServerSpec
+from app.lsp.servers import LspStartError, ServerSpec, find_executable
 
 START_TIMEOUT = 20.0
 """Seconds a server gets to answer initialize before it counts as failed."""
@@ -89,13 +89,16 @@ class LspClient:
 
     async def start(self) -> None:
         command = self.spec.command
+        # A bare name is looked up on PATH, then in the interpreter's bin/; a path is run as given.
+        program = command[0] if os.sep in command[0] else find_executable(command[0]) or command[0]
         self._loop = loop = asyncio.get_running_loop()
         try:
             # The transport itself (not asyncio.subprocess.Process) so that kill() can close
             # it, pipes included, while the loop still runs.
             self._transport, streams = await loop.subprocess_exec(
                 lambda: SubprocessStreamProtocol(limit=2**16, loop=loop),
-                *command,
+                program,
+                *command[1:],
                 stdin=PIPE,
                 stdout=PIPE,
                 stderr=PIPE,

@@ -1,11 +1,15 @@
 """Which language server serves which file: the config's `lsp` map, over defaults
-for servers found on PATH. Pure apart from the PATH look-up, which is passed in."""
+for servers found on PATH or beside the Python running opencode (`make run` starts
+`.venv/bin/opencode` without activating the venv, where pylsp is installed). Pure apart
+from that look-up, which is passed in."""
 
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from app.config.models import LspServerConfig
 
@@ -34,7 +38,14 @@ DEFAULT_COMMANDS: dict[str, list[list[str]]] = {
     "rust": [["rust-analyzer"]],
 }
 """Per language, the servers tried in order when the config names none; the first
-whose executable is on PATH is used."""
+whose executable is found (``find_executable``) is used."""
+
+
+def find_executable(name: str) -> str | None:
+    """``name`` on PATH, else in the running interpreter's own ``bin/`` folder (a venv's,
+    whether or not it is activated). The folder of ``sys.executable`` as invoked, not
+    resolved: a venv's python is a link to the base interpreter."""
+    return shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
 
 
 class LspStartError(Exception):
@@ -52,7 +63,7 @@ class ServerSpec:
 
 
 def server_specs(
-    configured: Mapping[str, LspServerConfig], which: Callable[[str], str | None] = shutil.which
+    configured: Mapping[str, LspServerConfig], which: Callable[[str], str | None] = find_executable
 ) -> list[ServerSpec]:
     """Every server that may run: configured ones (a disabled entry also switches its
     default off), then defaults whose executable is found."""

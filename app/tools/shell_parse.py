@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import glob
 import re
+import shlex
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cache

@@ -13,7 +13,6 @@ meanwhile is sent as soon as the runtime is ready.
 from __future__ import annotations
 
 import asyncio
-import gc
 import importlib
 import os
 import sys
@@ -31,7 +30,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
 
-from app import codecache
+from app import gc_policy
 from app.errors import OpencodeError
 from app.tui.hangup import end_on_hangup
 from app.tui.screens.commands import AppCommands, PaletteCommand
@@ -43,7 +42,6 @@ from app.tui.themes import (
     saved_theme,
     theme_variable_defaults,
 )
-from app.tui.widgets import full_collections
 from app.tui.widgets.chat_log import ChatLog
 from app.tui.widgets.prompt_input import PromptInput
 from app.tui.widgets.sidebar import FilesSidebar
@@ -103,7 +101,7 @@ class OpencodeApp(App[None]):
         little garbage, so collections would only slow the first frame; likewise full
         passes wait for litellm's import (see ``_settle_litellm``)."""
         if pause_gc:
-            gc.disable()
+            gc_policy.pause()
         super().__init__()
         self.root = Path(root)
         self.runtime = runtime
@@ -188,14 +186,17 @@ class OpencodeApp(App[None]):
         from app.runtime import Runtime
         from app.tui.model_choice import demo_fallback, demo_workspace
 
+        warnings: list[str] = []
         try:
-            config = load_config(self.root)
+            config = load_config(self.root, warn=warnings.append)
             # The offline demo writes files: in a folder of its own, not in the user's.
             demo_root = demo_workspace(self.env) if demo_fallback(self.cli_model, config, self.env) else None
             runtime = Runtime.build(demo_root) if demo_root else Runtime.build(self.root, config=config)
         except OpencodeError as err:
             self.call_from_thread(self._startup_failed, str(err))
             return
+        for warning in warnings:  # the terminal is the app's: stderr would not show
+            self.call_from_thread(self.notify, warning, severity="warning", timeout=8)
         for module in ADOPT_MODULES:
             importlib.import_module(module)
         self.call_from_thread(self._adopt_runtime, runtime)
@@ -266,9 +267,7 @@ class OpencodeApp(App[None]):
         later collections skip them) and turn the collector back on."""
         if self._gc_paused:
             self._gc_paused = False
-            gc.freeze()
-            gc.enable()
-        self.run_worker(codecache.save, thread=True, group="codecache", exit_on_error=False)
+            gc_policy.resume()
 
     @work(group="services", exit_on_error=False)
     async def _start_services(self, runtime: Runtime) -> None:
@@ -422,18 +421,14 @@ class OpencodeApp(App[None]):
     @work(group="litellm", exit_on_error=False)
     async def _settle_litellm(self) -> None:
         """litellm's import makes some 400,000 objects that live as long as the app. A full
-        collection scans them all (about 200 ms here, the screen and keys frozen meanwhile)
-        and the import would set off several: none runs until it is done, and then its
-        objects are frozen (gc.freeze), so later full passes skip them."""
+        collection scans them all (the screen and keys stall meanwhile) and the import would
+        set off several: none runs until it is done, and then its objects are frozen, so
+        later full passes skip them."""
         from app.llm.provider import litellm_imported
 
-        full_collections.hold()
-        try:
+        with gc_policy.full_passes_held():
             await litellm_imported()
-        finally:
-            gc.freeze()
-            full_collections.release()
-            await asyncio.to_thread(codecache.save)  # litellm's compilations, for the next start
+        gc_policy.freeze()
 
     def use_theme(self, name: str) -> None:
         if apply_theme(self, name):

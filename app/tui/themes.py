@@ -18,6 +18,7 @@ import os
 import re
 from collections.abc import Mapping
 from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -27,7 +28,17 @@ from textual.theme import Theme
 
 from app.errors import ConfigError
 
-THEMES_DIR = Path(__file__).resolve().parents[2] / "themes"
+
+def shipped_themes_dir() -> Path:
+    """The themes that ship with opencode: inside the installed package (the wheel carries
+    the top-level themes/ folder as app/themes), else the source tree's themes/."""
+    packaged = resources.files("app") / "themes"
+    if isinstance(packaged, Path) and packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "themes"
+
+
+THEMES_DIR = shipped_themes_dir()
 DEFAULT_THEME = "opencode"
 PROJECT_CONFIG = ".opencode.json"
 """app.config's file name: the project's, and the user's global one."""

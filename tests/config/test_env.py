@@ -83,6 +83,30 @@ def test_a_deeper_variable_wins_over_a_json_section(workspace: Path, env: dict[s
     assert config.tui.keybindings == {"q": "x"}
 
 
+def test_the_configuration_is_a_pydantic_settings_object(workspace: Path, env: dict[str, str]) -> None:
+    from pydantic_settings import BaseSettings
+
+    config = load_config(workspace, env={**env, "OPENCODE_DEBUG": "true"})
+
+    assert isinstance(config, BaseSettings) and config.debug is True
+    assert type(config).model_config["env_prefix"] == "OPENCODE_"
+    assert type(config).model_config["env_nested_delimiter"] == "__"
+
+
+def test_a_variable_that_names_no_setting_is_a_warning_and_ignored(workspace: Path, env: dict[str, str]) -> None:
+    """Other tools share the prefix (sst/opencode's OPENCODE_CONFIG, OPENCODE_DISABLE_AUTOUPDATE)."""
+    warnings: list[str] = []
+    variables = {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_AUTOCOMPACTT": "false", "OPENCODE_DEBUG": "true"}
+
+    config = load_config(workspace, env={**env, **variables}, warn=warnings.append)
+
+    assert config.debug is True and config.auto_compact is True
+    assert sorted(warnings) == [
+        'environment variable OPENCODE_AUTOCOMPACTT is not an opencode setting (did you mean "autoCompact"?): ignored',
+        "environment variable OPENCODE_DISABLE_AUTOUPDATE is not an opencode setting: ignored",
+    ]
+
+
 def test_other_variables_are_ignored(workspace: Path, env: dict[str, str]) -> None:
     config = load_config(workspace, env={**env, "OPENCODEX_DEBUG": "nope", "MY_OPENCODE_DEBUG": "nope"})
 

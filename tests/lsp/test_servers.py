@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 from app.config.models import LspServerConfig
 from app.lsp.servers import server_specs
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def on_path(*names: str):
@@ -32,3 +38,16 @@ def test_a_language_without_a_known_extension_serves_files_named_after_it():
     assert dict(spec.extensions) == {".lua": "lua"}
     typescript = server_specs({}, which=on_path("typescript-language-server"))[0]
     assert typescript.language_id(".TSX") == "typescriptreact"
+
+
+def test_pylsp_is_found_beside_the_interpreter_when_path_lacks_it():
+    """`make run` starts .venv/bin/opencode without activating the venv: PATH lacks its bin/,
+    where the dev install put pylsp."""
+    script = "from app.lsp.servers import server_specs\nprint([spec.command for spec in server_specs({})])"
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, env={"PATH": "/nonexistent"}, capture_output=True, text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[('pylsp',)]"
+    assert Path(sys.executable).with_name("pylsp").exists()

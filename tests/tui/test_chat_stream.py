@@ -7,7 +7,6 @@ import asyncio
 import gc
 
 from app.llm.events import TextDelta, TurnFinished
-from app.tui.widgets.full_collections import NEVER
 from app.tui.widgets.message_assistant import AssistantMessage
 from app.tui.widgets.message_text import StreamedText
 from tests.tui.conftest import wait_until
@@ -79,13 +78,10 @@ async def test_the_log_follows_new_text_until_the_user_scrolls_up(make_app, tui_
 
 
 async def test_a_reply_removed_or_quit_in_mid_stream_stops_writing_quietly(make_app, tui_runtime):
-    """A session switch, then quitting, while a long backlog is still being written into the
-    reply: no error reaches the app (run_test would raise it) nor the event loop (a task
-    failing unobserved), and full garbage collections, held back while the reply
-    streamed, are allowed again."""
+    """A session switch, then quitting, while a long reply is still streaming: no error reaches the app (run_test would raise it) nor the event loop (a task
+    failing unobserved)."""
     loop_errors: list[dict] = []
     asyncio.get_running_loop().set_exception_handler(lambda loop, context: loop_errors.append(context))
-    threshold = gc.get_threshold()
     session = tui_runtime.store.sessions.create(title="long")
     other = tui_runtime.store.sessions.create(title="other")
     app = make_app()
@@ -96,13 +92,10 @@ async def test_a_reply_removed_or_quit_in_mid_stream_stops_writing_quietly(make_
             for n in range(300):
                 tui_runtime.bus.publish(TextDelta(session.id, message_id, f"- item {n}\n"))
             await wait_until(pilot, lambda: streamed_source(app).startswith("- item 0"))
-            assert gc.get_threshold()[2] == NEVER
-            assert not all(text.drawn for text in app.query(StreamedText))
+            assert all(text.streaming for text in app.query(StreamedText))
             if leave:  # else quit, as run_test ends
                 await leave()
                 await pilot.pause()
-                assert gc.get_threshold() == threshold
-    assert gc.get_threshold() == threshold
     gc.collect()  # a task whose error nobody awaited reports it when collected
     await asyncio.sleep(0)
     assert loop_errors == []

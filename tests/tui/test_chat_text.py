@@ -1,15 +1,11 @@
-"""The pure pieces behind the chat: what a tool call says about itself, how much of a
-backlog of streamed text is written at once, and how a backlog of deltas is merged."""
+"""The pure pieces behind the chat: what a tool call says about itself and how a backlog
+of deltas is merged."""
 
 from __future__ import annotations
 
-import gc
-
 from app.llm.events import ReasoningDelta, TextDelta, TurnFinished
 from app.tui.listener import coalesce_deltas
-from app.tui.widgets import full_collections
 from app.tui.widgets import tool_render_text as describe
-from app.tui.widgets.message_text import first_lines
 from app.tui.widgets.status_bar import format_tokens, format_usage
 
 
@@ -54,25 +50,6 @@ def test_patch_files_are_listed_by_what_happened_to_them():
 def test_truncation_keeps_the_first_lines_and_counts_the_rest():
     assert describe.truncate_lines("a\nb\nc\nd\n", 2) == ("a\nb", 2)
     assert describe.truncate_lines("a\nb\n", 5) == ("a\nb", 0)
-
-
-def test_a_backlog_is_written_a_few_whole_lines_at_a_time():
-    assert first_lines("a\nb\nc\nd", 2) == ("a\nb\n", "c\nd")
-    assert first_lines("a\nb\n", 2) == ("a\nb\n", "")
-    assert first_lines("a\nb", 5) == ("a\nb", "")  # fewer lines: all of it
-    assert first_lines("no line break yet", 1) == ("no line break yet", "")
-    assert first_lines("", 3) == ("", "")
-
-
-def test_full_collections_wait_while_any_stream_holds_them():
-    before = gc.get_threshold()
-    full_collections.hold()
-    full_collections.hold()  # two replies streaming at once
-    assert gc.get_threshold() == (before[0], before[1], full_collections.NEVER)
-    full_collections.release()
-    assert gc.get_threshold()[2] == full_collections.NEVER
-    full_collections.release()
-    assert gc.get_threshold() == before
 
 
 def test_a_backlog_of_deltas_is_merged_per_message_and_kind():

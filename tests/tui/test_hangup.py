@@ -1,7 +1,6 @@
 """A real `opencode` on a pseudo-terminal that then goes away, without the SIGHUP a
 controlling terminal would send (as under `make run` in a pane that is killed): the app
-must end, not spin on a terminal that is gone, and what start-up compiled is cached
-already."""
+must end, not spin on a terminal that is gone."""
 
 from __future__ import annotations
 
@@ -33,7 +32,7 @@ def test_the_app_ends_when_its_terminal_goes_away(tmp_path: Path) -> None:
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("OPENCODE_")}
-    env |= {"HOME": str(tmp_path), "TERM": "xterm-256color", "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    env |= {"HOME": str(tmp_path), "TERM": "xterm-256color"}
     workspace = tmp_path / "ws"
     workspace.mkdir()
     process = subprocess.Popen(
@@ -45,12 +44,6 @@ def test_the_app_ends_when_its_terminal_goes_away(tmp_path: Path) -> None:
     try:
         drawn = read_until(master, b"Ask anything", 60)
         assert b"Ask anything" in drawn, drawn[-500:]
-        # Start-up saved the compiled-code cache already: a closed terminal leaves no other chance.
-        cache = tmp_path / "cache" / "opencode"
-        deadline = time.monotonic() + 30
-        while not list(cache.glob("compiled-default-*.marshal")) and time.monotonic() < deadline:
-            read_until(master, b"\0never", 0.2)  # keep the pty drained meanwhile
-        assert list(cache.glob("compiled-default-*.marshal"))
         os.close(master)
         process.wait(timeout=15)
     finally:

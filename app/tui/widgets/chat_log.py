@@ -15,7 +15,6 @@ from textual.containers import VerticalScroll
 from app.tui import css_beside
 from app.tui.widgets.message_notice import ChatNotice, NoticeKind
 from app.tui.widgets.message_user import UserMessage
-from app.tui.widgets.same_lines import SameLines
 
 if TYPE_CHECKING:
     from app.store.models import Message
@@ -25,7 +24,7 @@ if TYPE_CHECKING:
 ToolResult = tuple[str, dict[str, Any], bool]
 
 
-class ChatLog(SameLines, VerticalScroll):
+class ChatLog(VerticalScroll):
     DEFAULT_CSS = css_beside(__file__)
 
     def __init__(self, *, id: str | None = None) -> None:

@@ -1,5 +1,5 @@
 """One assistant message as it streams: its text parts (message_text.StreamedText, over
-Textual's Markdown append), reasoning folded away in a Collapsible, and the tool calls
+Textual's Markdown stream), reasoning folded away in a Collapsible, and the tool calls
 in the order the model made them."""
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from textual.widgets import Collapsible, Static
 
 from app.tui import css_beside
 from app.tui.widgets.message_text import StreamedText
-from app.tui.widgets.same_lines import SameLines
 from app.tui.widgets.tool_render import ToolCallView
 
 
@@ -34,7 +33,7 @@ class ReasoningBlock(Collapsible):
         self._body.update(Content(text))
 
 
-class AssistantMessage(SameLines, Vertical):
+class AssistantMessage(Vertical):
     """Blocks in arrival order. Text after a tool call starts a new text part."""
 
     DEFAULT_CSS = css_beside(__file__)
@@ -58,7 +57,7 @@ class AssistantMessage(SameLines, Vertical):
             self._open_text = StreamedText()
             self._texts.append(self._open_text)
             await self.mount(self._open_text)
-        self._open_text.append(text)
+        await self._open_text.write(text)
 
     async def append_reasoning(self, text: str) -> None:
         self.end_text()

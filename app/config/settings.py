@@ -1,0 +1,105 @@
+"""The sources pydantic-settings builds ``Config`` from, in priority order: the
+OPENCODE_* environment, the project's `.opencode.json`, the global one (then the
+defaults).
+
+Each source is one of ``app.config.sources``' layers, validated on its own first, so a
+mistake is reported in one line naming its file (and line:column) or its variable;
+pydantic-settings merges them (maps key by key) and validates the whole. The sources
+read the load under way (``loading``): outside one they set nothing, so ``Config()``
+is the defaults.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource
+
+from app.config.merge import deep_merge
+from app.config.sources import CONFIG_FILE, Layer, env_layer, file_layer, global_config_path
+
+
+@dataclass
+class Load:
+    """One load's inputs, and the layers its sources read (each file once)."""
+
+    workspace: Path
+    global_path: Path | None
+    env: Mapping[str, str]
+    warn: Callable[[str], None]
+    layers: list[Layer] = field(default_factory=list)
+    """What each source set, lowest priority first, for messages that name them."""
+
+    @cached_property
+    def files(self) -> tuple[Layer | None, Layer | None]:
+        """The (global, project) layers; a workspace at $HOME reads ~/.opencode.json once."""
+        project = self.workspace / CONFIG_FILE
+        found = self.global_path if self.global_path is not None else global_config_path(self.env)
+        if found is None or os.path.realpath(found) == os.path.realpath(project):
+            return None, file_layer(project)
+        return file_layer(found), file_layer(project)
+
+    @cached_property
+    def environment(self) -> Layer | None:
+        """The variables' layer; map keys take the spelling the files use."""
+        below: dict[str, Any] = {}
+        for layer in self.files:
+            if layer is not None:
+                below = deep_merge(below, layer.data)
+        return env_layer(self.env, below, self.warn)
+
+    def merged(self) -> dict[str, Any]:
+        merged: dict[str, Any] = {}
+        for layer in self.layers:
+            merged = deep_merge(merged, layer.data)
+        return merged
+
+
+_current: ContextVar[Load | None] = ContextVar("opencode_config_load", default=None)
+
+
+@contextmanager
+def loading(load: Load) -> Iterator[Load]:
+    """Within the block, building ``Config()`` reads ``load``'s sources."""
+    token = _current.set(load)
+    try:
+        yield load
+    finally:
+        _current.reset(token)
+
+
+class LayerSource(PydanticBaseSettingsSource):
+    """A source whose whole value is one layer (nothing when it sets none)."""
+
+    def __init__(self, settings_cls: type[BaseSettings], read: Callable[[Load], Layer | None]) -> None:
+        super().__init__(settings_cls)
+        self._read = read
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        """Unused: the layer is read whole in ``__call__``."""
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        load = _current.get()
+        layer = self._read(load) if load is not None else None
+        if load is None or layer is None:
+            return {}
+        load.layers.insert(0, layer)  # pydantic-settings calls the highest priority first
+        return layer.data
+
+
+def layer_sources(settings_cls: type[BaseSettings]) -> tuple[PydanticBaseSettingsSource, ...]:
+    """The environment, the project file, the global file: highest priority first."""
+    return (
+        LayerSource(settings_cls, lambda load: load.environment),
+        LayerSource(settings_cls, lambda load: load.files[1]),
+        LayerSource(settings_cls, lambda load: load.files[0]),
+    )

@@ -1,0 +1,68 @@
+"""When Python's cyclic garbage collector runs, in one place, on documented calls only.
+
+- Start-up (imports, widgets, services) makes many objects that live as long as the
+  process and next to no garbage: the collector is paused meanwhile, and what start-up
+  made is frozen (``gc.freeze``) when it ends, so later full passes skip it.
+- litellm's import makes a few hundred thousand such objects in a background thread: no
+  full pass runs while it imports (each would scan them all and stall the screen), and
+  they are frozen once it is done.
+- A one-shot tool call (a big patch builds long line lists, all alive) runs with the
+  collector paused; its few cycles are collected after it or end with the process.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+NEVER = 1 << 30
+"""A full-pass threshold no count of young passes reaches."""
+
+_holders = 0
+_thresholds: tuple[int, int, int] = gc.get_threshold()
+
+
+def pause() -> None:
+    """No collection until ``resume``: start-up has begun."""
+    gc.disable()
+
+
+def resume() -> None:
+    """Start-up is over: freeze what it made, then collect as usual."""
+    gc.freeze()
+    gc.enable()
+
+
+def freeze() -> None:
+    """Everything alive now lives as long as the process: later full passes skip it."""
+    gc.freeze()
+
+
+@contextmanager
+def paused() -> Iterator[None]:
+    """No collection inside the block (the collector's state before it is restored after)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@contextmanager
+def full_passes_held() -> Iterator[None]:
+    """Only the young generations are collected inside the block; the full pass waits
+    until every holder has left (the collector is process-wide, hence a count)."""
+    global _holders, _thresholds
+    if _holders == 0:
+        _thresholds = gc.get_threshold()
+        gc.set_threshold(_thresholds[0], _thresholds[1], NEVER)
+    _holders += 1
+    try:
+        yield
+    finally:
+        _holders -= 1
+        if _holders == 0:
+            gc.set_threshold(*_thresholds)

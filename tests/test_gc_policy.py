@@ -1,0 +1,44 @@
+"""The collector policy: full passes wait while anyone holds them, pauses restore the
+collector's state, and start-up's objects are frozen when it ends."""
+
+from __future__ import annotations
+
+import gc
+
+from app import gc_policy
+
+
+def test_full_passes_wait_while_any_holder_remains():
+    before = gc.get_threshold()
+    with gc_policy.full_passes_held():
+        with gc_policy.full_passes_held():  # two holders at once
+            assert gc.get_threshold() == (before[0], before[1], gc_policy.NEVER)
+        assert gc.get_threshold()[2] == gc_policy.NEVER
+    assert gc.get_threshold() == before
+
+
+def test_a_pause_restores_the_collector_as_it_found_it():
+    assert gc.isenabled()
+    with gc_policy.paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        with gc_policy.paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_resuming_after_start_up_freezes_what_it_made():
+    gc_policy.pause()
+    try:
+        assert not gc.isenabled()
+        made = [object() for _ in range(3)]
+        gc_policy.resume()
+        assert gc.isenabled() and gc.get_freeze_count() > 0
+        assert not any(obj is made for obj in gc.get_objects())
+    finally:
+        gc.enable()
+        gc.unfreeze()
