@@ -221,7 +221,7 @@ class OpencodeApp(App[None]):
         self.sidebar.attach(runtime)
         self._listen()
         self._start_services(runtime)
-        queue = PermissionQueue(self, runtime.permissions)
+        queue = PermissionQueue(self, runtime.permissions, on_asking=self._asking)
         # A partial, not a coroutine: one made now would be left unawaited (and warned about
         # while the interpreter shuts down) by an app closed before the worker starts.
         self.run_worker(partial(queue.run, runtime.bus), name="permissions", group="permissions")
@@ -235,6 +235,9 @@ class OpencodeApp(App[None]):
             prompt, self._waiting_prompt = self._waiting_prompt, None
             await self.send_prompt(prompt)
         self._startup_done()
+
+    def _asking(self, asking: bool) -> None:
+        self.status.asking = asking
 
     def _warn_unknown_keybindings(self) -> None:
         """A misspelt id in tui.keybindings would otherwise remap nothing, silently."""
