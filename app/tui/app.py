@@ -284,6 +284,8 @@ class OpencodeApp(App[None]):
 
     @on(PromptInput.Submitted)
     async def _submitted(self, message: PromptInput.Submitted) -> None:
+        if message.shown != message.text:
+            self.chat.shown_as[message.text] = message.shown
         await self.send_prompt(message.text)
 
     async def send_prompt(self, text: str) -> None:
@@ -293,7 +295,7 @@ class OpencodeApp(App[None]):
             self.notify("Starting up: your prompt is sent in a moment")
             return
         if self.turn_running:
-            self.prompt.load_text(text)
+            self.prompt.load_text(self.chat.shown_as.get(text, text))
             self.notify("A reply is still running: press escape to cancel it first", severity="warning")
             return
         if self.session_id is None:
@@ -482,6 +484,7 @@ class OpencodeApp(App[None]):
         from app.tui.screens.models import ModelsScreen
         from app.tui.screens.permission_screen import PermissionScreen
         from app.tui.screens.sessions import SessionsScreen
+        from app.tui.widgets.message_user import UserMessage
         from app.tui.widgets.sidebar_list import ModifiedFileList
         from app.tui.widgets.tool_render import ToolOutput
 
@@ -489,6 +492,7 @@ class OpencodeApp(App[None]):
             ("Anywhere", OpencodeApp),
             ("Prompt", PromptInput),
             ("Chat", ToolOutput),
+            ("Chat: your prompts", UserMessage),
             ("Files sidebar", ModifiedFileList),
             ("Diff viewer", DiffScreen),
             ("Permission question", PermissionScreen),
@@ -544,10 +548,16 @@ class OpencodeApp(App[None]):
     # -- quitting --------------------------------------------------------------------------
 
     def action_quit_twice(self) -> None:
-        """ctrl+c copies a selection; otherwise the first press warns and the second quits."""
+        """ctrl+c copies a selection, else clears the prompt (ctrl+z brings the text back);
+        only from an empty prompt does the first press warn and the second quit."""
         focused = self.focused
         if isinstance(focused, TextArea | Input) and focused.selected_text:
             focused.action_copy()
+            return
+        if self.prompt.text and self.screen is self.prompt.screen:
+            self.prompt.clear()
+            self._quit_pressed_at = -QUIT_WINDOW
+            self.notify("Prompt cleared (ctrl+z brings it back); ctrl+c on an empty prompt quits", timeout=QUIT_WINDOW)
             return
         now = time.monotonic()
         if now - self._quit_pressed_at < QUIT_WINDOW:

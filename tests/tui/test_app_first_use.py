@@ -6,9 +6,11 @@ swallowing it."""
 
 from __future__ import annotations
 
+from textual import events
 from textual.widgets import Static
 
 from app.tui.screens.permission_screen import PermissionScreen
+from app.tui.widgets.message_user import UserMessage
 from tests.tui.conftest import wait_until
 
 
@@ -72,3 +74,78 @@ def test_snapshot_of_a_question_waiting_for_the_user_at_80x24(snap_compare, make
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=ask)
+
+
+# --- clearing and pasting in the prompt (item 14) -------------------------------------------
+
+
+async def test_ctrl_c_clears_a_prompt_with_text_and_quits_only_from_an_empty_one(make_app):
+    app = make_app()
+    async with app.run_test(notifications=True) as pilot:
+        await pilot.press(*"half a thought")
+        await pilot.press("ctrl+c")
+        await wait_until(pilot, lambda: app.prompt.text == "")
+        await pilot.press("ctrl+c")  # the first press on the empty prompt only warns
+        await pilot.pause()
+        assert app.is_running
+        await wait_until(pilot, lambda: any("again to quit" in str(t.render()) for t in app.screen.query("Toast")))
+        await pilot.press("ctrl+z")  # the cleared text comes back
+        assert app.prompt.text == "half a thought"
+        await pilot.press("ctrl+c")  # a prompt with text again: cleared, not quit
+        await pilot.pause()
+        assert app.is_running and app.prompt.text == ""
+
+
+async def test_ctrl_u_deletes_the_whole_line_as_typed_not_the_row_it_wraps_onto(make_app):
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        long_line = " ".join(f"word{n}" for n in range(40))  # wraps over several rows at 80 columns
+        app.prompt.insert("keep this\n" + long_line)
+        await pilot.press("ctrl+u")
+        assert app.prompt.text == "keep this\n"
+        await pilot.press("ctrl+u")  # at the start of a line: joins it to the one above
+        assert app.prompt.text == "keep this"
+        await pilot.press("ctrl+u")
+        assert app.prompt.text == ""
+
+
+async def test_a_long_paste_shows_collapsed_in_the_prompt_and_the_chat_and_is_sent_whole(make_app, script, tui_runtime):
+    pasted = "\n".join(f"line {n:04d} " + "x" * 90 for n in range(100))[:10_000]
+    app = make_app(script([{"steps": [{"text": "Read it."}]}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press(*"explain this: ")
+        app.post_message(events.Paste(pasted))
+        await wait_until(pilot, lambda: app.prompt.text != "explain this: ")
+        assert app.prompt.text == "explain this: [pasted 10,000 characters]"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.query(UserMessage) and not app.turn_running)
+        [stored] = [m for m in tui_runtime.store.messages.list(app.session_id) if m.role == "user"]
+        assert stored.parts[0]["text"] == "explain this: " + pasted  # what the model gets
+        message = app.query_one(UserMessage)
+        assert str(message.render()).startswith("explain this: [pasted 10,000 characters]")
+        assert "line 0097" not in str(message.render())
+        await pilot.click(UserMessage)
+        await wait_until(pilot, lambda: "line 0097" in str(message.render()))
+        await pilot.click("#prompt")
+        await pilot.press("up")  # recalled as it read, and sent whole again
+        assert app.prompt.text == "explain this: [pasted 10,000 characters]"
+        assert app.prompt.full_text == "explain this: " + pasted
+        await pilot.press("ctrl+r")
+        assert app.prompt.text == "explain this: " + pasted
+
+
+def test_snapshot_of_a_long_paste_collapsed_in_the_chat_and_the_prompt(snap_compare, make_app, script):
+    text = "\n".join(f"log line {n}" for n in range(300))
+    app = make_app(script([{"steps": [{"text": "Read it."}]}]))
+
+    async def paste_twice(pilot) -> None:
+        app.prompt.cursor_blink = False
+        await pilot.press(*"why does this fail? ")
+        app.post_message(events.Paste(text))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.query(UserMessage) and not app.turn_running)
+        app.post_message(events.Paste(text + "\n"))
+        await wait_until(pilot, lambda: app.prompt.text)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=paste_twice)
