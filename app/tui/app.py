@@ -35,6 +35,7 @@ from app import codecache
 from app.errors import OpencodeError
 from app.tui.hangup import end_on_hangup
 from app.tui.screens.commands import AppCommands, PaletteCommand
+from app.tui.screens.main import MainScreen
 from app.tui.themes import (
     apply_theme,
     available_themes,
@@ -133,6 +134,9 @@ class OpencodeApp(App[None]):
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return theme_variable_defaults()
+
+    def get_default_screen(self) -> MainScreen:
+        return MainScreen(lambda: self.prompt, id="_default")
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
@@ -352,8 +356,13 @@ class OpencodeApp(App[None]):
         await self._show_session(session_id, messages)
 
     async def _show_session(self, session_id: str | None, messages: list[Message]) -> None:
+        """Draw the session; a keyboard left in the old chat (a block the redraw removes)
+        goes to the prompt, not to whatever Textual picks next."""
         self.session_id = session_id
+        in_chat = self._focus_within(self.chat)
         await self.chat.show_session(session_id, messages)
+        if in_chat:
+            self.prompt.focus()
         session = None
         if session_id is not None and self.runtime is not None:
             session = await asyncio.to_thread(self.runtime.store.sessions.get, session_id)
@@ -463,8 +472,12 @@ class OpencodeApp(App[None]):
         self.sidebar.focus_files()
 
     def _files_focused(self) -> bool:
-        focused = self.focused
-        return focused is not None and any(node.id == "sidebar" for node in focused.ancestors_with_self)
+        return self._focus_within(self.sidebar)
+
+    def _focus_within(self, widget: Widget) -> bool:
+        """The keyboard is on ``widget`` or inside it, on the main screen."""
+        focused = self.prompt.screen.focused
+        return focused is not None and widget in focused.ancestors_with_self
 
     def action_services(self) -> None:
         """The palette's view of the status bar's server marks, with why one failed."""

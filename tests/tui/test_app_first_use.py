@@ -9,9 +9,17 @@ from __future__ import annotations
 from textual import events
 from textual.widgets import Static
 
+from app.tui.screens.diff_screen import DiffScreen
+from app.tui.screens.help import HelpScreen
+from app.tui.screens.models import ModelsScreen
 from app.tui.screens.permission_screen import PermissionScreen
+from app.tui.screens.sessions import SessionsScreen
 from app.tui.widgets.message_user import UserMessage
+from app.tui.widgets.sidebar_list import ModifiedFileList
+from app.tui.widgets.tool_render import ToolOutput
+from tests.tui.chat_samples import SAMPLES, store_tool_conversation
 from tests.tui.conftest import wait_until
+from tests.tui.test_app_snapshots import record_history
 
 
 def status_line(app) -> str:
@@ -149,3 +157,86 @@ def test_snapshot_of_a_long_paste_collapsed_in_the_chat_and_the_prompt(snap_comp
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=paste_twice)
+
+
+# --- where the keyboard goes when a screen closes (item 9) ------------------------------------
+
+
+async def test_a_session_switched_from_a_focused_chat_block_hands_the_keyboard_to_the_prompt(make_app, tui_runtime):
+    other = tui_runtime.store.sessions.create(title="the other one")
+    shown = store_tool_conversation(tui_runtime, SAMPLES["bash"], title="with output")
+    record_history(tui_runtime, shown)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(shown)
+        await wait_until(pilot, lambda: app.query(ToolOutput) and app.sidebar.changes)
+        app.query_one(ToolOutput).focus()
+        await wait_until(pilot, lambda: isinstance(app.focused, ToolOutput))
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen) and app.screen.focused is not None)
+        await pilot.press("down", "enter")  # the list starts on the current session; the other is below
+        await wait_until(pilot, lambda: app.session_id == other.id and not app.query(ToolOutput))
+        await pilot.pause()
+        assert app.focused is app.prompt
+        await pilot.press(*"hi")
+        assert app.prompt.text == "hi"
+
+
+async def test_a_screen_closing_never_leaves_the_keyboard_on_a_list_hidden_meanwhile(make_app, tui_runtime):
+    session_id = store_tool_conversation(tui_runtime, SAMPLES["edit"])
+    record_history(tui_runtime, session_id)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(session_id)
+        await wait_until(pilot, lambda: len(app.sidebar.changes) == 3)
+        await pilot.press("ctrl+f")
+        await wait_until(pilot, lambda: app.focused is app.query_one(ModifiedFileList))
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, ModelsScreen))
+        await pilot.resize_terminal(80, 24)  # the sidebar hides behind the open screen
+        await wait_until(pilot, lambda: not app.sidebar.display)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ModelsScreen))
+        await pilot.pause()
+        assert app.focused is app.prompt
+
+
+async def test_after_any_screen_closes_the_keyboard_is_back_where_it_was(make_app, tui_runtime):
+    session_id = store_tool_conversation(tui_runtime, SAMPLES["edit"])
+    record_history(tui_runtime, session_id)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(session_id)
+        await wait_until(pilot, lambda: len(app.sidebar.changes) == 3)
+        for key, screen in (("ctrl+o", ModelsScreen), ("ctrl+s", SessionsScreen), ("f1", HelpScreen)):
+            await pilot.press(key)
+            await wait_until(pilot, lambda screen=screen: isinstance(app.screen, screen))
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: app.screen is app.prompt.screen)
+            await pilot.pause()
+            assert app.focused is app.prompt, key
+        await pilot.press("ctrl+f", "enter")  # from the files sidebar, the diff and back
+        await wait_until(pilot, lambda: isinstance(app.screen, DiffScreen))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.prompt.screen)
+        await pilot.pause()
+        assert app.focused is app.query_one(ModifiedFileList)
+
+
+async def test_a_terminal_that_lost_focus_around_a_screen_gives_the_keyboard_back_to_the_prompt(
+    make_app, tui_runtime
+):
+    session_id = store_tool_conversation(tui_runtime, SAMPLES["bash"])
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.open_session(session_id)  # a chat longer than the screen: it can scroll, so take keys
+        await wait_until(pilot, lambda: app.query(ToolOutput) and app.focused is app.prompt)
+        app.post_message(events.AppBlur())  # another window takes the terminal's focus...
+        await wait_until(pilot, lambda: app.focused is None)
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, ModelsScreen))
+        app.post_message(events.AppFocus())  # ...and gives it back while the models are open
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.prompt.screen)
+        await pilot.pause()
+        assert app.focused is app.prompt
