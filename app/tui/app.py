@@ -34,6 +34,7 @@ from app import gc_policy
 from app.errors import OpencodeError
 from app.tui.hangup import end_on_hangup
 from app.tui.screens.commands import AppCommands, PaletteCommand
+from app.tui.screens.main import MainScreen
 from app.tui.themes import (
     apply_theme,
     available_themes,
@@ -133,6 +134,9 @@ class OpencodeApp(App[None]):
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return theme_variable_defaults()
 
+    def get_default_screen(self) -> MainScreen:
+        return MainScreen(lambda: self.prompt, id="_default")
+
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
             with Vertical(id="conversation"):
@@ -228,7 +232,7 @@ class OpencodeApp(App[None]):
         self.sidebar.attach(runtime)
         self._listen()
         self._start_services(runtime)
-        queue = PermissionQueue(self, runtime.permissions)
+        queue = PermissionQueue(self, runtime.permissions, on_asking=self._asking)
         # A partial, not a coroutine: one made now would be left unawaited (and warned about
         # while the interpreter shuts down) by an app closed before the worker starts.
         self.run_worker(partial(queue.run, runtime.bus), name="permissions", group="permissions")
@@ -249,6 +253,9 @@ class OpencodeApp(App[None]):
             prompt, self._waiting_prompt = self._waiting_prompt, None
             await self.send_prompt(prompt)
         self._startup_done()
+
+    def _asking(self, asking: bool) -> None:
+        self.status.asking = asking
 
     def _warn_unknown_keybindings(self) -> None:
         """A misspelt id in tui.keybindings would otherwise remap nothing, silently."""
@@ -293,6 +300,8 @@ class OpencodeApp(App[None]):
 
     @on(PromptInput.Submitted)
     async def _submitted(self, message: PromptInput.Submitted) -> None:
+        if message.shown != message.text:
+            self.chat.shown_as[message.text] = message.shown
         await self.send_prompt(message.text)
 
     async def send_prompt(self, text: str) -> None:
@@ -302,7 +311,7 @@ class OpencodeApp(App[None]):
             self.notify("Starting up: your prompt is sent in a moment")
             return
         if self.turn_running:
-            self.prompt.load_text(text)
+            self.prompt.load_text(self.chat.shown_as.get(text, text))
             self.notify("A reply is still running: press escape to cancel it first", severity="warning")
             return
         from app.llm.preflight import model_problem
@@ -366,8 +375,13 @@ class OpencodeApp(App[None]):
         await self._show_session(session_id, messages)
 
     async def _show_session(self, session_id: str | None, messages: list[Message]) -> None:
+        """Draw the session; a keyboard left in the old chat (a block the redraw removes)
+        goes to the prompt, not to whatever Textual picks next."""
         self.session_id = session_id
+        in_chat = self._focus_within(self.chat)
         await self.chat.show_session(session_id, messages)
+        if in_chat:
+            self.prompt.focus()
         session = None
         if session_id is not None and self.runtime is not None:
             session = await asyncio.to_thread(self.runtime.store.sessions.get, session_id)
@@ -486,8 +500,12 @@ class OpencodeApp(App[None]):
         self.sidebar.focus_files()
 
     def _files_focused(self) -> bool:
-        focused = self.focused
-        return focused is not None and any(node.id == "sidebar" for node in focused.ancestors_with_self)
+        return self._focus_within(self.sidebar)
+
+    def _focus_within(self, widget: Widget) -> bool:
+        """The keyboard is on ``widget`` or inside it, on the main screen."""
+        focused = self.prompt.screen.focused
+        return focused is not None and widget in focused.ancestors_with_self
 
     def action_services(self) -> None:
         """The palette's view of the status bar's server marks, with why one failed."""
@@ -507,6 +525,7 @@ class OpencodeApp(App[None]):
         from app.tui.screens.models import ModelsScreen
         from app.tui.screens.permission_screen import PermissionScreen
         from app.tui.screens.sessions import SessionsScreen
+        from app.tui.widgets.message_user import UserMessage
         from app.tui.widgets.sidebar_list import ModifiedFileList
         from app.tui.widgets.tool_render import ToolOutput
 
@@ -514,6 +533,7 @@ class OpencodeApp(App[None]):
             ("Anywhere", OpencodeApp),
             ("Prompt", PromptInput),
             ("Chat", ToolOutput),
+            ("Chat: your prompts", UserMessage),
             ("Files sidebar", ModifiedFileList),
             ("Diff viewer", DiffScreen),
             ("Permission question", PermissionScreen),
@@ -569,10 +589,16 @@ class OpencodeApp(App[None]):
     # -- quitting --------------------------------------------------------------------------
 
     def action_quit_twice(self) -> None:
-        """ctrl+c copies a selection; otherwise the first press warns and the second quits."""
+        """ctrl+c copies a selection, else clears the prompt (ctrl+z brings the text back);
+        only from an empty prompt does the first press warn and the second quit."""
         focused = self.focused
         if isinstance(focused, TextArea | Input) and focused.selected_text:
             focused.action_copy()
+            return
+        if self.prompt.text and self.screen is self.prompt.screen:
+            self.prompt.clear()
+            self._quit_pressed_at = -QUIT_WINDOW
+            self.notify("Prompt cleared (ctrl+z brings it back); ctrl+c on an empty prompt quits", timeout=QUIT_WINDOW)
             return
         now = time.monotonic()
         if now - self._quit_pressed_at < QUIT_WINDOW:

@@ -1,6 +1,7 @@
 """The permission question, one at a time, keyboard only.
 
-a allow once · s allow for this session · d deny · D deny with a message to the model
+a allow once · s allow for this session (this tool on this subject: the dialog says
+which, and that anything else still asks) · d deny · D deny with a message to the model
 (an input appears; enter sends) · enter presses the focused button · escape denies ·
 h hides the question to read the chat behind it (h or escape brings it back) ·
 up/down and page keys scroll a long preview.
@@ -32,6 +33,18 @@ _BUTTONS: tuple[tuple[str, str, str], ...] = (
     ("deny_message", "Deny with message (D)", "default"),
 )
 _ANSWERS = {"answer", "deny_with_message"}
+
+
+def session_scope(request: PermissionRequest) -> str:
+    """What "Allow for session" covers: the permission service remembers the answer for
+    this tool and this exact subject, in this session, for as long as the app runs."""
+    if request.tool == "bash":
+        covered, others = "this exact command", "other commands"
+    elif request.absolute is not None or request.preview.kind in ("diff", "files"):  # a path
+        covered, others = f"{request.tool} on {request.subject}", "other files"
+    else:
+        covered, others = f"{request.tool} with these exact arguments", "other arguments"
+    return f"Allow for session: {covered} is not asked again in this session (until you quit); {others} still ask."
 
 
 class PermissionScreen(ModalScreen[PermissionReply | None]):
@@ -76,6 +89,7 @@ class PermissionScreen(ModalScreen[PermissionReply | None]):
             if request.subject not in request.title and request.subject != request.preview.text:
                 yield Static(Content.styled(request.subject, "$text-muted"), id="permission-subject")
             yield PermissionPreviewView(request.preview, request.subject, id="permission-preview")
+            yield Static(Content(session_scope(request)), id="permission-scope")
             with Horizontal(id="permission-buttons"):
                 for decision, label, variant in _BUTTONS:
                     yield Button(label, id=f"permission-{decision}", variant=variant, compact=True)

@@ -33,6 +33,9 @@ class ChatLog(VerticalScroll):
         self._assistants: dict[str, AssistantMessage] = {}
         self._results: dict[str, ToolResult] = {}
         self._users: set[str] = set()
+        self.shown_as: dict[str, str] = {}
+        """Prompt sent -> how it read in the prompt (long pastes collapsed); the app fills
+        it as it sends, so the chat shows a prompt as the user saw it."""
 
     def on_mount(self) -> None:
         self.anchor()
@@ -75,7 +78,7 @@ class ChatLog(VerticalScroll):
             if message.id not in self._users:
                 self._users.add(message.id)
                 text = "".join(p.get("text", "") for p in message.parts if p.get("type") == "text")
-                await self.mount(UserMessage(text, message_id=message.id))
+                await self.mount(UserMessage(text, message_id=message.id, shown=self.shown_as.get(text)))
         elif message.role == "assistant":
             # While a message streams its deltas draw it; the stored parts are drawn (or
             # checked against what streamed) once it is complete.

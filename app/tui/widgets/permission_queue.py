@@ -3,12 +3,14 @@
 The queue listens to the bus (``run``), pushes a PermissionScreen for the oldest question,
 replies to the permission service with the user's answer, then shows the next. A question
 answered elsewhere (the turn was cancelled, or "allow for this session" answered its twins)
-leaves the queue, and its modal closes if it was showing.
+leaves the queue, and its modal closes if it was showing. ``on_asking`` hears whether a
+question is on screen, so the status bar can say that the turn waits for the user.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from functools import partial
 
 from textual.app import App
@@ -21,9 +23,12 @@ from app.tui.screens.permission_screen import PermissionScreen
 class PermissionQueue:
     """Built once by the app; run ``queue.run(bus)`` in a worker for the app's life."""
 
-    def __init__(self, app: App, permissions: PermissionService) -> None:
+    def __init__(
+        self, app: App, permissions: PermissionService, on_asking: Callable[[bool], None] | None = None
+    ) -> None:
         self._app = app
         self._permissions = permissions
+        self._on_asking = on_asking
         self._waiting: deque[PermissionRequested] = deque()
         self._shown: tuple[str, PermissionScreen] | None = None
 
@@ -67,7 +72,9 @@ class PermissionQueue:
                 screen = PermissionScreen(event.request)
                 self._shown = (event.request_id, screen)
                 self._app.push_screen(screen, callback=partial(self._answered, event.request_id))
-                return
+                break
+        if self._on_asking is not None:
+            self._on_asking(self._shown is not None)
 
     def _answered(self, request_id: str, reply: PermissionReply | None) -> None:
         self._shown = None

@@ -1,6 +1,10 @@
 """The multi-line prompt: enter sends, shift+enter or ctrl+j adds a line, and up/down on
 the first/last row recall earlier prompts (like a shell), so editing a long prompt
-with the arrows still works (rows as drawn: a long line wraps over several)."""
+with the arrows still works (rows as drawn: a long line wraps over several). ctrl+u
+deletes to the start of the line as readline does: the whole line as typed, however
+many rows it wraps over (at the start of a line it joins it to the one above). A long
+paste shows as one label, "[pasted 10,000 characters]" (ctrl+r shows it whole), and is
+sent in full."""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
 
-from app.tui import css_beside
+from app.tui import css_beside, pasted
 
 
 class PromptInput(TextArea):
@@ -24,12 +28,19 @@ class PromptInput(TextArea):
         Binding("shift+enter,ctrl+j", "newline", "New line", id="prompt.newline"),
         Binding("up", "recall_previous", "Earlier prompt", id="prompt.history_previous", show=False),
         Binding("down", "recall_next", "Later prompt", id="prompt.history_next", show=False),
+        Binding("ctrl+u", "delete_to_line_start", "Delete to the start of the line", id="prompt.delete_to_line_start",
+                show=False),
+        Binding("ctrl+r", "expand_pastes", "Show pasted text whole", id="prompt.expand_pastes", show=False),
     ]
 
     class Submitted(Message):
-        def __init__(self, text: str) -> None:
+        """``text`` is what to send (pastes in full); ``shown`` is the prompt as it read,
+        long pastes collapsed to their labels (the same as ``text`` without any)."""
+
+        def __init__(self, text: str, shown: str | None = None) -> None:
             super().__init__()
             self.text = text
+            self.shown = text if shown is None else shown
 
     def __init__(self, *, placeholder: str = "", id: str | None = None) -> None:
         super().__init__(
@@ -43,6 +54,45 @@ class PromptInput(TextArea):
         """Earlier prompts, oldest first; the app fills it (attributes down)."""
         self._recall_index: int | None = None
         self._draft = ""
+        self.pastes: dict[str, str] = {}
+        """Label -> pasted text, kept for the app's life: a recalled prompt still sends
+        what its labels stand for."""
+
+    @property
+    def full_text(self) -> str:
+        """What sending would send: the text with every paste label expanded."""
+        return pasted.expand(self.text, self.pastes)
+
+    def on_paste(self, event: events.Paste) -> None:
+        """A long paste goes in as its label (TextArea's own handler inserts the rest)."""
+        if self.read_only or not pasted.is_long(event.text):
+            return
+        event.prevent_default()
+        label = next((known for known, text in self.pastes.items() if text == event.text), None)
+        if label is None:
+            label = pasted.paste_label(event.text, set(self.pastes))
+            self.pastes[label] = event.text
+        self.move_cursor(self.replace(label, *self.selection).end_location)
+        self.focus()
+
+    def action_expand_pastes(self) -> None:
+        """Put the pasted text itself in place of its labels (ctrl+z collapses it again)."""
+        full = self.full_text
+        if full != self.text:
+            self.move_cursor(self.replace(full, (0, 0), self.document.end).end_location)
+
+    def action_delete_to_line_start(self) -> None:
+        """readline's ctrl+u: from the cursor back to the start of the line as typed, not
+        of the row it wraps onto; at the start of a line, the line break before it."""
+        row, column = self.cursor_location
+        if column > 0:
+            start = (row, 0)
+        elif row > 0:
+            start = (row - 1, len(self.document.get_line(row - 1)))
+        else:
+            return
+        self.delete(start, self.cursor_location)
+        self.move_cursor(start)
 
     async def _on_key(self, event: events.Key) -> None:
         """A key bound here (enter, after any remap) goes to its binding, in order with
@@ -56,7 +106,7 @@ class PromptInput(TextArea):
         text = self.text.strip()
         if not text:
             return
-        self.post_message(self.Submitted(text))
+        self.post_message(self.Submitted(pasted.expand(text, self.pastes), text))
         if not self.earlier_prompts or self.earlier_prompts[-1] != text:
             self.earlier_prompts.append(text)
         self._recall_index = None

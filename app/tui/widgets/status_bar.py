@@ -1,6 +1,8 @@
 """One line at the bottom: what is running, in which session, on which model, and what
 it costs. Its spinner advances when the turn shows progress (``pulse``), not on a clock,
-so it never moves while nothing happens and snapshots stay stable."""
+so it never moves while nothing happens and snapshots stay stable. While a permission
+question is open the turn waits on the user, not on the model: the bar says so instead
+of showing a spinner that would look stuck."""
 
 from __future__ import annotations
 
@@ -67,6 +69,8 @@ class StatusBar(Widget):
     context_window: reactive[int] = reactive(0)
     cost: reactive[float] = reactive(0.0)
     working: reactive[bool] = reactive(False)
+    asking: reactive[bool] = reactive(False)
+    """A permission question is open: the turn (or a revert) waits for the user's answer."""
     frame: reactive[int] = reactive(0)
     services: reactive[tuple[ServiceState, ...]] = reactive(())
     """Language and MCP servers, in the order they first reported."""
@@ -97,7 +101,9 @@ class StatusBar(Widget):
 
     def render(self) -> Content:
         left = Content("")
-        if self.working:
+        if self.asking:
+            left = Content.styled("? waiting for your answer", "bold $warning") + SEPARATOR
+        elif self.working:
             left = Content.styled(f"{SPINNER[self.frame % len(SPINNER)]} working · esc to cancel", "bold $accent")
             left += SEPARATOR
         services = self.services_segment()

@@ -1,0 +1,242 @@
+"""What a new user meets in the first minutes (issue 13), driven with Pilot against the
+real app, a real runtime and a scripted model: the status bar while a question waits,
+what "Allow for session" covers, clearing and pasting in the prompt, where the keyboard
+goes after a screen closes, and a broken config that keeps the prompt instead of
+swallowing it."""
+
+from __future__ import annotations
+
+from textual import events
+from textual.widgets import Static
+
+from app.tui.screens.diff_screen import DiffScreen
+from app.tui.screens.help import HelpScreen
+from app.tui.screens.models import ModelsScreen
+from app.tui.screens.permission_screen import PermissionScreen
+from app.tui.screens.sessions import SessionsScreen
+from app.tui.widgets.message_user import UserMessage
+from app.tui.widgets.sidebar_list import ModifiedFileList
+from app.tui.widgets.tool_render import ToolOutput
+from tests.tui.chat_samples import SAMPLES, store_tool_conversation
+from tests.tui.conftest import wait_until
+from tests.tui.test_app_snapshots import record_history
+
+
+def status_line(app) -> str:
+    return app.status.render().plain
+
+
+def read_step(*paths: str) -> dict:
+    return {"toolCalls": [{"name": "view", "arguments": {"filePath": path}} for path in paths]}
+
+
+def edit_step(path: str, old: str, new: str) -> dict:
+    return {"toolCalls": [{"name": "edit", "arguments": {"filePath": path, "oldString": old, "newString": new}}]}
+
+
+async def test_while_a_question_is_open_the_status_bar_waits_for_the_user_not_the_model(make_app, script, workspace):
+    (workspace / "a.py").write_text("x = 1\n")
+    app = make_app(script([{"steps": [read_step("a.py"), edit_step("a.py", "x = 1", "x = 2"), {"text": "Done."}]}]))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"change a", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await wait_until(pilot, lambda: "waiting for your answer" in status_line(app))
+        assert "working" not in status_line(app)
+        await pilot.press("a")
+        await wait_until(pilot, lambda: not app.turn_running)
+        assert "waiting for your answer" not in status_line(app)
+
+
+async def test_the_dialog_says_what_allow_for_session_covers_and_it_covers_just_that(make_app, script, workspace):
+    (workspace / "a.py").write_text("x = 1\ny = 1\n")
+    (workspace / "b.py").write_text("z = 1\n")
+    app = make_app(script([{"steps": [
+        read_step("a.py", "b.py"),
+        edit_step("a.py", "x = 1", "x = 2"),
+        edit_step("a.py", "y = 1", "y = 2"),
+        edit_step("b.py", "z = 1", "z = 2"),
+        {"text": "Done."},
+    ]}]))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"change both", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        scope = str(app.screen.query_one("#permission-scope", Static).render())
+        assert "edit on a.py is not asked again in this session" in scope and "other files still ask" in scope
+        await pilot.press("s")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.request.subject == "b.py")
+        assert (workspace / "a.py").read_text() == "x = 2\ny = 2\n"  # the second edit of a.py was not asked
+        await pilot.press("a")
+        await wait_until(pilot, lambda: not app.turn_running)
+        assert (workspace / "b.py").read_text() == "z = 2\n"
+
+
+def test_snapshot_of_a_question_waiting_for_the_user_at_80x24(snap_compare, make_app, script, workspace):
+    (workspace / "a.py").write_text("x = 1\n")
+    app = make_app(script([{"steps": [read_step("a.py"), edit_step("a.py", "x = 1", "x = 2"), {"text": "Done."}]}]))
+
+    async def ask(pilot) -> None:
+        app.prompt.cursor_blink = False
+        await pilot.press(*"change a", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.focused is not None)
+        await wait_until(pilot, lambda: "waiting for your answer" in status_line(app))
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=ask)
+
+
+# --- clearing and pasting in the prompt (item 14) -------------------------------------------
+
+
+async def test_ctrl_c_clears_a_prompt_with_text_and_quits_only_from_an_empty_one(make_app):
+    app = make_app()
+    async with app.run_test(notifications=True) as pilot:
+        await pilot.press(*"half a thought")
+        await pilot.press("ctrl+c")
+        await wait_until(pilot, lambda: app.prompt.text == "")
+        await pilot.press("ctrl+c")  # the first press on the empty prompt only warns
+        await pilot.pause()
+        assert app.is_running
+        await wait_until(pilot, lambda: any("again to quit" in str(t.render()) for t in app.screen.query("Toast")))
+        await pilot.press("ctrl+z")  # the cleared text comes back
+        assert app.prompt.text == "half a thought"
+        await pilot.press("ctrl+c")  # a prompt with text again: cleared, not quit
+        await pilot.pause()
+        assert app.is_running and app.prompt.text == ""
+
+
+async def test_ctrl_u_deletes_the_whole_line_as_typed_not_the_row_it_wraps_onto(make_app):
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        long_line = " ".join(f"word{n}" for n in range(40))  # wraps over several rows at 80 columns
+        app.prompt.insert("keep this\n" + long_line)
+        await pilot.press("ctrl+u")
+        assert app.prompt.text == "keep this\n"
+        await pilot.press("ctrl+u")  # at the start of a line: joins it to the one above
+        assert app.prompt.text == "keep this"
+        await pilot.press("ctrl+u")
+        assert app.prompt.text == ""
+
+
+async def test_a_long_paste_shows_collapsed_in_the_prompt_and_the_chat_and_is_sent_whole(make_app, script, tui_runtime):
+    pasted = "\n".join(f"line {n:04d} " + "x" * 90 for n in range(100))[:10_000]
+    app = make_app(script([{"steps": [{"text": "Read it."}]}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press(*"explain this: ")
+        app.post_message(events.Paste(pasted))
+        await wait_until(pilot, lambda: app.prompt.text != "explain this: ")
+        assert app.prompt.text == "explain this: [pasted 10,000 characters]"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.query(UserMessage) and not app.turn_running)
+        [stored] = [m for m in tui_runtime.store.messages.list(app.session_id) if m.role == "user"]
+        assert stored.parts[0]["text"] == "explain this: " + pasted  # what the model gets
+        message = app.query_one(UserMessage)
+        assert str(message.render()).startswith("explain this: [pasted 10,000 characters]")
+        assert "line 0097" not in str(message.render())
+        await pilot.click(UserMessage)
+        await wait_until(pilot, lambda: "line 0097" in str(message.render()))
+        await pilot.click("#prompt")
+        await pilot.press("up")  # recalled as it read, and sent whole again
+        assert app.prompt.text == "explain this: [pasted 10,000 characters]"
+        assert app.prompt.full_text == "explain this: " + pasted
+        await pilot.press("ctrl+r")
+        assert app.prompt.text == "explain this: " + pasted
+
+
+def test_snapshot_of_a_long_paste_collapsed_in_the_chat_and_the_prompt(snap_compare, make_app, script):
+    text = "\n".join(f"log line {n}" for n in range(300))
+    app = make_app(script([{"steps": [{"text": "Read it."}]}]))
+
+    async def paste_twice(pilot) -> None:
+        app.prompt.cursor_blink = False
+        await pilot.press(*"why does this fail? ")
+        app.post_message(events.Paste(text))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.query(UserMessage) and not app.turn_running)
+        app.post_message(events.Paste(text + "\n"))
+        await wait_until(pilot, lambda: app.prompt.text)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=paste_twice)
+
+
+# --- where the keyboard goes when a screen closes (item 9) ------------------------------------
+
+
+async def test_a_session_switched_from_a_focused_chat_block_hands_the_keyboard_to_the_prompt(make_app, tui_runtime):
+    other = tui_runtime.store.sessions.create(title="the other one")
+    shown = store_tool_conversation(tui_runtime, SAMPLES["bash"], title="with output")
+    record_history(tui_runtime, shown)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(shown)
+        await wait_until(pilot, lambda: app.query(ToolOutput) and app.sidebar.changes)
+        app.query_one(ToolOutput).focus()
+        await wait_until(pilot, lambda: isinstance(app.focused, ToolOutput))
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen) and app.screen.focused is not None)
+        await pilot.press("down", "enter")  # the list starts on the current session; the other is below
+        await wait_until(pilot, lambda: app.session_id == other.id and not app.query(ToolOutput))
+        await pilot.pause()
+        assert app.focused is app.prompt
+        await pilot.press(*"hi")
+        assert app.prompt.text == "hi"
+
+
+async def test_a_screen_closing_never_leaves_the_keyboard_on_a_list_hidden_meanwhile(make_app, tui_runtime):
+    session_id = store_tool_conversation(tui_runtime, SAMPLES["edit"])
+    record_history(tui_runtime, session_id)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(session_id)
+        await wait_until(pilot, lambda: len(app.sidebar.changes) == 3)
+        await pilot.press("ctrl+f")
+        await wait_until(pilot, lambda: app.focused is app.query_one(ModifiedFileList))
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, ModelsScreen))
+        await pilot.resize_terminal(80, 24)  # the sidebar hides behind the open screen
+        await wait_until(pilot, lambda: not app.sidebar.display)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, ModelsScreen))
+        await pilot.pause()
+        assert app.focused is app.prompt
+
+
+async def test_after_any_screen_closes_the_keyboard_is_back_where_it_was(make_app, tui_runtime):
+    session_id = store_tool_conversation(tui_runtime, SAMPLES["edit"])
+    record_history(tui_runtime, session_id)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(session_id)
+        await wait_until(pilot, lambda: len(app.sidebar.changes) == 3)
+        for key, screen in (("ctrl+o", ModelsScreen), ("ctrl+s", SessionsScreen), ("f1", HelpScreen)):
+            await pilot.press(key)
+            await wait_until(pilot, lambda screen=screen: isinstance(app.screen, screen))
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: app.screen is app.prompt.screen)
+            await pilot.pause()
+            assert app.focused is app.prompt, key
+        await pilot.press("ctrl+f", "enter")  # from the files sidebar, the diff and back
+        await wait_until(pilot, lambda: isinstance(app.screen, DiffScreen))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.prompt.screen)
+        await pilot.pause()
+        assert app.focused is app.query_one(ModifiedFileList)
+
+
+async def test_a_terminal_that_lost_focus_around_a_screen_gives_the_keyboard_back_to_the_prompt(
+    make_app, tui_runtime
+):
+    session_id = store_tool_conversation(tui_runtime, SAMPLES["bash"])
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.open_session(session_id)  # a chat longer than the screen: it can scroll, so take keys
+        await wait_until(pilot, lambda: app.query(ToolOutput) and app.focused is app.prompt)
+        app.post_message(events.AppBlur())  # another window takes the terminal's focus...
+        await wait_until(pilot, lambda: app.focused is None)
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, ModelsScreen))
+        app.post_message(events.AppFocus())  # ...and gives it back while the models are open
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.prompt.screen)
+        await pilot.pause()
+        assert app.focused is app.prompt
