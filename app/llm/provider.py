@@ -120,7 +120,7 @@ StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | ToolCall | ThinkingBl
 # -- errors -------------------------------------------------------------------------------
 
 ErrorKind = Literal[
-    "auth", "unknown_model", "context_length", "rate_limit", "timeout", "connection", "server", "request"
+    "auth", "unknown_model", "context_length", "rate_limit", "timeout", "connection", "server", "request", "unsent"
 ]
 RETRYABLE_KINDS: frozenset[ErrorKind] = frozenset({"rate_limit", "timeout", "connection", "server"})
 
@@ -391,6 +391,10 @@ _CONTEXT_HINTS = re.compile(
 )
 # Gemini answers a bad key with HTTP 400 and this reason, not 401.
 _KEY_REFUSED = re.compile(r"API_KEY_INVALID|API key not valid")
+_NETWORK_HINTS = re.compile(
+    r"connect|disconnect|closed|reset by peer|refused|network|unreachable|EOF|SSL|RemoteProtocol|ReadError",
+    re.IGNORECASE,
+)
 _NO_PROVIDER = "LLM Provider NOT provided"
 """litellm's words for a model name whose prefix is no provider it knows."""
 # litellm prefixes messages with its class names: "litellm.BadRequestError: OpenAIException - ..."
@@ -440,6 +444,12 @@ def _classify(litellm: ModuleType, exc: BaseException) -> ErrorKind:
         return "timeout"
     if "Connection error" in text:  # litellm reports a refused connection as HTTP 500
         return "connection"
+    if isinstance(exc, litellm.APIConnectionError):
+        # litellm also wraps, as a connection error "HTTP 500", what failed before any
+        # request was sent (a history it cannot convert): retrying cannot help that.
+        # Its own words only: not the class names before them nor the traceback after.
+        first_line = _LITELLM_PREFIX.sub("", text.strip().split("\n", 1)[0])
+        return "connection" if _NETWORK_HINTS.search(first_line) else "unsent"
     if isinstance(status, int) and status >= 500:
         return "server"
     return "request"
@@ -478,6 +488,8 @@ def _error_message(
             return f"Could not reach the provider for {model}{where}{after}: check the network or the baseURL setting"
         case "server":
             return f"The provider of {model} failed (HTTP {status}){after}: try again later ({detail})"
+        case "unsent":
+            return f"Could not send the request to {model} ({detail}): please report it"
         case _:
             return f"{model} rejected the request (HTTP {status or '?'}): {detail}"
 
