@@ -284,11 +284,12 @@ class AgentLoop:
     def _new_turn(self, session_id: str, agent: str, model: str, prompt: str) -> _Turn:
         settings = self.runtime.config.agents.get(agent)
         route = self._route(model)
-        options = {
-            "max_tokens": (settings.max_tokens if settings else None) or route.facts.max_output,
+        chosen = {
+            "max_tokens": settings.max_tokens if settings else None,
             "reasoning_effort": settings.reasoning_effort if settings else None,
-            **route.stream_options(),
         }
+        # The agent's own settings win over the model's configured maxOutput.
+        options = {**route.stream_options(), **{key: value for key, value in chosen.items() if value is not None}}
         tools = tools_for(get_agent(agent), self._tools, self.runtime.mcp.tools())
         for name, tool in tools.items():
             if name not in self._specs:
@@ -300,7 +301,7 @@ class AgentLoop:
             route=route,
             tools=tools,
             specs=[self._specs[name] for name in tools],
-            options={key: value for key, value in options.items() if value is not None},
+            options=options,
             context_tokens=_grown(self._context_tokens.get(session_id, 0), prompt),
         )
 

@@ -191,6 +191,8 @@ class Route:
             options["base_url"] = self.base_url
         if self.facts.prices is not None:
             options["prices"] = self.facts.prices
+        if self.facts.max_output is not None:
+            options["max_tokens"] = self.facts.max_output
         return options
 
 

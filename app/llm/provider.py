@@ -464,8 +464,9 @@ def _error_message(
     name = provider_of(model) or "<provider>"
     match kind:
         case "auth":
-            var = PROVIDER_ENV_VARS.get(name, f"{name.upper()}_API_KEY")
-            return f"The provider rejected the API key for {model}: check {var} or providers.{name}.apiKey in .opencode.json"
+            var = PROVIDER_ENV_VARS.get(name)
+            where = f"{var} or providers.{name}.apiKey" if var else f"providers.{name}.apiKey"
+            return f"The provider rejected the API key for {model}: check {where} in .opencode.json"
         case "unknown_model" if not provider_of(model):
             return f"Unknown model {model}: name its provider too, as provider/model (e.g. {DEFAULT_MODELS['anthropic']})"
         case "unknown_model" if _NO_PROVIDER in str(exc):
