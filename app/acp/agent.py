@@ -143,6 +143,8 @@ class OpencodeAgent:
                 input_tokens=usage["prompt_tokens"],
                 output_tokens=usage["completion_tokens"],
                 total_tokens=usage["prompt_tokens"] + usage["completion_tokens"],
+                cached_read_tokens=usage["cache_read_tokens"] or None,
+                cached_write_tokens=usage["cache_write_tokens"] or None,
             ),
         )
 

@@ -61,10 +61,39 @@ class ConfigModel(BaseModel):
     )
 
 
+class ModelCost(ConfigModel):
+    """Prices in USD per million tokens, as providers publish them."""
+
+    input: float = Field(0.0, ge=0, description="Per million uncached prompt tokens.")
+    output: float = Field(0.0, ge=0, description="Per million generated tokens.")
+    cache_read: float | None = Field(None, ge=0, description="Per million prompt tokens read from the cache; unset means the input price.")
+    cache_write: float | None = Field(None, ge=0, description="Per million prompt tokens written to the cache; unset means the input price.")
+
+
+class ModelSpec(ConfigModel):
+    """What opencode needs to know of a model litellm's price map lacks (or to override it)."""
+
+    name: str | None = Field(None, description="Name shown in the models picker; unset means the id.")
+    context_window: int | None = Field(None, gt=0, description="Input tokens the model accepts; drives compaction.")
+    max_output: int | None = Field(None, gt=0, description="Cap on tokens generated per reply.")
+    cost: ModelCost | None = Field(None, description="Prices; unset means litellm's, else free.")
+    vision: bool | None = Field(None, description="Whether the model takes images; unset means litellm's answer.")
+    reasoning: bool | None = Field(None, description="Whether the model thinks (reasoningEffort applies).")
+
+
 class ProviderConfig(ConfigModel):
-    api_key: str | None = Field(None, description="API key; when unset the provider's usual environment variable is used.")
+    api_key: str | None = Field(
+        None,
+        description="API key, or {env:VAR} to read it from a variable; when unset the provider's usual environment variable is used.",
+    )
     base_url: str | None = Field(None, alias="baseURL", description="Endpoint override, e.g. a local proxy.")
     disabled: bool = Field(False, description="Hide this provider's models.")
+    api: Literal["openai", "anthropic"] | None = Field(
+        None,
+        description="Makes this a custom provider speaking the OpenAI chat-completions or the Anthropic Messages API at baseURL; its models are named <provider>/<id>.",
+    )
+    models: dict[str, ModelSpec] = Field({}, description="Model id -> facts (context window, prices, ...).")
+    cache: bool = Field(True, description="Place prompt-cache breakpoints for models that take them (Anthropic's).")
 
 
 class AgentConfig(ConfigModel):

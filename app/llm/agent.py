@@ -45,15 +45,16 @@ from app.llm.messages import (
     CANCELLED_OUTPUT,
     Part,
     estimate_tokens,
+    signed_reasoning_part,
     since_summary,
     text_part,
     to_chat,
     tool_call_part,
     tool_result_part,
 )
-from app.llm.models import ONBOARDING_NOTE, choose_model, credentials_for
+from app.llm.models import ONBOARDING_NOTE, Route, choose_model, route_for
 from app.llm.preflight import model_problem
-from app.llm.provider import Finish, ProviderError, Retrying, StreamEvent, ToolCall, Usage
+from app.llm.provider import Finish, ProviderError, Retrying, StreamEvent, ThinkingBlock, ToolCall, Usage
 from app.llm.provider import ReasoningDelta as StreamedReasoning
 from app.llm.provider import TextDelta as StreamedText
 from app.llm.provider import context_window as litellm_context_window
@@ -99,7 +100,8 @@ class NothingToCompactError(OpencodeError):
 class TurnResult:
     response: str
     usage: dict[str, int]
-    """{"prompt_tokens", "completion_tokens"} summed over this turn's model calls."""
+    """{"prompt_tokens", "completion_tokens", "cache_read_tokens", "cache_write_tokens"}
+    summed over this turn's model calls (prompt tokens include the cached ones)."""
     cost: float
     files_changed: list[str]
     """Workspace paths whose history got a new version during the turn (sub-agents included)."""
@@ -113,16 +115,19 @@ class _Turn:
     session_id: str
     agent: str
     model: str
+    route: Route
     tools: dict[str, Tool]
     specs: list[dict[str, Any]]
     """The tools' definitions as sent to the model."""
     options: dict[str, Any]
-    """max_tokens, reasoning_effort, api_key, base_url for provider.stream."""
+    """max_tokens, reasoning_effort and the route's keywords for provider.stream."""
     context_tokens: int
     """The size of the next request as far as known: the last response's token count plus
     an estimate of what was added since (tool results, a new prompt); 0 when unknown."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     cost: float = 0.0
     response: str = ""
     compacted: bool = False
@@ -299,13 +304,13 @@ class AgentLoop:
 
     def _new_turn(self, session_id: str, agent: str, model: str, prompt: str) -> _Turn:
         settings = self.runtime.config.agents.get(agent)
-        api_key, base_url = credentials_for(model, self.runtime.config.providers, self._env)
-        options = {
+        route = self._route(model)
+        chosen = {
             "max_tokens": settings.max_tokens if settings else None,
             "reasoning_effort": settings.reasoning_effort if settings else None,
-            "api_key": api_key,
-            "base_url": base_url,
         }
+        # The agent's own settings win over the model's configured maxOutput.
+        options = {**route.stream_options(), **{key: value for key, value in chosen.items() if value is not None}}
         tools = tools_for(get_agent(agent), self._tools, self.runtime.mcp.tools())
         for name, tool in tools.items():
             if name not in self._specs:
@@ -314,9 +319,10 @@ class AgentLoop:
             session_id=session_id,
             agent=agent,
             model=model,
+            route=route,
             tools=tools,
             specs=[self._specs[name] for name in tools],
-            options={key: value for key, value in options.items() if value is not None},
+            options=options,
             context_tokens=_grown(self._context_tokens.get(session_id, 0), prompt),
         )
 
@@ -373,7 +379,7 @@ class AgentLoop:
         90% of the model's window."""
         messages = self._messages(turn)
         tokens = turn.context_tokens or estimate_tokens([messages, turn.specs])
-        window = await self._window(turn.model)
+        window = await self._window(turn.route)
         if not compaction.needs_compaction(tokens, window):
             return messages
         if turn.compacted:
@@ -391,9 +397,14 @@ class AgentLoop:
         session = self.runtime.store.sessions.get(turn.session_id)
         system = build_system_prompt(turn.agent, self.runtime.root, self.runtime.config, turn.outside_context)
         history = to_chat(
-            self._transcripts.list(turn.session_id), session.summary_message_id if session else None
+            self._transcripts.list(turn.session_id),
+            session.summary_message_id if session else None,
+            model=turn.model,
         )
         return [{"role": "system", "content": system}, *history]
+
+    def _route(self, model: str) -> Route:
+        return route_for(model, self.runtime.config.providers, self._env)
 
     async def _stream(self, turn: _Turn, messages: list[dict[str, Any]]) -> tuple[str, list[ToolCall]]:
         """One model response, streamed into a new assistant message."""
@@ -402,6 +413,9 @@ class AgentLoop:
             self.runtime.store.messages, turn.session_id, turn.model, self.flush_interval
         )
         finish, calls = "stop", []
+        thinking: list[ThinkingBlock] = []
+        if turn.route.problem:
+            raise ProviderError(turn.route.problem, "auth")
         stream = self.provider.stream(
             model=turn.model, messages=messages, tools=turn.specs or None, **turn.options
         )
@@ -420,12 +434,18 @@ class AgentLoop:
                         event = dataclasses.replace(event, id=f"call_{uuid.uuid4().hex[:16]}")
                     calls.append(event)
                     message.parts.append(tool_call_part(event.id, event.name, event.arguments))
+                elif isinstance(event, ThinkingBlock):
+                    thinking.append(event)
                 elif isinstance(event, Usage):
                     await self._add_usage(turn, event)
                 elif isinstance(event, Finish):
                     finish = event.reason
                 elif isinstance(event, Retrying):
                     bus.publish(ModelRetrying(turn.session_id, event.attempt, event.delay, event.reason))
+        if thinking:
+            message.sign_reasoning(
+                [signed_reasoning_part(block.text, block.signature, block.redacted) for block in thinking]
+            )
         turn.response = message.text or turn.response
         turn.calls = calls
         turn.calls_message_id = message.close(finish)
@@ -435,6 +455,8 @@ class AgentLoop:
     async def _add_usage(self, turn: _Turn, usage: Usage) -> None:
         turn.prompt_tokens += usage.prompt_tokens
         turn.completion_tokens += usage.completion_tokens
+        turn.cache_read_tokens += usage.cache_read_tokens
+        turn.cache_write_tokens += usage.cache_write_tokens
         turn.cost += usage.cost
         turn.context_tokens = usage.prompt_tokens + usage.completion_tokens
         self._context_tokens[turn.session_id] = turn.context_tokens
@@ -447,15 +469,20 @@ class AgentLoop:
                 usage.prompt_tokens,
                 usage.completion_tokens,
                 session.cost,
-                await self._window(turn.model),
+                await self._window(turn.route),
+                usage.cache_read_tokens,
+                usage.cache_write_tokens,
             )
         )
 
-    async def _window(self, model: str) -> int:
-        if model not in self._windows:
+    async def _window(self, route: Route) -> int:
+        """The configured context window of the model, else the provider's (litellm's)."""
+        if route.facts.context_window:
+            return route.facts.context_window
+        if route.model not in self._windows:
             lookup = getattr(self.provider, "context_window", litellm_context_window)
-            self._windows[model] = await asyncio.to_thread(lookup, model)
-        return self._windows[model]
+            self._windows[route.model] = await asyncio.to_thread(lookup, route.litellm_model)
+        return self._windows[route.model]
 
     # -- tool calls ------------------------------------------------------------------------
 
@@ -551,7 +578,12 @@ class AgentLoop:
         after = self._latest_versions(turn.session_id)
         return TurnResult(
             response=turn.response,
-            usage={"prompt_tokens": turn.prompt_tokens, "completion_tokens": turn.completion_tokens},
+            usage={
+                "prompt_tokens": turn.prompt_tokens,
+                "completion_tokens": turn.completion_tokens,
+                "cache_read_tokens": turn.cache_read_tokens,
+                "cache_write_tokens": turn.cache_write_tokens,
+            },
             cost=turn.cost,
             files_changed=sorted(path for path, version in after.items() if before.get(path) != version),
             reason=reason,
@@ -615,8 +647,10 @@ class AgentLoop:
 
     async def _complete(self, model: str, messages: list[dict[str, Any]]) -> tuple[str, Usage]:
         """A whole answer without tools, as text, and its usage."""
-        api_key, base_url = credentials_for(model, self.runtime.config.providers, self._env)
-        options = {key: value for key, value in (("api_key", api_key), ("base_url", base_url)) if value}
+        route = self._route(model)
+        if route.problem:
+            raise ProviderError(route.problem, "auth")
+        options = route.stream_options()
         text: list[str] = []
         usage = Usage()
         async with contextlib.aclosing(

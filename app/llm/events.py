@@ -61,6 +61,10 @@ class UsageUpdated(Event):
     completion_tokens: int
     cost: float
     context_window: int
+    cache_read_tokens: int = 0
+    """Of prompt_tokens, read from the provider's prompt cache."""
+    cache_write_tokens: int = 0
+    """Of prompt_tokens, written to the provider's prompt cache."""
 
 
 @dataclass(frozen=True)

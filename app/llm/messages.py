@@ -4,7 +4,10 @@ The store keeps ``parts`` as opaque JSON; this module owns what they mean (docs/
 lists them for the front-ends that replay a session):
 
     {"type": "text", "text"}                 user prompt or assistant answer
-    {"type": "reasoning", "text"}            the model's thinking (never sent back)
+    {"type": "reasoning", "text"}            the model's thinking; unsigned, never sent back
+    {"type": "reasoning", "text", "signature"}   a signed thinking block (Anthropic), sent
+                                             back as received, to the model that wrote it
+    {"type": "reasoning", "text": "", "redacted"}  a redacted thinking block, likewise
     {"type": "tool_call", "id", "name", "arguments"}   arguments: the JSON text as written
     {"type": "tool_result", "call_id", "name", "output", "metadata", "error"}
     {"type": "finish", "reason"}             stop, tool_calls, length, cancelled, failed...
@@ -35,6 +38,13 @@ def text_part(text: str) -> Part:
 
 def reasoning_part(text: str) -> Part:
     return {"type": "reasoning", "text": text}
+
+
+def signed_reasoning_part(text: str, signature: str = "", redacted: str = "") -> Part:
+    """A thinking block as the provider signed it (or its redacted data)."""
+    if redacted:
+        return {"type": "reasoning", "text": "", "redacted": redacted}
+    return {"type": "reasoning", "text": text, "signature": signature}
 
 
 def tool_call_part(call_id: str, name: str, arguments: str) -> Part:
@@ -77,8 +87,13 @@ def since_summary(messages: list[Message], summary_message_id: str | None) -> li
     return messages
 
 
-def to_chat(messages: list[Message], summary_message_id: str | None = None) -> list[dict[str, Any]]:
-    """Stored messages (from the summary on) as chat messages a provider accepts.
+def to_chat(
+    messages: list[Message], summary_message_id: str | None = None, *, model: str | None = None
+) -> list[dict[str, Any]]:
+    """Stored messages (from the summary on) as chat messages a provider accepts, for
+    ``model``: the signed thinking blocks of the assistant messages that model wrote go
+    back with them, exactly as received (Anthropic requires them after a tool call);
+    another model's are left out, since no provider accepts a signature it did not make.
 
     The result is always valid for a provider: every assistant tool call is followed by
     exactly one tool result (a missing one, e.g. after a crash, reads "cancelled"), and
@@ -97,17 +112,36 @@ def to_chat(messages: list[Message], summary_message_id: str | None = None) -> l
         elif message.role == "assistant":
             following = shown[index + 1] if index + 1 < len(shown) else None
             results = following.parts if following is not None and following.role == "tool" else []
-            chat.extend(_assistant(message.parts, results))
+            thinking = _thinking_blocks(message.parts) if model is not None and message.model == model else []
+            chat.extend(_assistant(message.parts, results, thinking))
     return chat
 
 
-def _assistant(parts: list[Part], result_parts: list[Part]) -> list[dict[str, Any]]:
-    """One assistant message, then its calls' results in call order."""
+def _thinking_blocks(parts: list[Part]) -> list[dict[str, Any]]:
+    """The signed reasoning parts in litellm's thinking_blocks shape."""
+    blocks: list[dict[str, Any]] = []
+    for part in parts:
+        if part.get("type") != "reasoning":
+            continue
+        if part.get("redacted"):
+            blocks.append({"type": "redacted_thinking", "data": part["redacted"]})
+        elif part.get("signature"):
+            blocks.append({"type": "thinking", "thinking": part["text"], "signature": part["signature"]})
+    return blocks
+
+
+def _assistant(
+    parts: list[Part], result_parts: list[Part], thinking: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """One assistant message (its thinking blocks first), then its calls' results in
+    call order."""
     text = text_of(parts)
     calls = tool_calls_of(parts)
     if not text and not calls:
         return []
     message: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if thinking:
+        message["thinking_blocks"] = thinking
     if calls:
         message["tool_calls"] = [
             {

@@ -3,7 +3,9 @@ the config and the environment, so choosing a model never waits for litellm's im
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 # Provider name (the litellm model prefix) -> the variable holding its API key.
@@ -107,14 +109,142 @@ def credentials_for(
     model: str, providers_config: Mapping[str, Any], env: Mapping[str, str]
 ) -> tuple[str | None, str | None]:
     """(api_key, base_url) for a model: the config's providers.<name> entry first, then
-    the environment. None means "let litellm use its own defaults"."""
+    the environment. None means "let litellm use its own defaults". An apiKey written as
+    {env:VAR} is VAR's value (None when VAR is unset)."""
     name = provider_of(model)
     entry = providers_config.get(name)
-    api_key = _setting(entry, "api_key", "apiKey") or _from_env(env, PROVIDER_ENV_VARS.get(name))
+    configured = _setting(entry, "api_key", "apiKey")
+    api_key = expand_secret(configured, env) if configured else _from_env(env, PROVIDER_ENV_VARS.get(name))
     base_url = _setting(entry, "base_url", "baseURL") or _from_env(env, BASE_URL_ENV_VARS.get(name))
-    if base_url and not api_key:
+    if base_url and not api_key and not (configured and secret_variable(configured)):
         api_key = NO_KEY_PLACEHOLDER
     return api_key, base_url
+
+
+_ENV_REFERENCE = re.compile(r"^\{env:([A-Za-z_][A-Za-z0-9_]*)\}$")
+
+
+def secret_variable(value: str) -> str | None:
+    """VAR when ``value`` is written {env:VAR}, else None."""
+    match = _ENV_REFERENCE.match(value.strip())
+    return match.group(1) if match else None
+
+
+def expand_secret(value: str, env: Mapping[str, str]) -> str | None:
+    """A configured secret: {env:VAR} reads VAR (None when unset or empty), anything
+    else is the value itself."""
+    variable = secret_variable(value)
+    return _from_env(env, variable) if variable else value
+
+
+@dataclass(frozen=True)
+class Prices:
+    """USD per million tokens; a cache price left unset is the input price."""
+
+    input: float = 0.0
+    output: float = 0.0
+    cache_read: float | None = None
+    cache_write: float | None = None
+
+    def cost(self, uncached: int, completion: int, cache_read: int, cache_write: int) -> float:
+        read = self.input if self.cache_read is None else self.cache_read
+        write = self.input if self.cache_write is None else self.cache_write
+        return (uncached * self.input + completion * self.output + cache_read * read + cache_write * write) / 1e6
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """What the config says of one model (None: ask litellm)."""
+
+    name: str | None = None
+    context_window: int | None = None
+    max_output: int | None = None
+    prices: Prices | None = None
+    vision: bool | None = None
+    reasoning: bool | None = None
+
+
+@dataclass(frozen=True)
+class Route:
+    """How to reach a model: the name litellm routes (a custom provider's
+    "mylocal/qwen" goes out as "openai/qwen" to its baseURL), the credentials, whether
+    to place prompt-cache breakpoints, and the configured facts. ``problem`` is the one
+    line to fail with when the configuration cannot work (an {env:VAR} key unset)."""
+
+    model: str
+    litellm_model: str
+    api_key: str | None
+    base_url: str | None
+    prompt_cache: bool
+    facts: ModelFacts
+    custom: bool = False
+    problem: str | None = None
+
+    def stream_options(self) -> dict[str, Any]:
+        """The provider.stream keywords this route sets."""
+        options: dict[str, Any] = {"prompt_cache": self.prompt_cache}
+        if self.litellm_model != self.model:
+            options["route"] = self.litellm_model
+        if self.api_key:
+            options["api_key"] = self.api_key
+        if self.base_url:
+            options["base_url"] = self.base_url
+        if self.facts.prices is not None:
+            options["prices"] = self.facts.prices
+        if self.facts.max_output is not None:
+            options["max_tokens"] = self.facts.max_output
+        return options
+
+
+def route_for(model: str, providers_config: Mapping[str, Any], env: Mapping[str, str]) -> Route:
+    """The route to ``model`` given providers.<name> in config and the environment."""
+    name = provider_of(model)
+    entry = providers_config.get(name)
+    api = _setting(entry, "api", "api")
+    model_id = model.split("/", 1)[1] if "/" in model else model
+    api_key, base_url = credentials_for(model, providers_config, env)
+    problem = None
+    configured = _setting(entry, "api_key", "apiKey")
+    if configured and (variable := secret_variable(configured)) and not api_key:
+        problem = (
+            f"providers.{name}.apiKey reads {{env:{variable}}}, but {variable} is not set: "
+            f"export {variable} or write the key in .opencode.json"
+        )
+    if api and not api_key:
+        api_key = NO_KEY_PLACEHOLDER  # local servers ignore the key; the clients insist on one
+    cache = _setting(entry, "cache", "cache")
+    return Route(
+        model=model,
+        litellm_model=f"{api}/{model_id}" if api else model,
+        api_key=api_key,
+        base_url=base_url,
+        prompt_cache=True if cache is None else bool(cache),
+        facts=_facts((_setting(entry, "models", "models") or {}).get(model_id)),
+        custom=bool(api),
+        problem=problem,
+    )
+
+
+def _facts(spec: Any) -> ModelFacts:
+    if spec is None:
+        return ModelFacts()
+    cost = _setting(spec, "cost", "cost")
+    prices = None
+    if cost is not None:
+        prices = Prices(
+            input=_setting(cost, "input", "input") or 0.0,
+            output=_setting(cost, "output", "output") or 0.0,
+            cache_read=_setting(cost, "cache_read", "cacheRead"),
+            cache_write=_setting(cost, "cache_write", "cacheWrite"),
+        )
+    return ModelFacts(
+        name=_setting(spec, "name", "name"),
+        context_window=_setting(spec, "context_window", "contextWindow"),
+        max_output=_setting(spec, "max_output", "maxOutput"),
+        prices=prices,
+        vision=_setting(spec, "vision", "vision"),
+        reasoning=_setting(spec, "reasoning", "reasoning"),
+    )
 
 
 def _from_env(env: Mapping[str, str], var: str | None) -> str | None:

@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import email.utils
 import importlib
+import json
 import os
 import random
 import re
@@ -22,7 +23,8 @@ from types import ModuleType
 from typing import Any, Literal
 
 from app.errors import OpencodeError
-from app.llm.models import DEFAULT_MODELS, PROVIDER_ENV_VARS, provider_of
+from app.llm.caching import takes_breakpoints, with_breakpoints
+from app.llm.models import DEFAULT_MODELS, PROVIDER_ENV_VARS, Prices, provider_of
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 # Modules litellm imports only during the first request, which runs on the event loop:
@@ -72,10 +74,27 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class ThinkingBlock:
+    """One whole thinking block as the provider signed it, emitted after the stream ends,
+    to be sent back unchanged when the conversation goes on (Anthropic requires it after
+    a tool call). `redacted` holds the opaque data of a redacted block (text empty)."""
+
+    text: str
+    signature: str = ""
+    redacted: str = ""
+
+
+@dataclass(frozen=True)
 class Usage:
+    """Tokens of one response. `prompt_tokens` counts the whole prompt, cached parts
+    included; `cache_read_tokens` of it came from the prompt cache and
+    `cache_write_tokens` were written to it (each priced differently)."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -92,12 +111,12 @@ class Retrying:
     reason: str
 
 
-StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | ToolCall | Usage | Finish | Retrying
+StreamEvent = TextDelta | ReasoningDelta | ToolCallDelta | ToolCall | ThinkingBlock | Usage | Finish | Retrying
 
 # -- errors -------------------------------------------------------------------------------
 
 ErrorKind = Literal[
-    "auth", "unknown_model", "context_length", "rate_limit", "timeout", "connection", "server", "request"
+    "auth", "unknown_model", "context_length", "rate_limit", "timeout", "connection", "server", "request", "unsent"
 ]
 RETRYABLE_KINDS: frozenset[ErrorKind] = frozenset({"rate_limit", "timeout", "connection", "server"})
 
@@ -224,14 +243,37 @@ def model_cost_known(model: str) -> bool:
     return info is not None and info.get("input_cost_per_token") is not None
 
 
-def _cost(litellm: ModuleType, model: str, prompt_tokens: int, completion_tokens: int) -> float:
+def _cost(litellm: ModuleType, model: str, tokens: TokenCounts, prices: Prices | None) -> float:
+    """What the response cost: the configured prices of a custom model, else litellm's
+    (cache reads and writes at their own prices), else 0 for a model nobody priced."""
+    if prices is not None:
+        return prices.cost(
+            tokens.uncached, tokens.completion, tokens.cache_read, tokens.cache_write
+        )
     try:
         prompt_cost, completion_cost = litellm.cost_per_token(
-            model=model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+            model=model,
+            prompt_tokens=tokens.prompt,
+            completion_tokens=tokens.completion,
+            cache_read_input_tokens=tokens.cache_read,
+            cache_creation_input_tokens=tokens.cache_write,
         )
     except Exception:  # unknown model: free as far as we can tell, never an error
         return 0.0
     return prompt_cost + completion_cost
+
+
+@dataclass(frozen=True)
+class TokenCounts:
+    prompt: int = 0
+    """The whole prompt, cached parts included."""
+    completion: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+
+    @property
+    def uncached(self) -> int:
+        return max(0, self.prompt - self.cache_read - self.cache_write)
 
 
 # -- assembling a stream ------------------------------------------------------------------
@@ -244,6 +286,26 @@ class _PendingCall:
     arguments: list[str] = field(default_factory=list)
 
 
+@dataclass
+class _PendingThinking:
+    text: list[str] = field(default_factory=list)
+    signature: str = ""
+    redacted: str = ""
+
+
+def _token_counts(usage: Any) -> TokenCounts:
+    """litellm's usage object: Anthropic's cache counts are its own fields, OpenAI's and
+    Gemini's cached tokens are under prompt_tokens_details."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    cache_read = getattr(usage, "cache_read_input_tokens", None) or getattr(details, "cached_tokens", None)
+    return TokenCounts(
+        prompt=usage.prompt_tokens or 0,
+        completion=usage.completion_tokens or 0,
+        cache_read=cache_read or 0,
+        cache_write=getattr(usage, "cache_creation_input_tokens", None) or 0,
+    )
+
+
 class _StreamAssembler:
     """Turns litellm chunks into events, gathering tool-call fragments by index and
     remembering the finish reason and usage that arrive on the last chunks."""
@@ -251,17 +313,20 @@ class _StreamAssembler:
     def __init__(self) -> None:
         self.streamed_content = False
         self._calls: dict[int, _PendingCall] = {}
+        self._thinking: dict[int, _PendingThinking] = {}
         self._finish_reason: str | None = None
-        self._usage: tuple[int, int] | None = None
+        self._usage: TokenCounts | None = None
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
         usage = getattr(chunk, "usage", None)
         if usage is not None:
-            self._usage = (usage.prompt_tokens or 0, usage.completion_tokens or 0)
+            self._usage = _token_counts(usage)
         events: list[StreamEvent] = []
         for choice in chunk.choices or []:
             self._finish_reason = choice.finish_reason or self._finish_reason
             delta = choice.delta
+            for block in getattr(delta, "thinking_blocks", None) or []:
+                self._thinking_fragment(block)
             if reasoning := getattr(delta, "reasoning_content", None):
                 events.append(ReasoningDelta(reasoning))
             if delta.content:
@@ -280,16 +345,32 @@ class _StreamAssembler:
         call.arguments.append(arguments)
         return ToolCallDelta(fragment.index, fragment.id, name, arguments)
 
+    def _thinking_fragment(self, block: Mapping[str, Any]) -> None:
+        """litellm streams a thinking block as pieces of text, then its signature, all
+        carrying the block's index; a redacted block comes whole."""
+        pending = self._thinking.setdefault(block.get("index") or 0, _PendingThinking())
+        pending.text.append(block.get("thinking") or "")
+        pending.signature = block.get("signature") or pending.signature
+        pending.redacted = block.get("data") or pending.redacted
+
+    def thinking_blocks(self) -> list[ThinkingBlock]:
+        """The signed blocks (unsigned reasoning cannot be sent back, so it is not one)."""
+        blocks = [
+            ThinkingBlock("".join(pending.text), pending.signature, pending.redacted)
+            for _, pending in sorted(self._thinking.items())
+        ]
+        return [block for block in blocks if block.signature or block.redacted]
+
     def tool_calls(self) -> list[ToolCall]:
         return [
             ToolCall(call.id, call.name, "".join(call.arguments) or "{}")
             for _, call in sorted(self._calls.items())
         ]
 
-    def usage_tokens(self) -> tuple[int, int]:
-        """(prompt, completion) from the usage chunk, which litellm fills in with its own
-        token count when the server sends none."""
-        return self._usage or (0, 0)
+    def usage_tokens(self) -> TokenCounts:
+        """The usage chunk's counts, which litellm fills in with its own token count when
+        the server sends none."""
+        return self._usage or TokenCounts()
 
     def finish_reason(self) -> str:
         reason = self._finish_reason or "stop"
@@ -304,6 +385,12 @@ _CONTEXT_HINTS = re.compile(
     r"context_length_exceeded|maximum context length|context window|prompt is too long|too many tokens",
     re.IGNORECASE,
 )
+# Gemini answers a bad key with HTTP 400 and this reason, not 401.
+_KEY_REFUSED = re.compile(r"API_KEY_INVALID|API key not valid")
+_NETWORK_HINTS = re.compile(
+    r"connect|disconnect|closed|reset by peer|refused|network|unreachable|EOF|SSL|RemoteProtocol|ReadError",
+    re.IGNORECASE,
+)
 _NO_PROVIDER = "LLM Provider NOT provided"
 """litellm's words for a model name whose prefix is no provider it knows."""
 # litellm prefixes messages with its class names: "litellm.BadRequestError: OpenAIException - ..."
@@ -314,10 +401,27 @@ def _detail(exc: BaseException) -> str:
     """The provider's own words, on one line and short."""
     body = getattr(exc, "body", None)
     message = body.get("message") if isinstance(body, Mapping) else None
-    text = message if isinstance(message, str) and message else str(exc)
+    text = message if isinstance(message, str) and message else _quoted_message(str(exc))
     text = _LITELLM_PREFIX.sub("", " ".join(text.split()))
     text = text.split(" Original exception:")[0] or type(exc).__name__
     return text if len(text) <= 200 else text[:200] + "..."
+
+
+_QUOTED_BODY = re.compile(r"\{.*\}", re.DOTALL)
+
+
+def _quoted_message(text: str) -> str:
+    """The error message inside a response body that litellm quotes whole (Anthropic's
+    {"error": {"message"}}, Google's likewise), else the text as it is."""
+    found = _QUOTED_BODY.search(text)
+    if found is None:
+        return text
+    try:
+        error = json.loads(found.group()).get("error")
+    except (ValueError, AttributeError):
+        return text
+    message = error.get("message") if isinstance(error, Mapping) else None
+    return message if isinstance(message, str) and message else text
 
 
 def _classify(litellm: ModuleType, exc: BaseException) -> ErrorKind:
@@ -325,7 +429,7 @@ def _classify(litellm: ModuleType, exc: BaseException) -> ErrorKind:
     text = str(exc)
     if isinstance(exc, litellm.ContextWindowExceededError) or _CONTEXT_HINTS.search(text):
         return "context_length"
-    if isinstance(exc, litellm.AuthenticationError) or status == 401:
+    if isinstance(exc, litellm.AuthenticationError) or status in (401, 403) or _KEY_REFUSED.search(text):
         return "auth"
     if isinstance(exc, litellm.NotFoundError) or status == 404 or _NO_PROVIDER in text:
         return "unknown_model"
@@ -336,6 +440,12 @@ def _classify(litellm: ModuleType, exc: BaseException) -> ErrorKind:
         return "timeout"
     if "Connection error" in text:  # litellm reports a refused connection as HTTP 500
         return "connection"
+    if isinstance(exc, litellm.APIConnectionError):
+        # litellm also wraps, as a connection error "HTTP 500", what failed before any
+        # request was sent (a history it cannot convert): retrying cannot help that.
+        # Its own words only: not the class names before them nor the traceback after.
+        first_line = _LITELLM_PREFIX.sub("", text.strip().split("\n", 1)[0])
+        return "connection" if _NETWORK_HINTS.search(first_line) else "unsent"
     if isinstance(status, int) and status >= 500:
         return "server"
     return "request"
@@ -350,8 +460,9 @@ def _error_message(
     name = provider_of(model) or "<provider>"
     match kind:
         case "auth":
-            var = PROVIDER_ENV_VARS.get(name, f"{name.upper()}_API_KEY")
-            return f"The provider rejected the API key for {model}: check {var} or providers.{name}.apiKey in .opencode.json"
+            var = PROVIDER_ENV_VARS.get(name)
+            where = f"{var} or providers.{name}.apiKey" if var else f"providers.{name}.apiKey"
+            return f"The provider rejected the API key for {model}: check {where} in .opencode.json"
         case "unknown_model" if not provider_of(model):
             return f"Unknown model {model}: name its provider too, as provider/model (e.g. {DEFAULT_MODELS['anthropic']})"
         case "unknown_model" if _NO_PROVIDER in str(exc):
@@ -374,6 +485,8 @@ def _error_message(
             return f"Could not reach the provider for {model}{where}{after}: check the network or the baseURL setting"
         case "server":
             return f"The provider of {model} failed (HTTP {status}){after}: try again later ({detail})"
+        case "unsent":
+            return f"Could not send the request to {model} ({detail}): please report it"
         case _:
             return f"{model} rejected the request (HTTP {status or '?'}): {detail}"
 
@@ -439,11 +552,22 @@ class Provider:
         reasoning_effort: str | None = None,
         api_key: str | None = None,
         base_url: str | None = None,
+        route: str | None = None,
+        prompt_cache: bool = False,
+        prices: Prices | None = None,
     ) -> AsyncIterator[StreamEvent]:
         """Yield the events of one model turn: deltas as they come, then the complete
-        ToolCalls, one Usage and one Finish; a Retrying before each new attempt.
-        Raises ProviderError."""
+        ToolCalls and signed ThinkingBlocks, one Usage and one Finish; a Retrying before
+        each new attempt. Raises ProviderError.
+
+        `model` is the name the user knows (errors say it); `route` is litellm's name for
+        it when they differ (a custom provider's model). `prompt_cache` places cache
+        breakpoints for a model that takes them; `prices` (a custom model's) replace
+        litellm's."""
         litellm = await ensure_litellm()
+        target = route or model
+        if prompt_cache and takes_breakpoints(target):
+            messages = with_breakpoints(messages)
         optional = {
             "tools": tools or None,
             "max_tokens": max_tokens,
@@ -452,7 +576,7 @@ class Provider:
             "base_url": base_url,
         }
         request = {
-            "model": model,
+            "model": target,
             "messages": messages,
             "stream": True,
             "stream_options": {"include_usage": True},
@@ -465,7 +589,7 @@ class Provider:
         while True:
             assembler = _StreamAssembler()
             try:
-                async with contextlib.aclosing(self._attempt(litellm, request, assembler)) as events:
+                async with contextlib.aclosing(self._attempt(litellm, request, assembler, prices)) as events:
                     async for event in events:
                         yield event
                 return
@@ -479,7 +603,11 @@ class Provider:
             await asyncio.sleep(retry.delay)
 
     async def _attempt(
-        self, litellm: ModuleType, request: dict[str, Any], assembler: _StreamAssembler
+        self,
+        litellm: ModuleType,
+        request: dict[str, Any],
+        assembler: _StreamAssembler,
+        prices: Prices | None,
     ) -> AsyncIterator[StreamEvent]:
         response = await litellm.acompletion(**request)
         try:
@@ -490,10 +618,14 @@ class Provider:
             await response.aclose()  # also when the caller stops early: free the connection
         for call in assembler.tool_calls():
             yield call
-        prompt_tokens, completion_tokens = assembler.usage_tokens()
+        for block in assembler.thinking_blocks():
+            yield block
+        tokens = assembler.usage_tokens()
         yield Usage(
-            prompt_tokens,
-            completion_tokens,
-            _cost(litellm, request["model"], prompt_tokens, completion_tokens),
+            tokens.prompt,
+            tokens.completion,
+            _cost(litellm, request["model"], tokens, prices),
+            tokens.cache_read,
+            tokens.cache_write,
         )
         yield Finish(assembler.finish_reason())

@@ -41,6 +41,14 @@ class StreamedMessage:
         if time.monotonic() - self._flushed_at >= self._interval:
             self._write()
 
+    def sign_reasoning(self, blocks: list[Part]) -> None:
+        """Replace the streamed reasoning with the whole signed blocks the provider sent at
+        the end (same text, plus what it takes to send them back), where it began."""
+        first = next((i for i, part in enumerate(self.parts) if part["type"] == "reasoning"), 0)
+        others = [part for part in self.parts if part["type"] != "reasoning"]
+        self.parts[:] = [*others[:first], *blocks, *others[first:]]
+        self.ensure()
+
     def close(self, reason: str, error: str | None = None) -> str:
         finish = finish_part(reason)
         if error is not None:

@@ -58,7 +58,9 @@ def test_headless_run_changes_files_records_history_and_reports_json(workspace: 
     payload = json.loads(out.getvalue())
     assert payload["response"] == "src/app.py now sets x = 2."
     assert payload["files_changed"] == ["src/app.py"]
-    assert payload["usage"] == {"prompt_tokens": 70, "completion_tokens": 19}
+    assert payload["usage"] == {
+        "prompt_tokens": 70, "completion_tokens": 19, "cache_read_tokens": 0, "cache_write_tokens": 0
+    }
     assert fake.requests[0]["model"] == "gpt-5"  # chosen from OPENAI_API_KEY in the environment
     assert (workspace / "src/app.py").read_text() == "x = 2\n"
     assert err.getvalue() == "→ write src/app.py\n→ edit src/app.py\n"

@@ -97,7 +97,9 @@ async def test_prompt_edit_changes_file_records_history_and_publishes_events(har
     assert result.reason == "stop"
     assert result.response == "Fixed the typo."
     assert result.files_changed == ["greet.py"]
-    assert result.usage == {"prompt_tokens": 60, "completion_tokens": 17}
+    assert result.usage == {
+        "prompt_tokens": 60, "completion_tokens": 17, "cache_read_tokens": 0, "cache_write_tokens": 0
+    }
     history = h.runtime.store.history.versions(h.session_id, "greet.py")
     assert [(v.version, v.content) for v in history] == [
         ("initial", "print('helo')\n"),

@@ -70,7 +70,7 @@ def test_json_output_has_the_documented_keys(workspace: Path, script):
     payload = run.json()
     assert set(payload) == {"session_id", "response", "usage", "cost", "files_changed"}
     assert payload["response"] == "Wrote it." and payload["files_changed"] == ["notes.txt"]
-    assert set(payload["usage"]) == {"prompt_tokens", "completion_tokens"}
+    assert set(payload["usage"]) == {"prompt_tokens", "completion_tokens", "cache_read_tokens", "cache_write_tokens"}
     assert all(type(count) is int for count in payload["usage"].values())
     assert payload["usage"]["prompt_tokens"] > 0 and type(payload["cost"]) is float and payload["cost"] == 0.0
     assert isinstance(payload["session_id"], str)
