@@ -164,7 +164,7 @@ async def stop_reason(client, session_id: str, prompt: str | list[Any]) -> str:
 
 async def prompt_and_cancel_once_talking(client, session_id: str) -> str:
     prompt = asyncio.create_task(client.connection.prompt(session_id=session_id, prompt=text("talk")))
-    for _ in range(1000):
+    for _ in range(3000):
         if any(chunk["content"]["text"] == "one " for chunk in client.updates(session_id, "agent_message_chunk")):
             break
         await asyncio.sleep(0.02)

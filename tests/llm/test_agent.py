@@ -415,7 +415,7 @@ async def test_cancel_mid_bash_kills_the_process_and_leaves_valid_history(harnes
     turn = asyncio.create_task(h.run("wait a while"))
     await wait_for(watcher, ToolCallStarted)
     pid_file = workspace / "sleeper.pid"
-    for _ in range(200):
+    for _ in range(1500):
         if pid_file.exists() and pid_file.read_text().strip():
             break
         await asyncio.sleep(0.02)

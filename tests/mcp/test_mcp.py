@@ -270,7 +270,7 @@ async def test_two_servers_whose_names_read_the_same_both_keep_their_tools(mcp_r
 
 async def _wait_for_port(port: int) -> None:
     """Until the server answers HTTP (an open port alone can precede the app being ready)."""
-    for _ in range(200):
+    for _ in range(1500):
         try:
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
             writer.write(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
