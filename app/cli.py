@@ -49,7 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", default=None, metavar="MODEL",
                         help="the model, e.g. anthropic/claude-sonnet-4-5, openai/gpt-5, scripted/PATH.json")
     parser.add_argument("-c", "--continue", dest="continue_last", action="store_true",
-                        help="continue the most recent session")
+                        help="continue the most recent conversation (not an 'opencode tool' call's session)")
     commands = parser.add_subparsers(dest="command", title="subcommands", metavar="COMMAND", parser_class=_Parser)
 
     commands.add_parser("schema", help="print the JSON Schema of .opencode.json")
@@ -78,8 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
     changes = commands.add_parser("changes", help="list the files a session changed")
     which = changes.add_mutually_exclusive_group()
     which.add_argument("--session", default=None, metavar="ID", help="the session to show")
-    which.add_argument("--last", action="store_true", help="the most recent session (the default)")
+    which.add_argument("--last", action="store_true", help="the most recent conversation (the default)")
     changes.add_argument("--json", action="store_true", help="print JSON instead of text")
+    changes.add_argument(
+        "--include-tool", action="store_true",
+        help="let --last pick the session of an 'opencode tool' call too (skipped by default)",
+    )
     _add_workspace_option(changes)
     return parser
 
@@ -122,7 +126,9 @@ def _cmd_tool(args: argparse.Namespace) -> int:
 def _cmd_changes(args: argparse.Namespace) -> int:
     from app.commands import show_changes
 
-    return show_changes(_workspace(args), session_id=args.session, as_json=args.json)
+    return show_changes(
+        _workspace(args), session_id=args.session, as_json=args.json, include_tool=args.include_tool
+    )
 
 
 def _cmd_acp(args: argparse.Namespace) -> int:

@@ -90,7 +90,7 @@ def run_tool(root: Path, name: str, raw_arguments: str | None, *, yes: bool, ses
         except ToolError as err:  # a usage error: nothing ran, so no new session is left behind
             _emit({"ok": False, "output": str(err), "metadata": {}, "session_id": session})
             return USAGE
-        session = session or runtime.store.sessions.create(title="opencode tool").id
+        session = session or runtime.store.sessions.create(title=f"opencode tool {name}", kind="tool").id
         try:
             with gc_policy.paused():
                 result = asyncio.run(_cancelled_on_sigterm(tool.run_guarded(params, runtime.context(session))))
@@ -106,16 +106,15 @@ def run_tool(root: Path, name: str, raw_arguments: str | None, *, yes: bool, ses
         runtime.close()
 
 
-def show_changes(root: Path, *, session_id: str | None, as_json: bool) -> int:
-    """``opencode changes``: the files a session changed (the last one by default)."""
+def show_changes(root: Path, *, session_id: str | None, as_json: bool, include_tool: bool = False) -> int:
+    """``opencode changes``: the files a session changed (by default the last
+    conversation; with ``include_tool``, the last session even if `opencode tool` made it)."""
     runtime = _build_runtime(root, "headless")
     try:
         sessions = runtime.store.sessions
-        session = sessions.get(session_id) if session_id else sessions.latest()
+        session = sessions.get(session_id) if session_id else sessions.latest(include_tool=include_tool)
         if session is None:
-            raise UsageError(
-                f"no session {session_id} in this workspace" if session_id else "no session in this workspace yet"
-            )
+            raise UsageError(_no_session(session_id, include_tool, sessions.latest(include_tool=True) is not None))
         history = runtime.store.history
         rows = [
             {
@@ -139,3 +138,11 @@ def show_changes(root: Path, *, session_id: str | None, as_json: bool) -> int:
         return 0
     finally:
         runtime.close()
+
+
+def _no_session(session_id: str | None, include_tool: bool, any_session: bool) -> str:
+    if session_id:
+        return f"no session {session_id} in this workspace"
+    if any_session and not include_tool:
+        return "no conversation in this workspace yet, only `opencode tool` calls: add --include-tool to see theirs"
+    return "no session in this workspace yet"

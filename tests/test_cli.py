@@ -201,3 +201,43 @@ def test_an_unknown_model_fails_before_litellm_loads_with_close_matches(tmp_path
     ]
     assert len(said(misspelt)) == 1 and "did you mean anthropic/claude-sonnet-4-5" in said(misspelt)[0]
     assert not loaded_litellm(unknown) and not loaded_litellm(misspelt)
+
+
+def test_a_tool_call_does_not_become_the_last_session(tmp_path):
+    script = tmp_path / "script.json"
+    write = {"name": "write", "arguments": {"filePath": "notes.txt", "content": "x\n"}}
+    script.write_text(json.dumps({"turns": [{"steps": [{"toolCalls": [write]}, {"text": "Noted."}]}]}))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    model = ["--model", f"scripted/{script}", "-C", str(workspace)]
+
+    chat = json.loads(opencode("-p", "take a note", "--yes", "-f", "json", *model, home=tmp_path).stdout)
+    tool = json.loads(
+        opencode("tool", "view", '{"filePath": "notes.txt"}', "-C", str(workspace), home=tmp_path).stdout
+    )
+    last = json.loads(opencode("changes", "--last", "--json", "-C", str(workspace), home=tmp_path).stdout)
+    asked = opencode("changes", "--last", "--include-tool", "--json", "-C", str(workspace), home=tmp_path)
+    resumed = json.loads(
+        opencode("-p", "take a note", "--continue", "--yes", "-f", "json", *model, home=tmp_path).stdout
+    )
+
+    assert tool["ok"] and tool["session_id"] != chat["session_id"]
+    assert (last["session_id"], [f["path"] for f in last["files"]]) == (chat["session_id"], ["notes.txt"])
+    assert json.loads(asked.stdout)["session_id"] == tool["session_id"]
+    assert json.loads(asked.stdout)["title"] == "opencode tool view"
+    assert resumed["session_id"] == chat["session_id"]
+
+
+def test_changes_with_only_tool_sessions_says_how_to_see_them(tmp_path):
+    (tmp_path / "a.txt").write_text("a\n")
+    assert (
+        opencode("tool", "view", '{"filePath": "a.txt"}', "-C", str(tmp_path), home=tmp_path).returncode == 0
+    )
+
+    result = opencode("changes", "-C", str(tmp_path), home=tmp_path)
+
+    assert result.returncode == 2
+    assert result.stderr == (
+        "opencode: error: no conversation in this workspace yet, only `opencode tool` calls: "
+        "add --include-tool to see theirs\n"
+    )

@@ -214,7 +214,7 @@ def test_tool_command_loads_only_what_the_tool_needs(project: Path) -> None:
 def test_changes_command_loads_no_tool_and_no_language_server_client(project: Path) -> None:
     code, _ = tool(project, "edit", {"filePath": "doc.md", "oldString": "", "newString": "one\n"}, "--yes")
     assert code == 0
-    loaded = loaded_modules(project, "changes", "--json")
+    loaded = loaded_modules(project, "changes", "--json", "--include-tool")
     assert loaded & (NOT_FOR_HEADLESS_COMMANDS | {"app.tools.edit", "app.lsp.manager"}) == set()
 
 

@@ -217,6 +217,8 @@ class AgentLoop:
         if session is None:
             raise OpencodeError(f"session {session_id} does not exist: create it before sending a prompt")
         model = self.usable_model(agent, model)
+        if session.kind == "tool":  # talked in, an `opencode tool` call's session is a conversation now
+            self.runtime.store.sessions.update(session_id, kind="chat")
         await self.runtime.mcp.wait_ready()  # a server still connecting would miss this turn
         task = asyncio.current_task()
         assert task is not None, "AgentLoop.run must run inside a task"

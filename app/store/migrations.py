@@ -83,6 +83,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         )
         """,
     ),
+    # 4: what kind of session a row is: a conversation ('chat'), or the one-shot session
+    # of an `opencode tool` call ('tool'), which listings and "the last session" skip.
+    ("ALTER TABLE sessions ADD COLUMN kind TEXT NOT NULL DEFAULT 'chat' CHECK (kind IN ('chat', 'tool'))",),
 )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 Role = Literal["user", "assistant", "tool", "system"]
+SessionKind = Literal["chat", "tool"]
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,9 @@ class Session:
     summary_message_id: str | None
     """The message holding the compaction summary; history before it is not sent again."""
     model: str | None
+    kind: SessionKind = "chat"
+    """'chat' for a conversation; 'tool' for the session an `opencode tool` call made for
+    itself, which session lists and "the last session" leave out unless asked."""
 
 
 @dataclass(frozen=True)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 from functools import partial
-from typing import Any
+from typing import Any, get_args
 
 from app.bus import Bus
 from app.store.db import Database
 from app.store.errors import InvalidRecordError, RecordNotFoundError
 from app.store.events import SessionCreated, SessionDeleted, SessionUpdated
 from app.store.ids import new_id, now_ms
-from app.store.models import Session
+from app.store.models import Session, SessionKind
 
 _COLUMNS = ", ".join(field.name for field in dataclasses.fields(Session))
 _PLACEHOLDERS = ", ".join("?" for _ in dataclasses.fields(Session))
@@ -32,6 +32,7 @@ _UPDATABLE: dict[str, tuple[type, ...]] = {
     "cost": (int, float),
     "model": (str, type(None)),
     "summary_message_id": (str, type(None)),
+    "kind": (str,),
 }
 
 
@@ -46,7 +47,18 @@ class SessionStore:
         self._db = db
         self._bus = bus
 
-    def create(self, title: str = "", parent_id: str | None = None, model: str | None = None) -> Session:
+    def create(
+        self,
+        title: str = "",
+        parent_id: str | None = None,
+        model: str | None = None,
+        kind: SessionKind = "chat",
+    ) -> Session:
+        """A new session; ``kind="tool"`` marks the one-shot session of an `opencode tool` call."""
+        if kind not in get_args(SessionKind):
+            raise InvalidRecordError(
+                f"unknown session kind {kind!r}: use {' or '.join(get_args(SessionKind))}"
+            )
         now = now_ms()
         session = Session(
             id=new_id(),
@@ -59,6 +71,7 @@ class SessionStore:
             cost=0.0,
             summary_message_id=None,
             model=model,
+            kind=kind,
         )
         with self._db.transaction():
             if parent_id is not None:
@@ -73,22 +86,28 @@ class SessionStore:
         row = self._db.query_one(f"SELECT {_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
         return Session(**row) if row else None
 
-    def list(self) -> list[Session]:
-        """Top-level sessions, newest first (children are reached through ``children``)."""
-        return self._select("WHERE parent_id IS NULL ORDER BY created_at DESC, rowid DESC")
+    def list(self, *, include_tool: bool = False) -> list[Session]:
+        """Top-level conversations, newest first (children are reached through
+        ``children``); ``include_tool`` adds the one-shot sessions of `opencode tool`."""
+        return self._select(
+            f"WHERE parent_id IS NULL{_kinds(include_tool)} ORDER BY created_at DESC, rowid DESC"
+        )
 
     def children(self, session_id: str) -> list[Session]:
         """Direct children, oldest first: the order the sub-agents were started in."""
         return self._select("WHERE parent_id = ? ORDER BY created_at, rowid", (session_id,))
 
-    def latest(self) -> Session | None:
-        """The top-level session used most recently (by updated_at): what --continue resumes."""
-        found = self._select("WHERE parent_id IS NULL ORDER BY updated_at DESC, rowid DESC LIMIT 1")
+    def latest(self, *, include_tool: bool = False) -> Session | None:
+        """The top-level conversation used most recently (by updated_at): what --continue
+        resumes; ``include_tool`` lets the one-shot session of `opencode tool` be it."""
+        found = self._select(
+            f"WHERE parent_id IS NULL{_kinds(include_tool)} ORDER BY updated_at DESC, rowid DESC LIMIT 1"
+        )
         return found[0] if found else None
 
     def update(self, session_id: str, **fields: Any) -> Session:
         """Set any of title, prompt_tokens, completion_tokens, cost, model,
-        summary_message_id; updated_at is bumped even when no field is given."""
+        summary_message_id, kind; updated_at is bumped even when no field is given."""
         for name, value in fields.items():
             _check_field(name, value)
         assignments = "".join(f"{name} = ?, " for name in fields)
@@ -122,7 +141,9 @@ class SessionStore:
     def delete(self, session_id: str) -> None:
         """Delete the session with its descendants, messages and file history."""
         with self._db.transaction():
-            doomed = [row["id"] for row in self._db.query(f"{SESSION_TREE_SQL} SELECT id FROM tree", (session_id,))]
+            doomed = [
+                row["id"] for row in self._db.query(f"{SESSION_TREE_SQL} SELECT id FROM tree", (session_id,))
+            ]
             if not doomed:
                 raise _not_found(session_id)
             self._db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
@@ -149,6 +170,11 @@ class SessionStore:
             )
 
 
+def _kinds(include_tool: bool) -> str:
+    """The SQL condition (after others) keeping conversations only, unless tool sessions too."""
+    return "" if include_tool else " AND kind = 'chat'"
+
+
 def _check_field(name: str, value: Any) -> None:
     allowed = _UPDATABLE.get(name)
     if allowed is None:
@@ -158,6 +184,8 @@ def _check_field(name: str, value: Any) -> None:
     if not isinstance(value, allowed) or isinstance(value, bool):
         expected = " or ".join("None" if kind is type(None) else kind.__name__ for kind in allowed)
         raise InvalidRecordError(f"session field {name!r} must be {expected}, not {type(value).__name__}")
+    if name == "kind" and value not in get_args(SessionKind):
+        raise InvalidRecordError(f"unknown session kind {value!r}: use {' or '.join(get_args(SessionKind))}")
 
 
 def _not_found(session_id: str) -> RecordNotFoundError:

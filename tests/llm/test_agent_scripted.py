@@ -398,3 +398,13 @@ async def test_two_loops_on_one_runtime_see_each_others_messages(runtime: Runtim
     assert (first.checked, second.checked) == (2, 1)  # each request matched the store
     texts = [m.parts[0].get("text") for m in runtime.store.messages.list(session_id)]
     assert texts == ["one", "ok", "two", "ok", "three", "ok"]
+
+
+async def test_talking_in_a_tool_calls_session_makes_it_a_conversation(runtime: Runtime):
+    loop = make_loop(runtime, [{"steps": [{"text": "ok"}]}])
+    tool_run = runtime.store.sessions.create(title="opencode tool view", kind="tool")
+    assert runtime.store.sessions.list() == []
+
+    await loop.run(tool_run.id, "go on from here", model=MODEL)
+
+    assert [(s.id, s.kind) for s in runtime.store.sessions.list()] == [(tool_run.id, "chat")]

@@ -165,3 +165,33 @@ async def test_failed_update_publishes_nothing(store: Store, bus: Bus) -> None:
         with pytest.raises(InvalidRecordError):
             store.sessions.update(session.id, summary_message_id="missing")
         assert events.get_nowait() is None
+
+
+def test_tool_sessions_are_left_out_of_lists_and_latest_unless_asked_for(store: Store) -> None:
+    conversation = store.sessions.create("a conversation")
+    tool_run = store.sessions.create("opencode tool view", kind="tool")
+    assert (conversation.kind, tool_run.kind) == ("chat", "tool")
+    assert store.sessions.list() == [conversation]
+    assert store.sessions.latest() == conversation
+    assert store.sessions.list(include_tool=True) == [tool_run, conversation]
+    assert store.sessions.latest(include_tool=True) == tool_run
+    with pytest.raises(InvalidRecordError, match="unknown session kind 'robot': use chat or tool"):
+        store.sessions.create(kind="robot")
+    assert store.sessions.update(tool_run.id, kind="chat").kind == "chat"
+
+
+def test_sessions_of_an_older_database_are_conversations(db_path, bus: Bus) -> None:
+    import sqlite3
+
+    from app.store.migrations import MIGRATIONS, migrate
+
+    db_path.parent.mkdir(parents=True)
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    migrate(conn, MIGRATIONS[:3])  # the schema before session kinds
+    conn.execute("INSERT INTO sessions (id, title, created_at, updated_at) VALUES ('old', 'from before', 1, 1)")
+    conn.close()
+    store = open_store(db_path, bus)
+    try:
+        assert [(s.id, s.kind) for s in store.sessions.list()] == [("old", "chat")]
+    finally:
+        store.close()

@@ -22,10 +22,21 @@ def stored_conversation(runtime: Runtime, title: str, prompt: str) -> str:
     session = runtime.store.sessions.create(title=title)
     messages = runtime.store.messages
     messages.add(session.id, "user", [{"type": "text", "text": prompt}])
-    call = {"type": "tool_call", "id": f"call-{title}", "name": "bash", "arguments": json.dumps({"command": "ls"})}
+    call = {
+        "type": "tool_call",
+        "id": f"call-{title}",
+        "name": "bash",
+        "arguments": json.dumps({"command": "ls"}),
+    }
     messages.add(session.id, "assistant", [{"type": "text", "text": f"Looking ({title})."}, call])
-    result = {"type": "tool_result", "call_id": f"call-{title}", "name": "bash", "output": "a.py\nb.py\n",
-              "metadata": {"exit_code": 0}, "error": False}
+    result = {
+        "type": "tool_result",
+        "call_id": f"call-{title}",
+        "name": "bash",
+        "output": "a.py\nb.py\n",
+        "metadata": {"exit_code": 0},
+        "error": False,
+    }
     messages.add(session.id, "tool", [result])
     messages.add(session.id, "assistant", [{"type": "text", "text": f"Two files in {title}."}])
     return session.id
@@ -204,9 +215,19 @@ async def test_help_lists_every_binding_with_its_id_and_config_remaps_apply(make
         await pilot.press("f1")
         await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
         rows = {row.binding_id: row for _, rows in app.screen.sections for row in rows}
-        for binding_id in ("app.sessions", "app.models", "app.cancel", "prompt.send", "sidebar.revert",
-                           "permission.allow_once", "diff.toggle_layout", "sessions.rename", "confirm.yes",
-                           "confirm.no", "help.close"):
+        for binding_id in (
+            "app.sessions",
+            "app.models",
+            "app.cancel",
+            "prompt.send",
+            "sidebar.revert",
+            "permission.allow_once",
+            "diff.toggle_layout",
+            "sessions.rename",
+            "confirm.yes",
+            "confirm.no",
+            "help.close",
+        ):
             assert binding_id in rows
         assert rows["app.sessions"].keys == "ctrl+g"
         await pilot.press("escape")
@@ -214,7 +235,9 @@ async def test_help_lists_every_binding_with_its_id_and_config_remaps_apply(make
         await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
 
 
-async def test_a_misspelt_binding_id_in_the_config_is_reported_and_the_good_ones_apply(make_runtime, make_app):
+async def test_a_misspelt_binding_id_in_the_config_is_reported_and_the_good_ones_apply(
+    make_runtime, make_app
+):
     keybindings = {"app.sesions": "ctrl+g", "app.help": "ctrl+t"}
     app = make_app(runtime=make_runtime(policy="interactive", config={"tui": {"keybindings": keybindings}}))
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
@@ -255,3 +278,25 @@ async def test_up_and_down_move_through_a_wrapped_prompt_before_recalling(make_a
         assert app.prompt.text == "first"
         await pilot.press("down")
         assert app.prompt.text == long_line
+
+
+async def test_tool_call_sessions_are_hidden_until_t_shows_them_and_continue_skips_them(
+    make_app, tui_runtime
+):
+    conversation = stored_conversation(tui_runtime, "a real one", "list files please")
+    tool_run = tui_runtime.store.sessions.create(title="opencode tool view", kind="tool")
+    app = make_app(continue_last=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await wait_until(pilot, lambda: app.session_id == conversation)  # --continue: not the later tool run
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        screen = app.screen
+        listing = screen.query_one("#sessions-list")
+        await wait_until(pilot, lambda: listing.option_count == 1)
+        assert listing.get_option_at_index(0).id == conversation
+        await pilot.press("t")
+        await wait_until(pilot, lambda: listing.option_count == 2)
+        assert [listing.get_option_at_index(i).id for i in range(2)] == [tool_run.id, conversation]
+        assert "t tool runs" in str(screen.query_one("#sessions-help").render())
+        await pilot.press("t")
+        await wait_until(pilot, lambda: listing.option_count == 1)

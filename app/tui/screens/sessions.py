@@ -1,6 +1,7 @@
-"""The sessions screen (ctrl+s): every top-level session, newest first. Enter switches,
-ctrl+n starts a new one, r renames in place, d deletes after a confirmation. Store calls
-run in a thread; the list redraws from the store afterwards, so it never shows a guess."""
+"""The sessions screen (ctrl+s): every top-level conversation, newest first. Enter
+switches, ctrl+n starts a new one, r renames in place, d deletes after a confirmation, t
+shows or hides the one-shot sessions of `opencode tool` calls (hidden at first). Store
+calls run in a thread; the list redraws from the store afterwards, so it never shows a guess."""
 
 from __future__ import annotations
 
@@ -47,6 +48,7 @@ class SessionsScreen(ModalScreen[SessionPick | None]):
         Binding("ctrl+n", "new", "New session", id="sessions.new"),
         Binding("r", "rename", "Rename", id="sessions.rename"),
         Binding("d,delete", "delete", "Delete", id="sessions.delete"),
+        Binding("t", "toggle_tool_sessions", "Show or hide tool calls' sessions", id="sessions.tool"),
         Binding("escape", "close", "Close", id="sessions.close"),
     ]
 
@@ -55,6 +57,7 @@ class SessionsScreen(ModalScreen[SessionPick | None]):
         self.sessions = sessions
         self.current = current
         self._listed: list[Session] = []
+        self.show_tool_sessions = False
 
     def compose(self) -> ComposeResult:
         with Vertical(id="sessions-box"):
@@ -62,7 +65,7 @@ class SessionsScreen(ModalScreen[SessionPick | None]):
             yield OptionList(id="sessions-list")
             yield Input(id="sessions-rename", placeholder="New title, enter to save, escape to cancel")
             yield Static(
-                "enter open · ctrl+n new · r rename · d delete · esc close", id="sessions-help"
+                "enter open · ctrl+n new · r rename · d delete · t tool runs · esc close", id="sessions-help"
             )
 
     def on_mount(self) -> None:
@@ -71,7 +74,7 @@ class SessionsScreen(ModalScreen[SessionPick | None]):
 
     @work(exclusive=True, group="sessions")
     async def reload(self) -> None:
-        self._listed = await asyncio.to_thread(self.sessions.list)
+        self._listed = await asyncio.to_thread(self.sessions.list, include_tool=self.show_tool_sessions)
         listing = self.query_one("#sessions-list", OptionList)
         listing.clear_options()
         listing.add_options(Option(session_line(s, self.current), id=s.id) for s in self._listed)
@@ -90,6 +93,12 @@ class SessionsScreen(ModalScreen[SessionPick | None]):
     def _open(self, event: OptionList.OptionSelected) -> None:
         if event.option.id is not None:
             self.dismiss(SessionPick("switch", event.option.id))
+
+    def action_toggle_tool_sessions(self) -> None:
+        self.show_tool_sessions = not self.show_tool_sessions
+        title = "Sessions, with `opencode tool` runs" if self.show_tool_sessions else "Sessions"
+        self.query_one("#sessions-title", Static).update(title)
+        self.reload()
 
     def action_new(self) -> None:
         self.dismiss(SessionPick("new"))
@@ -135,6 +144,6 @@ class SessionsScreen(ModalScreen[SessionPick | None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """While the title is being typed, letters belong to the input."""
-        if action in ("rename", "delete") and self.query_one("#sessions-rename", Input).has_focus:
+        if action in ("rename", "delete", "toggle_tool_sessions") and self.query_one("#sessions-rename", Input).has_focus:
             return False
         return True
