@@ -14,6 +14,7 @@ from app.bus import Bus
 from app.config import Config, load_config
 from app.permission import PermissionService
 from app.store import Store, open_store
+from app.store.location import data_directory
 from app.tools.base import Tool, ToolContext
 from app.tools.registry import ToolTable
 from app.workspace import FileRecords, Workspace
@@ -39,8 +40,12 @@ class Runtime:
     permissions: PermissionService
     tools: MutableMapping[str, Tool]
     """Built-in tools, each imported on first use (see ToolTable)."""
+    data_dir: Path
+    """Where the database and logs are: the configured data directory, or the user's own
+    folder for this workspace when that cannot be written (see app.store.location)."""
     notices: list[str] = field(default_factory=list)
-    """One-line warnings from building it (a damaged database set aside) that every
+    """One-line warnings from building it (a damaged database set aside, the data kept
+    outside an unwritable workspace) that every
     front-end shows the user: stderr for one-shot commands, a notice in the TUI."""
 
     @classmethod
@@ -56,7 +61,8 @@ class Runtime:
         root = Path(root).resolve()
         config = config if config is not None else load_config(root)
         bus = bus or Bus()
-        store = open_store(config.data_dir(root) / "opencode.db", bus)
+        data = data_directory(root, config)
+        store = open_store(data.path / "opencode.db", bus)
         workspace = Workspace(root)
         return cls(
             root=root,
@@ -67,7 +73,8 @@ class Runtime:
             records=FileRecords(workspace, store.seen),
             permissions=PermissionService(config, bus, policy),
             tools=ToolTable(),
-            notices=[store.db.notice] if store.db.notice else [],
+            notices=[notice for notice in (data.notice, store.db.notice) if notice],
+            data_dir=data.path,
         )
 
     @cached_property
@@ -76,7 +83,7 @@ class Runtime:
         from app.workspace.watch import WorkspaceWatcher
 
         return WorkspaceWatcher(
-            self.workspace, self.records, self.bus, ignore_paths=[self.config.data_dir(self.root)]
+            self.workspace, self.records, self.bus, ignore_paths=[self.data_dir]
         )
 
     @cached_property
@@ -85,7 +92,7 @@ class Runtime:
         ``mcp.wait_ready()`` (the agent loop, before a turn)."""
         from app.mcp import McpManager
 
-        log_dir = self.config.data_dir(self.root) / "mcp"
+        log_dir = self.data_dir / "mcp"
         return McpManager(self.config.mcp_servers, self.bus, cwd=self.root, log_dir=log_dir)
 
     @cached_property

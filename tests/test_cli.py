@@ -66,9 +66,7 @@ def test_bad_config_is_one_line_naming_file_and_position_with_exit_2(tmp_path):
 
 
 def test_unknown_action_names_the_key_path(tmp_path):
-    (tmp_path / ".opencode.json").write_text(
-        json.dumps({"permission": {"rules": {"delete": {"*.go": "nope"}}}})
-    )
+    (tmp_path / ".opencode.json").write_text(json.dumps({"permission": {"rules": {"delete": {"*.go": "nope"}}}}))
     result = opencode("permission", "check", "delete", "main.go", "-C", str(tmp_path), home=tmp_path / "home")
     assert result.returncode == 2
     assert "permission.rules.delete" in result.stderr and '"nope"' in result.stderr
@@ -93,10 +91,7 @@ def test_permission_check_reports_the_deciding_rule(tmp_path):
 def test_permission_check_judges_a_command_as_the_bash_tool_does(tmp_path):
     """Part by part: a rule allowing the whole string decides nothing (`git *` matches
     `git status; rm -rf x`), and what a wrapper runs is a part too."""
-    rules = {
-        "bash": {"git *": "allow", "ls *": "allow", "rm *": "deny"},
-        "external_directory": {"/etc/*": "deny"},
-    }
+    rules = {"bash": {"git *": "allow", "ls *": "allow", "rm *": "deny"}, "external_directory": {"/etc/*": "deny"}}
     (tmp_path / ".opencode.json").write_text(json.dumps({"permission": {"rules": rules}}))
     expected = {
         "git status; rm -rf x": 'deny  (part "rm -rf x": global rule "rm *")',

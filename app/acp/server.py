@@ -19,6 +19,7 @@ from app.acp.agent import OpencodeAgent
 from app.acp.channel import ClientChannel
 from app.config import load_config
 from app.errors import OpencodeError
+from app.store.location import data_directory
 
 HELP = "serve the agent to editors over the Agent Client Protocol (stdio)"
 STREAM_LIMIT = 50 * 1024 * 1024  # prompts may embed whole files
@@ -64,7 +65,10 @@ async def _serve(protocol_out: BinaryIO) -> None:
 
 
 def _start_logging(root: Path) -> Path:
-    log_dir = load_config(root).data_dir(root) / "logs"
+    data = data_directory(root, load_config(root))
+    if data.notice:
+        print(f"opencode: {data.notice}", file=sys.stderr)
+    log_dir = data.path / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     log_file = log_dir / "acp.log"
     handler = logging.FileHandler(log_file, encoding="utf-8")

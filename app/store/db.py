@@ -184,6 +184,18 @@ def _checkpoint(path: Path) -> None:
         pass
 
 
+_CANNOT_WRITE_CODES = frozenset({sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM})
+"""SQLite's primary result codes for a file it may not create or write (the extended
+codes keep the primary one in their low byte)."""
+
+
+def _cannot_write(path: Path, err: Exception) -> StoreError:
+    return StoreError(
+        f"cannot open the database {path}: {err}; make its folder writable, or set "
+        "OPENCODE_DATA__DIRECTORY to a writable folder"
+    )
+
+
 def _connect(path: Path, busy_timeout_ms: int) -> tuple[sqlite3.Connection, str | None]:
     """The migrated connection, and the notice to show when the file found there could
     not be used (damaged, another application's, a newer opencode's) and was replaced:
@@ -191,7 +203,7 @@ def _connect(path: Path, busy_timeout_ms: int) -> tuple[sqlite3.Connection, str 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise StoreError(f"cannot open the database {path}: {err}; check that its directory is writable") from err
+        raise _cannot_write(path, err) from err
     _check_regular(path)
     try:
         return _open_usable(path, busy_timeout_ms), None
@@ -232,7 +244,7 @@ def _open_usable(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
     try:
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     except sqlite3.Error as err:
-        raise StoreError(f"cannot open the database {path}: {err}; check that its directory is writable") from err
+        raise _cannot_write(path, err) from err
     try:
         conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
@@ -245,6 +257,8 @@ def _open_usable(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
     except sqlite3.DatabaseError as err:
         conn.close()
         if isinstance(err, sqlite3.OperationalError) and not _is_damage(err):
+            if getattr(err, "sqlite_errorcode", 0) & 0xFF in _CANNOT_WRITE_CODES:
+                raise _cannot_write(path, err) from err
             raise StoreError(f"cannot use the database {path}: {err}; check the disk and its permissions") from err
         raise _UnusableDatabase(f"is damaged ({err})") from None
     except BaseException:

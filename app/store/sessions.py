@@ -55,10 +55,7 @@ class SessionStore:
         kind: SessionKind = "chat",
     ) -> Session:
         """A new session; ``kind="tool"`` marks the one-shot session of an `opencode tool` call."""
-        if kind not in get_args(SessionKind):
-            raise InvalidRecordError(
-                f"unknown session kind {kind!r}: use {' or '.join(get_args(SessionKind))}"
-            )
+        _check_field("kind", kind)
         now = now_ms()
         session = Session(
             id=new_id(),
@@ -141,9 +138,7 @@ class SessionStore:
     def delete(self, session_id: str) -> None:
         """Delete the session with its descendants, messages and file history."""
         with self._db.transaction():
-            doomed = [
-                row["id"] for row in self._db.query(f"{SESSION_TREE_SQL} SELECT id FROM tree", (session_id,))
-            ]
+            doomed = [row["id"] for row in self._db.query(f"{SESSION_TREE_SQL} SELECT id FROM tree", (session_id,))]
             if not doomed:
                 raise _not_found(session_id)
             self._db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))

@@ -27,15 +27,9 @@ def test_a_key_in_the_environment_or_a_flag_chooses_the_model_without_a_note():
 
 def test_the_models_screen_offers_configured_providers_and_the_demo():
     config = Config.model_validate(
-        {
-            "providers": {
-                "openai": {"baseURL": "http://localhost:8080/v1"},
-                "xai": {"disabled": True},
-                "gemini": {},
-                "ollama": {},
-            },
-            "agents": {"coder": {"model": "openai/local-qwen"}},
-        }
+        {"providers": {"openai": {"baseURL": "http://localhost:8080/v1"}, "xai": {"disabled": True},
+                       "gemini": {}, "ollama": {}},
+         "agents": {"coder": {"model": "openai/local-qwen"}}}
     )
     env = {"ANTHROPIC_API_KEY": "sk", "XAI_API_KEY": "sk"}
     assert configured_providers(config, env) == ["anthropic", "openai", "ollama"]

@@ -22,21 +22,10 @@ def stored_conversation(runtime: Runtime, title: str, prompt: str) -> str:
     session = runtime.store.sessions.create(title=title)
     messages = runtime.store.messages
     messages.add(session.id, "user", [{"type": "text", "text": prompt}])
-    call = {
-        "type": "tool_call",
-        "id": f"call-{title}",
-        "name": "bash",
-        "arguments": json.dumps({"command": "ls"}),
-    }
+    call = {"type": "tool_call", "id": f"call-{title}", "name": "bash", "arguments": json.dumps({"command": "ls"})}
     messages.add(session.id, "assistant", [{"type": "text", "text": f"Looking ({title})."}, call])
-    result = {
-        "type": "tool_result",
-        "call_id": f"call-{title}",
-        "name": "bash",
-        "output": "a.py\nb.py\n",
-        "metadata": {"exit_code": 0},
-        "error": False,
-    }
+    result = {"type": "tool_result", "call_id": f"call-{title}", "name": "bash", "output": "a.py\nb.py\n",
+              "metadata": {"exit_code": 0}, "error": False}
     messages.add(session.id, "tool", [result])
     messages.add(session.id, "assistant", [{"type": "text", "text": f"Two files in {title}."}])
     return session.id
@@ -215,19 +204,9 @@ async def test_help_lists_every_binding_with_its_id_and_config_remaps_apply(make
         await pilot.press("f1")
         await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
         rows = {row.binding_id: row for _, rows in app.screen.sections for row in rows}
-        for binding_id in (
-            "app.sessions",
-            "app.models",
-            "app.cancel",
-            "prompt.send",
-            "sidebar.revert",
-            "permission.allow_once",
-            "diff.toggle_layout",
-            "sessions.rename",
-            "confirm.yes",
-            "confirm.no",
-            "help.close",
-        ):
+        for binding_id in ("app.sessions", "app.models", "app.cancel", "prompt.send", "sidebar.revert",
+                           "permission.allow_once", "diff.toggle_layout", "sessions.rename", "confirm.yes",
+                           "confirm.no", "help.close"):
             assert binding_id in rows
         assert rows["app.sessions"].keys == "ctrl+g"
         await pilot.press("escape")
@@ -235,9 +214,7 @@ async def test_help_lists_every_binding_with_its_id_and_config_remaps_apply(make
         await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
 
 
-async def test_a_misspelt_binding_id_in_the_config_is_reported_and_the_good_ones_apply(
-    make_runtime, make_app
-):
+async def test_a_misspelt_binding_id_in_the_config_is_reported_and_the_good_ones_apply(make_runtime, make_app):
     keybindings = {"app.sesions": "ctrl+g", "app.help": "ctrl+t"}
     app = make_app(runtime=make_runtime(policy="interactive", config={"tui": {"keybindings": keybindings}}))
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
