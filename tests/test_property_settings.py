@@ -25,3 +25,4 @@ def test_slow_input_generation_fails_no_health_check(value: int) -> None:
 def test_examples_are_judged_by_outcome_not_by_time() -> None:
     assert settings.default.deadline is None
     assert settings.default.max_examples == 100, "a module loaded a profile that changes other modules' tests"
+

@@ -326,7 +326,11 @@ MARKER = "§"
 """Occurs once in oldString and nowhere else in the file, so oldString is unique by construction."""
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60,
+    # A list given here replaces the suite's (tests/conftest.py): keep its checks off too.
+    suppress_health_check=[*settings.default.suppress_health_check, HealthCheck.function_scoped_fixture],
+)
 @given(
     before=LINES_TEXT,
     old_parts=st.tuples(LINES_TEXT, LINES_TEXT),
