@@ -124,3 +124,10 @@ async def test_the_agent_loop_refuses_such_a_model_before_storing_or_sending_any
     with pytest.raises(ModelNotUsableError, match="^unknown model nosuchmodel"):
         await loop.run(session_id, "hi", model="nosuchmodel")
     assert runtime.store.messages.list(session_id) == []
+
+
+def test_the_onboarding_variables_are_the_ones_the_key_check_names():
+    from app.llm.api_keys import KEY_VARIABLES
+    from app.llm.models import PROVIDER_ENV_VARS
+
+    assert {name: KEY_VARIABLES[name][0] for name in PROVIDER_ENV_VARS} == PROVIDER_ENV_VARS
