@@ -32,6 +32,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from app.errors import PermissionDeniedError, ToolError
+from app.tui.short_path import shorten_path
 from app.tui.widgets.sidebar_list import ModifiedFileList
 
 if TYPE_CHECKING:
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
 
 REVERT_AGENT = "user"
 """Who a revert is done for: the user, not an agent, so no agent's permission rules apply."""
+QUESTION_WIDTH = 54
+"""Columns inside the confirmation box (confirm.tcss: 60 wide, less border and padding):
+a longer path in the revert question is cut in the middle rather than wrapped."""
 
 
 class FilesSidebar(Vertical):
@@ -187,7 +191,8 @@ def revert_question(change: FileChange) -> str:
         outcome = "The session deleted it: reverting brings it back."
     else:
         outcome = f"Its content goes back to before this session (+{change.additions} -{change.deletions} undone)."
-    return f"Revert {change.path}?\n{outcome}\nThe change stays in the session's history."
+    path = shorten_path(change.path, QUESTION_WIDTH - len("Revert ?"))
+    return f"Revert {path}?\n{outcome}\nThe change stays in the session's history."
 
 
 def as_on_disk(change: FileChange, root: Path) -> FileChange:
