@@ -45,7 +45,9 @@ async def revert_file(ctx: ToolContext, path: str, *, confirmed: bool = False) -
             if initial is None
             else f"Revert {path} to its content before this session"
         )
-        return ChangeSet(changes=[Change(target, initial)], title=title, ask_subject=path)
+        # Removing a created file is a deletion: the delete rules judge it too, so a deny there holds.
+        judged_as = {"delete": [path]} if initial is None else {}
+        return ChangeSet(changes=[Change(target, initial)], title=title, ask_subject=path, judged_as=judged_as)
 
     applied = await apply_changes(ctx, TOOL, [target], plan, confirmed=confirmed)
     return applied[0]
