@@ -45,9 +45,7 @@ async def revert_file(ctx: ToolContext, path: str, *, confirmed: bool = False) -
             if initial is None
             else f"Revert {path} to its content before this session"
         )
-        # Removing a created file is a deletion: the delete rules judge it too, so a deny there holds.
-        judged_as = {"delete": [path]} if initial is None else {}
-        return ChangeSet(changes=[Change(target, initial)], title=title, ask_subject=path, judged_as=judged_as)
+        return ChangeSet(changes=[Change(target, initial)], title=title, ask_subject=path)
 
     applied = await apply_changes(ctx, TOOL, [target], plan, confirmed=confirmed)
     return applied[0]

@@ -484,7 +484,7 @@ class OpencodeApp(App[None]):
     @on(FilesSidebar.Refreshed)
     def _files_refreshed(self, message: FilesSidebar.Refreshed) -> None:
         """An emptied list hides itself (the last file reverted): keys would go nowhere."""
-        if message.count == 0 and self._files_focused():
+        if message.hid_focus:
             self.prompt.focus()
 
     def action_toggle_sidebar(self) -> None:

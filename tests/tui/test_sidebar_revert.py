@@ -58,7 +58,9 @@ async def test_a_deleted_binary_file_comes_back_byte_for_byte(runtime, session_i
 
 
 async def test_the_user_is_asked_and_a_refusal_changes_nothing(make_runtime, permission_answers, workspace):
-    runtime = make_runtime(policy="interactive", config={"permission": {"rules": {"edit": "allow"}}})
+    # "edit" covers every write, a revert's too: its own "ask" is the stricter rule.
+    rules = {"edit": "allow", "revert": "ask"}
+    runtime = make_runtime(policy="interactive", config={"permission": {"rules": rules}})
     session_id = runtime.store.sessions.create().id
     (workspace / "a.txt").write_text("a\n")
     ctx = runtime.context(session_id, agent="user")

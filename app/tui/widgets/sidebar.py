@@ -57,11 +57,13 @@ class FilesSidebar(Vertical):
     session_id: reactive[str | None] = reactive(None)
 
     class Refreshed(Message):
-        """The list now shows ``count`` files (posted after every refresh)."""
+        """The list now shows ``count`` files (posted after every refresh); ``hid_focus``:
+        the keyboard was on the list this refresh emptied and hid (the last file reverted)."""
 
-        def __init__(self, count: int) -> None:
+        def __init__(self, count: int, hid_focus: bool = False) -> None:
             super().__init__()
             self.count = count
+            self.hid_focus = hid_focus
 
     def __init__(
         self,
@@ -140,12 +142,14 @@ class FilesSidebar(Vertical):
         return [change for change in shown if not change.unchanged]
 
     def _show(self, changes: list[FileChange]) -> None:
-        self.query_one(ModifiedFileList).set_changes(changes)
+        files = self.query_one(ModifiedFileList)
+        hid_focus = files.has_focus and not changes
+        files.set_changes(changes)
         self.query_one("#sidebar-title", Static).update(
             Content.assemble(("Modified files", "bold"), (f"  {len(changes)}" if changes else "", "$text-muted"))
         )
         self.set_class(not changes, "-empty")
-        self.post_message(self.Refreshed(len(changes)))
+        self.post_message(self.Refreshed(len(changes), hid_focus))
 
     @on(ModifiedFileList.OpenRequested)
     def _open_diff(self, event: ModifiedFileList.OpenRequested) -> None:
