@@ -484,7 +484,7 @@ class OpencodeApp(App[None]):
     @on(FilesSidebar.Refreshed)
     def _files_refreshed(self, message: FilesSidebar.Refreshed) -> None:
         """An emptied list hides itself (the last file reverted): keys would go nowhere."""
-        if message.count == 0 and self._files_focused():
+        if message.hid_focus:
             self.prompt.focus()
 
     def action_toggle_sidebar(self) -> None:
@@ -556,8 +556,9 @@ class OpencodeApp(App[None]):
             PaletteCommand("Help", "List every key binding", self.action_help),
             PaletteCommand("Quit", "Leave opencode", self.action_quit),
         ]
+        saved_in = "this project's .opencode.json" if project_theme(self.root) else "your global config"
         commands += [
-            PaletteCommand(f"Theme: {name}", "Use this theme (saved in your global config)", partial(self.use_theme, name))
+            PaletteCommand(f"Theme: {name}", f"Use this theme (saved in {saved_in})", partial(self.use_theme, name))
             for name in available_themes(self)
         ]
         return commands

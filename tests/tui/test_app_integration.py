@@ -136,3 +136,25 @@ async def test_the_sidebar_is_reachable_by_keyboard_to_open_a_diff_and_revert(ma
         assert isinstance(app.focused, PromptInput)
         await pilot.press("ctrl+f", "ctrl+f")
         assert isinstance(app.focused, PromptInput)
+
+
+async def test_at_80x24_the_diff_viewer_names_its_own_keys_and_cuts_a_long_path_in_the_middle(
+    make_runtime, make_app
+):
+    runtime = make_runtime(policy="interactive", config=EDITS_ALLOWED)
+    session = runtime.store.sessions.create(title="keys")
+    deep = "opencode-demo/some/rather/deeply/nested/folder/for/the/test/cache-1.txt"
+    await change(runtime.context(session.id), deep, "cached\n")
+    app = make_app(runtime=runtime)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await app.open_session(session.id)
+        sidebar = app.query_one(FilesSidebar)
+        await wait_until(pilot, lambda: len(sidebar.changes) == 1)
+        await pilot.press("ctrl+f", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, DiffScreen))
+        await pilot.pause()
+        keys = str(app.screen.query_one("#diff-screen-keys").render())
+        assert keys == "t unified / split · esc/q close"
+        title = str(app.screen.query_one("#diff-screen-title").render())
+        assert title.startswith("opencode-demo/some/") and "/…/cache-1.txt  +1 -0  new  unified" in title
+        assert len(title.rstrip()) <= 78

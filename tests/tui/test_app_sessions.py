@@ -3,7 +3,10 @@ by keys against a real store."""
 
 from __future__ import annotations
 
+import io
 import json
+
+from rich.console import Console
 
 from app.runtime import Runtime
 from app.tui.screens.confirm import ConfirmScreen
@@ -212,6 +215,25 @@ async def test_help_lists_every_binding_with_its_id_and_config_remaps_apply(make
         await pilot.press("escape")
         await pilot.press("ctrl+g")
         await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+
+
+async def test_at_80x24_help_shows_every_binding_id_whole(make_app):
+    """The ids are what tui.keybindings takes: the table once cut them at 80 columns."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f1")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.pause()
+        tables = list(app.screen.query(".help-table"))
+        assert len(tables) == len(app.screen.sections)
+        for table, (_, rows) in zip(tables, app.screen.sections, strict=True):
+            width = table.content_region.width
+            console = Console(width=width, record=True, file=io.StringIO())
+            console.print(table.content)
+            lines = console.export_text().splitlines()
+            assert max(len(line.rstrip()) for line in lines) <= width
+            for row in rows:
+                assert any(line.rstrip().endswith(f" {row.binding_id}") for line in lines), row.binding_id
 
 
 async def test_a_misspelt_binding_id_in_the_config_is_reported_and_the_good_ones_apply(make_runtime, make_app):

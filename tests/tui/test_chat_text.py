@@ -12,6 +12,8 @@ from app.tui.widgets.status_bar import format_tokens, format_usage
 def test_each_tool_names_its_subject_the_way_a_user_would():
     assert describe.subject("edit", {"filePath": "src/a.py", "oldString": "x"}) == "src/a.py"
     assert describe.subject("delete", {"path": "build"}) == "build"
+    deep = "src/" + "nested/" * 20 + "module.py"
+    assert describe.subject("view", {"filePath": deep}) == "src/nested/nested/" + "nested/" * 13 + "…/module.py"
     assert describe.subject("grep", {"pattern": "TODO", "path": "src", "include": "*.py"}) == "TODO  (*.py)  in src"
     assert describe.subject("bash", {"command": "make test\nmake lint"}) == "make test …"
     patch = "*** Begin Patch\n*** Add File: a.py\n+x\n*** Delete File: b.py\n*** End Patch"

@@ -96,6 +96,21 @@ async def test_view_draws_unified_then_side_by_side():
         assert right.startswith("1 + def greet(name: str) -> int:")
 
 
+async def test_a_long_file_header_is_cut_in_the_middle_keeping_name_and_stats():
+    deep = "opencode-demo/a/rather/deeply/nested/folder/cache-1.txt"
+    diff = unified_diff("", "x\n", deep) + unified_diff("y\n", "", "b.txt")
+    app = PanelsApp(lambda: [DiffView(diff)])
+    async with app.run_test(size=(40, 12)) as pilot:
+        view = app.query_one(DiffView)
+        await pilot.pause()
+        for split in (False, True):
+            view.split = split
+            await pilot.pause()
+            header = row_text(view, 0).rstrip()
+            assert header.startswith("opencode-demo/") and header.endswith("/…/cache-1.txt  +1 -0")
+            assert len(header) <= view.scrollable_content_region.width
+
+
 async def test_split_sides_number_lines_as_before_and_after():
     old = "one\ntwo\nthree\n"
     new = "zero\none\ntwo\nthree!\n"

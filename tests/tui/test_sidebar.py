@@ -188,7 +188,7 @@ async def test_reverting_a_file_the_session_created_removes_it(runtime, session_
     await change(runtime.context(session_id), "kept.txt", "x\n")
     app = SidebarApp(runtime, session_id)
     async with app.run_test(size=(100, 24)) as pilot:
-        await wait_until(pilot, lambda: len(shown(app)) == 2)
+        await wait_until(pilot, lambda: len(shown(app)) == 2 and app.line("demo/greet.py").strip())
         assert "greet.py new +1" in app.line("demo/greet.py")
         modal = await revert_with_answer(app, pilot, "demo/greet.py", "y")
         assert "The session created it: reverting deletes it." in modal.question
@@ -233,7 +233,9 @@ async def test_a_rule_that_denies_revert_still_refuses_a_confirmed_one(make_runt
         await wait_until(pilot, lambda: "app.py" in shown(app))
         await revert_with_answer(app, pilot, "app.py", "y")
         await wait_until(pilot, lambda: app.notes)
-        assert app.notes == ["Permission denied: the rules forbid revert on app.py; nothing was changed"]
+        assert app.notes == [
+            'Permission denied: the rules forbid write on app.py (revert rule "*"); nothing was changed'
+        ]
         assert (workspace / "app.py").read_text() == "edited\n"
         assert "app.py" in shown(app)
 

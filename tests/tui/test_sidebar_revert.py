@@ -58,7 +58,9 @@ async def test_a_deleted_binary_file_comes_back_byte_for_byte(runtime, session_i
 
 
 async def test_the_user_is_asked_and_a_refusal_changes_nothing(make_runtime, permission_answers, workspace):
-    runtime = make_runtime(policy="interactive", config={"permission": {"rules": {"edit": "allow"}}})
+    # "edit" covers every write, a revert's too: its own "ask" is the stricter rule.
+    rules = {"edit": "allow", "revert": "ask"}
+    runtime = make_runtime(policy="interactive", config={"permission": {"rules": rules}})
     session_id = runtime.store.sessions.create().id
     (workspace / "a.txt").write_text("a\n")
     ctx = runtime.context(session_id, agent="user")
@@ -94,3 +96,14 @@ async def test_a_confirmed_revert_asks_nobody_again(make_runtime, permission_ans
     answers = permission_answers(runtime, PermissionReply("deny"))
     await revert_file(ctx, "a.txt", confirmed=True)
     assert answers.requests == [] and (workspace / "a.txt").read_text() == "a\n"
+
+
+async def test_removing_a_created_file_is_judged_by_the_delete_rules_too(make_runtime, workspace):
+    rules = {"edit": "allow", "revert": "allow", "delete": {"*.env": "deny"}}
+    runtime = make_runtime(policy="interactive", config={"permission": {"rules": rules}})
+    session_id = runtime.store.sessions.create().id
+    ctx = runtime.context(session_id, agent="user")
+    await change(ctx, "made.env", "KEY=1\n")
+    with pytest.raises(PermissionDeniedError, match="the rules forbid delete on made.env"):
+        await revert_file(ctx, "made.env", confirmed=True)
+    assert (workspace / "made.env").exists()

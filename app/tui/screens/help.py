@@ -1,16 +1,19 @@
 """The help screen: every key binding of the app, grouped by where it works, with the
-binding id that ``tui.keybindings`` in .opencode.json uses to remap it."""
+binding id that ``tui.keybindings`` in .opencode.json uses to remap it. Keys and ids are
+never cut (they are what the user types); the action wraps to the width left, so the
+table reads whole at 80 columns."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from rich.table import Table
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,17 @@ def help_rows(bindings: Iterable[BindingType], keymap: Mapping[str, str]) -> lis
     ]
 
 
+def help_table(rows: list[HelpRow]) -> Table:
+    """One section's rows: key and id whole, the action wrapping between them."""
+    table = Table(box=None, expand=True, pad_edge=False, header_style="bold")
+    table.add_column("key", no_wrap=True, style="bold")
+    table.add_column("action", ratio=1, overflow="fold")
+    table.add_column("id", no_wrap=True, style="italic")
+    for row in rows:
+        table.add_row(row.keys, row.description, row.binding_id)
+    return table
+
+
 class HelpScreen(ModalScreen[None]):
     CSS_PATH = "help.tcss"
     BINDINGS = [Binding("escape,q,f1", "dismiss(None)", "Close", id="help.close")]
@@ -49,8 +63,4 @@ class HelpScreen(ModalScreen[None]):
             yield Static("Keys  (remap with tui.keybindings: {id: key} in .opencode.json)", id="help-title")
             for title, rows in self.sections:
                 yield Static(title, classes="help-section")
-                table: DataTable[str] = DataTable(show_cursor=False, classes="help-table")
-                table.add_columns("key", "action", "id")
-                for row in rows:
-                    table.add_row(row.keys, row.description, row.binding_id)
-                yield table
+                yield Static(help_table(rows), classes="help-table")

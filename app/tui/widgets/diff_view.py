@@ -19,6 +19,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from app.diff import unified_diff
+from app.tui.short_path import shorten_path
 from app.tui.widgets.diff_view_highlight import SYNTAX_ROLES, highlight_diff
 from app.tui.widgets.diff_view_model import (
     DiffLine,
@@ -153,7 +154,9 @@ class DiffView(ScrollView, can_focus=False):
         strip = self._strips.get(key)
         if strip is None:
             strip = self._strips[key] = self._render_row(index, width)
-        return strip.crop(scroll_x, scroll_x + width) if not self.split else strip
+        if self.split or not self._unified or self._unified[index].kind == "file":  # drawn to the visible width
+            return strip
+        return strip.crop(scroll_x, scroll_x + width)
 
     # --- drawing ---------------------------------------------------------------------
 
@@ -177,11 +180,19 @@ class DiffView(ScrollView, can_focus=False):
             return self._strip(Text("No changes"), max(width, 10), self._style("empty"))
         if not self.split:
             line = self._unified[index]
+            if line.kind == "file":
+                return self._strip(self._file_text(line, width), width, self._line_style(line))
             return self._strip(self._unified_text(line), self.virtual_size.width, self._line_style(line))
         return self._split_strip(self._split[index], width)
 
+    def _file_text(self, line: DiffLine, width: int) -> Text:
+        """A file's header, its path cut in the middle so the stats after it still show."""
+        path = line.path or ""
+        stats = line.text[len(path) :]
+        return Text(shorten_path(path, max(1, width - len(stats))) + stats, self._style("file"))
+
     def _unified_text(self, line: DiffLine) -> Text:
-        if line.kind in ("file", "hunk"):
+        if line.kind == "hunk":
             return Text(line.text, self._style(line.kind))
         text = self._line_numbers(line, line.old_no, line.new_no)
         text.append_text(self._sign_and_code(line))
@@ -189,7 +200,9 @@ class DiffView(ScrollView, can_focus=False):
 
     def _split_strip(self, row: SplitRow, width: int) -> Strip:
         left, right = row
-        if left is not None and left.kind in ("file", "hunk"):  # a header spans both sides
+        if left is not None and left.kind == "file":  # a header spans both sides
+            return self._strip(self._file_text(left, width), width, self._line_style(left))
+        if left is not None and left.kind == "hunk":
             return self._strip(Text(left.text, self._style(left.kind)), width, self._line_style(left))
         left_width = (width - 1) // 2
         separator = self._strip(Text(_SEPARATOR, self._style("line-number")), 1, self._style("filler"))

@@ -21,12 +21,14 @@ _CONTROLS = {code: "\ufffd" for code in range(32) if code != 9} | {127: "\ufffd"
 
 @dataclass(frozen=True)
 class DiffLine:
-    """One drawn line. ``file`` and ``hunk`` lines span the whole width in split mode."""
+    """One drawn line. ``file`` and ``hunk`` lines span the whole width in split mode; a
+    ``file`` line names its ``path`` (``text`` adds the stats), cut to fit when drawn."""
 
     kind: LineKind
     text: str
     old_no: int | None = None
     new_no: int | None = None
+    path: str | None = None
 
 
 @dataclass
@@ -126,7 +128,7 @@ def unified_rows(files: list[FileDiff]) -> list[DiffLine]:
     rows: list[DiffLine] = []
     for diff in files:
         if len(files) > 1:
-            rows.append(DiffLine("file", f"{diff.path}  +{diff.additions} -{diff.deletions}"))
+            rows.append(DiffLine("file", f"{diff.path}  +{diff.additions} -{diff.deletions}", path=diff.path))
         rows.extend(diff.lines)
     return rows
 

@@ -32,6 +32,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from app.errors import PermissionDeniedError, ToolError
+from app.tui.short_path import shorten_path
 from app.tui.widgets.sidebar_list import ModifiedFileList
 
 if TYPE_CHECKING:
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
 
 REVERT_AGENT = "user"
 """Who a revert is done for: the user, not an agent, so no agent's permission rules apply."""
+QUESTION_WIDTH = 54
+"""Columns inside the confirmation box (confirm.tcss: 60 wide, less border and padding):
+a longer path in the revert question is cut in the middle rather than wrapped."""
 
 
 class FilesSidebar(Vertical):
@@ -53,11 +57,13 @@ class FilesSidebar(Vertical):
     session_id: reactive[str | None] = reactive(None)
 
     class Refreshed(Message):
-        """The list now shows ``count`` files (posted after every refresh)."""
+        """The list now shows ``count`` files (posted after every refresh); ``hid_focus``:
+        the keyboard was on the list this refresh emptied and hid (the last file reverted)."""
 
-        def __init__(self, count: int) -> None:
+        def __init__(self, count: int, hid_focus: bool = False) -> None:
             super().__init__()
             self.count = count
+            self.hid_focus = hid_focus
 
     def __init__(
         self,
@@ -136,12 +142,14 @@ class FilesSidebar(Vertical):
         return [change for change in shown if not change.unchanged]
 
     def _show(self, changes: list[FileChange]) -> None:
-        self.query_one(ModifiedFileList).set_changes(changes)
+        files = self.query_one(ModifiedFileList)
+        hid_focus = files.has_focus and not changes
+        files.set_changes(changes)
         self.query_one("#sidebar-title", Static).update(
             Content.assemble(("Modified files", "bold"), (f"  {len(changes)}" if changes else "", "$text-muted"))
         )
         self.set_class(not changes, "-empty")
-        self.post_message(self.Refreshed(len(changes)))
+        self.post_message(self.Refreshed(len(changes), hid_focus))
 
     @on(ModifiedFileList.OpenRequested)
     def _open_diff(self, event: ModifiedFileList.OpenRequested) -> None:
@@ -187,7 +195,8 @@ def revert_question(change: FileChange) -> str:
         outcome = "The session deleted it: reverting brings it back."
     else:
         outcome = f"Its content goes back to before this session (+{change.additions} -{change.deletions} undone)."
-    return f"Revert {change.path}?\n{outcome}\nThe change stays in the session's history."
+    path = shorten_path(change.path, QUESTION_WIDTH - len("Revert ?"))
+    return f"Revert {path}?\n{outcome}\nThe change stays in the session's history."
 
 
 def as_on_disk(change: FileChange, root: Path) -> FileChange:

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from app.llm.agents import READ_TOOLS as AGENT_READ_TOOLS
+from app.tui.short_path import shorten_path
 
 ACTIONS: dict[str, str] = {
     "view": "Reading...",
@@ -26,6 +27,10 @@ ACTIONS: dict[str, str] = {
 DIFF_TOOLS = frozenset({"write", "edit", "multiedit", "patch", "delete", "revert"})
 READ_TOOLS = frozenset(AGENT_READ_TOOLS)  # the tools that only read, as the agents define them
 PATCH_FILE_LINE = re.compile(r"^\*\*\*\s*(?:Add|Update|Delete) File:\s*(.+?)\s*$", re.MULTILINE)
+
+
+SUBJECT_LIMIT = 120
+"""Characters of a call's subject in its header; a longer path is cut in the middle."""
 
 
 def action(tool: str) -> str:
@@ -53,9 +58,12 @@ def subject(tool: str, arguments: dict[str, Any]) -> str:
         return ", ".join(PATCH_FILE_LINE.findall(str(arguments.get("patch", ""))))
     if tool == "bash":
         return first_line(str(arguments.get("command", "")))
-    for key in ("filePath", "path", "pattern", "description", "prompt"):
+    for key in ("filePath", "path"):
         if arguments.get(key):
-            return first_line(str(arguments[key]))
+            return shorten_path(" ".join(str(arguments[key]).split()), SUBJECT_LIMIT)
+    for key in ("pattern", "description", "prompt"):
+        if arguments.get(key):
+            return first_line(str(arguments[key]), SUBJECT_LIMIT)
     return ""
 
 
