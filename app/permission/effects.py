@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -87,15 +87,25 @@ def keys_for(tool: str, kind: EffectKind) -> tuple[str, ...]:
 
 
 def judge(
-    evaluate: Evaluate, tool: str, effect: Effect, protected_roots: Sequence[str] = OWN_CONFIG
+    evaluate: Evaluate,
+    tool: str,
+    effect: Effect,
+    protected_roots: Sequence[str] = OWN_CONFIG,
+    denying: Container[str] | None = None,
 ) -> Judgement:
     """One effect's decision across its keys (module doc), then the protection of
-    opencode's own files and VCS control files for writes and deletes."""
-    judged = [(key, evaluate(key, effect.target, effect.absolute)) for key in keys_for(tool, effect.kind)]
-    matched = [(key, decision) for key, decision in judged if decision.level != "default"] or judged[:1]
-    key, decision = max(matched, key=lambda pair: STRICTNESS[pair[1].action])
+    opencode's own files and VCS control files for writes and deletes. ``denying``: the
+    keys that hold a deny at all, when known (a key without one cannot add a deny)."""
+    keys = keys_for(tool, effect.kind)
+    key, decision = keys[0], evaluate(keys[0], effect.target, effect.absolute)
+    for other in keys[1:]:
+        found = evaluate(other, effect.target, effect.absolute)
+        if found.level != "default" and (
+            decision.level == "default" or STRICTNESS[found.action] > STRICTNESS[decision.action]
+        ):
+            key, decision = other, found
     also = DENY_ALSO.get(effect.kind)
-    if also is not None and also not in (tool, key) and decision.action != "deny":
+    if also is not None and also not in (tool, key) and decision.action != "deny" and (denying is None or also in denying):
         other = evaluate(also, effect.target, effect.absolute)
         if other.action == "deny":
             key, decision = also, other
@@ -112,14 +122,13 @@ def judge(
 
 
 def judge_all(
-    evaluate: Evaluate, tool: str, effects: Sequence[Effect], protected_roots: Sequence[str] = OWN_CONFIG
+    evaluate: Evaluate,
+    tool: str,
+    effects: Sequence[Effect],
+    protected_roots: Sequence[str] = OWN_CONFIG,
+    denying: Container[str] | None = None,
 ) -> list[Judgement]:
-    return [judge(evaluate, tool, effect, protected_roots) for effect in effects]
-
-
-def strictest(judgements: Sequence[Judgement]) -> Judgement | None:
-    """The first of the strictest judgements (a deny before any ask), None for none."""
-    return max(judgements, key=lambda j: STRICTNESS[j.action], default=None)
+    return [judge(evaluate, tool, effect, protected_roots, denying) for effect in effects]
 
 
 def protected_anchor(subject: str, own_roots: Sequence[str] = OWN_CONFIG) -> str | None:
@@ -135,6 +144,8 @@ def protected_anchor(subject: str, own_roots: Sequence[str] = OWN_CONFIG) -> str
     for root in own_roots:
         if subject == root or subject.startswith(root.rstrip("/") + "/"):
             return root
+    if ".git" not in subject:  # every VCS control path holds it
+        return None
     parts = subject.split("/")
     for i, part in enumerate(parts):
         if part == ".git" or (part in VCS_FILES and i == len(parts) - 1):

@@ -179,14 +179,14 @@ def _subcommand(
 
     if command in _COMMAND_OPTION_COMMANDS:
         _command_options(args, reading)
+    if command in ("clone", "init") and any(w is not None and w.startswith("--template") for w in args):
+        reading.doubts.append(f"git {command} --template copies hooks from another folder")
     if command == "clone":
         for j, word in enumerate(args[:-1]):
             if word in ("-c", "--config"):
                 _config_pair(args[j + 1], reading, aliases)
-            elif word is not None and word.startswith("--template"):
-                reading.doubts.append("git clone --template copies hooks from another folder")
     elif command == "config":
-        _config_command(args, reading)
+        _config_command(args, reading, where)
     elif command in ("submodule",) and "foreach" in args:
         script = args[args.index("foreach") + 1 :]
         script = [word for word in script if word not in ("--recursive", "-q", "--quiet")]
@@ -245,10 +245,28 @@ def _stash(args: list[str | None], at: Callable[[str], str], here: str, reading:
         reading.touches += [_touch("write", at(path)) for path in after or [here]]
 
 
-def _config_command(args: list[str | None], reading: GitReading) -> None:
-    """`git config`: a write asks (its value is also judged when git would run it); a read
-    is judged by the rules as any command is."""
-    words = [word for word in args if word not in ("--global", "--local", "--system", "--worktree")]
+def _config_command(args: list[str | None], reading: GitReading, where: str) -> None:
+    """`git config`: a write asks (its value is also judged when git would run it) and
+    writes its file (`.git/config`, a protected path, unless `--file`, `--global`,
+    `--system` says otherwise); a read is judged by the rules as any command is."""
+    scope = {"--global": "~/.gitconfig", "--system": "/etc/gitconfig", "--worktree": ".git/config.worktree"}
+    default = next((scope[word] for word in args if word in scope), ".git/config")
+    words: list[str | None] = []
+    files: list[str] = []
+    skip = False
+    for j, word in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        name, has_value, value = (word or "").partition("=")
+        if name in ("-f", "--file", "--blob", "--type", "--default", "--comment", "--value", "--url"):
+            file = value if has_value else (args[j + 1] if j + 1 < len(args) else "")
+            skip = not has_value
+            if name in ("-f", "--file"):
+                files.append(file or "")
+            continue
+        if word not in ("--global", "--local", "--system", "--worktree"):
+            words.append(word)
     if any(word in _CONFIG_READS for word in words):
         return
     writes = any(word in _CONFIG_WRITES for word in words)
@@ -258,6 +276,8 @@ def _config_command(args: list[str | None], reading: GitReading) -> None:
     if not writes and len(operands) < 2:
         return  # `git config KEY`: a read
     reading.doubts.append("git config changes git's settings")
+    for file in files or [default]:
+        reading.touches.append(Touch("write", posixpath.join(where, file) if where and file else file))
     if len(operands) >= 2 and operands[0] is not None:
         config_value_effect(operands[0], operands[1], reading)
 

@@ -163,11 +163,12 @@ def _copy_effects(program: str, options: list[str], operands: list[str]) -> tupl
                                 for o in options)
     )  # fmt: skip
     if links:
-        # A second name for the same file (a hard link, or a symbolic one, whose target is
-        # read from the link's folder): writing through it changes the source.
-        effects += [Touch("write", source) for source in sources if source]
+        # A second name for the same file or folder (a hard link, or a symbolic one, whose
+        # target is read from the link's folder): writing through it changes the source,
+        # and everything under a linked folder.
+        effects += [Touch("write", source, tree=True) for source in sources if source]
         link_folder = target if len(sources) > 1 or target.endswith("/") else posixpath.dirname(target)
-        effects += [Touch("write", posixpath.join(link_folder, source)) for source in sources if source]
+        effects += [Touch("write", posixpath.join(link_folder, source), tree=True) for source in sources if source]
     return tuple(effects)
 
 
@@ -271,7 +272,13 @@ def _patch(options: list[str], _operands: list[str], _words: list[str | None]) -
     return (Touch("write", _option_value(options, "-d", "--directory") or ".", tree=True),)
 
 
+def _database(_options: list[str], operands: list[str], _words: list[str | None]) -> tuple[Touch, ...]:
+    """`sqlite3 FILE [SQL]` changes the database file (opencode's own, for one)."""
+    return (Touch("write", operands[0]),) if operands else ()
+
+
 _PROGRAMS = {
+    "sqlite3": _database,
     "sed": _sed,
     "dd": _dd,
     "sort": _sort,

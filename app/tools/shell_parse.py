@@ -103,6 +103,8 @@ _DIRECTORY_CHANGES = frozenset({"cd", "pushd", "popd"})
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _BLANK = re.compile(r"\s")
 _GLOB = re.compile(r"[*?[]")
+_KNOWN_VARIABLE = re.compile(r"^(\"?)\$(\{PWD\}|PWD\b|\{HOME\}|HOME\b)")
+_PLAIN = re.compile(r"[^\s'\"\\$`#]+")
 _ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
 
 
@@ -249,8 +251,9 @@ def _collect(node: Node, found: _Found) -> None:
 def _add_simple(whole: Node, command: Node, found: _Found) -> None:
     """The part for ``command`` (its text that of ``whole``, redirections included), then
     the parts of what it runs through another program."""
-    scripts = _inner_scripts(command, _words(command))
-    words = _globbed_program(_words(command))
+    written = _words(command)
+    scripts = _inner_scripts(command, written)
+    words = _globbed_program(written)
     values = [value for value, _ in words]
     text = _text(whole)
     normal = _normal(words) if words else " ".join(text.split())
@@ -620,7 +623,13 @@ def _programs_in_script(script: str) -> tuple[str, ...]:
 
 def _static_word(node: Node) -> str | None:
     """The word's value after quote removal, or None when it expands at run time."""
-    raw = _ANSI_C.sub(lambda match: shlex.quote(ansi_c_text(match.group(1))), _text(node))
+    raw = _text(node)
+    if _PLAIN.fullmatch(raw):  # nothing to remove or expand: the common case, without shlex
+        return raw
+    raw = _ANSI_C.sub(lambda match: shlex.quote(ansi_c_text(match.group(1))), raw)
+    # Where these lead is known: the folder the command is in (judged from every folder it
+    # may be in), and the home folder.
+    raw = _KNOWN_VARIABLE.sub(lambda match: match.group(1) + ("." if "PWD" in match.group(2) else "~"), raw)
     if "$" in raw or "`" in raw:
         return None
     return unquote_word(raw)

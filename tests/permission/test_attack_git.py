@@ -84,6 +84,8 @@ CHANGES = {
     "git stash drop": ("git stash drop", "is forbidden"),
     "git show into it": ("git show HEAD:a > secrets/key.txt", 'write secrets/key.txt is forbidden (edit rule "secrets/*")'),
     "git mv a .go file away": ("git mv -k main.go x.txt", 'delete main.go is forbidden (delete rule "*.go")'),
+    "git config writes .git/config": ("git config user.name someone", "write .git/config is forbidden (protected: "),
+    "git config --file .git/config": ("git config --file .git/config core.fsmonitor true", "write .git/config is forbidden"),
 }  # fmt: skip
 
 
@@ -102,7 +104,7 @@ async def test_what_git_deletes_or_overwrites_meets_the_delete_and_edit_rules(ru
     [
         "git -c core.hooksPath=hooks commit --allow-empty -m x",
         "git zz",  # a ! alias may be defined in a config the command does not show
-        "git config user.name someone",
+        "git config --global user.name someone",
         "git --git-dir=../other/.git status",
         "GIT_CONFIG_GLOBAL=../x git status",
         "git -c include.path=../x status",
