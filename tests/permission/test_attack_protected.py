@@ -84,6 +84,30 @@ async def test_a_protected_path_is_refused_under_yes_whatever_broad_rule_allows(
     assert not (workspace / "old.json").exists() and not (workspace / "vendor").exists()
 
 
+BASH = {
+    "a redirection over the config": "echo '{}' > .opencode.json",
+    "an mcpServers entry by sed": "sed -i 's/{/{\"mcpServers\": {},/' .opencode.json",
+    "the config moved away": "mv .opencode.json old.json",
+    "the data folder removed": "find .opencode -delete",
+    "the database through sqlite3": "sqlite3 .opencode/opencode.db 'drop table sessions'",
+    "a custom agent": "mkdir -p .opencode/agents && echo x > .opencode/agents/evil.md",
+    "fsmonitor appended to git's config": "printf '[core]\\n\\tfsmonitor = rm -rf .\\n' >> .git/config",
+    "fsmonitor by git config": "git config core.fsmonitor 'touch pwned'",
+    "a hook copied in": "cp notes.txt .git/hooks/pre-commit",
+    "a link to git's config written through": "ln -s .git/config cfg2 && echo x >> cfg2",
+    "a filter in .gitattributes": "echo '* filter=x' >> sub/.gitattributes",
+}
+
+
+@pytest.mark.parametrize("command", BASH.values(), ids=BASH.keys())
+async def test_bash_cannot_change_a_protected_path_under_yes_whatever_bash_rules_allow(runtime, workspace, command):
+    before = state(workspace)
+    output = await call(runtime, "bash", {"command": command})
+    assert output.startswith("ERROR: bash: ") and "is forbidden (protected: " in output, output
+    assert state(workspace) == before
+    assert not (workspace / "pwned").exists() and not (workspace / "old.json").exists()
+
+
 async def test_ask_is_not_enough(make_runtime, workspace):
     plant(workspace)
     runtime = make_runtime("headless-yes", attack_config({"edit": {".opencode.json": "ask"}}))

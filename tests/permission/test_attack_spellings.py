@@ -60,6 +60,10 @@ WRITES = {
     "a hard link then a write through it": "ln secrets/key.txt l && echo pwned > l",
     "mv its folder away": "mv secrets public",
     "a write by a wrapped shell": "sh -c 'echo pwned > secrets/key.txt'",
+    "a symlinked folder then a write through it": "ln -s secrets s && echo pwned > s/key.txt",
+    "a redirection to $PWD": 'echo pwned > "$PWD/secrets/key.txt"',
+    "a redirection to ${PWD} after cd": "cd secrets && echo pwned > ${PWD}/key.txt",
+    "git config --file into it": "git config --file secrets/key.txt a.b c",
 }
 
 
@@ -69,7 +73,7 @@ async def test_a_write_into_a_denied_path_by_any_program_is_refused(runtime, wor
     output = await call(runtime, "bash", {"command": command})
     assert output.startswith("ERROR: bash: "), output
     assert re.search(r'secrets/(key\.txt|x) is forbidden \(edit rule "secrets/\*"\)', output), output
-    assert snapshot(workspace) == before and not (workspace / "l").exists()
+    assert snapshot(workspace) == before and not (workspace / "l").exists() and not (workspace / "s").exists()
 
 
 DELETES = {
