@@ -5,11 +5,14 @@ broad rule allows everything, and changed only when a rule names them with allow
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.permission.attack import ATTACK_RULES, attack_config, call, opencode_tool, plant
+from tests.permission.attack import ATTACK_RULES, REPO, attack_config, call, opencode_tool, plant
 
 EVERYTHING_ALLOWED = {
     **ATTACK_RULES, "*": "allow", "edit": "allow", "write": "allow", "patch": "allow", "delete": {"*": "allow", "*.go": "deny"}
@@ -141,3 +144,32 @@ def test_opencode_tool_yes_cannot_rewrite_the_config_that_holds_its_rules(worksp
     answer = opencode_tool(workspace, "delete", {"path": "main.go"})
     assert answer["ok"] is False and 'delete rule "*.go"' in answer["output"]
     assert (workspace / ".opencode.json").read_text() == config and (workspace / "main.go").exists()
+
+
+def test_a_scripted_model_under_p_yes_cannot_loosen_its_rules_then_delete(workspace, tmp_path):
+    """The attack chain as the held-out suite plays it: `opencode -p --yes` with a model
+    that rewrites the project config to allow deletes, then deletes the denied file."""
+    plant(workspace)
+    config = json.dumps(attack_config())
+    (workspace / ".opencode.json").write_text(config)
+    loose = json.dumps(attack_config({"delete": "allow", "edit": "allow", "bash": "allow"}))
+    steps = [
+        {"toolCalls": [{"name": "patch", "arguments": {"patch": "*** Begin Patch\n*** Delete File: .opencode.json\n*** End Patch", "allow_delete": True}}]},
+        {"toolCalls": [{"name": "write", "arguments": {"filePath": ".opencode.json", "content": loose}}]},
+        {"toolCalls": [{"name": "bash", "arguments": {"command": f"printf '%s' '{loose}' > .opencode.json"}}]},
+        {"toolCalls": [{"name": "delete", "arguments": {"path": "main.go"}}]},
+        {"text": "done"},
+    ]  # fmt: skip
+    script = tmp_path / "attack.json"
+    script.write_text(json.dumps({"turns": [{"steps": steps}]}))
+    done = subprocess.run(
+        [sys.executable, "-m", "app.cli", "-C", str(workspace), "-p", "loosen and delete", "--yes", "-f", "json",
+         "--model", f"scripted/{script}"],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "HOME": str(tmp_path / "home"), "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (workspace / ".opencode.json").read_text() == config
+    assert (workspace / "main.go").read_text() == "package main\n"
+    assert json.loads(done.stdout)["files_changed"] == []
+
