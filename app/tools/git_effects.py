@@ -179,6 +179,8 @@ def _subcommand(
 
     if command in _COMMAND_OPTION_COMMANDS:
         _command_options(args, reading)
+    for path in _output_files(command, args):  # a file, or a folder it fills (format-patch -o)
+        reading.touches += [_touch("write", at(path)), _touch("write", at(posixpath.join(path, "*")), tree=False)]
     if command in ("clone", "init") and any(w is not None and w.startswith("--template") for w in args):
         reading.doubts.append(f"git {command} --template copies hooks from another folder")
     if command == "clone":
@@ -294,6 +296,20 @@ def _command_options(args: list[str | None], reading: GitReading) -> None:
             reading.doubts.append(f"git {name} runs a command known only at run time")
         elif script:
             reading.scripts.append(script)
+
+
+def _output_files(command: str, args: list[str | None]) -> list[str]:
+    """Files git writes its output to: `--output=FILE` (log, diff, show, archive...),
+    `-o` of archive and format-patch (a folder there), `bundle create FILE`."""
+    files = []
+    for j, word in enumerate(args):
+        name, has_value, value = (word or "").partition("=")
+        takes_o = command in ("archive", "format-patch") and name == "-o"
+        if name in ("--output", "--output-directory") or takes_o:
+            files.append(value if has_value else (args[j + 1] or "") if j + 1 < len(args) else "")
+    if command == "bundle" and args[:1] == ["create"] and len(args) > 1:
+        files.append(args[1] or "")
+    return files
 
 
 def _pathspecs(args: list[str | None]) -> list[str]:

@@ -64,6 +64,12 @@ WRITES = {
     "a redirection to $PWD": 'echo pwned > "$PWD/secrets/key.txt"',
     "a redirection to ${PWD} after cd": "cd secrets && echo pwned > ${PWD}/key.txt",
     "git config --file into it": "git config --file secrets/key.txt a.b c",
+    "a folder's contents copied over it": "mkdir -p d && cp -a d/. secrets",
+    "rsync of a folder's contents": "mkdir -p d && rsync -a d/ secrets",
+    "an archive made over it": "tar -cf secrets/key.txt x",
+    "perl -pi": "perl -pi -e 's/s3cr3t/pwned/' secrets/key.txt",
+    "git log --output": "git log --output=secrets/key.txt",
+    "history -w": "history -w secrets/key.txt",
 }
 
 
@@ -72,8 +78,9 @@ async def test_a_write_into_a_denied_path_by_any_program_is_refused(runtime, wor
     before = snapshot(workspace)
     output = await call(runtime, "bash", {"command": command})
     assert output.startswith("ERROR: bash: "), output
-    assert re.search(r'secrets/(key\.txt|x) is forbidden \(edit rule "secrets/\*"\)', output), output
+    assert re.search(r'secrets/(key\.txt|x|d) is forbidden \(edit rule "secrets/\*"\)', output), output
     assert snapshot(workspace) == before and not (workspace / "l").exists() and not (workspace / "s").exists()
+    assert not (workspace / "d").exists()
 
 
 DELETES = {
