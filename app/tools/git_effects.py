@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable
+import shlex
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from app.tools.shell_effects import Kind, Touch
@@ -84,11 +85,35 @@ class GitReading:
     doubts: list[str] = field(default_factory=list)
 
 
-def read_git(rest: list[str | None]) -> GitReading:
-    """``rest``: the words after `git` (None where one expands at run time)."""
+def read_git(rest: list[str | None], env: Mapping[str, str | None] | None = None) -> GitReading:
+    """``rest``: the words after `git` (None where one expands at run time); ``env``: the
+    variables the command sets, as far as known (None where computed)."""
     reading = GitReading()
-    _read(rest, reading, aliases={}, depth=0)
+    aliases: dict[str, str | None] = {}
+    for pair in _environment_config(env or {}, reading):
+        _config_pair(pair, reading, aliases)
+    _read(rest, reading, aliases, 0, env or {})
     return reading
+
+
+def _environment_config(env: Mapping[str, str | None], reading: GitReading) -> list[str | None]:
+    """`key=value` settings given through GIT_CONFIG_PARAMETERS and GIT_CONFIG_COUNT with
+    GIT_CONFIG_KEY_n/VALUE_n (None for one computed at run time)."""
+    pairs: list[str | None] = []
+    if "GIT_CONFIG_PARAMETERS" in env:
+        raw = env["GIT_CONFIG_PARAMETERS"]
+        try:
+            pairs += shlex.split(raw) if raw is not None else [None]
+        except ValueError:
+            pairs.append(None)
+    count = env.get("GIT_CONFIG_COUNT")
+    if count is not None and count.isdigit():
+        for n in range(min(int(count), 64)):
+            key, value = env.get(f"GIT_CONFIG_KEY_{n}"), env.get(f"GIT_CONFIG_VALUE_{n}")
+            pairs.append(None if key is None or value is None else f"{key}={value}")
+    elif "GIT_CONFIG_COUNT" in env:
+        reading.doubts.append("GIT_CONFIG_COUNT is known only at run time")
+    return pairs
 
 
 def config_value_effect(key: str, value: str | None, reading: GitReading) -> None:
@@ -112,7 +137,13 @@ def config_value_effect(key: str, value: str | None, reading: GitReading) -> Non
         reading.scripts.append(value.removeprefix("!"))
 
 
-def _read(rest: list[str | None], reading: GitReading, aliases: dict[str, str | None], depth: int) -> None:
+def _read(
+    rest: list[str | None],
+    reading: GitReading,
+    aliases: dict[str, str | None],
+    depth: int,
+    env: Mapping[str, str | None],
+) -> None:
     i, where = 0, ""
     while i < len(rest):
         word = rest[i]
@@ -130,9 +161,12 @@ def _read(rest: list[str | None], reading: GitReading, aliases: dict[str, str | 
             i += 1
         if name == "-c":
             _config_pair(value, reading, aliases)
-        elif name == "--config-env":
-            key = (value or "").partition("=")[0]
-            config_value_effect(key, None, reading)
+        elif name == "--config-env":  # KEY=VARIABLE: the value is that variable's
+            key, _, variable = (value or "").partition("=")
+            known = env.get(variable) if variable in env else None
+            _config_pair(None if known is None else f"{key}={known}", reading, aliases)
+            if known is None:
+                config_value_effect(key, None, reading)
         elif name == "-C":
             where = posixpath.join(where, value) if value is not None else ""
         elif name in ("--git-dir", "--work-tree", "--exec-path", "--super-prefix"):
@@ -149,7 +183,7 @@ def _read(rest: list[str | None], reading: GitReading, aliases: dict[str, str | 
         if expansion is None or depth >= _MAX_ALIAS_DEPTH:
             reading.doubts.append(f"git alias {command} cannot be followed")
         elif not expansion.startswith("!"):  # an alias to git words: read them in its place
-            _read([*expansion.split(), *args], reading, aliases, depth + 1)
+            _read([*expansion.split(), *args], reading, aliases, depth + 1, env)
         return
     if command not in _BUILTINS:
         reading.doubts.append(f"git {command} is not one of git's own commands: an alias or a git-{command} program")

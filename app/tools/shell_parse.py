@@ -153,6 +153,8 @@ _SOURCE: ContextVar[bytes] = ContextVar("shell_parse_source")
 # How many scripts deep the current parse is (`sh -c "sh -c '...'"`), and the limit.
 _DEPTH: ContextVar[int] = ContextVar("shell_parse_depth", default=0)
 _MAX_SCRIPT_DEPTH = 8
+# The variables the command line sets, in source order, as far as known (None where computed).
+_ENVIRONMENT: ContextVar[dict[str, str | None] | None] = ContextVar("shell_parse_environment", default=None)
 # Paths the command being parsed receives at run time besides its words (see _inner_scripts).
 _IMPLICIT: ContextVar[tuple[str, ...]] = ContextVar("shell_parse_implicit", default=())
 
@@ -179,6 +181,7 @@ def parse_command(command: str) -> ParsedCommand:
     source = command.encode("utf-8")
     tree = _parser().parse(_FOUR_BYTE_CHARACTER.sub(b"wwww", source))
     tokens = _SOURCE.set(source), _DEPTH.set(depth + 1)
+    environment = _ENVIRONMENT.set({}) if _ENVIRONMENT.get() is None else None
     found = _Found()
     try:
         _collect(tree.root_node, found)
@@ -187,6 +190,8 @@ def parse_command(command: str) -> ParsedCommand:
     finally:
         _SOURCE.reset(tokens[0])
         _DEPTH.reset(tokens[1])
+        if environment is not None:
+            _ENVIRONMENT.reset(environment)
     # Error recovery may invent an empty command (`a |`); the command is incomplete anyway.
     # A part found twice (`nohup echo $(id)` finds `id` in the command and in `echo $(id)`)
     # is judged once.
@@ -257,7 +262,11 @@ def _add_simple(whole: Node, command: Node, found: _Found) -> None:
     values = [value for value, _ in words]
     text = _text(whole)
     normal = _normal(words) if words else " ".join(text.split())
-    runs = read_program(values, _assignments(command), _IMPLICIT.get())
+    assignments = _assignments(command)
+    environment = _ENVIRONMENT.get()
+    runs = read_program(values, assignments, _IMPLICIT.get(), environment)
+    if environment is not None and (command.type != "command" or not values):  # `export A=b`, `A=b`
+        environment.update(assignments)
     found.parts.append(
         SimpleCommand(
             text,

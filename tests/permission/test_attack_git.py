@@ -56,6 +56,10 @@ RUNS_RM = {
     "submodule foreach": "git submodule foreach rm a",
     "bisect run": "git bisect run rm a",
     "--config-env then the alias is unknown, the -c one is not": "git --config-env=alias.y=X -c alias.x='!rm a' x",
+    "--config-env from a variable set before": "EVIL='!rm a' git --config-env=alias.x=EVIL x",
+    "--config-env from an exported variable": "export EVIL='!rm a'; git --config-env=alias.x=EVIL x",
+    "GIT_CONFIG_COUNT": "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!rm a' git x",
+    "GIT_CONFIG_PARAMETERS": "GIT_CONFIG_PARAMETERS=\"'alias.x'='!rm a'\" git x",
 }
 
 
