@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from app.errors import PermissionDeniedError
 from tests.permission.attack import ATTACK_RULES, REPO, attack_config, call, opencode_tool, plant
 
 EVERYTHING_ALLOWED = {
@@ -173,3 +174,20 @@ def test_a_scripted_model_under_p_yes_cannot_loosen_its_rules_then_delete(worksp
     assert (workspace / "main.go").read_text() == "package main\n"
     assert json.loads(done.stdout)["files_changed"] == []
 
+
+
+async def test_a_revert_a_person_confirmed_may_restore_a_protected_file(make_runtime, workspace):
+    """The protection guards against the agent: the user's own revert from the sidebar
+    (confirmed) puts back a config the agent was allowed to change; unconfirmed, refused."""
+    from app.tools.revert import revert_file
+
+    (workspace / ".opencode.json").write_text("{}")
+    runtime = make_runtime("headless-yes", attack_config({"edit": {".opencode.json": "allow"}}))
+    ctx = runtime.context(runtime.store.sessions.create().id)
+    ctx.records.record_read(ctx.session_id, workspace / ".opencode.json")
+    await runtime.tools["write"].call({"filePath": ".opencode.json", "content": '{"x": 1}'}, ctx)
+    runtime.config.permission.rules.clear()  # the naming rule is gone: only a person may now
+    with pytest.raises(PermissionDeniedError, match="protected: .opencode.json"):
+        await revert_file(ctx, ".opencode.json")
+    await revert_file(ctx, ".opencode.json", confirmed=True)
+    assert (workspace / ".opencode.json").read_text() == "{}"
