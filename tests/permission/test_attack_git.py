@@ -132,6 +132,10 @@ async def test_plain_git_still_runs_unasked(make_runtime, repo, command):
 def test_permission_check_names_the_part_git_runs_and_its_rule(repo):
     (repo / ".opencode.json").write_text(json.dumps(attack_config()))
     printed = permission_check(repo, "bash", "git -c alias.x='!rm a' x")
-    assert printed == 'deny  (part "rm a": global rule "rm *")\n'
+    assert printed.splitlines() == [
+        'deny  (part "rm a": global rule "rm *")',
+        "  execute git -c alias.x='!rm a' x: allow (global rule \"git *\")",
+        '  execute rm a: deny (global rule "rm *")',
+    ]
     printed = permission_check(repo, "write", "secrets/key.txt")
     assert 'deny (edit rule "secrets/*")' in printed and printed.startswith("deny ")

@@ -114,7 +114,7 @@ async def test_a_script_that_renames_programs_asks_though_every_part_is_allowed(
     output = await call(runtime, "bash", {"command": f"{command} > out.txt"})
     assert "needs approval" in output and not (workspace / "out.txt").exists()
     line = explain_command(Config.model_validate(attack_config({"bash": {"*": "allow"}})), workspace, command, "coder")
-    assert line.startswith("ask   (what it runs cannot be known: ")
+    assert line.startswith("ask   (what it runs cannot be known: ") and "\n  execute " in line
 
 
 def test_opencode_tool_bash_yes_runs_no_spelling_of_rm_in_a_real_process(workspace):
