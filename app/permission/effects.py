@@ -15,12 +15,14 @@ enough, and neither is --yes.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from app.config.sources import CONFIG_FILE, user_config_file
 from app.permission.rules import STRICTNESS, Decision
 
 EffectKind = Literal["read", "write", "delete", "execute"]
@@ -139,7 +141,9 @@ def protected_anchor(subject: str, own_roots: Sequence[str] = OWN_CONFIG) -> str
     `.git/modules/*/config` and `.git/worktrees/*/` carry the same powers, a `.git` file
     can point git at another folder, and the rest (objects, refs, index) is git's own to
     change, which a direct write can only corrupt. Nested repositories count too."""
-    if subject.startswith("/") or subject in ("", "."):
+    if subject.startswith("/"):  # outside the workspace: only the user's own config folder
+        return next((r for r in own_roots if r.startswith("/") and (subject + "/").startswith(r + "/")), None)
+    if subject in ("", "."):
         return None
     for root in own_roots:
         if subject == root or subject.startswith(root.rstrip("/") + "/"):
@@ -169,7 +173,7 @@ def protection_reason(subject: str, anchor: str, kind: EffectKind) -> str:
         what = "inside git's own folder"
     elif name in VCS_FILES:
         what = "a file that steers git"
-    elif anchor == ".opencode.json":
+    elif anchor.endswith(".opencode.json") or anchor.startswith("/"):
         what = "opencode's own configuration"
     elif anchor == ".opencode":
         what = "in opencode's own folder (agents, commands, data)"
@@ -183,8 +187,15 @@ def protection_reason(subject: str, anchor: str, kind: EffectKind) -> str:
 
 def protected_roots(data_directory: str, workspace_root: str) -> tuple[str, ...]:
     """The own-config roots plus the data folder (`data.directory`), workspace-relative,
-    when it lies inside the workspace."""
+    when it lies inside the workspace; and, absolute, the user's global config files
+    (`~/.opencode.json`, `$XDG_CONFIG_HOME/opencode/`), which hold rules too."""
     root = posixpath.normpath(workspace_root)
     folder = posixpath.normpath(posixpath.join(root, posixpath.expanduser(data_directory)))
     inside = folder.startswith(root.rstrip("/") + "/")
-    return (*OWN_CONFIG, folder[len(root.rstrip("/")) + 1 :]) if inside else OWN_CONFIG
+    roots = [*OWN_CONFIG, folder[len(root.rstrip("/")) + 1 :]] if inside else [*OWN_CONFIG]
+    user_file = user_config_file(os.environ)
+    if user_file is not None:
+        roots.append(user_file.parent.as_posix())
+    if home := os.environ.get("HOME"):
+        roots.append(posixpath.join(home, CONFIG_FILE))
+    return tuple(roots)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from app.errors import ToolError
 from app.permission import Decision
-from app.permission.effects import GROUP_KEYS, Effect, Judgement, judge
+from app.permission.effects import GROUP_KEYS, Effect, Judgement, judge, protected_anchor
 from app.tools.shell_effects import Touch
 from app.tools.shell_parse import ParsedCommand
 from app.workspace import Workspace
@@ -73,6 +73,9 @@ class FileJudge:
             if subject in HARMLESS_DEVICES or subject.startswith("/dev/fd/"):
                 continue
             if subject.startswith("/"):  # outside: the reading tools' external_directory rules
+                if protected_anchor(subject, self.protected) is not None:  # the global config
+                    yield judge(self.evaluate, key, Effect(touch.kind, subject, subject), self.protected)
+                    continue
                 decision = self.evaluate("external_directory", subject, subject)
                 yield Judgement(Effect(touch.kind, subject, subject), decision, "external_directory")
                 continue

@@ -191,3 +191,22 @@ async def test_a_revert_a_person_confirmed_may_restore_a_protected_file(make_run
         await revert_file(ctx, ".opencode.json")
     await revert_file(ctx, ".opencode.json", confirmed=True)
     assert (workspace / ".opencode.json").read_text() == "{}"
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["echo '{}' > ~/.opencode.json", "mkdir -p ~/.config/opencode && cp notes.txt ~/.config/opencode/.opencode.json"],
+)
+async def test_bash_cannot_write_the_user_s_global_config(make_runtime, workspace, tmp_path, monkeypatch, command):
+    """The global config holds rules too: a bash write there is refused even when every
+    outside path is allowed."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    plant(workspace)
+    rules = {"bash": "allow", "edit": "allow", "external_directory": "allow"}
+    runtime = make_runtime("headless-yes", attack_config(rules))
+    output = await call(runtime, "bash", {"command": command})
+    assert "is forbidden (protected: " in output and "opencode's own configuration" in output, output
+    assert list(home.iterdir()) == []
