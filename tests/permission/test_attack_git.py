@@ -5,6 +5,7 @@ what cannot be judged asks. A real repository and real git processes show what r
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -17,15 +18,23 @@ def git(root: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
 
 
+@pytest.fixture(scope="module")
+def template(tmp_path_factory) -> Path:
+    """The repository, made once: each test gets a copy (git runs five times to make it)."""
+    root = tmp_path_factory.mktemp("repo")
+    plant(root, {"a": "keep\n", "secrets/key.txt": "s3cr3t\n", "main.go": "package main\n", "notes.txt": "n\n"})
+    git(root, "init", "-q")
+    git(root, "config", "user.email", "t@example.com")
+    git(root, "config", "user.name", "t")
+    git(root, "add", "a", "secrets", "notes.txt")
+    git(root, "commit", "-qm", "init")
+    (root / "secrets" / "key.txt").write_text("uncommitted work\n")  # git checkout would lose it
+    return root
+
+
 @pytest.fixture
-def repo(workspace: Path) -> Path:
-    plant(workspace, {"a": "keep\n", "secrets/key.txt": "s3cr3t\n", "main.go": "package main\n", "notes.txt": "n\n"})
-    git(workspace, "init", "-q")
-    git(workspace, "config", "user.email", "t@example.com")
-    git(workspace, "config", "user.name", "t")
-    git(workspace, "add", "a", "secrets", "notes.txt")
-    git(workspace, "commit", "-qm", "init")
-    (workspace / "secrets" / "key.txt").write_text("uncommitted work\n")  # git checkout would lose it
+def repo(workspace: Path, template: Path) -> Path:
+    shutil.copytree(template, workspace, symlinks=True, dirs_exist_ok=True)
     return workspace
 
 
@@ -95,7 +104,8 @@ CHANGES = {
 
 @pytest.mark.parametrize(("command", "message"), CHANGES.values(), ids=CHANGES.keys())
 async def test_what_git_deletes_or_overwrites_meets_the_delete_and_edit_rules(runtime, repo, command, message):
-    before, status = snapshot(repo), git(repo, "status", "--porcelain")
+    status = git(repo, "status", "--porcelain")  # first: it refreshes the index of the copy
+    before = snapshot(repo)
     output = await call(runtime, "bash", {"command": command})
     assert output.startswith("ERROR: bash: ") and "nothing was run" in output, output
     assert message in output, output
