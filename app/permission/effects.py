@@ -178,11 +178,31 @@ def protection_reason(subject: str, anchor: str, kind: EffectKind) -> str:
     elif anchor == ".opencode":
         what = "in opencode's own folder (agents, commands, data)"
     else:
-        what = "opencode's own data"
+        what = "in opencode's data folder or a git hooks folder (core.hooksPath)"
     return (
         f"protected: {subject} is {what}; the agent changes it only when a rule names it with allow "
         f'("{GROUP_KEYS[kind]}": {{"{subject}": "allow"}}), not on ask or --yes'
     )
+
+
+_HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def hooks_folders(workspace_root: str) -> list[str]:
+    """The folders inside the workspace that the repository's config names as
+    `core.hooksPath` (husky's `.husky`, ...): what git runs from there is a hook, as from
+    `.git/hooks/`. Read from `.git/config` at the root, each time (it may change)."""
+    try:
+        with open(posixpath.join(workspace_root, ".git", "config"), encoding="utf-8", errors="replace") as file:
+            text = file.read(65536)
+    except OSError:
+        return []
+    folders = []
+    for value in _HOOKS_PATH.findall(text):
+        path = posixpath.normpath(posixpath.join(workspace_root, value.strip('"')))
+        if path.startswith(workspace_root.rstrip("/") + "/"):
+            folders.append(path[len(workspace_root.rstrip("/")) + 1 :])
+    return folders
 
 
 def protected_roots(data_directory: str, workspace_root: str) -> tuple[str, ...]:
@@ -193,6 +213,7 @@ def protected_roots(data_directory: str, workspace_root: str) -> tuple[str, ...]
     folder = posixpath.normpath(posixpath.join(root, posixpath.expanduser(data_directory)))
     inside = folder.startswith(root.rstrip("/") + "/")
     roots = [*OWN_CONFIG, folder[len(root.rstrip("/")) + 1 :]] if inside else [*OWN_CONFIG]
+    roots += hooks_folders(root)
     user_file = user_config_file(os.environ)
     if user_file is not None:
         roots.append(user_file.parent.as_posix())

@@ -223,6 +223,8 @@ def _subcommand(
                 _config_pair(args[j + 1], reading, aliases)
     elif command == "config":
         _config_command(args, reading, where)
+    elif command == "submodule" and args[:1] == ["add"]:
+        reading.touches.append(_touch("write", at(".gitmodules"), tree=False))
     elif command in ("submodule",) and "foreach" in args:
         script = args[args.index("foreach") + 1 :]
         script = [word for word in script if word not in ("--recursive", "-q", "--quiet")]

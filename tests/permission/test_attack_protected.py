@@ -210,3 +210,16 @@ async def test_bash_cannot_write_the_user_s_global_config(make_runtime, workspac
     output = await call(runtime, "bash", {"command": command})
     assert "is forbidden (protected: " in output and "opencode's own configuration" in output, output
     assert list(home.iterdir()) == []
+
+
+async def test_a_hooks_folder_named_by_the_repository_s_config_is_protected(make_runtime, workspace):
+    """husky and the like point core.hooksPath at a folder in the tree: git runs what is
+    there as it runs .git/hooks/."""
+    plant(workspace)
+    (workspace / ".git").mkdir()
+    (workspace / ".git" / "config").write_text('[core]\n\thooksPath = ".husky"\n')
+    runtime = make_runtime("headless-yes", attack_config(EVERYTHING_ALLOWED))
+    output = await call(runtime, "write", {"filePath": ".husky/pre-commit", "content": "rm -rf .\n"})
+    assert "protected: .husky/pre-commit" in output and not (workspace / ".husky").exists()
+    output = await call(runtime, "bash", {"command": "mkdir -p .husky && echo 'rm -rf .' > .husky/pre-commit"})
+    assert "protected: .husky" in output and not (workspace / ".husky").exists()
