@@ -15,12 +15,14 @@ enough, and neither is --yes.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from app.config.sources import CONFIG_FILE, user_config_file
 from app.permission.rules import STRICTNESS, Decision
 
 EffectKind = Literal["read", "write", "delete", "execute"]
@@ -87,15 +89,25 @@ def keys_for(tool: str, kind: EffectKind) -> tuple[str, ...]:
 
 
 def judge(
-    evaluate: Evaluate, tool: str, effect: Effect, protected_roots: Sequence[str] = OWN_CONFIG
+    evaluate: Evaluate,
+    tool: str,
+    effect: Effect,
+    protected_roots: Sequence[str] = OWN_CONFIG,
+    denying: Container[str] | None = None,
 ) -> Judgement:
     """One effect's decision across its keys (module doc), then the protection of
-    opencode's own files and VCS control files for writes and deletes."""
-    judged = [(key, evaluate(key, effect.target, effect.absolute)) for key in keys_for(tool, effect.kind)]
-    matched = [(key, decision) for key, decision in judged if decision.level != "default"] or judged[:1]
-    key, decision = max(matched, key=lambda pair: STRICTNESS[pair[1].action])
+    opencode's own files and VCS control files for writes and deletes. ``denying``: the
+    keys that hold a deny at all, when known (a key without one cannot add a deny)."""
+    keys = keys_for(tool, effect.kind)
+    key, decision = keys[0], evaluate(keys[0], effect.target, effect.absolute)
+    for other in keys[1:]:
+        found = evaluate(other, effect.target, effect.absolute)
+        if found.level != "default" and (
+            decision.level == "default" or STRICTNESS[found.action] > STRICTNESS[decision.action]
+        ):
+            key, decision = other, found
     also = DENY_ALSO.get(effect.kind)
-    if also is not None and also not in (tool, key) and decision.action != "deny":
+    if also is not None and also not in (tool, key) and decision.action != "deny" and (denying is None or also in denying):
         other = evaluate(also, effect.target, effect.absolute)
         if other.action == "deny":
             key, decision = also, other
@@ -112,14 +124,13 @@ def judge(
 
 
 def judge_all(
-    evaluate: Evaluate, tool: str, effects: Sequence[Effect], protected_roots: Sequence[str] = OWN_CONFIG
+    evaluate: Evaluate,
+    tool: str,
+    effects: Sequence[Effect],
+    protected_roots: Sequence[str] = OWN_CONFIG,
+    denying: Container[str] | None = None,
 ) -> list[Judgement]:
-    return [judge(evaluate, tool, effect, protected_roots) for effect in effects]
-
-
-def strictest(judgements: Sequence[Judgement]) -> Judgement | None:
-    """The first of the strictest judgements (a deny before any ask), None for none."""
-    return max(judgements, key=lambda j: STRICTNESS[j.action], default=None)
+    return [judge(evaluate, tool, effect, protected_roots, denying) for effect in effects]
 
 
 def protected_anchor(subject: str, own_roots: Sequence[str] = OWN_CONFIG) -> str | None:
@@ -130,11 +141,15 @@ def protected_anchor(subject: str, own_roots: Sequence[str] = OWN_CONFIG) -> str
     `.git/modules/*/config` and `.git/worktrees/*/` carry the same powers, a `.git` file
     can point git at another folder, and the rest (objects, refs, index) is git's own to
     change, which a direct write can only corrupt. Nested repositories count too."""
-    if subject.startswith("/") or subject in ("", "."):
+    if subject.startswith("/"):  # outside the workspace: only the user's own config folder
+        return next((r for r in own_roots if r.startswith("/") and (subject + "/").startswith(r + "/")), None)
+    if subject in ("", "."):
         return None
     for root in own_roots:
         if subject == root or subject.startswith(root.rstrip("/") + "/"):
             return root
+    if ".git" not in subject:  # every VCS control path holds it
+        return None
     parts = subject.split("/")
     for i, part in enumerate(parts):
         if part == ".git" or (part in VCS_FILES and i == len(parts) - 1):
@@ -158,22 +173,50 @@ def protection_reason(subject: str, anchor: str, kind: EffectKind) -> str:
         what = "inside git's own folder"
     elif name in VCS_FILES:
         what = "a file that steers git"
-    elif anchor == ".opencode.json":
+    elif anchor.endswith(".opencode.json") or anchor.startswith("/"):
         what = "opencode's own configuration"
     elif anchor == ".opencode":
         what = "in opencode's own folder (agents, commands, data)"
     else:
-        what = "opencode's own data"
+        what = "in opencode's data folder or a git hooks folder (core.hooksPath)"
     return (
         f"protected: {subject} is {what}; the agent changes it only when a rule names it with allow "
         f'("{GROUP_KEYS[kind]}": {{"{subject}": "allow"}}), not on ask or --yes'
     )
 
 
+_HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+def hooks_folders(workspace_root: str) -> list[str]:
+    """The folders inside the workspace that the repository's config names as
+    `core.hooksPath` (husky's `.husky`, ...): what git runs from there is a hook, as from
+    `.git/hooks/`. Read from `.git/config` at the root, each time (it may change)."""
+    try:
+        with open(posixpath.join(workspace_root, ".git", "config"), encoding="utf-8", errors="replace") as file:
+            text = file.read(65536)
+    except OSError:
+        return []
+    folders = []
+    for value in _HOOKS_PATH.findall(text):
+        path = posixpath.normpath(posixpath.join(workspace_root, value.strip('"')))
+        if path.startswith(workspace_root.rstrip("/") + "/"):
+            folders.append(path[len(workspace_root.rstrip("/")) + 1 :])
+    return folders
+
+
 def protected_roots(data_directory: str, workspace_root: str) -> tuple[str, ...]:
     """The own-config roots plus the data folder (`data.directory`), workspace-relative,
-    when it lies inside the workspace."""
+    when it lies inside the workspace; and, absolute, the user's global config files
+    (`~/.opencode.json`, `$XDG_CONFIG_HOME/opencode/`), which hold rules too."""
     root = posixpath.normpath(workspace_root)
     folder = posixpath.normpath(posixpath.join(root, posixpath.expanduser(data_directory)))
     inside = folder.startswith(root.rstrip("/") + "/")
-    return (*OWN_CONFIG, folder[len(root.rstrip("/")) + 1 :]) if inside else OWN_CONFIG
+    roots = [*OWN_CONFIG, folder[len(root.rstrip("/")) + 1 :]] if inside else [*OWN_CONFIG]
+    roots += hooks_folders(root)
+    user_file = user_config_file(os.environ)
+    if user_file is not None:
+        roots.append(user_file.parent.as_posix())
+    if home := os.environ.get("HOME"):
+        roots.append(posixpath.join(home, CONFIG_FILE))
+    return tuple(roots)

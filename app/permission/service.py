@@ -120,7 +120,18 @@ class PermissionService:
         def evaluate(key: str, subject: str, absolute: str | None) -> Decision:
             return self.evaluate(key, subject, agent, absolute, session_id=session_id)
 
-        return judge_all(evaluate, tool, effects, protected)
+        return judge_all(evaluate, tool, effects, protected, self._denying(agent, session_id))
+
+    def _denying(self, agent: str, session_id: str | None) -> frozenset[str] | None:
+        """The keys whose rules (this agent's, its ancestors', the global ones) hold a deny;
+        None when the key `*` does (then any key may deny)."""
+        keys: set[str] = set()
+        agents = (agent, *(self._ancestors.get(session_id, ()) if session_id else ()))
+        for rules in (rules for name in agents for rules in config_rules(self._config, name)):
+            for key, value in (rules or {}).items():
+                if value == "deny" or (isinstance(value, dict) and "deny" in value.values()):
+                    keys.add(key)
+        return None if "*" in keys else frozenset(keys)
 
     async def request(
         self,

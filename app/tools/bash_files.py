@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from app.errors import ToolError
 from app.permission import Decision
-from app.permission.effects import GROUP_KEYS, Effect, Judgement, judge
+from app.permission.effects import GROUP_KEYS, Effect, Judgement, judge, protected_anchor
 from app.tools.shell_effects import Touch
 from app.tools.shell_parse import ParsedCommand
 from app.workspace import Workspace
@@ -73,6 +73,9 @@ class FileJudge:
             if subject in HARMLESS_DEVICES or subject.startswith("/dev/fd/"):
                 continue
             if subject.startswith("/"):  # outside: the reading tools' external_directory rules
+                if protected_anchor(subject, self.protected) is not None:  # the global config
+                    yield judge(self.evaluate, key, Effect(touch.kind, subject, subject), self.protected)
+                    continue
                 decision = self.evaluate("external_directory", subject, subject)
                 yield Judgement(Effect(touch.kind, subject, subject), decision, "external_directory")
                 continue
@@ -95,19 +98,21 @@ class FileJudge:
                     yield from self._tree(absolute, touch)
 
     def _tree(self, folder: str, touch: Touch) -> Iterator[tuple[str, str]]:
-        """Every entry under ``folder``, not following links; git's work skips `.git` and,
-        when it keeps untracked files, opencode's own folders."""
+        """Every entry under ``folder``, not following links, named as it is (a link
+        inside is removed or replaced itself); git's work skips `.git` and, when it keeps
+        untracked files, opencode's own folders."""
         skipped = {".git"} if touch.by_git else set()
         root = self.workspace.root.as_posix().rstrip("/")
-        own = {f"{root}/{name}" for name in self.protected if not name.endswith(".json")}
-        for here, folders, files in os.walk(folder):
-            folders[:] = [
-                name for name in folders
-                if name not in skipped and not (touch.untracked_kept and f"{here}/{name}" in own)
-            ]  # fmt: skip
+        real = os.path.realpath(folder)
+        if real != root and not real.startswith(root + "/"):
+            return
+        own = {name for name in self.protected if not name.endswith(".json")} if touch.untracked_kept else set()
+        for here, folders, files in os.walk(real):
+            rel = here[len(root) + 1 :]
+            prefix = f"{rel}/" if rel else ""
+            folders[:] = [name for name in folders if name not in skipped and f"{prefix}{name}" not in own]
             for name in (*folders, *files):
-                absolute = f"{here}/{name}"
-                yield self._subject(absolute), absolute
+                yield f"{prefix}{name}", f"{here}/{name}"
 
     def _subject(self, absolute: str) -> str:
         try:

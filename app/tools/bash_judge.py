@@ -110,6 +110,18 @@ class CommandJudge:
         reasons = sorted({decision.reason for decision in decisions.values()})
         return Verdict("allow", f"every part allowed: {'; '.join(reasons)}")
 
+    def effect_lines(self, command: str) -> list[str]:
+        """`execute rm a: deny (global rule "rm *")`, `write out.txt: ...`: every part and
+        every file effect with its decision, for a person reading `permission check`."""
+        parsed = parse_command(command)
+        lines = []
+        for part in parsed.parts:
+            decision, subject = self._part_decision(part)
+            lines.append(f"execute {one_line(subject)}: {decision.action} ({decision.reason})")
+        files = FileJudge(self.workspace, self.evaluate, self.protected).judge(parsed)
+        lines += [judgement.line() for judgement in files]
+        return list(dict.fromkeys(lines))
+
     def _part_decision(self, part: SimpleCommand) -> tuple[Decision, str]:
         """The rules' decision for one part and the subject that gave it, judged as written
         and as run (`\\rm x`, `/bin/rm x` and `r''m x` run `rm x`): a deny of either
@@ -167,7 +179,9 @@ class CommandJudge:
 
 def explain_command(config: Config, workspace_root: Path, command: str, agent: str) -> str:
     """`opencode permission check bash COMMAND`: the bash tool's verdict, with no session's
-    earlier answers, as `explain` prints a rule's: the action padded to 5, then why."""
+    earlier answers, as `explain` prints a rule's (the action padded to 5, then why), then
+    one line per effect: each part it runs and each file it writes or deletes, with the
+    decision for it."""
     check_agent(agent)
     workspace = Workspace(workspace_root)
     judge = CommandJudge(
@@ -175,7 +189,7 @@ def explain_command(config: Config, workspace_root: Path, command: str, agent: s
         protected=protected_roots(config.data.directory, workspace.root.as_posix()),
     )
     verdict = judge.verdict(command)
-    return f"{verdict.action:<5} ({verdict.why})"
+    return "\n".join([f"{verdict.action:<5} ({verdict.why})", *(f"  {line}" for line in judge.effect_lines(command))])
 
 
 def banned_programs(parsed: ParsedCommand, banned: list[str]) -> list[str]:

@@ -242,7 +242,8 @@ async def _authorize(
     otherwise one question covers everything that asks."""
     effects = [Effect("delete" if item.deleted else "write", item.path) for item in applied]
     effects += [Effect("delete", subject) for subject in change_set.subjects]
-    protected = protected_roots(ctx.config.data.directory, ctx.workspace.root.as_posix())
+    # Protected paths guard against the agent; a change a person confirmed is theirs.
+    protected = () if confirmed else protected_roots(ctx.config.data.directory, ctx.workspace.root.as_posix())
     judgements = ctx.permissions.judge(tool, effects, ctx.agent, session_id=ctx.session_id, protected=protected)
     if denied := [j for j in judgements if j.action == "deny"]:
         first = denied[0]

@@ -6,6 +6,7 @@ that make a name stand for another program (alias, `hash -p`), which cannot be j
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from app.tools.git_effects import GitReading, read_git
@@ -36,10 +37,14 @@ class ProgramReading:
 
 
 def read_program(
-    words: list[str | None], assignments: list[tuple[str, str | None]], implicit: tuple[str, ...] = ()
+    words: list[str | None],
+    assignments: list[tuple[str, str | None]],
+    implicit: tuple[str, ...] = (),
+    env: Mapping[str, str | None] | None = None,
 ) -> ProgramReading:
     """``words``: the command's words (None where computed); ``assignments``: its `NAME=value`
-    pairs (before it, after `export`, or alone); ``implicit``: paths it receives at run time."""
+    pairs (before it, after `export`, or alone); ``implicit``: paths it receives at run time;
+    ``env``: variables set earlier in the command line (None where computed)."""
     reading = GitReading()
     program = program_name(words[0]) if words and words[0] is not None else None
     if program == "env":
@@ -47,7 +52,7 @@ def read_program(
     for name, value in assignments:
         _variable(name, value, reading)
     if program == "git":
-        git = read_git(words[1:])
+        git = read_git(words[1:], {**(env or {}), **dict(assignments)})
         reading.scripts += git.scripts
         reading.touches += git.touches
         reading.doubts += git.doubts

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable
+import shlex
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from app.tools.shell_effects import Kind, Touch
@@ -84,11 +85,35 @@ class GitReading:
     doubts: list[str] = field(default_factory=list)
 
 
-def read_git(rest: list[str | None]) -> GitReading:
-    """``rest``: the words after `git` (None where one expands at run time)."""
+def read_git(rest: list[str | None], env: Mapping[str, str | None] | None = None) -> GitReading:
+    """``rest``: the words after `git` (None where one expands at run time); ``env``: the
+    variables the command sets, as far as known (None where computed)."""
     reading = GitReading()
-    _read(rest, reading, aliases={}, depth=0)
+    aliases: dict[str, str | None] = {}
+    for pair in _environment_config(env or {}, reading):
+        _config_pair(pair, reading, aliases)
+    _read(rest, reading, aliases, 0, env or {})
     return reading
+
+
+def _environment_config(env: Mapping[str, str | None], reading: GitReading) -> list[str | None]:
+    """`key=value` settings given through GIT_CONFIG_PARAMETERS and GIT_CONFIG_COUNT with
+    GIT_CONFIG_KEY_n/VALUE_n (None for one computed at run time)."""
+    pairs: list[str | None] = []
+    if "GIT_CONFIG_PARAMETERS" in env:
+        raw = env["GIT_CONFIG_PARAMETERS"]
+        try:
+            pairs += shlex.split(raw) if raw is not None else [None]
+        except ValueError:
+            pairs.append(None)
+    count = env.get("GIT_CONFIG_COUNT")
+    if count is not None and count.isdigit():
+        for n in range(min(int(count), 64)):
+            key, value = env.get(f"GIT_CONFIG_KEY_{n}"), env.get(f"GIT_CONFIG_VALUE_{n}")
+            pairs.append(None if key is None or value is None else f"{key}={value}")
+    elif "GIT_CONFIG_COUNT" in env:
+        reading.doubts.append("GIT_CONFIG_COUNT is known only at run time")
+    return pairs
 
 
 def config_value_effect(key: str, value: str | None, reading: GitReading) -> None:
@@ -112,7 +137,13 @@ def config_value_effect(key: str, value: str | None, reading: GitReading) -> Non
         reading.scripts.append(value.removeprefix("!"))
 
 
-def _read(rest: list[str | None], reading: GitReading, aliases: dict[str, str | None], depth: int) -> None:
+def _read(
+    rest: list[str | None],
+    reading: GitReading,
+    aliases: dict[str, str | None],
+    depth: int,
+    env: Mapping[str, str | None],
+) -> None:
     i, where = 0, ""
     while i < len(rest):
         word = rest[i]
@@ -130,9 +161,12 @@ def _read(rest: list[str | None], reading: GitReading, aliases: dict[str, str | 
             i += 1
         if name == "-c":
             _config_pair(value, reading, aliases)
-        elif name == "--config-env":
-            key = (value or "").partition("=")[0]
-            config_value_effect(key, None, reading)
+        elif name == "--config-env":  # KEY=VARIABLE: the value is that variable's
+            key, _, variable = (value or "").partition("=")
+            known = env.get(variable) if variable in env else None
+            _config_pair(None if known is None else f"{key}={known}", reading, aliases)
+            if known is None:
+                config_value_effect(key, None, reading)
         elif name == "-C":
             where = posixpath.join(where, value) if value is not None else ""
         elif name in ("--git-dir", "--work-tree", "--exec-path", "--super-prefix"):
@@ -149,7 +183,7 @@ def _read(rest: list[str | None], reading: GitReading, aliases: dict[str, str | 
         if expansion is None or depth >= _MAX_ALIAS_DEPTH:
             reading.doubts.append(f"git alias {command} cannot be followed")
         elif not expansion.startswith("!"):  # an alias to git words: read them in its place
-            _read([*expansion.split(), *args], reading, aliases, depth + 1)
+            _read([*expansion.split(), *args], reading, aliases, depth + 1, env)
         return
     if command not in _BUILTINS:
         reading.doubts.append(f"git {command} is not one of git's own commands: an alias or a git-{command} program")
@@ -179,14 +213,18 @@ def _subcommand(
 
     if command in _COMMAND_OPTION_COMMANDS:
         _command_options(args, reading)
+    for path in _output_files(command, args):  # a file, or a folder it fills (format-patch -o)
+        reading.touches += [_touch("write", at(path)), _touch("write", at(posixpath.join(path, "*")), tree=False)]
+    if command in ("clone", "init") and any(w is not None and w.startswith("--template") for w in args):
+        reading.doubts.append(f"git {command} --template copies hooks from another folder")
     if command == "clone":
         for j, word in enumerate(args[:-1]):
             if word in ("-c", "--config"):
                 _config_pair(args[j + 1], reading, aliases)
-            elif word is not None and word.startswith("--template"):
-                reading.doubts.append("git clone --template copies hooks from another folder")
     elif command == "config":
-        _config_command(args, reading)
+        _config_command(args, reading, where)
+    elif command == "submodule" and args[:1] == ["add"]:
+        reading.touches.append(_touch("write", at(".gitmodules"), tree=False))
     elif command in ("submodule",) and "foreach" in args:
         script = args[args.index("foreach") + 1 :]
         script = [word for word in script if word not in ("--recursive", "-q", "--quiet")]
@@ -245,10 +283,28 @@ def _stash(args: list[str | None], at: Callable[[str], str], here: str, reading:
         reading.touches += [_touch("write", at(path)) for path in after or [here]]
 
 
-def _config_command(args: list[str | None], reading: GitReading) -> None:
-    """`git config`: a write asks (its value is also judged when git would run it); a read
-    is judged by the rules as any command is."""
-    words = [word for word in args if word not in ("--global", "--local", "--system", "--worktree")]
+def _config_command(args: list[str | None], reading: GitReading, where: str) -> None:
+    """`git config`: a write asks (its value is also judged when git would run it) and
+    writes its file (`.git/config`, a protected path, unless `--file`, `--global`,
+    `--system` says otherwise); a read is judged by the rules as any command is."""
+    scope = {"--global": "~/.gitconfig", "--system": "/etc/gitconfig", "--worktree": ".git/config.worktree"}
+    default = next((scope[word] for word in args if word in scope), ".git/config")
+    words: list[str | None] = []
+    files: list[str] = []
+    skip = False
+    for j, word in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        name, has_value, value = (word or "").partition("=")
+        if name in ("-f", "--file", "--blob", "--type", "--default", "--comment", "--value", "--url"):
+            file = value if has_value else (args[j + 1] if j + 1 < len(args) else "")
+            skip = not has_value
+            if name in ("-f", "--file"):
+                files.append(file or "")
+            continue
+        if word not in ("--global", "--local", "--system", "--worktree"):
+            words.append(word)
     if any(word in _CONFIG_READS for word in words):
         return
     writes = any(word in _CONFIG_WRITES for word in words)
@@ -258,6 +314,8 @@ def _config_command(args: list[str | None], reading: GitReading) -> None:
     if not writes and len(operands) < 2:
         return  # `git config KEY`: a read
     reading.doubts.append("git config changes git's settings")
+    for file in files or [default]:
+        reading.touches.append(Touch("write", posixpath.join(where, file) if where and file else file))
     if len(operands) >= 2 and operands[0] is not None:
         config_value_effect(operands[0], operands[1], reading)
 
@@ -274,6 +332,20 @@ def _command_options(args: list[str | None], reading: GitReading) -> None:
             reading.doubts.append(f"git {name} runs a command known only at run time")
         elif script:
             reading.scripts.append(script)
+
+
+def _output_files(command: str, args: list[str | None]) -> list[str]:
+    """Files git writes its output to: `--output=FILE` (log, diff, show, archive...),
+    `-o` of archive and format-patch (a folder there), `bundle create FILE`."""
+    files = []
+    for j, word in enumerate(args):
+        name, has_value, value = (word or "").partition("=")
+        takes_o = command in ("archive", "format-patch") and name == "-o"
+        if name in ("--output", "--output-directory") or takes_o:
+            files.append(value if has_value else (args[j + 1] or "") if j + 1 < len(args) else "")
+    if command == "bundle" and args[:1] == ["create"] and len(args) > 1:
+        files.append(args[1] or "")
+    return files
 
 
 def _pathspecs(args: list[str | None]) -> list[str]:

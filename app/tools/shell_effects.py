@@ -154,8 +154,15 @@ def _copy_effects(program: str, options: list[str], operands: list[str]) -> tupl
         *sources, target = operands
     else:
         sources = operands
+    # A folder copied in lands under its own name, or (`x/.`, `x/`) as its contents: all
+    # that is already there may be overwritten.
+    recursive = program in ("mv", "cp") and (program == "mv" or _recursive(options) or "-a" in options)
     effects = [Touch("write", target)]
-    effects += [Touch("write", posixpath.join(target, posixpath.basename(s.rstrip("/")))) for s in sources if s]
+    effects += [
+        Touch("write", posixpath.join(target, posixpath.basename(s.rstrip("/"))), tree=recursive) for s in sources if s
+    ]
+    if recursive and any(s.endswith(("/", "/.")) for s in sources):
+        effects.append(Touch("write", target, tree=True))
     if program == "mv":
         effects += [Touch("delete", source, tree=True) for source in sources]
     links = program == "ln" or (
@@ -163,11 +170,12 @@ def _copy_effects(program: str, options: list[str], operands: list[str]) -> tupl
                                 for o in options)
     )  # fmt: skip
     if links:
-        # A second name for the same file (a hard link, or a symbolic one, whose target is
-        # read from the link's folder): writing through it changes the source.
-        effects += [Touch("write", source) for source in sources if source]
+        # A second name for the same file or folder (a hard link, or a symbolic one, whose
+        # target is read from the link's folder): writing through it changes the source,
+        # and everything under a linked folder.
+        effects += [Touch("write", source, tree=True) for source in sources if source]
         link_folder = target if len(sources) > 1 or target.endswith("/") else posixpath.dirname(target)
-        effects += [Touch("write", posixpath.join(link_folder, source)) for source in sources if source]
+        effects += [Touch("write", posixpath.join(link_folder, source), tree=True) for source in sources if source]
     return tuple(effects)
 
 
@@ -202,6 +210,16 @@ def _tar(options: list[str], operands: list[str], words: list[str | None]) -> tu
     )
     where = _option_value(options, "-C", "--directory") or "."
     effects = [Touch("write", where, tree=True)] if extracts else []
+    creates = "c" in mode or "r" in mode or "u" in mode or any(
+        o in ("-c", "--create", "-r", "--append", "-u", "--update")
+        or (o[:1] == "-" and o[1:2] != "-" and any(letter in o for letter in "cru"))
+        for o in options
+    )
+    named = operands[1:] if mode else operands  # the mode word (`cf`) is not a file
+    combined_f = any(o[:1] == "-" and o[1:2] != "-" and o.endswith("f") and len(o) > 2 for o in options)
+    archive = _option_value(options, "-f", "--file") or (named[0] if ("f" in mode or combined_f) and named else None)
+    if creates and archive:
+        effects.append(Touch("write", archive))
     if "--remove-files" in options:
         effects += [Touch("delete", path, tree=True) for path in operands[1 if mode else 0 :]]
     return tuple(effects)
@@ -271,7 +289,35 @@ def _patch(options: list[str], _operands: list[str], _words: list[str | None]) -
     return (Touch("write", _option_value(options, "-d", "--directory") or ".", tree=True),)
 
 
+def _first_operand(_options: list[str], operands: list[str], _words: list[str | None]) -> tuple[Touch, ...]:
+    """`zip ARCHIVE FILES`, `script FILE`: the first operand is written."""
+    return (Touch("write", operands[0]),) if operands else ()
+
+
+def _in_place(options: list[str], operands: list[str], _words: list[str | None]) -> tuple[Touch, ...]:
+    """`perl -pi -e SCRIPT FILES` (or `ruby -i`): the files after the script are rewritten."""
+    edits = any(o.startswith("-") and not o.startswith("--") and "i" in o for o in options)
+    return tuple(Touch("write", path) for path in operands[1:]) if edits else ()
+
+
+def _history(options: list[str], operands: list[str], _words: list[str | None]) -> tuple[Touch, ...]:
+    """`history -w FILE` / `-a FILE` writes the shell's history into FILE."""
+    writes = any(o in ("-w", "-a") for o in options)
+    return tuple(Touch("write", path) for path in operands) if writes else ()
+
+
+def _database(_options: list[str], operands: list[str], _words: list[str | None]) -> tuple[Touch, ...]:
+    """`sqlite3 FILE [SQL]` changes the database file (opencode's own, for one)."""
+    return (Touch("write", operands[0]),) if operands else ()
+
+
 _PROGRAMS = {
+    "sqlite3": _database,
+    "zip": _first_operand,
+    "script": _first_operand,
+    "perl": _in_place,
+    "ruby": _in_place,
+    "history": _history,
     "sed": _sed,
     "dd": _dd,
     "sort": _sort,

@@ -103,6 +103,8 @@ _DIRECTORY_CHANGES = frozenset({"cd", "pushd", "popd"})
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _BLANK = re.compile(r"\s")
 _GLOB = re.compile(r"[*?[]")
+_KNOWN_VARIABLE = re.compile(r"^(\"?)\$(\{PWD\}|PWD\b|\{HOME\}|HOME\b)")
+_PLAIN = re.compile(r"[^\s'\"\\$`#]+")
 _ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
 
 
@@ -151,6 +153,8 @@ _SOURCE: ContextVar[bytes] = ContextVar("shell_parse_source")
 # How many scripts deep the current parse is (`sh -c "sh -c '...'"`), and the limit.
 _DEPTH: ContextVar[int] = ContextVar("shell_parse_depth", default=0)
 _MAX_SCRIPT_DEPTH = 8
+# The variables the command line sets, in source order, as far as known (None where computed).
+_ENVIRONMENT: ContextVar[dict[str, str | None] | None] = ContextVar("shell_parse_environment", default=None)
 # Paths the command being parsed receives at run time besides its words (see _inner_scripts).
 _IMPLICIT: ContextVar[tuple[str, ...]] = ContextVar("shell_parse_implicit", default=())
 
@@ -177,6 +181,7 @@ def parse_command(command: str) -> ParsedCommand:
     source = command.encode("utf-8")
     tree = _parser().parse(_FOUR_BYTE_CHARACTER.sub(b"wwww", source))
     tokens = _SOURCE.set(source), _DEPTH.set(depth + 1)
+    environment = _ENVIRONMENT.set({}) if _ENVIRONMENT.get() is None else None
     found = _Found()
     try:
         _collect(tree.root_node, found)
@@ -185,6 +190,8 @@ def parse_command(command: str) -> ParsedCommand:
     finally:
         _SOURCE.reset(tokens[0])
         _DEPTH.reset(tokens[1])
+        if environment is not None:
+            _ENVIRONMENT.reset(environment)
     # Error recovery may invent an empty command (`a |`); the command is incomplete anyway.
     # A part found twice (`nohup echo $(id)` finds `id` in the command and in `echo $(id)`)
     # is judged once.
@@ -249,12 +256,17 @@ def _collect(node: Node, found: _Found) -> None:
 def _add_simple(whole: Node, command: Node, found: _Found) -> None:
     """The part for ``command`` (its text that of ``whole``, redirections included), then
     the parts of what it runs through another program."""
-    scripts = _inner_scripts(command, _words(command))
-    words = _globbed_program(_words(command))
+    written = _words(command)
+    scripts = _inner_scripts(command, written)
+    words = _globbed_program(written)
     values = [value for value, _ in words]
     text = _text(whole)
     normal = _normal(words) if words else " ".join(text.split())
-    runs = read_program(values, _assignments(command), _IMPLICIT.get())
+    assignments = _assignments(command)
+    environment = _ENVIRONMENT.get()
+    runs = read_program(values, assignments, _IMPLICIT.get(), environment)
+    if environment is not None and (command.type != "command" or not values):  # `export A=b`, `A=b`
+        environment.update(assignments)
     found.parts.append(
         SimpleCommand(
             text,
@@ -620,7 +632,13 @@ def _programs_in_script(script: str) -> tuple[str, ...]:
 
 def _static_word(node: Node) -> str | None:
     """The word's value after quote removal, or None when it expands at run time."""
-    raw = _ANSI_C.sub(lambda match: shlex.quote(ansi_c_text(match.group(1))), _text(node))
+    raw = _text(node)
+    if _PLAIN.fullmatch(raw):  # nothing to remove or expand: the common case, without shlex
+        return raw
+    raw = _ANSI_C.sub(lambda match: shlex.quote(ansi_c_text(match.group(1))), raw)
+    # Where these lead is known: the folder the command is in (judged from every folder it
+    # may be in), and the home folder.
+    raw = _KNOWN_VARIABLE.sub(lambda match: match.group(1) + ("." if "PWD" in match.group(2) else "~"), raw)
     if "$" in raw or "`" in raw:
         return None
     return unquote_word(raw)

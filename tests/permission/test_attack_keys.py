@@ -8,6 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from app.bus import Bus
+from app.config import Config
+from app.permission import PermissionService
+from app.permission.effects import Effect
 from tests.permission.attack import GUARDED, attack_config, call, opencode_tool, plant, snapshot
 
 
@@ -111,3 +115,33 @@ def test_opencode_tool_yes_refuses_the_write_and_the_move_in_a_real_process(work
         ".opencode.json": (workspace / ".opencode.json").read_bytes(),
         **{rel: text.encode() for rel, text in GUARDED.items()},
     }
+
+
+@pytest.mark.parametrize(
+    ("rules", "tool", "effect", "expected"),
+    [
+        # Deny wins across keys, however specific the other key's allow.
+        ({"write": {"secrets/key.txt": "allow"}, "edit": {"secrets/*": "deny"}}, "write", ("write", "secrets/key.txt"),
+         'deny (edit rule "secrets/*")'),
+        # Within one key the most specific pattern still wins.
+        ({"edit": {"secrets/*": "deny", "secrets/public.txt": "allow"}}, "patch", ("write", "secrets/public.txt"),
+         'allow (edit rule "secrets/public.txt")'),
+        # A group key without a matching pattern says nothing: the tool's own rule decides.
+        ({"write": {"*": "allow"}, "edit": {"secrets/*": "deny"}}, "write", ("write", "src/a.py"),
+         'allow (write rule "*")'),
+        # Across keys, ask beats allow.
+        ({"multiedit": "allow", "edit": {"*.lock": "ask"}}, "multiedit", ("write", "uv.lock"), 'ask (edit rule "*.lock")'),
+        # An edit deny holds for removals; an edit ask does not.
+        ({"delete": "allow", "edit": {"secrets/*": "deny", "*.md": "ask"}}, "delete", ("delete", "secrets/k"),
+         'deny (edit rule "secrets/*")'),
+        ({"delete": "allow", "edit": {"*.md": "ask"}}, "delete", ("delete", "README.md"), 'allow (delete rule "*")'),
+        # Rules for every tool count for every effect.
+        ({"*": {"*.env": "deny"}, "edit": "allow"}, "write", ("write", ".env"), 'deny (rule "*.env" for every tool)'),
+        # Nothing matches: the tool's default.
+        ({}, "write", ("write", "x"), "ask (default for write)"),
+    ],
+)  # fmt: skip
+def test_how_an_effect_is_judged_across_keys(rules, tool, effect, expected):
+    service = PermissionService(Config.model_validate({"permission": {"rules": rules}}), Bus())
+    [judgement] = service.judge(tool, [Effect(*effect)], "coder")
+    assert judgement.line() == f"{effect[0]} {effect[1]}: {expected}"

@@ -60,6 +60,16 @@ WRITES = {
     "a hard link then a write through it": "ln secrets/key.txt l && echo pwned > l",
     "mv its folder away": "mv secrets public",
     "a write by a wrapped shell": "sh -c 'echo pwned > secrets/key.txt'",
+    "a symlinked folder then a write through it": "ln -s secrets s && echo pwned > s/key.txt",
+    "a redirection to $PWD": 'echo pwned > "$PWD/secrets/key.txt"',
+    "a redirection to ${PWD} after cd": "cd secrets && echo pwned > ${PWD}/key.txt",
+    "git config --file into it": "git config --file secrets/key.txt a.b c",
+    "a folder's contents copied over it": "mkdir -p d && cp -a d/. secrets",
+    "rsync of a folder's contents": "mkdir -p d && rsync -a d/ secrets",
+    "an archive made over it": "tar -cf secrets/key.txt x",
+    "perl -pi": "perl -pi -e 's/s3cr3t/pwned/' secrets/key.txt",
+    "git log --output": "git log --output=secrets/key.txt",
+    "history -w": "history -w secrets/key.txt",
 }
 
 
@@ -68,8 +78,9 @@ async def test_a_write_into_a_denied_path_by_any_program_is_refused(runtime, wor
     before = snapshot(workspace)
     output = await call(runtime, "bash", {"command": command})
     assert output.startswith("ERROR: bash: "), output
-    assert re.search(r'secrets/(key\.txt|x) is forbidden \(edit rule "secrets/\*"\)', output), output
-    assert snapshot(workspace) == before and not (workspace / "l").exists()
+    assert re.search(r'secrets/(key\.txt|x|d) is forbidden \(edit rule "secrets/\*"\)', output), output
+    assert snapshot(workspace) == before and not (workspace / "l").exists() and not (workspace / "s").exists()
+    assert not (workspace / "d").exists()
 
 
 DELETES = {
@@ -103,13 +114,13 @@ async def test_a_script_that_renames_programs_asks_though_every_part_is_allowed(
     output = await call(runtime, "bash", {"command": f"{command} > out.txt"})
     assert "needs approval" in output and not (workspace / "out.txt").exists()
     line = explain_command(Config.model_validate(attack_config({"bash": {"*": "allow"}})), workspace, command, "coder")
-    assert line.startswith("ask   (what it runs cannot be known: ")
+    assert line.startswith("ask   (what it runs cannot be known: ") and "\n  execute " in line
 
 
 def test_opencode_tool_bash_yes_runs_no_spelling_of_rm_in_a_real_process(workspace):
     plant(workspace, {"x": "keep\n"})
     (workspace / ".opencode.json").write_text(json.dumps(attack_config(ATTACK_RULES)))
-    for command in ["\\rm x", "/usr/bin/rm x", "bash -c '/bin/rm x'"]:
+    for command in ["\\rm x", "bash -c '/bin/rm x'"]:
         answer = opencode_tool(workspace, "bash", {"command": command})
         assert answer["ok"] is False and 'global rule "rm *"' in answer["output"], answer
     assert (workspace / "x").read_text() == "keep\n"

@@ -1,0 +1,151 @@
+"""`git *: allow` is not a license to run anything: what git runs for a command is judged
+as a command of its own, what git deletes or overwrites by the delete and edit rules, and
+what cannot be judged asks. A real repository and real git processes show what ran."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.permission.attack import attack_config, call, permission_check, plant, snapshot
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True).stdout
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory) -> Path:
+    """The repository, made once: each test gets a copy (git runs five times to make it)."""
+    root = tmp_path_factory.mktemp("repo")
+    plant(root, {"a": "keep\n", "secrets/key.txt": "s3cr3t\n", "main.go": "package main\n", "notes.txt": "n\n"})
+    git(root, "init", "-q")
+    git(root, "config", "user.email", "t@example.com")
+    git(root, "config", "user.name", "t")
+    git(root, "add", "a", "secrets", "notes.txt")
+    git(root, "commit", "-qm", "init")
+    (root / "secrets" / "key.txt").write_text("uncommitted work\n")  # git checkout would lose it
+    return root
+
+
+@pytest.fixture
+def repo(workspace: Path, template: Path) -> Path:
+    shutil.copytree(template, workspace, symlinks=True, dirs_exist_ok=True)
+    return workspace
+
+
+@pytest.fixture
+def runtime(make_runtime, repo):
+    return make_runtime("headless-yes", attack_config())
+
+
+RUNS_RM = {
+    "a -c alias": "git -c alias.x='!rm a' x",
+    "a -c alias through sh": "git -c alias.x='!sh -c \"rm a\"' x",
+    "core.fsmonitor": "git -c core.fsmonitor='rm a' status",
+    "core.pager": "git -c core.pager='rm a' -p log",
+    "pager.log": "git -c pager.log='rm a' log",
+    "diff.external": "git -c diff.external='rm a' diff",
+    "GIT_EXTERNAL_DIFF": "GIT_EXTERNAL_DIFF='rm a' git diff",
+    "GIT_PAGER exported": "export GIT_PAGER='rm a'; git -p log",
+    "GIT_PAGER through env": "env GIT_PAGER='rm a' git -p log",
+    "core.sshCommand": "git -c core.sshCommand='rm a' fetch ssh://h/r",
+    "core.editor": "git -c core.editor='rm a' commit --allow-empty",
+    "--upload-pack": "git ls-remote --upload-pack='rm a' .",
+    "--upload-pack as a word": "git fetch --upload-pack 'rm a' .",
+    "a textconv driver": "git -c diff.x.textconv='rm a' diff",
+    "a filter driver": "git -c filter.x.smudge='rm a' checkout .",
+    "a credential helper": "git -c credential.helper='!rm a' fetch",
+    "git config then the alias": "git config alias.zz '!rm a' && git zz",
+    "rebase --exec": "git rebase --exec 'rm a' HEAD",
+    "submodule foreach": "git submodule foreach rm a",
+    "bisect run": "git bisect run rm a",
+    "--config-env then the alias is unknown, the -c one is not": "git --config-env=alias.y=X -c alias.x='!rm a' x",
+    "--config-env from a variable set before": "EVIL='!rm a' git --config-env=alias.x=EVIL x",
+    "--config-env from an exported variable": "export EVIL='!rm a'; git --config-env=alias.x=EVIL x",
+    "GIT_CONFIG_COUNT": "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.x GIT_CONFIG_VALUE_0='!rm a' git x",
+    "GIT_CONFIG_PARAMETERS": "GIT_CONFIG_PARAMETERS=\"'alias.x'='!rm a'\" git x",
+}
+
+
+@pytest.mark.parametrize("command", RUNS_RM.values(), ids=RUNS_RM.keys())
+async def test_a_command_git_would_run_meets_the_rm_deny(runtime, repo, command):
+    config = (repo / ".git" / "config").read_bytes()
+    output = await call(runtime, "bash", {"command": command})
+    assert output.startswith("ERROR: bash: the permission rules forbid"), output
+    assert '"rm a"' in output and 'global rule "rm *"' in output
+    assert (repo / "a").read_text() == "keep\n" and (repo / ".git" / "config").read_bytes() == config
+
+
+CHANGES = {
+    "git rm": ("git rm --force main.go notes.txt", 'delete main.go is forbidden (delete rule "*.go")'),
+    "git rm -r of the tree": ("git rm -rq --force .", "is forbidden"),
+    "git clean -fdx": ("git clean -fdx", "is forbidden"),
+    "git clean -f of a path": ("git clean -f main.go", 'delete main.go is forbidden (delete rule "*.go")'),
+    "git checkout -- PATH": ("git checkout -- secrets/key.txt", 'write secrets/key.txt is forbidden (edit rule "secrets/*")'),
+    "git checkout PATH": ("git checkout secrets/key.txt", 'write secrets/key.txt is forbidden (edit rule "secrets/*")'),
+    "git checkout -C": ("git -C secrets checkout key.txt", 'write secrets/key.txt is forbidden (edit rule "secrets/*")'),
+    "git checkout after cd": ("cd secrets && git checkout .", 'write secrets/key.txt is forbidden (edit rule "secrets/*")'),
+    "git restore": ("git restore secrets/key.txt", 'write secrets/key.txt is forbidden (edit rule "secrets/*")'),
+    "git restore of the tree": ("git restore .", "is forbidden"),
+    "git reset --hard": ("git reset --hard", "is forbidden"),
+    "git stash": ("git stash", "is forbidden"),
+    "git stash drop": ("git stash drop", "is forbidden"),
+    "git show into it": ("git show HEAD:a > secrets/key.txt", 'write secrets/key.txt is forbidden (edit rule "secrets/*")'),
+    "git mv a .go file away": ("git mv -k main.go x.txt", 'delete main.go is forbidden (delete rule "*.go")'),
+    "git config writes .git/config": ("git config user.name someone", "write .git/config is forbidden (protected: "),
+    "git config --file .git/config": ("git config --file .git/config core.fsmonitor true", "write .git/config is forbidden"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(("command", "message"), CHANGES.values(), ids=CHANGES.keys())
+async def test_what_git_deletes_or_overwrites_meets_the_delete_and_edit_rules(runtime, repo, command, message):
+    status = git(repo, "status", "--porcelain")  # first: it refreshes the index of the copy
+    before = snapshot(repo)
+    output = await call(runtime, "bash", {"command": command})
+    assert output.startswith("ERROR: bash: ") and "nothing was run" in output, output
+    assert message in output, output
+    assert snapshot(repo) == before and git(repo, "status", "--porcelain") == status
+    assert git(repo, "stash", "list") == ""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git -c core.hooksPath=hooks commit --allow-empty -m x",
+        "git zz",  # a ! alias may be defined in a config the command does not show
+        "git config --global user.name someone",
+        "git --git-dir=../other/.git status",
+        "GIT_CONFIG_GLOBAL=../x git status",
+        "git -c include.path=../x status",
+    ],
+)
+async def test_what_cannot_be_judged_asks(make_runtime, repo, command):
+    runtime = make_runtime("headless", attack_config())
+    config = (repo / ".git" / "config").read_bytes()
+    output = await call(runtime, "bash", {"command": command})
+    assert "needs approval" in output, output
+    assert (repo / ".git" / "config").read_bytes() == config and git(repo, "log", "--format=%s") == "init\n"
+
+
+@pytest.mark.parametrize("command", ["git status --short", "git log --oneline", "git diff --stat", "git stash list"])
+async def test_plain_git_still_runs_unasked(make_runtime, repo, command):
+    runtime = make_runtime("headless", attack_config())
+    output = await call(runtime, "bash", {"command": command})
+    assert "Exit code: 0" in output, output
+
+
+def test_permission_check_names_the_part_git_runs_and_its_rule(repo):
+    (repo / ".opencode.json").write_text(json.dumps(attack_config()))
+    printed = permission_check(repo, "bash", "git -c alias.x='!rm a' x")
+    assert printed.splitlines() == [
+        'deny  (part "rm a": global rule "rm *")',
+        "  execute git -c alias.x='!rm a' x: allow (global rule \"git *\")",
+        '  execute rm a: deny (global rule "rm *")',
+    ]
+    printed = permission_check(repo, "write", "secrets/key.txt")
+    assert 'deny (edit rule "secrets/*")' in printed and printed.startswith("deny ")
