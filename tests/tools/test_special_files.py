@@ -17,6 +17,7 @@ from app.tools.delete import DeleteTool
 from app.tools.glob import GlobTool
 from app.tools.grep import GrepTool
 from app.tools.ls import LsTool
+from app.tools.revert import revert_file
 from app.tools.view import ViewTool
 from tests.conftest import DEEP_TREE_LEVELS
 
@@ -97,3 +98,13 @@ async def test_delete_removes_a_tree_a_thousand_folders_deep_and_keeps_its_file(
     assert not deep_tree.exists()
     deep_file = "t/" + "d/" * DEEP_TREE_LEVELS + "f.txt"
     assert ctx.history.get_by_path_and_session(deep_file, ctx.session_id).deleted
+
+
+async def test_a_deleted_tree_a_thousand_folders_deep_is_put_back_by_a_revert(deep_tree: Path, ctx) -> None:
+    rel = "t/" + "d/" * DEEP_TREE_LEVELS + "f.txt"
+    await call(DeleteTool(), ctx, path="t")
+    assert not deep_tree.exists()
+
+    await asyncio.wait_for(revert_file(ctx, rel, confirmed=True), CALL_BOUND_S)
+
+    assert (deep_tree.parent / rel).read_text() == "deep\n"
