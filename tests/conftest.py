@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -102,3 +102,25 @@ async def permission_answers():
     yield start
     for answers in made:
         answers.close()
+
+
+DEEP_TREE_LEVELS = 1_000
+
+
+@pytest.fixture
+def deep_tree(workspace: Path) -> Iterator[Path]:
+    """``t/d/d/.../d/f.txt``, DEEP_TREE_LEVELS folders below t, made and removed one level
+    at a time: os.makedirs and shutil.rmtree recurse once per level (pytest's clean-up of
+    old temporary folders would meet the tree otherwise)."""
+    top = workspace / "t"
+    folders = [str(top)]
+    for _ in range(DEEP_TREE_LEVELS):
+        folders.append(folders[-1] + "/d")
+    for folder in folders:
+        os.mkdir(folder)
+    Path(folders[-1], "f.txt").write_text("deep\n")
+    yield top
+    if top.exists():
+        os.unlink(Path(folders[-1], "f.txt"))
+        for folder in reversed(folders):
+            os.rmdir(folder)

@@ -99,6 +99,9 @@ def test_a_failing_edit_exits_1_and_changes_nothing(project: Path) -> None:
             ("view", '{"filePath": "a", "limit": ' + "9" * 5_000 + "}"), None, "integer of 5,000 digits",
             id="5,000 digits",
         ),
+        pytest.param(
+            ("view", "-"), '{"filePath": "' + "a" * 11 * 1024 * 1024 + '"}', "over the limit of 10.0 MB", id="11 MB"
+        ),
         (("view", '{"filePath": "src/app.py"}', "--session", "nope"), None, "no session nope"),
     ],
 )

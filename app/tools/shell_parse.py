@@ -375,10 +375,7 @@ def _alias_expanded(parts: list[SimpleCommand]) -> list[str]:
     aliases: dict[str, str] = {}
     for part in parts:
         if (part.normal or part.text).startswith("alias "):
-            try:
-                words = shlex.split(part.text)[1:]
-            except ValueError:
-                continue
+            words = (split_words(part.text) or [])[1:]  # an unclosed quote: no alias to follow
             aliases.update(tuple(word.split("=", 1)) for word in words if "=" in word)
     lines = []
     for part in parts if aliases else ():
@@ -644,26 +641,48 @@ def _static_word(node: Node) -> str | None:
     return unquote_word(raw)
 
 
-# One piece of a word: '...', "..." (backslash escapes inside), a backslash escape, a run
-# of plain characters, or blanks (which would make it two words).
-_WORD_PIECE = re.compile(r"""'([^']*)'|"((?:[^"\\]|\\.)*)"|\\(.)|([^'"\\\s]+)|(\s+)""", re.DOTALL)
+# One piece of a word, quotes kept: '...', "..." (backslash escapes inside), a backslash
+# escape, a run of plain characters; or blanks (shlex's: space, tab, CR, LF) between words.
+_PIECE = r"""('[^']*')|("(?:[^"\\]|\\.)*")|(\\.)|([^'"\\ \t\r\n]+)|([ \t\r\n]+)"""
+_WORD_PIECE = re.compile(_PIECE, re.DOTALL)
+_WELL_QUOTED = re.compile(f"(?:{_PIECE})*", re.DOTALL)
+_QUOTING = re.compile(r"""['"\\]""")
+_BLANKS = re.compile(r"[ \t\r\n]+")
 _DOUBLE_QUOTED_ESCAPE = re.compile(r'\\(["\\])')
 
 
 def unquote_word(raw: str) -> str | None:
-    """``raw`` as one word after quote removal, as POSIX shlex splits it, or None when it
-    is not exactly one word (blanks outside quotes, an unclosed quote). In time linear in
-    its length: shlex grows each token one character at a time, quadratic in its length
-    (a 400 KB word took seconds)."""
-    pieces = []
-    end = 0
-    for piece in _WORD_PIECE.finditer(raw):
-        if piece.start() != end or piece.group(5) is not None:
-            return None  # an unclosed quote or backslash the pattern could not take, or a blank
-        single, double, escaped, plain = piece.group(1, 2, 3, 4)
-        if double is not None:
-            pieces.append(_DOUBLE_QUOTED_ESCAPE.sub(r"\1", double))
+    """``raw`` as one word after quote removal, or None when it is not exactly one word
+    (blanks outside quotes, an unclosed quote)."""
+    words = split_words(raw)
+    return words[0] if words is not None and len(words) == 1 else None
+
+
+def split_words(text: str) -> list[str] | None:
+    """``text`` split into words with quotes removed, as POSIX ``shlex.split`` does it;
+    None for an unclosed quote or a trailing backslash. In time linear in its length:
+    shlex grows each token one character at a time, quadratic in its length (a 400 KB
+    word took seconds)."""
+    if not _QUOTING.search(text):
+        return [word for word in _BLANKS.split(text) if word]
+    if _WELL_QUOTED.fullmatch(text) is None:
+        return None
+    words: list[str] = []
+    pieces: list[str] | None = None  # the word being read, None between words
+    for single, double, escaped, plain, blank in _WORD_PIECE.findall(text):
+        if blank:
+            if pieces is not None:
+                words.append("".join(pieces))
+            pieces = None
+            continue
+        if pieces is None:
+            pieces = []
+        if single:
+            pieces.append(single[1:-1])
+        elif double:
+            pieces.append(_DOUBLE_QUOTED_ESCAPE.sub(r"\1", double[1:-1]))
         else:
-            pieces.append(next(text for text in (single, escaped, plain) if text is not None))
-        end = piece.end()
-    return "".join(pieces) if end == len(raw) and raw else None
+            pieces.append(escaped[1:] or plain)
+    if pieces is not None:
+        words.append("".join(pieces))
+    return words

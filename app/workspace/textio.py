@@ -176,8 +176,24 @@ def _write_temp(path: Path, data: bytes, mode: int | None, *, sync: bool) -> Pat
     except FileNotFoundError:
         if path.parent.is_dir():
             raise
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_folders(path.parent)
     return _fill_temp(path, data, mode, sync=sync)
+
+
+def make_folders(folder: Path) -> None:
+    """``folder`` and the missing folders above it, top down, one ``mkdir`` each: what
+    ``Path.mkdir(parents=True)`` does, without its recursion per level (a file 1,000
+    folders deep, such as a revert of a deleted deep tree, ended in RecursionError)."""
+    missing = []
+    while not folder.is_dir():
+        missing.append(folder)
+        folder = folder.parent
+    for each in reversed(missing):
+        try:
+            each.mkdir()
+        except FileExistsError:
+            if not each.is_dir():  # a file where a folder must be: the write fails as it would have
+                raise
 
 
 def _fill_temp(path: Path, data: bytes, mode: int | None, *, sync: bool) -> Path:

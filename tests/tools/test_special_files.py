@@ -17,7 +17,9 @@ from app.tools.delete import DeleteTool
 from app.tools.glob import GlobTool
 from app.tools.grep import GrepTool
 from app.tools.ls import LsTool
+from app.tools.revert import revert_file
 from app.tools.view import ViewTool
+from tests.conftest import DEEP_TREE_LEVELS
 
 CALL_BOUND_S = 30
 """Generous: each call takes milliseconds; the bound only turns a hang into a failure."""
@@ -83,44 +85,26 @@ async def test_ls_marks_special_files(specials, ctx) -> None:
     ]
 
 
-LEVELS = 1_000
-
-
-@pytest.fixture
-def deep_tree(workspace: Path) -> Iterator[Path]:
-    """``t/d/d/.../d/f.txt``, LEVELS folders below t, made and removed one level at a
-    time through descriptors: os.makedirs and shutil.rmtree recurse once per level, and
-    pytest's clean-up of old temporary folders would meet the tree otherwise."""
-    top = workspace / "t"
-    top.mkdir()
-    fds = [os.open(top, os.O_RDONLY | os.O_DIRECTORY)]
-    try:
-        for _ in range(LEVELS):
-            os.mkdir("d", dir_fd=fds[-1])
-            fds.append(os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
-        with os.fdopen(os.open("f.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fds[-1]), "w") as file:
-            file.write("deep\n")
-        yield top
-        if top.exists():
-            os.unlink("f.txt", dir_fd=fds[-1])
-            for parent in reversed(fds[:-1]):
-                os.rmdir("d", dir_fd=parent)
-            top.rmdir()
-    finally:
-        for fd in fds:
-            os.close(fd)
-
-
 async def test_ls_lists_a_tree_a_thousand_folders_deep(deep_tree: Path, ctx) -> None:
     result = await call(LsTool(), ctx, path="t")
     lines = result.output.splitlines()
     assert lines[:3] == ["t/", "  d/", "    d/"]
-    assert result.metadata["count"] == LEVELS and result.metadata["truncated"]
+    assert result.metadata["count"] == DEEP_TREE_LEVELS and result.metadata["truncated"]
 
 
 async def test_delete_removes_a_tree_a_thousand_folders_deep_and_keeps_its_file(deep_tree: Path, ctx) -> None:
     result = await call(DeleteTool(), ctx, path="t")
     assert result.output.startswith("1 file deleted, 1 line removed (t/):")
     assert not deep_tree.exists()
-    deep_file = "t/" + "d/" * LEVELS + "f.txt"
+    deep_file = "t/" + "d/" * DEEP_TREE_LEVELS + "f.txt"
     assert ctx.history.get_by_path_and_session(deep_file, ctx.session_id).deleted
+
+
+async def test_a_deleted_tree_a_thousand_folders_deep_is_put_back_by_a_revert(deep_tree: Path, ctx) -> None:
+    rel = "t/" + "d/" * DEEP_TREE_LEVELS + "f.txt"
+    await call(DeleteTool(), ctx, path="t")
+    assert not deep_tree.exists()
+
+    await asyncio.wait_for(revert_file(ctx, rel, confirmed=True), CALL_BOUND_S)
+
+    assert (deep_tree.parent / rel).read_text() == "deep\n"

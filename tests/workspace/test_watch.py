@@ -20,6 +20,7 @@ from app.tools.edit import EditTool
 from app.tools.view import ViewTool
 from app.workspace.events import FileChangedOnDisk
 from app.workspace.watch import WorkspaceWatcher
+from tests.conftest import DEEP_TREE_LEVELS
 
 WAIT = 5.0  # seconds: the bound on every wait; the event itself comes within ~0.1 s
 
@@ -248,3 +249,12 @@ async def test_a_watcher_that_cannot_watch_reports_why_and_does_not_raise(runtim
     await asyncio.wait_for(watcher.aclose(), WAIT)
     assert watcher.failure is not None and "file watching stopped" in watcher.failure
     assert not os.path.exists(tmp_path / "removed")
+
+
+async def test_a_file_a_thousand_folders_deep_is_watched(deep_tree, watcher, events, ctx, session_id):
+    rel = "t/" + "d/" * DEEP_TREE_LEVELS + "f.txt"
+    await ViewTool().call({"filePath": rel}, ctx)
+
+    await other_process(WRITE, deep_tree.parent / rel, "changed elsewhere\n")
+
+    assert await next_event(events) == FileChangedOnDisk(rel, "modified", (session_id,))
