@@ -18,6 +18,7 @@ from acp.stdio import stdio_streams
 from app.acp.agent import OpencodeAgent
 from app.acp.channel import ClientChannel
 from app.config import load_config
+from app.datadir import create_data_dir
 from app.errors import OpencodeError
 
 HELP = "serve the agent to editors over the Agent Client Protocol (stdio)"
@@ -64,8 +65,8 @@ async def _serve(protocol_out: BinaryIO) -> None:
 
 
 def _start_logging(root: Path) -> Path:
-    log_dir = load_config(root).data_dir(root) / "logs"
-    log_dir.mkdir(parents=True, exist_ok=True)
+    log_dir = create_data_dir(load_config(root).data_dir(root)) / "logs"
+    log_dir.mkdir(exist_ok=True)
     log_file = log_dir / "acp.log"
     handler = logging.FileHandler(log_file, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from app.datadir import create_data_dir
 from app.store.errors import StoreError
 from app.store.migrations import migrate, schema_version
 
@@ -180,7 +181,7 @@ def _checkpoint(path: Path) -> None:
 
 def _connect(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        create_data_dir(path.parent)
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
     except (OSError, sqlite3.Error) as err:
         raise StoreError(f"cannot open the database {path}: {err}; check that its directory is writable") from err
