@@ -8,7 +8,7 @@ revert it (both posted as messages: the sidebar acts on them).
 
 from __future__ import annotations
 
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from rich.style import Style
@@ -21,6 +21,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from app.tui import css_beside
+
 if TYPE_CHECKING:
     from app.store.models import FileChange
 
@@ -28,7 +30,7 @@ _ELLIPSIS = "…"
 
 
 class ModifiedFileList(ScrollView, can_focus=True):
-    DEFAULT_CSS = Path(__file__).with_suffix(".tcss").read_text(encoding="utf-8")
+    DEFAULT_CSS = css_beside(__file__)
     COMPONENT_CLASSES = {
         "file-list--folder",
         "file-list--name",
