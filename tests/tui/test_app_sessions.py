@@ -118,6 +118,16 @@ async def test_the_models_screen_changes_the_model_of_the_next_turn(make_app):
         await wait_until(pilot, lambda: app.model == "openai/gpt-4.1")
 
 
+async def test_the_models_screen_filters_fuzzily(make_app):
+    app = make_app("openai/gpt-5", env={"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-test"})
+    async with app.run_test() as pilot:
+        await wait_until(pilot, lambda: app.model == "openai/gpt-5")
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, ModelsScreen))
+        await pilot.press(*"snt45", "enter")
+        await wait_until(pilot, lambda: app.model == "anthropic/claude-sonnet-4-5")
+
+
 async def test_a_theme_chosen_in_the_palette_is_applied_and_saved(make_app, workspace):
     app = make_app()
     async with app.run_test() as pilot:
