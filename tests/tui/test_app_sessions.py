@@ -14,7 +14,7 @@ from app.tui.widgets.message_user import UserMessage
 from app.tui.widgets.prompt_input import PromptInput
 from app.tui.widgets.sidebar import FilesSidebar
 from app.tui.widgets.tool_render import ToolCallView
-from tests.tui.conftest import wait_until
+from tests.tui.conftest import palette_offers, wait_until
 
 
 def stored_conversation(runtime: Runtime, title: str, prompt: str) -> str:
@@ -133,7 +133,7 @@ async def test_a_theme_chosen_in_the_palette_is_applied_and_saved(make_app, work
     async with app.run_test() as pilot:
         await pilot.press("ctrl+p")
         await pilot.press(*"one-light")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: palette_offers(app, "one-light"))
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.theme == "one-light")
         config_file = workspace / ".opencode.json"
