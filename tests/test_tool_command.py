@@ -228,3 +228,22 @@ def test_commands_a_tool_runs_see_the_users_environment(project: Path, monkeypat
     code, ran = tool(project, "bash", command, "--yes")
     assert code == 0, ran
     assert "plugins=unset" in ran["output"]
+
+
+def test_the_data_folder_stays_out_of_the_users_git_status(project: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=60)
+    before = subprocess.run(["git", "-C", str(project), "status", "--porcelain"], capture_output=True, text=True)
+    code, _ = tool(project, "view", {"filePath": "src/app.py"})
+    assert code == 0
+    assert (project / ".opencode" / ".gitignore").read_text() == "*\n"
+    after = subprocess.run(["git", "-C", str(project), "status", "--porcelain"], capture_output=True, text=True)
+    assert after.stdout == before.stdout
+
+
+def test_a_data_folder_that_exists_already_is_left_as_it_is(project: Path) -> None:
+    """A user who removed the .gitignore (to commit the folder) keeps it removed."""
+    (project / ".opencode").mkdir()
+    code, _ = tool(project, "view", {"filePath": "src/app.py"})
+    assert code == 0
+    assert (project / ".opencode" / "opencode.db").is_file()
+    assert not (project / ".opencode" / ".gitignore").exists()

@@ -19,7 +19,7 @@ import contextlib
 import dataclasses
 import os
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -63,6 +63,7 @@ from app.llm.title import fallback_title, title_from_reply, title_request
 from app.llm.tool_calls import arguments_for_display, batches, execute
 from app.llm.transcript import Transcripts
 from app.runtime import Runtime
+from app.store.models import Session
 from app.tools.base import Tool
 from app.tools.task import TaskTool
 
@@ -209,59 +210,66 @@ class AgentLoop:
         reason "failed" (and TurnFailed); cancelling through ``cancel`` returns reason
         "cancelled"; cancelling the task itself saves the same state and re-raises."""
         get_agent(agent)
-        if session_id in self._active:
-            raise SessionBusyError(
-                f"session {session_id} is already running a turn: wait for it or cancel it"
-            )
-        session = self.runtime.store.sessions.get(session_id)
-        if session is None:
-            raise OpencodeError(f"session {session_id} does not exist: create it before sending a prompt")
+        session = self._idle_session(
+            session_id,
+            busy="is already running a turn: wait for it or cancel it",
+            missing="create it before sending a prompt",
+        )
         model = self.usable_model(agent, model)
         if session.kind == "tool":  # talked in, an `opencode tool` call's session is a conversation now
             self.runtime.store.sessions.update(session_id, kind="chat")
         await self.runtime.mcp.wait_ready()  # a server still connecting would miss this turn
-        task = asyncio.current_task()
-        assert task is not None, "AgentLoop.run must run inside a task"
-        self._active[session_id] = active = _Active(task, model, agent)
-        try:
+        with self._running(session_id, model, agent) as active:
             first_prompt = not session.title and not self._transcripts.list(session_id)
             self.runtime.store.messages.add(session_id, "user", [text_part(prompt)])
             if first_prompt:
                 self._in_background(self._generate_title(session_id, prompt, model))
             return await self._turn(self._new_turn(session_id, agent, model, prompt), active)
-        finally:
-            del self._active[session_id]
 
     async def compact(self, session_id: str, *, model: str | None = None, agent: str = "coder") -> str:
         """Condense the session's history now (the palette's "compact"), as auto-compaction
         would; returns the summary message's id. Refused while a turn runs in the session
         and when nothing was said since the last summary."""
-        if session_id in self._active:
-            raise SessionBusyError(
-                f"session {session_id} is running a turn: wait for it or cancel it, then compact"
-            )
-        session = self.runtime.store.sessions.get(session_id)
-        if session is None:
-            raise OpencodeError(f"session {session_id} does not exist: nothing to compact")
+        session = self._idle_session(
+            session_id,
+            busy="is running a turn: wait for it or cancel it, then compact",
+            missing="nothing to compact",
+        )
         since = since_summary(self._transcripts.list(session_id), session.summary_message_id)
         if not [message for message in since if message.id != session.summary_message_id]:
             raise NothingToCompactError(
                 "Nothing to compact yet: the session has no messages since its last summary"
             )
         model = self.usable_model(agent, model)
-        task = asyncio.current_task()
-        assert task is not None, "AgentLoop.compact must run inside a task"
-        self._active[session_id] = _Active(task, model, agent)
-        try:
+        with self._running(session_id, model, agent):
             turn = self._new_turn(session_id, agent, model, "")
             turn.context_tokens = 0
             await self._compact(turn)
-        finally:
-            del self._active[session_id]
         self._context_tokens.pop(session_id, None)  # unknown until the next response
         summary_id = self.runtime.store.sessions.get(session_id).summary_message_id
         assert summary_id is not None
         return summary_id
+
+    def _idle_session(self, session_id: str, *, busy: str, missing: str) -> Session:
+        """The session, when it exists and runs no turn; else the error, saying ``busy``
+        or ``missing``."""
+        if session_id in self._active:
+            raise SessionBusyError(f"session {session_id} {busy}")
+        session = self.runtime.store.sessions.get(session_id)
+        if session is None:
+            raise OpencodeError(f"session {session_id} does not exist: {missing}")
+        return session
+
+    @contextlib.contextmanager
+    def _running(self, session_id: str, model: str, agent: str) -> Iterator[_Active]:
+        """The session counts as busy (and cancellable) for the block, run by the current task."""
+        task = asyncio.current_task()
+        assert task is not None, "the agent loop runs inside a task"
+        self._active[session_id] = active = _Active(task, model, agent)
+        try:
+            yield active
+        finally:
+            del self._active[session_id]
 
     def cancel(self, session_id: str) -> bool:
         """Stop the session's running turn (stream, tools, pending permission questions).

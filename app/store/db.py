@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from app.datadir import create_data_dir
 from app.store.errors import StoreError
 from app.store.migrations import MIGRATIONS, migrate, schema_version
 
@@ -201,7 +202,7 @@ def _connect(path: Path, busy_timeout_ms: int) -> tuple[sqlite3.Connection, str 
     not be used (damaged, another application's, a newer opencode's) and was replaced:
     it is kept beside under a new name, for recovery by hand, and a fresh one started."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        create_data_dir(path.parent)
     except OSError as err:
         raise _cannot_write(path, err) from err
     _check_regular(path)

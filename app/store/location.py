@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.config import Config
+from app.datadir import create_data_dir
 from app.store.errors import StoreError
 
 DATA_DIRECTORY_VARIABLE = "OPENCODE_DATA__DIRECTORY"
@@ -65,7 +66,7 @@ def unwritable(folder: Path) -> str | None:
     The access check is free; only when it says no is a file tried, for the system's
     own reason (as root, only a read-only file system refuses)."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        create_data_dir(folder)
     except OSError as err:
         return err.strerror or str(err)
     if os.access(folder, os.W_OK | os.X_OK):

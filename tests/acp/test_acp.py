@@ -177,7 +177,7 @@ async def test_cancel_mid_stream_stops_the_turn(workspace, fake_llm, acp_agent):
     async with acp_agent(workspace, fake_llm) as client:
         sid = (await client.connection.new_session(cwd=str(workspace))).session_id
         prompt = asyncio.create_task(client.connection.prompt(session_id=sid, prompt=text("talk")))
-        for _ in range(3000):
+        for _ in range(3000):  # 60 s: the agent imports litellm first, slow on a busy machine
             if client.updates(sid, "agent_message_chunk"):
                 break
             await asyncio.sleep(0.02)

@@ -56,12 +56,25 @@ def make_app(request: pytest.FixtureRequest) -> Callable[..., OpencodeApp]:
     return make
 
 
-async def wait_until(pilot, predicate: Callable[[], object], *, timeout: float = 15.0) -> None:
+async def wait_until(pilot, predicate: Callable[[], object], *, timeout: float = 60.0) -> None:
     """Let the app run until ``predicate()`` is true (bus events, workers and the model
-    all take a few loop turns); fails with the predicate's name after ``timeout``."""
+    all take a few loop turns); fails with the predicate's name after ``timeout``, which
+    only a failing test reaches, so it is generous for a busy machine."""
     loop_time = asyncio.get_running_loop().time
     deadline = loop_time() + timeout
     while not predicate():
         if loop_time() > deadline:
             raise AssertionError(f"timed out waiting for {getattr(predicate, '__name__', predicate)}")
         await pilot.pause(0.02)
+
+
+def palette_offers(app, text: str) -> bool:
+    """The command palette is open with ``text`` in its highlighted command (its search
+    runs in the background: enter before it lands would pick nothing)."""
+    from textual.command import CommandList
+
+    lists = app.screen.query(CommandList)
+    if not lists or lists.first().highlighted is None:
+        return False
+    commands = lists.first()
+    return text.lower() in str(commands.get_option_at_index(commands.highlighted).prompt).lower()

@@ -17,7 +17,7 @@ from app.tui.widgets.message_notice import ChatNotice
 from app.tui.widgets.prompt_input import PromptInput
 from app.tui.widgets.sidebar import FilesSidebar
 from app.tui.widgets.sidebar_list import ModifiedFileList
-from tests.tui.conftest import wait_until
+from tests.tui.conftest import palette_offers, wait_until
 from tests.tui.panels_harness import change
 
 EDITS_ALLOWED = {"lsp": {"python": {"disabled": True}}, "permission": {"rules": {"edit": "allow"}}}
@@ -79,7 +79,7 @@ async def test_the_palette_compacts_the_session(make_app, tui_runtime, script):
         await wait_until(pilot, lambda: app.session_id is not None and not app.turn_running)
         await pilot.press("ctrl+p")
         await pilot.press(*"Compact session")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: palette_offers(app, "Compact session"))
         await pilot.press("enter")
         sessions = tui_runtime.store.sessions
         await wait_until(pilot, lambda: sessions.get(app.session_id).summary_message_id is not None)

@@ -17,7 +17,7 @@ from app.tui.widgets.message_user import UserMessage
 from app.tui.widgets.prompt_input import PromptInput
 from app.tui.widgets.sidebar import FilesSidebar
 from app.tui.widgets.tool_render import ToolCallView
-from tests.tui.conftest import wait_until
+from tests.tui.conftest import palette_offers, wait_until
 
 
 def stored_conversation(runtime: Runtime, title: str, prompt: str) -> str:
@@ -121,10 +121,20 @@ async def test_the_models_screen_changes_the_model_of_the_next_turn(make_app):
         await wait_until(pilot, lambda: app.model == "openai/gpt-4.1")
 
 
+async def test_the_models_screen_filters_fuzzily(make_app):
+    app = make_app("openai/gpt-5", env={"OPENAI_API_KEY": "sk-test", "ANTHROPIC_API_KEY": "sk-test"})
+    async with app.run_test() as pilot:
+        await wait_until(pilot, lambda: app.model == "openai/gpt-5")
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, ModelsScreen))
+        await pilot.press(*"snt45", "enter")
+        await wait_until(pilot, lambda: app.model == "anthropic/claude-sonnet-4-5")
+
+
 async def pick_theme(app, pilot, name: str) -> None:
     await pilot.press("ctrl+p")
     await pilot.press(*name)
-    await pilot.pause(0.3)
+    await wait_until(pilot, lambda: palette_offers(app, name))
     await pilot.press("enter")
     await wait_until(pilot, lambda: app.theme == name)
 

@@ -213,7 +213,7 @@ async def test_a_denied_revert_changes_nothing(runtime, session_id, workspace):
     (workspace / "app.py").write_text("original\n")
     await change(runtime.context(session_id), "app.py", "edited\n")
     app = SidebarApp(runtime, session_id)
-    async with app.run_test(size=(100, 24)) as pilot:
+    async with app.run_test(size=(100, 24), notifications=True) as pilot:
         await wait_until(pilot, lambda: "app.py" in shown(app))
         await revert_with_answer(app, pilot, "app.py", "n")
         await wait_until(pilot, lambda: not isinstance(app.screen, ConfirmScreen))

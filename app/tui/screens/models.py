@@ -1,5 +1,6 @@
 """The models screen (ctrl+o): the models of the configured providers and the offline
-demo, filtered as you type. Enter picks the highlighted model; a typed id that matches
+demo, filtered fuzzily as you type (as the command palette does: the typed letters in
+order, best match first). Enter picks the highlighted model; a typed id that matches
 nothing (``provider/model``) is taken as is, for models the list does not know, once
 litellm's data files say it can serve the name (else the screen stays, saying why)."""
 
@@ -13,6 +14,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
+from textual.fuzzy import Matcher
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
@@ -26,6 +28,17 @@ if TYPE_CHECKING:
 def model_line(choice: ModelChoice, current: str) -> Content:
     mark = "● " if choice.model == current else "  "
     return Content.assemble((mark, "$accent"), (choice.label, "$text"), "  ", (choice.provider, "$text-muted"))
+
+
+def ranked(choices: list[ModelChoice], text: str) -> list[ModelChoice]:
+    """The choices whose id or label holds the letters of ``text`` in order, best match
+    first (ties keep the list's order); every choice, in order, for no text."""
+    needle = text.strip()
+    if not needle:
+        return list(choices)
+    matcher = Matcher(needle)
+    scored = [(max(matcher.match(c.model), matcher.match(c.label)), index) for index, c in enumerate(choices)]
+    return [choices[index] for score, index in sorted(scored, key=lambda pair: (-pair[0], pair[1])) if score > 0]
 
 
 class ModelsScreen(ModalScreen[str | None]):
@@ -61,8 +74,7 @@ class ModelsScreen(ModalScreen[str | None]):
         self._show(event.value)
 
     def _show(self, text: str) -> None:
-        needle = text.strip().lower()
-        self._shown = [c for c in self.choices if needle in c.model.lower() or needle in c.label.lower()]
+        self._shown = ranked(self.choices, text)
         listing = self.query_one("#models-list", OptionList)
         listing.clear_options()
         listing.add_options(Option(model_line(c, self.current), id=c.model) for c in self._shown)

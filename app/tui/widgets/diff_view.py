@@ -8,8 +8,6 @@ diff of thousands of lines scrolls smoothly, and its height is the number of row
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
@@ -19,6 +17,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from app.diff import unified_diff
+from app.tui import css_beside
 from app.tui.short_path import shorten_path
 from app.tui.widgets.diff_view_highlight import SYNTAX_ROLES, highlight_diff
 from app.tui.widgets.diff_view_model import (
@@ -40,7 +39,7 @@ class DiffView(ScrollView, can_focus=False):
     ``split`` to switch between unified and side-by-side. Not focusable unless asked
     (``focusable=True``, the diff screen): in the chat, tab must not stop at every diff."""
 
-    DEFAULT_CSS = Path(__file__).with_suffix(".tcss").read_text(encoding="utf-8")
+    DEFAULT_CSS = css_beside(__file__)
     COMPONENT_CLASSES = {
         "diff-view--file",
         "diff-view--hunk",

@@ -3,14 +3,13 @@ directory delete (with line counts and a total), or plain text. It scrolls when 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
 from app.permission import PermissionPreview
+from app.tui import css_beside
 from app.tui.widgets.diff_view import DiffView
 
 
@@ -27,7 +26,7 @@ def _count(number: int, noun: str) -> str:
 class PermissionPreviewView(VerticalScroll, can_focus=False):
     """``PermissionPreviewView(preview, path)``; ``path`` picks the diff's syntax colours."""
 
-    DEFAULT_CSS = Path(__file__).with_suffix(".tcss").read_text(encoding="utf-8")
+    DEFAULT_CSS = css_beside(__file__)
 
     def __init__(self, preview: PermissionPreview, path: str = "", *, id: str | None = None) -> None:
         super().__init__(id=id, classes=f"-{preview.kind}")

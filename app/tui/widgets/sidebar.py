@@ -32,6 +32,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from app.errors import PermissionDeniedError, ToolError
+from app.tui import css_beside
 from app.tui.short_path import shorten_path
 from app.tui.widgets.sidebar_list import ModifiedFileList
 
@@ -50,7 +51,7 @@ class FilesSidebar(Vertical):
     """``FilesSidebar(runtime, session_id)``; set ``session_id`` when the session changes.
     Without a runtime it shows the empty list until ``attach(runtime)``."""
 
-    DEFAULT_CSS = Path(__file__).with_suffix(".tcss").read_text(encoding="utf-8")
+    DEFAULT_CSS = css_beside(__file__)
     DEFAULT_CLASSES = "-empty"
     """Empty until the history says otherwise (the first frame shows the empty note)."""
 

@@ -9,7 +9,6 @@ revert it (both posted as messages: the sidebar acts on them).
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.style import Style
@@ -22,6 +21,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from app.tui import css_beside
 from app.tui.short_path import shorten_path
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 
 class ModifiedFileList(ScrollView, can_focus=True):
-    DEFAULT_CSS = Path(__file__).with_suffix(".tcss").read_text(encoding="utf-8")
+    DEFAULT_CSS = css_beside(__file__)
     COMPONENT_CLASSES = {
         "file-list--folder",
         "file-list--name",
