@@ -115,7 +115,10 @@ class OpencodeApp(App[None]):
         self._providers = providers
         self._loops: dict[str, AgentLoop] = {}
         self._turn_session: str | None = None
-        self._waiting_prompt: str | None = None
+        self._prompt_waits = False
+        """A prompt was sent before the runtime existed: it stays in the box and is sent
+        once the runtime is up (after a fixed config, if start-up failed)."""
+        self._startup_error: str | None = None
         self._quit_pressed_at = -QUIT_WINDOW
         self._gc_paused = pause_gc
         self._litellm_unsettled = pause_gc
@@ -206,11 +209,40 @@ class OpencodeApp(App[None]):
         self.call_from_thread(self._adopt_runtime, runtime)
 
     async def _startup_failed(self, message: str) -> None:
-        """The core could not start (a broken config): say why, the status first, so the
-        notice never shows beside a status that still says "starting"."""
+        """The core could not start (a broken config): say why and what to do, the status
+        first, so the notice never shows beside a status that still says "starting"; then
+        wait for a config file to be saved and try again."""
+        first = self._startup_error is None
+        self._startup_error = message
         self.status.model_label = "not started"
-        await self.chat.add_notice(message, "error")
-        self._startup_done()
+        await self.chat.add_notice(
+            f"{message}\nFix the file and save it: opencode starts as soon as it reads well, then sends a "
+            "prompt you typed meanwhile.",
+            "error",
+        )
+        if first:
+            self._startup_done()
+        self._retry_when_config_saved()
+
+    @work(exclusive=True, group="config-watch", exit_on_error=False)
+    async def _retry_when_config_saved(self) -> None:
+        from app.tui.config_watch import config_saved
+
+        await config_saved(self.root)
+        self._build_runtime()
+
+    def _runtime_or_why(self, refused: str) -> Runtime | None:
+        """The runtime, or None after saying why (``refused``: "Models cannot open")."""
+        if self.runtime is None:
+            if self._startup_error is not None:
+                self.notify(
+                    f"{refused}: opencode has not started (fix the configuration shown in the chat "
+                    "and save it)",
+                    severity="warning",
+                )
+            else:
+                self.notify(f"{refused} yet: opencode is still starting")
+        return self.runtime
 
     async def _adopt_runtime(self, runtime: Runtime) -> None:
         """Everything that needs the core: keys and theme from config, the model, the
@@ -240,6 +272,8 @@ class OpencodeApp(App[None]):
             latest = await asyncio.to_thread(runtime.store.sessions.latest)
             if latest is not None:
                 await self.open_session(latest.id)
+        if self._startup_error is not None:
+            await self.chat.add_notice("The configuration reads well now: opencode has started.", "info")
         for notice in runtime.notices:
             await self.chat.add_notice(notice, "warning")
         if onboarding:
@@ -249,10 +283,12 @@ class OpencodeApp(App[None]):
                     f"nothing in {home_relative(self.root.resolve(), self.env)} is touched."
                 )
             await self.chat.add_notice(onboarding, "info")
-        if self._waiting_prompt is not None:
-            prompt, self._waiting_prompt = self._waiting_prompt, None
-            await self.send_prompt(prompt)
-        self._startup_done()
+        if self._prompt_waits:
+            self._prompt_waits = False
+            self.prompt.action_submit()  # what the box holds now: the user may have changed it
+        if self._startup_error is None:
+            self._startup_done()
+        self._startup_error = None
 
     def _asking(self, asking: bool) -> None:
         self.status.asking = asking
@@ -307,8 +343,17 @@ class OpencodeApp(App[None]):
     async def send_prompt(self, text: str) -> None:
         """Start a turn with ``text`` in the current session (created on the first prompt)."""
         if self.runtime is None:
-            self._waiting_prompt = text
-            self.notify("Starting up: your prompt is sent in a moment")
+            self._prompt_waits = True
+            self.prompt.load_text(self.chat.shown_as.get(text, text))
+            self.prompt.move_cursor(self.prompt.document.end)
+            if self._startup_error is not None:
+                self.notify(
+                    "opencode has not started (see the chat): your prompt waits here and is sent once the "
+                    "configuration is fixed and saved",
+                    severity="warning",
+                )
+            else:
+                self.notify("Starting up: your prompt waits here and is sent in a moment")
             return
         if self.turn_running:
             self.prompt.load_text(self.chat.shown_as.get(text, text))
@@ -392,7 +437,7 @@ class OpencodeApp(App[None]):
         self.sidebar.session_id = session_id
 
     def action_sessions(self) -> None:
-        if self.runtime is None:
+        if self._runtime_or_why("Sessions cannot open") is None:
             return
         from app.tui.screens.sessions import SessionPick, SessionsScreen
 
@@ -408,7 +453,7 @@ class OpencodeApp(App[None]):
     # -- models, themes, sidebar, help -----------------------------------------------------
 
     def action_models(self) -> None:
-        if self.runtime is None:
+        if self._runtime_or_why("Models cannot open") is None:
             return
         from app.tui.model_choice import available_models
         from app.tui.screens.models import ModelsScreen
@@ -563,7 +608,9 @@ class OpencodeApp(App[None]):
         return commands
 
     def action_compact(self) -> None:
-        if self.runtime is None or self.session_id is None:
+        if self._runtime_or_why("The session cannot be compacted") is None:
+            return
+        if self.session_id is None:
             self.notify("Nothing to compact yet: send a prompt first", severity="warning")
             return
         if self.turn_running:

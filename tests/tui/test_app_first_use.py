@@ -9,16 +9,18 @@ from __future__ import annotations
 from textual import events
 from textual.widgets import Static
 
+from app.tui.app import OpencodeApp
 from app.tui.screens.diff_screen import DiffScreen
 from app.tui.screens.help import HelpScreen
 from app.tui.screens.models import ModelsScreen
 from app.tui.screens.permission_screen import PermissionScreen
 from app.tui.screens.sessions import SessionsScreen
+from app.tui.widgets.message_notice import ChatNotice
 from app.tui.widgets.message_user import UserMessage
 from app.tui.widgets.sidebar_list import ModifiedFileList
 from app.tui.widgets.tool_render import ToolOutput
 from tests.tui.chat_samples import SAMPLES, store_tool_conversation
-from tests.tui.conftest import wait_until
+from tests.tui.conftest import NO_USER_THEMES, wait_until
 from tests.tui.test_app_snapshots import record_history
 
 
@@ -240,3 +242,54 @@ async def test_a_terminal_that_lost_focus_around_a_screen_gives_the_keyboard_bac
         await wait_until(pilot, lambda: app.screen is app.prompt.screen)
         await pilot.pause()
         assert app.focused is app.prompt
+
+
+# --- a broken .opencode.json (item 2) -------------------------------------------------------
+
+
+def replies(app) -> str:
+    return "\n".join(message.text for message in app.chat.query("AssistantMessage"))
+
+
+def toasts(app) -> str:
+    return "\n".join(str(toast.render()) for toast in app.screen.query("Toast"))
+
+
+async def test_a_broken_config_keeps_the_prompt_and_a_fixed_save_starts_and_sends_it(workspace, script):
+    config = workspace / ".opencode.json"
+    config.write_text('{"tui": {"theme": "dracula",}')
+    app = OpencodeApp(workspace, model=script([{"steps": [{"text": "Hello back."}]}]), env={},
+                      user_themes=NO_USER_THEMES)  # builds its own runtime, as `opencode` does
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await wait_until(pilot, lambda: app.query(ChatNotice))
+        notice = app.query_one(ChatNotice)
+        assert notice.kind == "error" and ".opencode.json:1:" in notice.text and "save it" in notice.text
+        assert app.status.model_label == "not started"
+
+        await pilot.press(*"hi", "enter")
+        await wait_until(pilot, lambda: "your prompt waits here" in toasts(app))
+        assert app.prompt.text == "hi" and not app.query(UserMessage)  # kept, not promised and dropped
+        for key, screen in (("ctrl+o", "Models"), ("ctrl+s", "Sessions")):
+            await pilot.press(key)
+            await wait_until(pilot, lambda screen=screen: f"{screen} cannot open: opencode has not started" in toasts(app))
+            assert app.screen is app.prompt.screen
+
+        config.write_text('{"tui": {"theme": "dracula"}}')  # fixed and saved: the watcher sees it
+        await wait_until(pilot, lambda: "Hello back." in replies(app) and not app.turn_running)
+        assert app.query_one(UserMessage).text == "hi" and app.prompt.text == ""
+        assert app.runtime is not None and app.theme == "dracula"
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, ModelsScreen))
+
+
+async def test_a_save_that_is_still_broken_says_so_again_and_keeps_waiting(workspace):
+    config = workspace / ".opencode.json"
+    config.write_text('{"tui": {"theme": 42}}')
+    app = OpencodeApp(workspace, env={}, user_themes=NO_USER_THEMES)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.query(ChatNotice))
+        config.write_text('{"tui": {"theme": "dracula",}')
+        await wait_until(pilot, lambda: len(app.query(ChatNotice)) == 2)
+        assert ":1:" in app.query(ChatNotice).last().text and app.runtime is None
+        config.write_text("{}")
+        await wait_until(pilot, lambda: app.runtime is not None)
