@@ -140,7 +140,9 @@ async def test_a_long_paste_shows_collapsed_in_the_prompt_and_the_chat_and_is_se
         await pilot.press("up")  # recalled as it read, and sent whole again
         assert app.prompt.text == "explain this: [pasted 10,000 characters]"
         assert app.prompt.full_text == "explain this: " + pasted
-        await pilot.press("ctrl+r")
+        await pilot.press("backspace")  # the label goes whole, with what it stands for
+        assert app.prompt.full_text == app.prompt.text == "explain this: "
+        await pilot.press("ctrl+z", "ctrl+r")
         assert app.prompt.text == "explain this: " + pasted
 
 
