@@ -146,6 +146,20 @@ async def test_a_long_paste_shows_collapsed_in_the_prompt_and_the_chat_and_is_se
         assert app.prompt.text == "explain this: " + pasted
 
 
+async def test_ctrl_v_of_a_long_text_copied_in_the_app_goes_in_as_one_label_too(make_app):
+    app = make_app()
+    async with app.run_test() as pilot:
+        copied = "y" * 900
+        app.copy_to_clipboard(copied)
+        await pilot.press("ctrl+v")
+        assert app.prompt.text == "[pasted 900 characters]" and app.prompt.full_text == copied
+        await pilot.press("ctrl+v")  # the same text again: the same label
+        assert app.prompt.text == "[pasted 900 characters]" * 2
+        app.copy_to_clipboard("short")
+        await pilot.press("ctrl+v")
+        assert app.prompt.text.endswith("]short")
+
+
 def test_snapshot_of_a_long_paste_collapsed_in_the_chat_and_the_prompt(snap_compare, make_app, script):
     text = "\n".join(f"log line {n}" for n in range(300))
     app = make_app(script([{"steps": [{"text": "Read it."}]}]))

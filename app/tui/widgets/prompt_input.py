@@ -64,16 +64,28 @@ class PromptInput(TextArea):
         return pasted.expand(self.text, self.pastes)
 
     def on_paste(self, event: events.Paste) -> None:
-        """A long paste goes in as its label (TextArea's own handler inserts the rest)."""
+        """A long paste from the terminal goes in as its label (TextArea's own handler
+        inserts the rest)."""
         if self.read_only or not pasted.is_long(event.text):
             return
         event.prevent_default()
-        label = next((known for known, text in self.pastes.items() if text == event.text), None)
-        if label is None:
-            label = pasted.paste_label(event.text, set(self.pastes))
-            self.pastes[label] = event.text
-        self.move_cursor(self.replace(label, *self.selection).end_location)
+        self._insert_label(event.text)
         self.focus()
+
+    def action_paste(self) -> None:
+        """ctrl+v pastes the app's own clipboard (text copied in the app): a long one
+        goes in as its label too."""
+        if self.read_only or not pasted.is_long(self.app.clipboard):
+            super().action_paste()
+            return
+        self._insert_label(self.app.clipboard)
+
+    def _insert_label(self, text: str) -> None:
+        label = next((known for known, known_text in self.pastes.items() if known_text == text), None)
+        if label is None:
+            label = pasted.paste_label(text, set(self.pastes))
+            self.pastes[label] = text
+        self.move_cursor(self.replace(label, *self.selection).end_location)
 
     def action_delete_left(self) -> None:
         """Backspace right after a paste label removes the whole label (the paste), not
