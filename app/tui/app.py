@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from app.llm.agent import AgentLoop, ModelProvider
     from app.runtime import Runtime
     from app.store.models import Message
+    from app.tui.config_watch import Fingerprint
 
 SIDEBAR_MIN_WIDTH = 100
 """Below this many columns the sidebar starts hidden (the toggle key still shows it)."""
@@ -191,16 +192,18 @@ class OpencodeApp(App[None]):
     def _build_runtime(self) -> None:
         from app.config import load_config
         from app.runtime import Runtime
+        from app.tui.config_watch import fingerprint
         from app.tui.model_choice import demo_fallback, demo_workspace
 
         warnings: list[str] = []
+        read = fingerprint(self.root)  # before reading: a save from now on starts a retry
         try:
             config = load_config(self.root, warn=warnings.append)
             # The offline demo writes files: in a folder of its own, not in the user's.
             demo_root = demo_workspace(self.env) if demo_fallback(self.cli_model, config, self.env) else None
             runtime = Runtime.build(demo_root) if demo_root else Runtime.build(self.root, config=config)
         except OpencodeError as err:
-            self.call_from_thread(self._startup_failed, str(err))
+            self.call_from_thread(self._startup_failed, str(err), read)
             return
         for warning in warnings:  # the terminal is the app's: stderr would not show
             self.call_from_thread(self.notify, warning, severity="warning", timeout=8)
@@ -208,27 +211,34 @@ class OpencodeApp(App[None]):
             importlib.import_module(module)
         self.call_from_thread(self._adopt_runtime, runtime)
 
-    async def _startup_failed(self, message: str) -> None:
+    async def _startup_failed(self, message: str, read: Fingerprint) -> None:
         """The core could not start (a broken config): say why and what to do, the status
-        first, so the notice never shows beside a status that still says "starting"; then
-        wait for a config file to be saved and try again."""
+        first, so the notice never shows beside a status that still says "starting". When
+        a config file is to blame, wait for it to be saved and try again; anything else (a
+        variable, the database) needs a new start."""
+        from app.config import config_files
+
         first = self._startup_error is None
         self._startup_error = message
         self.status.model_label = "not started"
-        await self.chat.add_notice(
-            f"{message}\nFix the file and save it: opencode starts as soon as it reads well, then sends a "
-            "prompt you typed meanwhile.",
-            "error",
+        in_a_file = any(str(path) in message for path in config_files(self.root))
+        todo = (
+            "Fix the file and save it: opencode starts as soon as it reads well, then sends a prompt you typed "
+            "meanwhile."
+            if in_a_file
+            else "Fix it and start opencode again."
         )
+        await self.chat.add_notice(f"{message}\n{todo}", "error")
         if first:
             self._startup_done()
-        self._retry_when_config_saved()
+        if in_a_file:
+            self._retry_when_config_saved(read)
 
     @work(exclusive=True, group="config-watch", exit_on_error=False)
-    async def _retry_when_config_saved(self) -> None:
+    async def _retry_when_config_saved(self, read: Fingerprint) -> None:
         from app.tui.config_watch import config_saved
 
-        await config_saved(self.root)
+        await config_saved(self.root, read)
         self._build_runtime()
 
     def _runtime_or_why(self, refused: str) -> Runtime | None:

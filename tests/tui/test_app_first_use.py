@@ -309,3 +309,28 @@ async def test_a_save_that_is_still_broken_says_so_again_and_keeps_waiting(works
         assert ":1:" in app.query(ChatNotice).last().text and app.runtime is None
         config.write_text("{}")
         await wait_until(pilot, lambda: app.runtime is not None)
+
+
+async def test_a_broken_global_config_is_watched_too(workspace, tmp_path, monkeypatch):
+    config_home = tmp_path / "xdg"
+    (config_home / "opencode").mkdir(parents=True)
+    broken = config_home / "opencode" / ".opencode.json"
+    broken.write_text('{"tui": {"theme": "dracula",}')
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    app = OpencodeApp(workspace, env={}, user_themes=NO_USER_THEMES)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.query(ChatNotice))
+        assert str(broken) in app.query_one(ChatNotice).text and app.runtime is None
+        broken.write_text('{"tui": {"theme": "dracula"}}')
+        await wait_until(pilot, lambda: app.runtime is not None)
+
+
+async def test_a_start_refused_by_a_variable_says_to_start_again_not_to_save_a_file(workspace, monkeypatch):
+    monkeypatch.setenv("OPENCODE_TOOLS__DELETE__MAXFILES", "many")
+    app = OpencodeApp(workspace, env={}, user_themes=NO_USER_THEMES)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.query(ChatNotice))
+        notice = app.query_one(ChatNotice).text
+        assert "OPENCODE_TOOLS__DELETE__MAXFILES" in notice and "start opencode again" in notice
+        assert "save it" not in notice
