@@ -6,7 +6,7 @@ doing anything else."""
 from importlib import import_module
 from typing import Any
 
-from app.config.loader import load_config
+from app.config.loader import config_files, load_config
 from app.config.models import (
     ActionName,
     AgentConfig,
@@ -25,6 +25,7 @@ __all__ = [
     "McpServerConfig",
     "PermissionRules",
     "ToolRule",
+    "config_files",
     "config_json_schema",
     "load_config",
     "save_project_setting",

@@ -51,6 +51,13 @@ def load_config(
     return config
 
 
+def config_files(workspace: Path, global_path: Path | None = None, env: Mapping[str, str] | None = None) -> list[Path]:
+    """The files ``load_config`` reads, lowest layer first (they need not exist): the
+    global one, then the project's ``.opencode.json``; for a front-end to watch."""
+    load = Load(Path(workspace), global_path, os.environ if env is None else env, warn_on_stderr)
+    return [path for path in load.paths if path is not None]
+
+
 def _names(load: Load) -> str:
     return " + ".join(layer.source for layer in load.layers)
 

@@ -39,13 +39,20 @@ class Load:
     """What each source set, lowest priority first, for messages that name them."""
 
     @cached_property
-    def files(self) -> tuple[Layer | None, Layer | None]:
-        """The (global, project) layers; a workspace at $HOME reads ~/.opencode.json once."""
+    def paths(self) -> tuple[Path | None, Path]:
+        """The (global, project) files, which need not exist; a workspace at $HOME reads
+        ~/.opencode.json once."""
         project = self.workspace / CONFIG_FILE
         found = self.global_path if self.global_path is not None else global_config_path(self.env)
         if found is None or os.path.realpath(found) == os.path.realpath(project):
-            return None, file_layer(project)
-        return file_layer(found), file_layer(project)
+            return None, project
+        return found, project
+
+    @cached_property
+    def files(self) -> tuple[Layer | None, Layer | None]:
+        """The (global, project) layers."""
+        found, project = self.paths
+        return (file_layer(found) if found is not None else None), file_layer(project)
 
     @cached_property
     def environment(self) -> Layer | None:

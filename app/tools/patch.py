@@ -299,10 +299,15 @@ class _Planner:
         return regions
 
     def _ask_subject(self, subjects: list[str]) -> str:
-        """The path the one question is about: the first one the rules do not simply
-        allow (a combined string could be matched by an allow rule it should not)."""
-        permissions, agent = self.ctx.permissions, self.ctx.agent
-        return next((s for s in subjects if permissions.evaluate("patch", s, agent).action != "allow"), subjects[0])
+        """The path the one question is about: the first one neither the rules nor an
+        answer for this session allow (a combined string could be matched by an allow
+        rule it should not; a file allowed for the session must not carry the question,
+        or the other files would be written unasked)."""
+        permissions, agent, session_id = self.ctx.permissions, self.ctx.agent, self.ctx.session_id
+        return next(
+            (s for s in subjects if permissions.evaluate("patch", s, agent, session_id=session_id).action != "allow"),
+            subjects[0],
+        )
 
 
 def _refuse_non_text(ops: tuple[FileOp, ...]) -> None:

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from app.llm.agent import AgentLoop, ModelProvider
     from app.runtime import Runtime
     from app.store.models import Message
+    from app.tui.config_watch import Fingerprint
 
 SIDEBAR_MIN_WIDTH = 100
 """Below this many columns the sidebar starts hidden (the toggle key still shows it)."""
@@ -115,7 +116,10 @@ class OpencodeApp(App[None]):
         self._providers = providers
         self._loops: dict[str, AgentLoop] = {}
         self._turn_session: str | None = None
-        self._waiting_prompt: str | None = None
+        self._prompt_waits = False
+        """A prompt was sent before the runtime existed: it stays in the box and is sent
+        once the runtime is up (after a fixed config, if start-up failed)."""
+        self._startup_error: str | None = None
         self._quit_pressed_at = -QUIT_WINDOW
         self._gc_paused = pause_gc
         self._litellm_unsettled = pause_gc
@@ -188,16 +192,18 @@ class OpencodeApp(App[None]):
     def _build_runtime(self) -> None:
         from app.config import load_config
         from app.runtime import Runtime
+        from app.tui.config_watch import fingerprint
         from app.tui.model_choice import demo_fallback, demo_workspace
 
         warnings: list[str] = []
+        read = fingerprint(self.root)  # before reading: a save from now on starts a retry
         try:
             config = load_config(self.root, warn=warnings.append)
             # The offline demo writes files: in a folder of its own, not in the user's.
             demo_root = demo_workspace(self.env) if demo_fallback(self.cli_model, config, self.env) else None
             runtime = Runtime.build(demo_root) if demo_root else Runtime.build(self.root, config=config)
         except OpencodeError as err:
-            self.call_from_thread(self._startup_failed, str(err))
+            self.call_from_thread(self._startup_failed, str(err), read)
             return
         for warning in warnings:  # the terminal is the app's: stderr would not show
             self.call_from_thread(self.notify, warning, severity="warning", timeout=8)
@@ -205,12 +211,48 @@ class OpencodeApp(App[None]):
             importlib.import_module(module)
         self.call_from_thread(self._adopt_runtime, runtime)
 
-    async def _startup_failed(self, message: str) -> None:
-        """The core could not start (a broken config): say why, the status first, so the
-        notice never shows beside a status that still says "starting"."""
+    async def _startup_failed(self, message: str, read: Fingerprint) -> None:
+        """The core could not start (a broken config): say why and what to do, the status
+        first, so the notice never shows beside a status that still says "starting". When
+        a config file is to blame, wait for it to be saved and try again; anything else (a
+        variable, the database) needs a new start."""
+        from app.config import config_files
+
+        first = self._startup_error is None
+        self._startup_error = message
         self.status.model_label = "not started"
-        await self.chat.add_notice(message, "error")
-        self._startup_done()
+        in_a_file = any(str(path) in message for path in config_files(self.root))
+        todo = (
+            "Fix the file and save it: opencode starts as soon as it reads well, then sends a prompt you typed "
+            "meanwhile."
+            if in_a_file
+            else "Fix it and start opencode again."
+        )
+        await self.chat.add_notice(f"{message}\n{todo}", "error")
+        if first:
+            self._startup_done()
+        if in_a_file:
+            self._retry_when_config_saved(read)
+
+    @work(exclusive=True, group="config-watch", exit_on_error=False)
+    async def _retry_when_config_saved(self, read: Fingerprint) -> None:
+        from app.tui.config_watch import config_saved
+
+        await config_saved(self.root, read)
+        self._build_runtime()
+
+    def _runtime_or_why(self, refused: str) -> Runtime | None:
+        """The runtime, or None after saying why (``refused``: "Models cannot open")."""
+        if self.runtime is None:
+            if self._startup_error is not None:
+                self.notify(
+                    f"{refused}: opencode has not started (fix the configuration shown in the chat "
+                    "and save it)",
+                    severity="warning",
+                )
+            else:
+                self.notify(f"{refused} yet: opencode is still starting")
+        return self.runtime
 
     async def _adopt_runtime(self, runtime: Runtime) -> None:
         """Everything that needs the core: keys and theme from config, the model, the
@@ -240,6 +282,8 @@ class OpencodeApp(App[None]):
             latest = await asyncio.to_thread(runtime.store.sessions.latest)
             if latest is not None:
                 await self.open_session(latest.id)
+        if self._startup_error is not None:
+            await self.chat.add_notice("The configuration reads well now: opencode has started.", "info")
         for notice in runtime.notices:
             await self.chat.add_notice(notice, "warning")
         if onboarding:
@@ -249,10 +293,12 @@ class OpencodeApp(App[None]):
                     f"nothing in {home_relative(self.root.resolve(), self.env)} is touched."
                 )
             await self.chat.add_notice(onboarding, "info")
-        if self._waiting_prompt is not None:
-            prompt, self._waiting_prompt = self._waiting_prompt, None
-            await self.send_prompt(prompt)
-        self._startup_done()
+        if self._prompt_waits:
+            self._prompt_waits = False
+            self.prompt.action_submit()  # what the box holds now: the user may have changed it
+        if self._startup_error is None:
+            self._startup_done()
+        self._startup_error = None
 
     def _asking(self, asking: bool) -> None:
         self.status.asking = asking
@@ -307,8 +353,17 @@ class OpencodeApp(App[None]):
     async def send_prompt(self, text: str) -> None:
         """Start a turn with ``text`` in the current session (created on the first prompt)."""
         if self.runtime is None:
-            self._waiting_prompt = text
-            self.notify("Starting up: your prompt is sent in a moment")
+            self._prompt_waits = True
+            self.prompt.load_text(self.chat.shown_as.get(text, text))
+            self.prompt.move_cursor(self.prompt.document.end)
+            if self._startup_error is not None:
+                self.notify(
+                    "opencode has not started (see the chat): your prompt waits here and is sent once the "
+                    "configuration is fixed and saved",
+                    severity="warning",
+                )
+            else:
+                self.notify("Starting up: your prompt waits here and is sent in a moment")
             return
         if self.turn_running:
             self.prompt.load_text(self.chat.shown_as.get(text, text))
@@ -392,7 +447,7 @@ class OpencodeApp(App[None]):
         self.sidebar.session_id = session_id
 
     def action_sessions(self) -> None:
-        if self.runtime is None:
+        if self._runtime_or_why("Sessions cannot open") is None:
             return
         from app.tui.screens.sessions import SessionPick, SessionsScreen
 
@@ -408,7 +463,7 @@ class OpencodeApp(App[None]):
     # -- models, themes, sidebar, help -----------------------------------------------------
 
     def action_models(self) -> None:
-        if self.runtime is None:
+        if self._runtime_or_why("Models cannot open") is None:
             return
         from app.tui.model_choice import available_models
         from app.tui.screens.models import ModelsScreen
@@ -564,7 +619,9 @@ class OpencodeApp(App[None]):
         return commands
 
     def action_compact(self) -> None:
-        if self.runtime is None or self.session_id is None:
+        if self._runtime_or_why("The session cannot be compacted") is None:
+            return
+        if self.session_id is None:
             self.notify("Nothing to compact yet: send a prompt first", severity="warning")
             return
         if self.turn_running:

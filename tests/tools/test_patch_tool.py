@@ -640,3 +640,18 @@ async def test_codex_failures_name_the_problem(files: Path, ctx: ToolContext) ->
     assert (await refused(ctx, "*** Delete File: folder\n", allow_delete=True)).startswith("folder is a folder")
     assert "unknown header" in await refused(ctx, "*** Frobnicate File: notes.txt\n")
     await assert_untouched(files, ctx, before)
+
+
+async def test_allow_for_session_on_one_file_does_not_let_a_later_patch_write_another_unasked(
+    workspace: Path, make_runtime, permission_answers
+) -> None:
+    """What the permission dialog promises: the session answer covers patch on that file;
+    a later patch touching it and another file asks, about the other file."""
+    runtime = make_runtime(policy="interactive")
+    ctx = runtime.context(runtime.store.sessions.create().id)
+    answers = permission_answers(runtime, PermissionReply("allow_session"), PermissionReply("deny"))
+    await apply(ctx, "*** Add File: a.txt\n+a\n")
+    with pytest.raises(PermissionDeniedError):
+        await apply(ctx, "*** Update File: a.txt\n@@\n-a\n+b\n*** Add File: c.txt\n+c\n")
+    assert [request.subject for request in answers.requests] == ["a.txt", "c.txt"]
+    assert not (workspace / "c.txt").exists() and (workspace / "a.txt").read_text() == "a\n"

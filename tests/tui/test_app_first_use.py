@@ -9,16 +9,18 @@ from __future__ import annotations
 from textual import events
 from textual.widgets import Static
 
+from app.tui.app import OpencodeApp
 from app.tui.screens.diff_screen import DiffScreen
 from app.tui.screens.help import HelpScreen
 from app.tui.screens.models import ModelsScreen
 from app.tui.screens.permission_screen import PermissionScreen
 from app.tui.screens.sessions import SessionsScreen
+from app.tui.widgets.message_notice import ChatNotice
 from app.tui.widgets.message_user import UserMessage
 from app.tui.widgets.sidebar_list import ModifiedFileList
 from app.tui.widgets.tool_render import ToolOutput
 from tests.tui.chat_samples import SAMPLES, store_tool_conversation
-from tests.tui.conftest import wait_until
+from tests.tui.conftest import NO_USER_THEMES, wait_until
 from tests.tui.test_app_snapshots import record_history
 
 
@@ -138,8 +140,24 @@ async def test_a_long_paste_shows_collapsed_in_the_prompt_and_the_chat_and_is_se
         await pilot.press("up")  # recalled as it read, and sent whole again
         assert app.prompt.text == "explain this: [pasted 10,000 characters]"
         assert app.prompt.full_text == "explain this: " + pasted
-        await pilot.press("ctrl+r")
+        await pilot.press("backspace")  # the label goes whole, with what it stands for
+        assert app.prompt.full_text == app.prompt.text == "explain this: "
+        await pilot.press("ctrl+z", "ctrl+r")
         assert app.prompt.text == "explain this: " + pasted
+
+
+async def test_ctrl_v_of_a_long_text_copied_in_the_app_goes_in_as_one_label_too(make_app):
+    app = make_app()
+    async with app.run_test() as pilot:
+        copied = "y" * 900
+        app.copy_to_clipboard(copied)
+        await pilot.press("ctrl+v")
+        assert app.prompt.text == "[pasted 900 characters]" and app.prompt.full_text == copied
+        await pilot.press("ctrl+v")  # the same text again: the same label
+        assert app.prompt.text == "[pasted 900 characters]" * 2
+        app.copy_to_clipboard("short")
+        await pilot.press("ctrl+v")
+        assert app.prompt.text.endswith("]short")
 
 
 def test_snapshot_of_a_long_paste_collapsed_in_the_chat_and_the_prompt(snap_compare, make_app, script):
@@ -240,3 +258,79 @@ async def test_a_terminal_that_lost_focus_around_a_screen_gives_the_keyboard_bac
         await wait_until(pilot, lambda: app.screen is app.prompt.screen)
         await pilot.pause()
         assert app.focused is app.prompt
+
+
+# --- a broken .opencode.json (item 2) -------------------------------------------------------
+
+
+def replies(app) -> str:
+    return "\n".join(message.text for message in app.chat.query("AssistantMessage"))
+
+
+def toasts(app) -> str:
+    return "\n".join(str(toast.render()) for toast in app.screen.query("Toast"))
+
+
+async def test_a_broken_config_keeps_the_prompt_and_a_fixed_save_starts_and_sends_it(workspace, script):
+    config = workspace / ".opencode.json"
+    config.write_text('{"tui": {"theme": "dracula",}')
+    app = OpencodeApp(workspace, model=script([{"steps": [{"text": "Hello back."}]}]), env={},
+                      user_themes=NO_USER_THEMES)  # builds its own runtime, as `opencode` does
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await wait_until(pilot, lambda: app.query(ChatNotice))
+        notice = app.query_one(ChatNotice)
+        assert notice.kind == "error" and ".opencode.json:1:" in notice.text and "save it" in notice.text
+        assert app.status.model_label == "not started"
+
+        await pilot.press(*"hi", "enter")
+        await wait_until(pilot, lambda: "your prompt waits here" in toasts(app))
+        assert app.prompt.text == "hi" and not app.query(UserMessage)  # kept, not promised and dropped
+        for key, screen in (("ctrl+o", "Models"), ("ctrl+s", "Sessions")):
+            await pilot.press(key)
+            await wait_until(pilot, lambda screen=screen: f"{screen} cannot open: opencode has not started" in toasts(app))
+            assert app.screen is app.prompt.screen
+
+        config.write_text('{"tui": {"theme": "dracula"}}')  # fixed and saved: the watcher sees it
+        await wait_until(pilot, lambda: "Hello back." in replies(app) and not app.turn_running)
+        assert app.query_one(UserMessage).text == "hi" and app.prompt.text == ""
+        assert app.runtime is not None and app.theme == "dracula"
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, ModelsScreen))
+
+
+async def test_a_save_that_is_still_broken_says_so_again_and_keeps_waiting(workspace):
+    config = workspace / ".opencode.json"
+    config.write_text('{"tui": {"theme": 42}}')
+    app = OpencodeApp(workspace, env={}, user_themes=NO_USER_THEMES)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.query(ChatNotice))
+        config.write_text('{"tui": {"theme": "dracula",}')
+        await wait_until(pilot, lambda: len(app.query(ChatNotice)) == 2)
+        assert ":1:" in app.query(ChatNotice).last().text and app.runtime is None
+        config.write_text("{}")
+        await wait_until(pilot, lambda: app.runtime is not None)
+
+
+async def test_a_broken_global_config_is_watched_too(workspace, tmp_path, monkeypatch):
+    config_home = tmp_path / "xdg"
+    (config_home / "opencode").mkdir(parents=True)
+    broken = config_home / "opencode" / ".opencode.json"
+    broken.write_text('{"tui": {"theme": "dracula",}')
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    app = OpencodeApp(workspace, env={}, user_themes=NO_USER_THEMES)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.query(ChatNotice))
+        assert str(broken) in app.query_one(ChatNotice).text and app.runtime is None
+        broken.write_text('{"tui": {"theme": "dracula"}}')
+        await wait_until(pilot, lambda: app.runtime is not None)
+
+
+async def test_a_start_refused_by_a_variable_says_to_start_again_not_to_save_a_file(workspace, monkeypatch):
+    monkeypatch.setenv("OPENCODE_TOOLS__DELETE__MAXFILES", "many")
+    app = OpencodeApp(workspace, env={}, user_themes=NO_USER_THEMES)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.query(ChatNotice))
+        notice = app.query_one(ChatNotice).text
+        assert "OPENCODE_TOOLS__DELETE__MAXFILES" in notice and "start opencode again" in notice
+        assert "save it" not in notice

@@ -80,18 +80,21 @@ async def test_a_narrow_first_frame_already_hides_the_sidebar(workspace, held_st
         held_start.set()  # or quitting waits out the held start-up thread (30 s)
 
 
-async def test_a_prompt_typed_while_the_core_starts_is_sent_once_it_is_ready(workspace, held_start, script):
+async def test_a_prompt_typed_while_the_core_starts_waits_in_the_box_and_is_sent_once_it_is_ready(
+    workspace, held_start, script
+):
     app = launch(workspace, model=script([{"steps": [{"text": "Hello back."}]}]))
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
         for key in "hello":
             app.post_message(events.Key(key, key))
         await wait_until(pilot, lambda: app.prompt.text == "hello")
         app.post_message(events.Key("enter", "\r"))
-        await wait_until(pilot, lambda: app.prompt.text == "")
-        assert app.runtime is None and not app.query(UserMessage)
+        await wait_until(pilot, lambda: any("waits here" in str(t.render()) for t in app.screen.query("Toast")))
+        assert app.runtime is None and not app.query(UserMessage) and app.prompt.text == "hello"
 
         held_start.set()
         await wait_until(pilot, lambda: app.query(UserMessage) and not app.turn_running)
+        assert app.prompt.text == ""
         assert app.query_one(UserMessage).text == "hello"
         assert app.session_id is not None
         first = app.runtime.store.messages.list(app.session_id)[0]

@@ -258,16 +258,26 @@ LONG_EDIT = PermissionRequest(
 )
 
 
-async def test_at_80x24_every_button_is_on_screen_and_the_long_preview_scrolls():
-    """The modal once lost its last button ("Deny with message (D)") off the right edge."""
+LONG_PATCH = PermissionRequest(
+    "s1", "patch", "demo/greet.py", "coder",
+    "Patch: " + ", ".join(f"A demo/folder{n}/file{n}.txt" for n in range(5)),
+    PermissionPreview("diff", unified_diff("", "".join(f"x{n} = {n}\n" for n in range(40)), "demo/greet.py")),
+)
+
+
+@pytest.mark.parametrize("request_", [LONG_EDIT, LONG_PATCH], ids=["long_preview", "long_title_too"])
+async def test_at_80x24_every_button_is_on_screen_and_the_long_preview_scrolls(request_):
+    """The modal once lost its last button ("Deny with message (D)") off the right edge,
+    and its buttons off the bottom under a three-line title."""
     app = PanelsApp(chat_behind)
     async with app.run_test(size=(80, 24)) as pilot:
-        await app.push_screen(PermissionScreen(LONG_EDIT))
+        await app.push_screen(PermissionScreen(request_))
         await pilot.pause()
         screen = app.screen
         dialog = screen.query_one("#permission-dialog").region
         for button in screen.query(Button):
             assert dialog.contains_region(button.region), f"{button.label} is cut off"
+        assert dialog.contains_region(screen.query_one("#permission-scope").region)
         preview = screen.query_one("#permission-preview")
         await pilot.press("pagedown")
         await pilot.pause()

@@ -51,7 +51,8 @@ class PermissionScreen(ModalScreen[PermissionReply | None]):
     CSS_PATH = "permission_screen.tcss"
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (30, "-tall")]
-    """Small terminals (80x24) get the buttons on two rows and a shorter preview."""
+    """Small terminals (80x24) get the buttons on two rows and a preview that takes the
+    rows the rest leaves."""
     BINDINGS = [
         Binding("a", "answer('allow_once')", "Allow once", id="permission.allow_once"),
         Binding("s", "answer('allow_session')", "Allow for session", id="permission.allow_session"),

@@ -3,8 +3,8 @@ the first/last row recall earlier prompts (like a shell), so editing a long prom
 with the arrows still works (rows as drawn: a long line wraps over several). ctrl+u
 deletes to the start of the line as readline does: the whole line as typed, however
 many rows it wraps over (at the start of a line it joins it to the one above). A long
-paste shows as one label, "[pasted 10,000 characters]" (ctrl+r shows it whole), and is
-sent in full."""
+paste shows as one label, "[pasted 10,000 characters]" (ctrl+r shows it whole; backspace
+or delete next to it removes it whole), and is sent in full."""
 
 from __future__ import annotations
 
@@ -64,16 +64,54 @@ class PromptInput(TextArea):
         return pasted.expand(self.text, self.pastes)
 
     def on_paste(self, event: events.Paste) -> None:
-        """A long paste goes in as its label (TextArea's own handler inserts the rest)."""
+        """A long paste from the terminal goes in as its label (TextArea's own handler
+        inserts the rest)."""
         if self.read_only or not pasted.is_long(event.text):
             return
         event.prevent_default()
-        label = next((known for known, text in self.pastes.items() if text == event.text), None)
-        if label is None:
-            label = pasted.paste_label(event.text, set(self.pastes))
-            self.pastes[label] = event.text
-        self.move_cursor(self.replace(label, *self.selection).end_location)
+        self._insert_label(event.text)
         self.focus()
+
+    def action_paste(self) -> None:
+        """ctrl+v pastes the app's own clipboard (text copied in the app): a long one
+        goes in as its label too."""
+        if self.read_only or not pasted.is_long(self.app.clipboard):
+            super().action_paste()
+            return
+        self._insert_label(self.app.clipboard)
+
+    def _insert_label(self, text: str) -> None:
+        label = next((known for known, known_text in self.pastes.items() if known_text == text), None)
+        if label is None:
+            label = pasted.paste_label(text, set(self.pastes))
+            self.pastes[label] = text
+        self.move_cursor(self.replace(label, *self.selection).end_location)
+
+    def action_delete_left(self) -> None:
+        """Backspace right after a paste label removes the whole label (the paste), not
+        its last character, which would leave a label that stands for nothing."""
+        if not self._delete_label(before=True):
+            super().action_delete_left()
+
+    def action_delete_right(self) -> None:
+        if not self._delete_label(before=False):
+            super().action_delete_right()
+
+    def _delete_label(self, *, before: bool) -> bool:
+        if not self.selection.is_empty:
+            return False
+        row, column = self.cursor_location
+        line = self.document.get_line(row)
+        for label in self.pastes:
+            if before and line[:column].endswith(label):
+                start = (row, column - len(label))
+                self.delete(start, (row, column))
+                self.move_cursor(start)
+                return True
+            if not before and line[column:].startswith(label):
+                self.delete((row, column), (row, column + len(label)))
+                return True
+        return False
 
     def action_expand_pastes(self) -> None:
         """Put the pasted text itself in place of its labels (ctrl+z collapses it again)."""
