@@ -102,11 +102,15 @@ class Runtime:
 
         return LspManager(self.config, self.root, self.bus)
 
-    def context(self, session_id: str, agent: str = "coder", **ids: str | None) -> ToolContext:
-        """A tool context for one call; ``ids`` may carry message_id and call_id."""
+    def context(
+        self, session_id: str, agent: str = "coder", *, vision: bool = False, **ids: str | None
+    ) -> ToolContext:
+        """A tool context for one call; ``ids`` may carry message_id and call_id;
+        ``vision`` says whether the model in use takes images."""
         return ToolContext(
             session_id=session_id,
             agent=agent,
+            vision=vision,
             workspace=self.workspace,
             records=self.records,
             history=self.store.history,

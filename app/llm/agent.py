@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from app.errors import OpencodeError
+from app.images import Image, ImageError, image_mentions, load_image
 from app.llm import compaction
 from app.llm.agents import get_agent, tools_for
 from app.llm.context import allowed_outside, build_system_prompt
@@ -58,6 +59,7 @@ from app.llm.provider import Finish, ProviderError, Retrying, StreamEvent, Think
 from app.llm.provider import ReasoningDelta as StreamedReasoning
 from app.llm.provider import TextDelta as StreamedText
 from app.llm.provider import context_window as litellm_context_window
+from app.llm.provider import supports_vision as litellm_supports_vision
 from app.llm.streamed import StreamedMessage
 from app.llm.title import fallback_title, title_from_reply, title_request
 from app.llm.tool_calls import arguments_for_display, batches, execute
@@ -140,6 +142,8 @@ class _Turn:
     """The calls of the current step, while they run."""
     outside_context: frozenset[Path] = frozenset()
     """The instructions files outside the workspace this turn may read (see app.llm.context)."""
+    vision: bool = False
+    """Whether the model takes images (view may then return one)."""
     results: dict[str, Part] = field(default_factory=dict)
     """call id -> tool_result part, for the calls of the current step that finished."""
 
@@ -178,6 +182,7 @@ class AgentLoop:
         self._active: dict[str, _Active] = {}
         self._background: set[asyncio.Task] = set()
         self._windows: dict[str, int] = {}
+        self._vision: dict[str, bool] = {}
         self._context_tokens: dict[str, int] = {}
         self._specs: dict[str, dict[str, Any]] = {}
         """Tool name -> definition: building a JSON schema costs about a millisecond."""
@@ -218,13 +223,18 @@ class AgentLoop:
         model = self.usable_model(agent, model)
         if session.kind == "tool":  # talked in, an `opencode tool` call's session is a conversation now
             self.runtime.store.sessions.update(session_id, kind="chat")
+        images = await self._attachments(prompt, model)  # refused before anything is stored or sent
         await self.runtime.mcp.wait_ready()  # a server still connecting would miss this turn
         with self._running(session_id, model, agent) as active:
             first_prompt = not session.title and not self._transcripts.list(session_id)
-            self.runtime.store.messages.add(session_id, "user", [text_part(prompt)])
+            self.runtime.store.messages.add(
+                session_id, "user", [text_part(prompt), *(image.part() for image in images)]
+            )
             if first_prompt:
                 self._in_background(self._generate_title(session_id, prompt, model))
-            return await self._turn(self._new_turn(session_id, agent, model, prompt), active)
+            turn = self._new_turn(session_id, agent, model, prompt)
+            turn.vision = await self._takes_images(turn.route)
+            return await self._turn(turn, active)
 
     async def compact(self, session_id: str, *, model: str | None = None, agent: str = "coder") -> str:
         """Condense the session's history now (the palette's "compact"), as auto-compaction
@@ -402,16 +412,48 @@ class AgentLoop:
         await self._compact(turn)
         return self._messages(turn)
 
-    def _messages(self, turn: _Turn) -> list[dict[str, Any]]:
-        """System prompt and the history the model sees (from the last summary on)."""
+    def _messages(self, turn: _Turn, *, for_model: str | None = None) -> list[dict[str, Any]]:
+        """System prompt and the history the model sees (from the last summary on).
+        ``for_model``: another model than the turn's reads it (the summarizer), so it gets
+        neither the turn model's thinking nor images it may not take."""
         session = self.runtime.store.sessions.get(turn.session_id)
         system = build_system_prompt(turn.agent, self.runtime.root, self.runtime.config, turn.outside_context)
         history = to_chat(
             self._transcripts.list(turn.session_id),
             session.summary_message_id if session else None,
-            model=turn.model,
+            model=for_model or turn.model,
+            vision=turn.vision and for_model is None,
         )
         return [{"role": "system", "content": system}, *history]
+
+    async def _attachments(self, prompt: str, model: str) -> list[Image]:
+        """The images the prompt attaches (@shot.png, a pasted path), read from disk;
+        ImageError, in one line, for a model without vision or an image no provider takes."""
+        paths = []
+        for mention in image_mentions(prompt):
+            path = Path(mention.path).expanduser()
+            path = path if path.is_absolute() else self.runtime.root / path
+            if path.is_file():
+                paths.append((path, mention.path))
+            elif mention.explicit:
+                raise ImageError(f"{mention.path} does not exist: check the path after @")
+        if not paths:
+            return []
+        if not await self._takes_images(self._route(model)):
+            raise ImageError(
+                f"{model} does not take images, so {paths[0][1]} was not sent: "
+                "choose a vision model (--model) or leave the image out"
+            )
+        return [await asyncio.to_thread(load_image, path, shown) for path, shown in paths]
+
+    async def _takes_images(self, route: Route) -> bool:
+        """The configured vision flag of the model, else litellm's model map."""
+        if route.facts.vision is not None:
+            return route.facts.vision
+        if route.model not in self._vision:
+            lookup = getattr(self.provider, "supports_vision", litellm_supports_vision)
+            self._vision[route.model] = await asyncio.to_thread(lookup, route.litellm_model)
+        return self._vision[route.model]
 
     def _route(self, model: str) -> Route:
         return route_for(model, self.runtime.config.providers, self._env)
@@ -521,7 +563,9 @@ class AgentLoop:
     async def _run_call(self, turn: _Turn, message_id: str, call: ToolCall) -> bool:
         """Run one call and record its result; True when permission was denied."""
         self._publish_started(turn, message_id, call)
-        ctx = self.runtime.context(turn.session_id, turn.agent, message_id=message_id, call_id=call.id)
+        ctx = self.runtime.context(
+            turn.session_id, turn.agent, message_id=message_id, call_id=call.id, vision=turn.vision
+        )
         part, denied = await execute(call, turn.tools, ctx)
         self._finish_call(turn, message_id, call, part)
         return denied
@@ -616,7 +660,7 @@ class AgentLoop:
         model = self._helper_model("summarizer", turn.model)
         request = compaction.summary_request(
             build_system_prompt("summarizer", self.runtime.root, self.runtime.config),
-            self._messages(turn)[1:],
+            self._messages(turn, for_model=model)[1:],
         )
         try:
             summary, usage = await self._complete(model, request)

@@ -87,6 +87,9 @@ def run_headless(
         except KeyboardInterrupt:
             print("opencode: interrupted; what was done is saved: resume with --continue", file=err)
             return EXIT_INTERRUPTED
+        except OpencodeError as error:  # refused before the turn began (an image the model cannot take)
+            print(f"opencode: error: {error}", file=err)
+            return EXIT_USAGE
         return _report(result, session_id, output_format, out, err, loop.max_steps, unapproved)
     finally:
         runtime.close()

@@ -8,11 +8,15 @@ lists them for the front-ends that replay a session):
     {"type": "reasoning", "text", "signature"}   a signed thinking block (Anthropic), sent
                                              back as received, to the model that wrote it
     {"type": "reasoning", "text": "", "redacted"}  a redacted thinking block, likewise
+    {"type": "image", "path", "mime", "data"}   an image the user attached (base64 data)
     {"type": "tool_call", "id", "name", "arguments"}   arguments: the JSON text as written
     {"type": "tool_result", "call_id", "name", "output", "metadata", "error"}
     {"type": "finish", "reason"}             stop, tool_calls, length, cancelled, failed...
 
-Roles: ``user`` (text), ``assistant`` (reasoning, text, tool calls, finish), ``tool``
+A tool result whose metadata holds ``"image": {"path", "mime", "data"}`` (view of an
+image) is shown to the model as an image after the results.
+
+Roles: ``user`` (text, images), ``assistant`` (reasoning, text, tool calls, finish), ``tool``
 (the results of one assistant message's calls, in call order).
 """
 
@@ -88,12 +92,18 @@ def since_summary(messages: list[Message], summary_message_id: str | None) -> li
 
 
 def to_chat(
-    messages: list[Message], summary_message_id: str | None = None, *, model: str | None = None
+    messages: list[Message],
+    summary_message_id: str | None = None,
+    *,
+    model: str | None = None,
+    vision: bool = False,
 ) -> list[dict[str, Any]]:
     """Stored messages (from the summary on) as chat messages a provider accepts, for
     ``model``: the signed thinking blocks of the assistant messages that model wrote go
     back with them, exactly as received (Anthropic requires them after a tool call);
     another model's are left out, since no provider accepts a signature it did not make.
+    Images go as image parts when ``vision`` (the model takes them), else as a line
+    saying one was left out.
 
     The result is always valid for a provider: every assistant tool call is followed by
     exactly one tool result (a missing one, e.g. after a crash, reads "cancelled"), and
@@ -108,13 +118,39 @@ def to_chat(
             summary = text_of(message.parts)
             chat.append({"role": "user", "content": SUMMARY_PREAMBLE + summary + SUMMARY_CONTINUE})
         elif message.role == "user":
-            chat.append({"role": "user", "content": text_of(message.parts)})
+            chat.append({"role": "user", "content": _with_images(text_of(message.parts), _images(message.parts), vision)})
         elif message.role == "assistant":
             following = shown[index + 1] if index + 1 < len(shown) else None
             results = following.parts if following is not None and following.role == "tool" else []
             thinking = _thinking_blocks(message.parts) if model is not None and message.model == model else []
             chat.extend(_assistant(message.parts, results, thinking))
+            shown = [part["metadata"]["image"] for part in results if _image_result(part)]
+            if shown and chat and chat[-1]["role"] == "tool":
+                intro = "The images the tool calls above returned:"
+                chat.append({"role": "user", "content": _with_images(intro, shown, vision)})
     return chat
+
+
+def _images(parts: list[Part]) -> list[Part]:
+    return [part for part in parts if part.get("type") == "image"]
+
+
+def _image_result(part: Part) -> bool:
+    return part.get("type") == "tool_result" and isinstance((part.get("metadata") or {}).get("image"), dict)
+
+
+def _with_images(text: str, images: list[Part], vision: bool) -> str | list[dict[str, Any]]:
+    """A user message's content: plain text, or text then image parts."""
+    if not images:
+        return text
+    if not vision:
+        left_out = ", ".join(image["path"] for image in images)
+        return f"{text}\n[image left out: {left_out}; the current model does not take images]"
+    parts: list[dict[str, Any]] = [{"type": "text", "text": text}]
+    for image in images:
+        url = f"data:{image['mime']};base64,{image['data']}"
+        parts.append({"type": "image_url", "image_url": {"url": url}})
+    return parts
 
 
 def _thinking_blocks(parts: list[Part]) -> list[dict[str, Any]]:

@@ -237,6 +237,11 @@ def context_window(model: str) -> int:
     return info.get("max_input_tokens") or info.get("max_tokens") or DEFAULT_CONTEXT_WINDOW
 
 
+def supports_vision(model: str) -> bool:
+    """Whether litellm's model map says the model takes images (False when unknown)."""
+    return bool((_model_info(model) or {}).get("supports_vision"))
+
+
 def model_cost_known(model: str) -> bool:
     """Whether litellm has prices for the model (otherwise costs are reported as 0)."""
     info = _model_info(model)

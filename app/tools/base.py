@@ -46,6 +46,8 @@ class ToolContext:
     call_id: str | None = None
     lsp: LspManager | None = None
     """Language servers, for diagnostics after a change; None runs without them."""
+    vision: bool = False
+    """Whether the model in use takes images: view then returns an image it reads."""
 
 
 @dataclass

@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import Field
 
 from app.errors import BinaryFileError, ToolError
+from app.images import ImageError, is_image_name, load_image
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.reading import ReadTarget, authorize_read, cut_line, special_kind, special_kind_at
 from app.tools.suggest import similar_names
@@ -52,7 +53,7 @@ HOW TO USE
 - When a file has more lines than you were shown, the output ends with the offset to continue from.
 
 LIMITATIONS
-- Text files only (UTF-8). Images and other binary files are not shown: you get their type and size.
+- Text files (UTF-8). A PNG, JPEG, GIF or WEBP image is shown to you as an image when the model in use takes images; other binary files are not shown: you get their type and size.
 - Lines longer than 2000 characters are cut.
 - A path outside the workspace needs the user's permission.
 
@@ -84,6 +85,8 @@ class ViewTool(Tool):
 
     async def run(self, params: ViewParams, ctx: ToolContext) -> ToolResult:
         target = await authorize_read(ctx, self.name, params.filePath)
+        if ctx.vision and is_image_name(target.path.name):
+            return await self._image(target, ctx)
         try:
             page = await asyncio.to_thread(read_page, target, params.offset, params.limit)
         except OSError as err:  # a name too long, no permission: an answer, not a crash
@@ -97,6 +100,23 @@ class ViewTool(Tool):
                 "lines": len(page.lines),
                 "more": page.more,
             },
+            title=target.shown,
+        )
+
+
+    async def _image(self, target: ReadTarget, ctx: ToolContext) -> ToolResult:
+        """The image itself, for a model that takes images: the loop shows it to the model
+        after the call's result (metadata["image"])."""
+        if not target.path.is_file():
+            raise missing_file_error(target.path, target.shown)
+        try:
+            image = await asyncio.to_thread(load_image, target.path, target.shown)
+        except ImageError as err:
+            raise ToolError(str(err)) from None
+        ctx.records.record_read(ctx.session_id, target.path)
+        return ToolResult(
+            output=f"{target.shown} is an image ({_human_size(image.size)}): it is shown to you below.",
+            metadata={"path": target.shown, "image": {"path": target.shown, "mime": image.mime, "data": image.data}},
             title=target.shown,
         )
 

@@ -116,6 +116,8 @@ async def show_event(app: OpencodeApp, event: Event) -> None:
             status.context_tokens = event.prompt_tokens + event.completion_tokens
             status.context_window = event.context_window
             status.cost = event.cost
+            status.cache_read = event.cache_read_tokens
+            status.cache_write = event.cache_write_tokens
         case FileChangedOnDisk(path=path, change=change) if app.session_id in event.session_ids:
             happened = "was deleted" if change == "deleted" else "changed"
             await app.chat.add_notice(f"{path} {happened} on disk", "info")

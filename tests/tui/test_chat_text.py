@@ -72,3 +72,6 @@ def test_the_status_bar_shortens_numbers():
     assert format_tokens(2_500_000) == "2.5M"
     assert format_usage(50_000, 200_000, 0.1234) == "50.0k tokens (25%) · $0.12"
     assert format_usage(10, 0, 0.0) == "10 tokens · $0.00"
+    assert format_usage(50_000, 200_000, 0.02, 40_000, 2_100) == (
+        "50.0k tokens (25%) · cache 40.0k read, 2.1k written · $0.02"
+    )

@@ -50,10 +50,16 @@ def format_tokens(count: int) -> str:
     return f"{count / 1_000_000:.1f}M"
 
 
-def format_usage(context_tokens: int, context_window: int, cost: float) -> str:
+def format_usage(
+    context_tokens: int, context_window: int, cost: float, cache_read: int = 0, cache_write: int = 0
+) -> str:
+    """ "50.0k tokens (25%) · cache 40.0k read, 2.1k written · $0.12": the cache part (of
+    the last model call's prompt) only when the provider's prompt cache was used."""
     used = f"{format_tokens(context_tokens)} tokens"
     if context_window > 0:
         used += f" ({round(100 * context_tokens / context_window)}%)"
+    if cache_read or cache_write:
+        used += f" · cache {format_tokens(cache_read)} read, {format_tokens(cache_write)} written"
     return f"{used} · ${cost:.2f}"
 
 
@@ -68,6 +74,9 @@ class StatusBar(Widget):
     context_tokens: reactive[int] = reactive(0)
     context_window: reactive[int] = reactive(0)
     cost: reactive[float] = reactive(0.0)
+    cache_read: reactive[int] = reactive(0)
+    cache_write: reactive[int] = reactive(0)
+    """Prompt tokens of the last model call read from and written to the provider's cache."""
     working: reactive[bool] = reactive(False)
     asking: reactive[bool] = reactive(False)
     """A permission question is open: the turn (or a revert) waits for the user's answer."""
@@ -109,7 +118,10 @@ class StatusBar(Widget):
         services = self.services_segment()
         right = Content.assemble(
             *((services, SEPARATOR) if services else ()),
-            (format_usage(self.context_tokens, self.context_window, self.cost), "$text-muted"),
+            (
+                format_usage(self.context_tokens, self.context_window, self.cost, self.cache_read, self.cache_write),
+                "$text-muted",
+            ),
             SEPARATOR,
             (self.model_label, "$primary"),
         )

@@ -1,0 +1,144 @@
+"""Images: attached to a prompt (@shot.png, a pasted path) or returned by view, they
+reach a vision model as image parts through the real litellm client; a model without
+vision gets one line and no request; the size cap is said plainly."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import struct
+import zlib
+from pathlib import Path
+
+import pytest
+
+from app.images import MAX_IMAGE_BYTES, ImageError, Mention, image_mentions
+from app.llm.agent import AgentLoop
+from app.llm.headless import run_headless
+from app.llm.provider import Provider
+from tests.llm.fake_anthropic import FakeAnthropic
+from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
+
+
+def png(width: int = 2, height: int = 2) -> bytes:
+    """A real, tiny PNG (grey pixels)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    rows = b"".join(b"\x00" + b"\x80" * width for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+
+def image_blocks(request: dict) -> list[dict]:
+    """Anthropic image blocks anywhere in a Messages request."""
+    return [
+        block
+        for message in request["messages"] if isinstance(message["content"], list)
+        for block in message["content"] if block.get("type") == "image"
+    ]
+
+
+def test_mentions_are_at_paths_and_pasted_absolute_paths_only():
+    prompt = r"see @shot.png, /tmp/My\ Shot.png and '/tmp/a b.webp'; rename logo.png; read @src/app.py"
+
+    assert image_mentions(prompt) == [
+        Mention("shot.png", True), Mention("/tmp/My Shot.png", False), Mention("/tmp/a b.webp", False)
+    ]
+
+
+async def test_an_attached_image_reaches_a_vision_model_as_an_image_part(make_runtime, fake_anthropic: FakeAnthropic, workspace: Path):
+    (workspace / "shot.png").write_bytes(png())
+    runtime = make_runtime(config={"providers": {"anthropic": {"baseURL": fake_anthropic.base_url}}})
+    loop = AgentLoop(runtime, Provider(retry_base_delay=0.005), env={"ANTHROPIC_API_KEY": fake_anthropic.api_key})
+    fake_anthropic.reply(Text("A grey square."))
+
+    result = await loop.run(runtime.store.sessions.create(title="t").id, "what is in @shot.png?", model=fake_anthropic.model)
+
+    assert result.reason == "stop", result.error
+    [block] = image_blocks(fake_anthropic.requests[0])
+    assert block["source"] == {"type": "base64", "media_type": "image/png", "data": base64.b64encode(png()).decode()}
+    await loop.aclose()
+
+
+async def test_a_model_without_vision_gets_one_line_and_nothing_is_sent(make_runtime, fake_llm: FakeOpenAI, workspace: Path):
+    (workspace / "shot.png").write_bytes(png())
+    runtime = make_runtime()
+    loop = AgentLoop(runtime, Provider(), env={"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": fake_llm.base_url})
+    session = runtime.store.sessions.create(title="t").id
+
+    with pytest.raises(ImageError) as caught:
+        await loop.run(session, "what is in @shot.png?", model=fake_llm.model)
+
+    assert str(caught.value) == (
+        "openai/fake-model does not take images, so shot.png was not sent: "
+        "choose a vision model (--model) or leave the image out"
+    )
+    assert fake_llm.requests == [] and runtime.store.messages.list(session) == []
+    await loop.aclose()
+
+
+async def test_an_image_over_the_cap_is_refused_with_the_limit(make_runtime, fake_anthropic, workspace: Path):
+    (workspace / "huge.png").write_bytes(png() + b"\0" * MAX_IMAGE_BYTES)
+    runtime = make_runtime(config={"providers": {"anthropic": {"baseURL": fake_anthropic.base_url}}})
+    loop = AgentLoop(runtime, Provider(), env={"ANTHROPIC_API_KEY": fake_anthropic.api_key})
+
+    with pytest.raises(ImageError) as caught:
+        await loop.run(runtime.store.sessions.create(title="t").id, "look: @huge.png", model=fake_anthropic.model)
+
+    assert str(caught.value) == "huge.png is 5.0 MB; images are capped at 5 MB (the providers' limit): shrink or crop it"
+    assert fake_anthropic.requests == []
+    await loop.aclose()
+
+
+def vision_gateway(fake: FakeOpenAI, vision: bool) -> dict:
+    models = {"fake-model": {"vision": vision}}
+    return {"providers": {"gw": {"api": "openai", "baseURL": fake.base_url, "models": models}}, "lsp": {"python": {"disabled": True}}}
+
+
+async def test_view_of_an_image_shows_it_to_a_vision_model(make_runtime, fake_llm: FakeOpenAI, workspace: Path):
+    (workspace / "logo.png").write_bytes(png())
+    runtime = make_runtime(config=vision_gateway(fake_llm, vision=True))
+    loop = AgentLoop(runtime, Provider(retry_base_delay=0.005), env={})
+    fake_llm.reply(ToolCall("view", json.dumps({"filePath": "logo.png"}), id="call_v"))
+    fake_llm.reply(Text("It is grey."))
+
+    result = await loop.run(runtime.store.sessions.create(title="t").id, "describe logo.png", model="gw/fake-model")
+
+    assert result.reason == "stop", result.error
+    messages = fake_llm.requests[1]["messages"]
+    assert messages[-2] == {"role": "tool", "tool_call_id": "call_v", "content": f"logo.png is an image ({len(png())} bytes): it is shown to you below."}
+    text, image = messages[-1]["content"]
+    assert messages[-1]["role"] == "user" and text["type"] == "text"
+    assert image == {"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(png()).decode()}}
+    await loop.aclose()
+
+
+async def test_view_of_an_image_for_a_model_without_vision_is_a_one_line_refusal(make_runtime, fake_llm, workspace: Path):
+    (workspace / "logo.png").write_bytes(png())
+    runtime = make_runtime(config=vision_gateway(fake_llm, vision=False))
+    loop = AgentLoop(runtime, Provider(retry_base_delay=0.005), env={})
+    fake_llm.reply(ToolCall("view", json.dumps({"filePath": "logo.png"}), id="call_v"))
+    fake_llm.reply(Text("I cannot see it."))
+
+    await loop.run(runtime.store.sessions.create(title="t").id, "describe logo.png", model="gw/fake-model")
+
+    [tool] = [m for m in fake_llm.requests[1]["messages"] if m["role"] == "tool"]
+    assert tool["content"].startswith(f"logo.png is an image (PNG, {len(png())} bytes): view shows text only")
+    assert "base64" not in json.dumps(fake_llm.requests[1])
+    await loop.aclose()
+
+
+def test_headless_refuses_an_image_for_a_model_without_vision_in_one_line(workspace: Path, fake_llm: FakeOpenAI):
+    (workspace / "shot.png").write_bytes(png())
+    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": fake_llm.base_url}
+    out, err = io.StringIO(), io.StringIO()
+
+    code = run_headless(workspace, "what is in @shot.png", model=fake_llm.model, env=env, stdout=out, stderr=err)
+
+    assert code == 2
+    assert err.getvalue().splitlines() == [
+        "opencode: error: openai/fake-model does not take images, so shot.png was not sent: "
+        "choose a vision model (--model) or leave the image out"
+    ]
+    assert fake_llm.requests == [] and out.getvalue() == ""
