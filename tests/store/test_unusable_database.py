@@ -143,8 +143,17 @@ def test_a_locked_database_is_not_mistaken_for_a_damaged_one(db_path: Path) -> N
         holder.close()
 
 
-@pytest.mark.parametrize("damage", ["zeroed page", "truncated", "text file"])
-def test_the_command_says_so_in_one_line_then_works(tmp_path: Path, damage: str) -> None:
+@pytest.mark.parametrize(
+    ("damage", "command"),
+    [
+        ("zeroed page", ["tool", "view", '{"filePath": "a.txt"}']),
+        ("truncated", ["tool", "view", '{"filePath": "a.txt"}']),
+        ("text file", ["tool", "view", '{"filePath": "a.txt"}']),
+        ("text file", ["-p", "hello", "--model", "scripted/demo", "--quiet", "--yes"]),
+    ],
+    ids=["zeroed page", "truncated", "text file", "text file, -p"],
+)
+def test_the_command_says_so_in_one_line_then_works(tmp_path: Path, damage: str, command: list[str]) -> None:
     workspace = tmp_path / "project"
     workspace.mkdir()
     (workspace / "a.txt").write_text("hello\n")
@@ -153,11 +162,11 @@ def test_the_command_says_so_in_one_line_then_works(tmp_path: Path, damage: str)
     env["HOME"] = str(tmp_path / "home")
     env.pop("XDG_CONFIG_HOME", None)
     done = subprocess.run(
-        [sys.executable, "-m", "app.cli", "-C", str(workspace), "tool", "view", '{"filePath": "a.txt"}'],
+        [sys.executable, "-m", "app.cli", "-C", str(workspace), *command],
         cwd=REPO, capture_output=True, text=True, env=env, timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert '"ok": true' in done.stdout
+    assert done.stdout
     (line,) = done.stderr.splitlines()
     assert line.startswith(f"opencode: {workspace / '.opencode' / 'opencode.db'} is damaged (")
     assert "kept it as opencode.db.damaged-" in line and line.endswith("started a fresh database")
