@@ -161,13 +161,16 @@ def test_the_command_says_so_in_one_line_then_works(tmp_path: Path, damage: str,
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE_")}
     env["HOME"] = str(tmp_path / "home")
     env.pop("XDG_CONFIG_HOME", None)
+    env["OPENCODE_LSP__PYTHON__DISABLED"] = "true"  # stderr holds only what opencode says, not a language server's exit
     done = subprocess.run(
         [sys.executable, "-m", "app.cli", "-C", str(workspace), *command],
         cwd=REPO, capture_output=True, text=True, env=env, timeout=60,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout
-    (line,) = done.stderr.splitlines()
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    (line,) = lines
     assert line.startswith(f"opencode: {workspace / '.opencode' / 'opencode.db'} is damaged (")
     assert "kept it as opencode.db.damaged-" in line and line.endswith("started a fresh database")
 
