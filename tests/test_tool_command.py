@@ -100,7 +100,7 @@ def test_a_failing_edit_exits_1_and_changes_nothing(project: Path) -> None:
             id="5,000 digits",
         ),
         pytest.param(
-            ("view", "-"), '{"filePath": "' + "a" * 11 * 1024 * 1024 + '"}', "over the limit of 10.0 MB", id="11 MB"
+            ("view", "-"), '{"filePath": "' + "a" * 11 * 1024 * 1024 + '"}', "over the limit of 10,485,760 (10 MB)", id="11 MB"
         ),
         (("view", '{"filePath": "src/app.py"}', "--session", "nope"), None, "no session nope"),
     ],

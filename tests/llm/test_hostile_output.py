@@ -24,7 +24,7 @@ async def run_bounded(h: Harness, prompt: str):
     ("arguments", "limit"),
     [
         ('{"filePath": ' + "[" * 100_000 + "]" * 100_000 + "}", "JSON nested deeper than 64 levels"),
-        ('{"filePath": "a.txt", "content": "' + "x" * (20 * 1024 * 1024) + '"}', "over the limit of 10.0 MB"),
+        ('{"filePath": "a.txt", "content": "' + "x" * (20 * 1024 * 1024) + '"}', "over the limit of 10,485,760 (10 MB)"),
     ],
     ids=["100,000 levels", "20 MB"],
 )
