@@ -10,20 +10,31 @@ from __future__ import annotations
 import asyncio
 import os
 import posixpath
-from dataclasses import dataclass
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import Field
 
 from app.errors import BinaryFileError, ToolError
 from app.images import ImageError, is_image_name, load_image
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
-from app.tools.reading import ReadTarget, authorize_read, cut_line, special_kind, special_kind_at
+from app.tools.reading import (
+    MAX_LINE_CHARS,
+    ReadTarget,
+    authorize_read,
+    cut_line,
+    special_kind,
+    special_kind_at,
+)
 from app.tools.suggest import similar_names
 from app.workspace import is_binary
 
 DEFAULT_LIMIT = 2000
 _SNIFF = 8192 + 1  # one byte more than is_binary inspects, so it knows whether the file goes on
+MAX_LINE_BYTES = 1024 * 1024
+"""What is read of one line at most; only MAX_LINE_CHARS of it are shown anyway."""
 
 # Leading bytes of the image formats a model is likely to meet, and their names.
 _IMAGE_SIGNATURES: tuple[tuple[bytes, str], ...] = (
@@ -75,6 +86,8 @@ class ViewParams(ToolParams):
 class Page:
     lines: list[str]
     more: bool  # lines follow the page
+    unread: dict[int, int] = field(default_factory=dict)
+    """Index in ``lines`` -> bytes of that line left unread (a line over MAX_LINE_BYTES)."""
 
 
 class ViewTool(Tool):
@@ -124,11 +137,20 @@ class ViewTool(Tool):
 def render_page(page: Page, offset: int) -> str:
     if not page.lines:
         return "(the file is empty)"
-    numbered = "\n".join(f"{offset + i + 1:>6}\t{cut_line(line)}" for i, line in enumerate(page.lines))
+    numbered = "\n".join(
+        f"{offset + i + 1:>6}\t{_shown_line(line, page.unread.get(i, 0))}" for i, line in enumerate(page.lines)
+    )
     if not page.more:
         return numbered
     end = offset + len(page.lines)
     return f"{numbered}\n\n(File has more lines. Use offset {end} to read beyond line {end})"
+
+
+def _shown_line(line: str, unread: int) -> str:
+    if not unread:
+        return cut_line(line)
+    rest = len(line) - MAX_LINE_CHARS
+    return f"{line[:MAX_LINE_CHARS]}... [line cut: {rest} more characters, then {unread} bytes not read]"
 
 
 def read_page(target: ReadTarget, offset: int, limit: int) -> Page:
@@ -151,31 +173,51 @@ def read_page(target: ReadTarget, offset: int, limit: int) -> Page:
             raise _binary_error(path, shown, head)
         handle.seek(0)
         lines: list[str] = []
+        unread: dict[int, int] = {}
         total = 0
-        for total, raw in enumerate(handle, start=1):
+        for total, (raw, left) in enumerate(_bounded_lines(handle), start=1):
             if total <= offset:
                 continue
             if len(lines) == limit:
-                return Page(lines, more=True)
-            lines.append(_decode_line(raw, path, shown, first=total == 1))
+                return Page(lines, more=True, unread=unread)
+            if left:
+                unread[len(lines)] = left
+            lines.append(_decode_line(raw, path, shown, first=total == 1, cut=bool(left)))
     if offset and total and not lines:
         raise ToolError(
             f"offset {offset} is past the end of {shown}, which has {total} lines: use an offset below {total}"
         )
-    return Page(lines, more=False)
+    return Page(lines, more=False, unread=unread)
+
+
+def _bounded_lines(handle: BinaryIO) -> Iterator[tuple[bytes, int]]:
+    """Each line (with its newline) up to MAX_LINE_BYTES, and how many bytes of it were
+    left unread: a file of one endless line costs a megabyte of memory, not its size."""
+    while raw := handle.readline(MAX_LINE_BYTES):
+        left = 0
+        if len(raw) == MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            while chunk := handle.readline(MAX_LINE_BYTES):
+                ended = chunk.endswith(b"\n")
+                left += len(chunk) - ended  # the line's bytes, not its newline
+                if ended:
+                    break
+        yield raw, left
 
 
 def _special_file_error(shown: str, kind: str) -> ToolError:
     return ToolError(f"{shown} is {kind}, not a regular file: view reads files only")
 
 
-def _decode_line(raw: bytes, path: Path, shown: str, *, first: bool) -> str:
+def _decode_line(raw: bytes, path: Path, shown: str, *, first: bool, cut: bool = False) -> str:
+    """``cut``: ``raw`` is the start of a longer line, which may end inside a character."""
     if first:
         raw = raw.removeprefix(b"\xef\xbb\xbf")
     try:
         return raw.decode("utf-8").removesuffix("\n").removesuffix("\r")
-    except UnicodeDecodeError:  # not UTF-8 after the sniffed start
-        raise _binary_error(path, shown, b"") from None
+    except UnicodeDecodeError as err:
+        if cut and err.reason == "unexpected end of data":
+            return raw[: err.start].decode("utf-8")
+        raise _binary_error(path, shown, b"") from None  # not UTF-8 after the sniffed start
 
 
 def _binary_error(path: Path, shown: str, head: bytes) -> BinaryFileError:

@@ -108,3 +108,14 @@ async def test_a_deleted_tree_a_thousand_folders_deep_is_put_back_by_a_revert(de
     await asyncio.wait_for(revert_file(ctx, rel, confirmed=True), CALL_BOUND_S)
 
     assert (deep_tree.parent / rel).read_text() == "deep\n"
+
+
+@pytest.mark.parametrize("tail", ["", "\nnext line\n"], ids=["one line", "then another"])
+async def test_a_line_of_megabytes_is_read_a_megabyte_at_most(workspace: Path, ctx, tail: str) -> None:
+    (workspace / "one-line.txt").write_bytes("é".encode() * (1024 * 1024 + 1) + tail.encode())  # 2 MB + 2 bytes
+    result = await call(ViewTool(), ctx, filePath="one-line.txt")
+    first = result.output.splitlines()[0]
+    # 1 MB read: 524,288 two-byte characters, 2,000 shown; the other 1 MB + 2 bytes left unread
+    assert first.endswith("é... [line cut: 522288 more characters, then 1048578 bytes not read]")
+    assert result.output.splitlines()[1:] == (["     2\tnext line"] if tail else [])
+
