@@ -154,12 +154,29 @@ def _cmd_default(args: argparse.Namespace) -> int:
             root, args.prompt, output_format=args.output_format, quiet=args.quiet, yes=args.yes,
             model=args.model, continue_last=args.continue_last,
         )
+    if args.model:
+        _check_model_name(root, args.model)
     from app import gc_policy
 
     gc_policy.pause()  # the app resumes it once started (OpencodeApp's pause_gc, which run_tui sets)
     from app.tui.app import run_tui
 
     return run_tui(root, model=args.model, continue_last=args.continue_last)
+
+
+def _check_model_name(root: Path, model: str) -> None:
+    """A --model name litellm cannot serve fails before the TUI starts, as a usage error
+    (its API key is checked when a prompt is sent: the models screen may pick another)."""
+    from app.config import load_config
+    from app.llm.model_names import model_name_problem
+
+    try:
+        providers = load_config(root).providers
+    except OpencodeError:
+        return  # the TUI shows the config's own error
+    problem = model_name_problem(model, providers)
+    if problem is not None:
+        raise OpencodeError(problem)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -157,7 +157,7 @@ def opencode_without_keys(*args: str, home: Path) -> subprocess.CompletedProcess
     env = {k: v for k, v in env.items() if not k.endswith(("_API_BASE", "_BASE_URL"))}
     return subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "app.cli", *args],
-        cwd=home, capture_output=True, text=True, env=env, timeout=60,
+        cwd=home, stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env, timeout=60,
     )  # fmt: skip
 
 
@@ -236,3 +236,12 @@ def test_changes_with_only_tool_sessions_says_how_to_see_them(tmp_path):
         "opencode: error: no conversation in this workspace yet, only `opencode tool` calls: "
         "add --include-tool to see theirs\n"
     )
+
+
+def test_the_tui_with_an_unknown_model_fails_before_it_starts(tmp_path):
+    result = opencode_without_keys("--model", "claude-sonet-4-5", "-C", str(tmp_path), home=tmp_path)  # no -p: the TUI
+
+    assert result.returncode == 2
+    assert said(result)[0].startswith("opencode: error: unknown model claude-sonet-4-5: did you mean anthropic/")
+    assert len(said(result)) == 1
+    assert not any("textual" in line for line in result.stderr.splitlines() if line.startswith("import time:"))
