@@ -178,6 +178,11 @@ class ScriptedProvider:
     def context_window(self, model: str) -> int:
         return self.script.context_window
 
+    def supports_vision(self, model: str) -> bool:
+        """Scripts look at no images. Answered here, since the agent loop's fallback is
+        litellm's model map: the offline demo's first reply would wait for its import."""
+        return False
+
     async def stream(
         self, *, model: str, messages: list[dict], tools: list[dict] | None, **options: Any
     ) -> AsyncIterator[StreamEvent]:

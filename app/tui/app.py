@@ -454,6 +454,7 @@ class OpencodeApp(App[None]):
         async def picked(pick: SessionPick | None) -> None:
             if pick is not None:
                 await self.open_session(pick.session_id if pick.action == "switch" else None)
+                self.prompt.focus()  # a session chosen: what comes next is a prompt
 
         self.push_screen(SessionsScreen(self.runtime.store.sessions, self.session_id), picked)
 
@@ -469,7 +470,13 @@ class OpencodeApp(App[None]):
         from app.tui.screens.models import ModelsScreen
 
         choices = available_models(self.runtime.config, self.env, self.model)
-        self.push_screen(ModelsScreen(choices, self.model, list(self.runtime.config.providers)), self.use_model)
+        self.push_screen(ModelsScreen(choices, self.model, list(self.runtime.config.providers)), self._model_chosen)
+
+    def _model_chosen(self, model: str | None) -> None:
+        """A model chosen: use it, and the keyboard goes to the prompt, where it is used."""
+        if model:
+            self.use_model(model)
+            self.prompt.focus()
 
     def use_model(self, model: str | None) -> None:
         """Talk to ``model`` from the next prompt on. A real (not scripted) model needs

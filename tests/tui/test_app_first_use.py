@@ -241,6 +241,31 @@ async def test_after_any_screen_closes_the_keyboard_is_back_where_it_was(make_ap
         assert app.focused is app.query_one(ModifiedFileList)
 
 
+async def test_choosing_a_model_or_a_session_puts_the_keyboard_on_the_prompt_even_from_the_files(
+    make_app, tui_runtime
+):
+    """Issue 13's case: the files sidebar had the keyboard (a revert), ctrl+o chose a model,
+    and 'hi' + enter opened a diff instead of sending."""
+    session_id = store_tool_conversation(tui_runtime, SAMPLES["edit"])
+    record_history(tui_runtime, session_id)
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(session_id)
+        await wait_until(pilot, lambda: len(app.sidebar.changes) == 3)
+        files = app.query_one(ModifiedFileList)
+        for key, screen in (("ctrl+o", ModelsScreen), ("ctrl+s", SessionsScreen)):
+            await pilot.press("ctrl+f")
+            await wait_until(pilot, lambda: app.focused is files)
+            await pilot.press(key)
+            await wait_until(pilot, lambda screen=screen: isinstance(app.screen, screen) and app.screen.focused)
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: app.screen is app.prompt.screen and app.focused is app.prompt)
+        await pilot.press("ctrl+f", "ctrl+o", "escape")  # closed without a choice: back to the files
+        await wait_until(pilot, lambda: app.screen is app.prompt.screen)
+        await pilot.pause()
+        assert app.focused is files
+
+
 async def test_a_terminal_that_lost_focus_around_a_screen_gives_the_keyboard_back_to_the_prompt(
     make_app, tui_runtime
 ):
