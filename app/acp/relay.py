@@ -25,7 +25,15 @@ from acp.schema import (
 
 from app.acp.channel import ClientChannel
 from app.acp.permissions import OPTIONS, reply_for, unanswered
-from app.acp.updates import created_paths, file_diff, text_content, tool_kind, tool_locations, tool_title
+from app.acp.updates import (
+    created_paths,
+    file_diff,
+    output_content,
+    text_content,
+    tool_kind,
+    tool_locations,
+    tool_title,
+)
 from app.bus import Event
 from app.llm.events import ReasoningDelta, TextDelta, ToolCallFinished, ToolCallStarted, UsageUpdated
 from app.permission import PermissionGranted, PermissionRequest, PermissionRequested
@@ -134,9 +142,9 @@ class TurnRelay:
         changes = self._changes.pop(event.call_id, [])
         created = created_paths(event.metadata)
         diffs = [self._diff(change, change.path in created) for change in changes]
-        content = diffs or [text_content(event.output)]
+        content = diffs or [output_content(event.output)]
         if diffs and event.output:
-            content.append(text_content(event.output))
+            content.append(output_content(event.output))
         return update_tool_call(
             event.call_id,
             status="failed" if event.error else "completed",

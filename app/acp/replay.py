@@ -13,7 +13,7 @@ from acp.helpers import update_tool_call
 from acp.schema import AgentMessageChunk, AgentThoughtChunk, TextContentBlock, ToolCallStart, UserMessageChunk
 
 from app import boundedjson
-from app.acp.updates import created_paths, file_diff, text_content, tool_kind, tool_locations, tool_title
+from app.acp.updates import created_paths, file_diff, output_content, tool_kind, tool_locations, tool_title
 from app.runtime import Runtime
 from app.store.models import FileVersion
 
@@ -51,7 +51,7 @@ def _update_for(runtime: Runtime, role: str, part: dict[str, Any], cursors: _Ver
     if kind == "tool_result":
         metadata = part.get("metadata") or {}
         diffs = [] if part.get("error") else cursors.diffs(changed_paths(metadata), created_paths(metadata))
-        content = [*diffs, text_content(part.get("output", ""))]
+        content = [*diffs, output_content(part.get("output", ""))]
         return update_tool_call(
             part["call_id"], status="failed" if part.get("error") else "completed", content=content
         )

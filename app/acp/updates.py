@@ -19,6 +19,7 @@ from acp.schema import (
 
 from app.llm.headless import call_subject
 from app.store.models import FileVersion
+from app.tools.readable import readable_output
 
 Content = ContentToolCallContent | FileEditToolCallContent
 
@@ -75,6 +76,12 @@ def tool_locations(root: Path, arguments: Mapping[str, Any]) -> list[ToolCallLoc
 
 def text_content(text: str) -> ContentToolCallContent:
     return ContentToolCallContent(type="content", content=TextContentBlock(type="text", text=text))
+
+
+def output_content(output: str) -> ContentToolCallContent:
+    """A tool result as the editor shows it: the patch tool's JSON read as its error or
+    summary (app.tools.readable); ``rawOutput`` keeps the tool's own answer."""
+    return text_content(readable_output(output))
 
 
 def file_diff(

@@ -324,3 +324,21 @@ async def test_a_read_outside_the_workspace_asks_about_its_own_call(workspace, f
         done = final_updates(client, sid)
         assert done["v2"]["status"] == "completed" and "outside" in done["v2"]["content"][0]["content"]["text"]
         assert {"toolCallId": "v2", "status": "in_progress", "sessionUpdate": "tool_call_update"} in client.updates(sid)
+
+
+async def test_a_refused_patch_reads_as_its_reason_in_the_editor_not_the_tools_json(workspace, fake_llm, acp_agent):
+    """The patch tool answers the model in spec 002's JSON; the editor shows what it says,
+    live and on session/load. raw_output keeps the tool's own answer."""
+    add = "*** Begin Patch\n*** Add File: n.txt\n+n\n*** End Patch"
+    fake_llm.reply(ToolCall("patch", json.dumps({"patch": add}), id="p1"))
+    fake_llm.reply(Text("Understood."))
+    async with acp_agent(workspace, fake_llm, ["reject_once"]) as client:
+        sid = (await client.connection.new_session(cwd=str(workspace))).session_id
+        await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text("add")), 60)
+        await eventually(lambda: "p1" in final_updates(client, sid))
+        [shown] = [c["content"]["text"] for c in final_updates(client, sid)["p1"]["content"]]
+        assert shown.startswith("The user denied this patch") and '"ok"' not in shown
+        assert final_updates(client, sid)["p1"]["rawOutput"]["output"].startswith('{"ok": false')
+    async with acp_agent(workspace, fake_llm) as client:
+        await client.connection.load_session(cwd=str(workspace), session_id=sid)
+        assert [c["content"]["text"] for c in final_updates(client, sid)["p1"]["content"]] == [shown]
