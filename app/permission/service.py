@@ -120,16 +120,18 @@ class PermissionService:
         def evaluate(key: str, subject: str, absolute: str | None) -> Decision:
             return self.evaluate(key, subject, agent, absolute, session_id=session_id)
 
-        return judge_all(evaluate, tool, effects, protected, self._denying(agent, session_id))
+        return judge_all(evaluate, tool, effects, protected, self.keys_with(agent, session_id, "deny"))
 
-    def _denying(self, agent: str, session_id: str | None) -> frozenset[str] | None:
-        """The keys whose rules (this agent's, its ancestors', the global ones) hold a deny;
-        None when the key `*` does (then any key may deny)."""
+    def keys_with(self, agent: str, session_id: str | None, *actions: str) -> frozenset[str] | None:
+        """The keys whose rules (this agent's, its ancestors', the global ones) hold one of
+        ``actions`` (any rule at all when none are given); None when the key `*` does
+        (then any key may)."""
         keys: set[str] = set()
         agents = (agent, *(self._ancestors.get(session_id, ()) if session_id else ()))
         for rules in (rules for name in agents for rules in config_rules(self._config, name)):
             for key, value in (rules or {}).items():
-                if value == "deny" or (isinstance(value, dict) and "deny" in value.values()):
+                values = {value} if isinstance(value, str) else set(value.values())
+                if not actions or values.intersection(actions):
                     keys.add(key)
         return None if "*" in keys else frozenset(keys)
 
