@@ -135,7 +135,7 @@ class CommandJudge:
         if not part.normal or written.action == "deny":
             return written, part.text
         run = self.evaluate("bash", part.normal)
-        if run.action == "deny" or written.level == "default":
+        if run.action == "deny" or (written.level == "default" and not (part.named_elsewhere and run.action == "allow")):
             return run, part.normal
         return written, part.text
 
