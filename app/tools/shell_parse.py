@@ -281,7 +281,11 @@ def _add_simple(whole: Node, command: Node, found: _Found) -> None:
             _directory(values),
             "" if normal == text else normal,
             runs.touches + _redirect_writes(whole),
-            bool(values) and values[0] is not None and _named_elsewhere(values[0]),
+            bool(values) and values[0] is not None and (
+                _named_elsewhere(values[0])  # `./git`, or a PATH the command changed: `PATH=. git`
+                or any(name == "PATH" for name, _ in assignments)
+                or (environment is not None and "PATH" in environment)
+            ),
         )
     )
     found.doubts += runs.doubts

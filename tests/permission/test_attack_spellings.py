@@ -139,7 +139,8 @@ async def test_a_program_that_only_shares_an_allowed_name_is_asked_about(make_ru
     (workspace / "git").write_text("#!/bin/sh\ntouch pwned\n")
     (workspace / "git").chmod(0o755)
     runtime = make_runtime("headless", attack_config())
-    output = await call(runtime, "bash", {"command": "./git status"})
-    assert "needs approval" in output and not (workspace / "pwned").exists()
+    for command in ["./git status", "PATH=.:$PATH git status", "export PATH=.:$PATH; git status"]:
+        output = await call(runtime, "bash", {"command": command})
+        assert "needs approval" in output and not (workspace / "pwned").exists(), command
     output = await call(runtime, "bash", {"command": "/usr/bin/git --version"})
     assert "Exit code: 0" in output, output
