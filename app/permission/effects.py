@@ -28,6 +28,13 @@ from app.permission.rules import STRICTNESS, Decision
 EffectKind = Literal["read", "write", "delete", "execute"]
 # The key whose rules cover an effect of that kind, whichever tool has it.
 GROUP_KEYS: dict[str, str] = {"write": "edit", "delete": "delete"}
+# The agent's tools a group's allow and ask cover too. Any other tool (the sidebar's
+# revert, whose question is the user's confirmation; an MCP tool) gets only the group's
+# denies: those hold for every tool.
+GROUP_TOOLS: dict[str, frozenset[str]] = {
+    "edit": frozenset({"edit", "write", "multiedit", "patch", "bash"}),
+    "delete": frozenset({"delete", "patch", "bash"}),
+}
 # Keys whose deny also holds for an effect of that kind: a removal changes a file's content
 # too, so `"edit": {"secrets/*": "deny"}` keeps secrets/ from being deleted or moved away;
 # an edit "ask" or "allow" says nothing about deleting.
@@ -72,11 +79,12 @@ class Judgement:
         decision = self.decision
         if decision.pattern is None or decision.level == "session":
             return decision.reason
-        scope = " for every tool" if decision.reason.endswith(" for every tool") else ""
-        level = decision.reason.split(" rule ", 1)[0]
+        reason, inherited, heir = decision.reason.partition(", inherited by ")
+        scope = " for every tool" if reason.endswith(" for every tool") else ""
+        level = reason.split(" rule ", 1)[0]
         owner = "" if level == "global" else f"{level} "
         key = "" if scope else f"{self.key} "
-        return f'{owner}{key}rule "{decision.pattern}"{scope}'
+        return f'{owner}{key}rule "{decision.pattern}"{scope}{inherited}{heir}'
 
     def line(self) -> str:
         """`write secrets/key.txt: deny (edit rule "secrets/*")`."""
@@ -102,7 +110,8 @@ def judge(
     key, decision = keys[0], evaluate(keys[0], effect.target, effect.absolute)
     for other in keys[1:]:
         found = evaluate(other, effect.target, effect.absolute)
-        if found.level != "default" and (
+        counts = tool in GROUP_TOOLS.get(other, ()) or found.action == "deny"
+        if counts and found.level != "default" and (
             decision.level == "default" or STRICTNESS[found.action] > STRICTNESS[decision.action]
         ):
             key, decision = other, found

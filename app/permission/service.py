@@ -75,17 +75,25 @@ class PermissionService:
         return self._ancestors.get(session_id, ())
 
     def evaluate(
-        self, tool: str, subject: str, agent: str, absolute: str | None = None, *, session_id: str | None = None
+        self,
+        tool: str,
+        subject: str,
+        agent: str,
+        absolute: str | None = None,
+        *,
+        session_id: str | None = None,
+        remembered: bool = True,
     ) -> Decision:
-        """The rules' decision, except that an "ask" the user already answered for this
-        session (allow_session / deny_session on this tool and subject) is answered again."""
+        """The rules' decision (with the denies a sub-agent's session inherits), except that
+        an "ask" the user already answered for this session (allow_session / deny_session on
+        this tool and subject) is answered again, unless ``remembered`` is False."""
         agent_rules, global_rules = config_rules(self._config, agent)
         decision = evaluate_rules(
             tool, subject, agent_rules=agent_rules, global_rules=global_rules, absolute=absolute, agent=agent
         )
         if decision.action != "deny" and session_id in self._ancestors:
             decision = self._inherited_deny(tool, subject, absolute, agent, self._ancestors[session_id]) or decision
-        if decision.action == "ask" and session_id is not None:
+        if decision.action == "ask" and session_id is not None and remembered:
             remembered = self._session_answers.get(session_id, {}).get((tool, subject))
             if remembered is not None:
                 return Decision(remembered, "the user, for this session", None, "session")
@@ -114,22 +122,26 @@ class PermissionService:
         *,
         session_id: str | None = None,
         protected: Sequence[str] = OWN_CONFIG,
+        remembered: bool = True,
     ) -> list[Judgement]:
-        """Each effect's decision (app.permission.effects), with this session's answers."""
+        """Each effect's decision (app.permission.effects), with this session's inherited
+        denies and (``remembered``) its earlier answers."""
 
         def evaluate(key: str, subject: str, absolute: str | None) -> Decision:
-            return self.evaluate(key, subject, agent, absolute, session_id=session_id)
+            return self.evaluate(key, subject, agent, absolute, session_id=session_id, remembered=remembered)
 
-        return judge_all(evaluate, tool, effects, protected, self._denying(agent, session_id))
+        return judge_all(evaluate, tool, effects, protected, self.keys_with(agent, session_id, "deny"))
 
-    def _denying(self, agent: str, session_id: str | None) -> frozenset[str] | None:
-        """The keys whose rules (this agent's, its ancestors', the global ones) hold a deny;
-        None when the key `*` does (then any key may deny)."""
+    def keys_with(self, agent: str, session_id: str | None, *actions: str) -> frozenset[str] | None:
+        """The keys whose rules (this agent's, its ancestors', the global ones) hold one of
+        ``actions`` (any rule at all when none are given); None when the key `*` does
+        (then any key may)."""
         keys: set[str] = set()
         agents = (agent, *(self._ancestors.get(session_id, ()) if session_id else ()))
         for rules in (rules for name in agents for rules in config_rules(self._config, name)):
             for key, value in (rules or {}).items():
-                if value == "deny" or (isinstance(value, dict) and "deny" in value.values()):
+                values = {value} if isinstance(value, str) else set(value.values())
+                if not actions or values.intersection(actions):
                     keys.add(key)
         return None if "*" in keys else frozenset(keys)
 

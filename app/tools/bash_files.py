@@ -20,14 +20,14 @@ from dataclasses import dataclass
 
 from app.errors import ToolError
 from app.permission import Decision
-from app.permission.effects import GROUP_KEYS, Effect, Judgement, judge, protected_anchor
+from app.permission.effects import DENY_ALSO, GROUP_KEYS, Effect, Judgement, judge, protected_anchor
 from app.tools.shell_effects import Touch
 from app.tools.shell_parse import ParsedCommand
 from app.workspace import Workspace
 
 _COMPUTED = Decision("ask", "a path known only when the command runs", None, "default")
 _TOO_MANY = Decision("ask", "more files than can be judged one by one", None, "default")
-MAX_TREE_FILES = 20_000
+MAX_TREE_FILES = 100_000
 """Files judged one by one under a folder; beyond, the command is asked about."""
 _MAX_BASES = 16
 # Devices a command may name without touching anything outside the workspace.
@@ -46,6 +46,9 @@ class FileJudge:
     workspace: Workspace
     evaluate: Callable[[str, str, str | None], Decision]
     protected: tuple[str, ...]
+    ruled: frozenset[str] | None = None
+    """The keys that have any rule (None: all may): an effect whose key has none is judged
+    by the protected paths alone, which keeps a walk of a big tree cheap."""
 
     def judge(self, parsed: ParsedCommand) -> list[Judgement]:
         """A judgement per effect, stopping at the first deny."""
@@ -78,6 +81,11 @@ class FileJudge:
                     continue
                 decision = self.evaluate("external_directory", subject, subject)
                 yield Judgement(Effect(touch.kind, subject, subject), decision, "external_directory")
+                continue
+            if self.ruled is not None and key not in self.ruled and DENY_ALSO.get(touch.kind) not in self.ruled:
+                anchor = protected_anchor(subject, self.protected)
+                if anchor is not None:
+                    yield judge(self.evaluate, key, Effect(touch.kind, subject, absolute), self.protected)
                 continue
             judgement = judge(self.evaluate, key, Effect(touch.kind, subject, absolute), self.protected)
             # The part's bash rule already answered; the edit and delete rules add only what

@@ -86,7 +86,7 @@ class CommandJudge:
                     f"bash: the permission rules forbid touching {path}, outside the workspace "
                     f"(external_directory, {decision.reason}), so nothing was run: leave that path out",
                 )
-        files = FileJudge(self.workspace, self.evaluate, self.protected).judge(parsed)
+        files = self._file_judge().judge(parsed)
         for judgement in files:
             if judgement.action == "deny":
                 return Verdict(
@@ -118,9 +118,13 @@ class CommandJudge:
         for part in parsed.parts:
             decision, subject = self._part_decision(part)
             lines.append(f"execute {one_line(subject)}: {decision.action} ({decision.reason})")
-        files = FileJudge(self.workspace, self.evaluate, self.protected).judge(parsed)
+        files = self._file_judge().judge(parsed)
         lines += [judgement.line() for judgement in files]
         return list(dict.fromkeys(lines))
+
+    def _file_judge(self) -> FileJudge:
+        ruled = self.permissions.keys_with(self.agent, self.session_id)
+        return FileJudge(self.workspace, self.evaluate, self.protected, ruled)
 
     def _part_decision(self, part: SimpleCommand) -> tuple[Decision, str]:
         """The rules' decision for one part and the subject that gave it, judged as written
@@ -131,7 +135,7 @@ class CommandJudge:
         if not part.normal or written.action == "deny":
             return written, part.text
         run = self.evaluate("bash", part.normal)
-        if run.action == "deny" or written.level == "default":
+        if run.action == "deny" or (written.level == "default" and not (part.named_elsewhere and run.action == "allow")):
             return run, part.normal
         return written, part.text
 

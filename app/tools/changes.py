@@ -244,7 +244,10 @@ async def _authorize(
     effects += [Effect("delete", subject) for subject in change_set.subjects]
     # Protected paths guard against the agent; a change a person confirmed is theirs.
     protected = () if confirmed else protected_roots(ctx.config.data.directory, ctx.workspace.root.as_posix())
-    judgements = ctx.permissions.judge(tool, effects, ctx.agent, session_id=ctx.session_id, protected=protected)
+    # Earlier answers are left to the question below, which announces an allow it gives.
+    judgements = ctx.permissions.judge(
+        tool, effects, ctx.agent, session_id=ctx.session_id, protected=protected, remembered=False
+    )
     if denied := [j for j in judgements if j.action == "deny"]:
         first = denied[0]
         same = [j.effect.target for j in denied if (j.effect.kind, j.reason) == (first.effect.kind, first.reason)]

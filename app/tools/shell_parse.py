@@ -25,6 +25,7 @@ What counts as one part (its text, exactly as written, is the permission subject
 from __future__ import annotations
 
 import glob
+import posixpath
 import re
 import shlex
 from contextvars import ContextVar
@@ -102,6 +103,7 @@ _FILE_COMMANDS = frozenset(
 _DIRECTORY_CHANGES = frozenset({"cd", "pushd", "popd"})
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _BLANK = re.compile(r"\s")
+_SYSTEM_FOLDERS = frozenset({"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"})
 _GLOB = re.compile(r"[*?[]")
 _KNOWN_VARIABLE = re.compile(r"^(\"?)\$(\{PWD\}|PWD\b|\{HOME\}|HOME\b)")
 _PLAIN = re.compile(r"[^\s'\"\\$`#]+")
@@ -130,6 +132,10 @@ class SimpleCommand:
     the same as ``text``."""
     touches: tuple[Touch, ...] = ()
     """The files it writes or deletes (shell_effects), redirection targets included."""
+    named_elsewhere: bool = False
+    """Its program is a path outside the system's program folders (`./git`, `/tmp/x/rm`):
+    ``normal`` names it by its file name, which a deny holds against, but an allow for
+    that name does not cover a file that only shares it."""
 
 
 @dataclass(frozen=True)
@@ -275,6 +281,11 @@ def _add_simple(whole: Node, command: Node, found: _Found) -> None:
             _directory(values),
             "" if normal == text else normal,
             runs.touches + _redirect_writes(whole),
+            bool(values) and values[0] is not None and (
+                _named_elsewhere(values[0])  # `./git`, or a PATH the command changed: `PATH=. git`
+                or any(name == "PATH" for name, _ in assignments)
+                or (environment is not None and "PATH" in environment)
+            ),
         )
     )
     found.doubts += runs.doubts
@@ -395,6 +406,12 @@ def _globbed_program(words: list[tuple[str | None, Node]]) -> list[tuple[str | N
         return words
     matches = sorted(glob.glob(words[0][0]))
     return [(match, words[0][1]) for match in matches] + words[1:] if matches else words
+
+
+def _named_elsewhere(program: str) -> bool:
+    """A program path outside the folders the system's programs live in."""
+    folder = program.rstrip("/").rpartition("/")[0]
+    return "/" in program.rstrip("/") and posixpath.normpath(folder or "/") not in _SYSTEM_FOLDERS
 
 
 def _unquoted(node: Node) -> bool:

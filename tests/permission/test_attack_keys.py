@@ -137,6 +137,9 @@ def test_opencode_tool_yes_refuses_the_write_and_the_move_in_a_real_process(work
         ({"delete": "allow", "edit": {"*.md": "ask"}}, "delete", ("delete", "README.md"), 'allow (delete rule "*")'),
         # Rules for every tool count for every effect.
         ({"*": {"*.env": "deny"}, "edit": "allow"}, "write", ("write", ".env"), 'deny (rule "*.env" for every tool)'),
+        # A tool outside the group (the sidebar's revert) gets the group's deny, not its allow.
+        ({"edit": "allow"}, "revert", ("write", "a.txt"), "ask (default for revert)"),
+        ({"edit": {"a.txt": "deny"}}, "revert", ("write", "a.txt"), 'deny (edit rule "a.txt")'),
         # Nothing matches: the tool's default.
         ({}, "write", ("write", "x"), "ask (default for write)"),
     ],

@@ -131,3 +131,16 @@ def test_what_is_allowed_still_runs(workspace):
     (workspace / ".opencode.json").write_text(json.dumps(attack_config({"bash": {"*": "allow", "rm *": "deny"}})))
     answer = opencode_tool(workspace, "bash", {"command": "cp x y && echo done > z"})
     assert answer["ok"] is True and (workspace / "y").read_text() == "keep\n" and (workspace / "z").exists()
+
+
+async def test_a_program_that_only_shares_an_allowed_name_is_asked_about(make_runtime, workspace):
+    """`git *` allows git, not a `./git` script the agent may have written: it asks (and
+    headless refuses it); the real git, by any path to the system's folders, runs."""
+    (workspace / "git").write_text("#!/bin/sh\ntouch pwned\n")
+    (workspace / "git").chmod(0o755)
+    runtime = make_runtime("headless", attack_config())
+    for command in ["./git status", "PATH=.:$PATH git status", "export PATH=.:$PATH; git status"]:
+        output = await call(runtime, "bash", {"command": command})
+        assert "needs approval" in output and not (workspace / "pwned").exists(), command
+    output = await call(runtime, "bash", {"command": "/usr/bin/git --version"})
+    assert "Exit code: 0" in output, output
