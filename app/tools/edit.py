@@ -21,7 +21,7 @@ from app.tools.changes import AppliedFile, Change, ChangeSet, FileState, Snapsho
 from app.tools.diagnostics import with_lsp_errors
 from app.tools.suggest import similar_names
 from app.tools.text.replace import EditMatchError, apply_edit
-from app.tools.write import (
+from app.tools.whole_file import (
     FilePath,
     change_metadata,
     new_text_file,
