@@ -135,7 +135,7 @@ def _history_content(data: bytes | None) -> tuple[str, bytes | None]:
     """(text, raw bytes) as history keeps them: UTF-8 text as itself (BOM and CRLF kept,
     so a revert restores its bytes) with no bytes; other
     content as a "(binary file, N bytes)" placeholder plus its exact bytes, so a delete
-    or a patch never loses it (spec 000) and a revert can put it back."""
+    or a patch never loses it (docs/specs/000-delete.md) and a revert can put it back."""
     if data is None:
         return "", None
     if not is_binary(data):

@@ -1,4 +1,4 @@
-"""The edit tool: replace one piece of a file (spec 001), through the replacer cascade.
+"""The edit tool: replace one piece of a file (docs/specs/001-edit.md), through the replacer cascade.
 
 The engine here also serves multiedit: a list of edits is applied in order to an
 in-memory draft of the file, and only the final draft goes through the change path,
