@@ -358,8 +358,8 @@ def _perform(steps: list[Callable[[], Undo]], undo: list[Undo]) -> None:
     """Run every step, adding the undo each returns to ``undo``; after a failure no
     further step starts, and a failure is raised once the running ones finish.
     Many steps are shared among a few threads: replacing or deleting a file whose blocks
-    are on disk waits for the disk to free them (with ext4's ``discard`` option, 0.3-2 ms
-    a file on this VM), and those waits overlap."""
+    are on disk waits for the disk to free them (with ext4's ``discard`` option, a
+    noticeable wait per file), and those waits overlap."""
     if len(steps) < _PARALLEL_FROM:
         for step in steps:
             undo.append(step())
