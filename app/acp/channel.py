@@ -1,5 +1,5 @@
 """The agent's side of the wire: session updates and permission questions sent to the
-editor. A thin layer over the SDK's JSON-RPC ``Connection`` so a diff can carry spec 004's
+editor. A thin layer over the SDK's JSON-RPC ``Connection`` so a diff can carry docs/specs/004-acp-deleted.md's
 ``deleted`` flag, which the SDK's models (and so its typed client proxy) would drop."""
 
 from __future__ import annotations

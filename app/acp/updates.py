@@ -90,7 +90,7 @@ def file_diff(
     """One file's change as ACP diff content. A new file (``created``, or back after a
     deletion) has no oldText, as ACP says, so it differs from an emptied one. A deletion
     keeps the last content as oldText with newText "" and is flagged in ``_meta``
-    (``mark_deleted`` lifts the flag to the top-level ``deleted`` field of spec 004 once
+    (``mark_deleted`` lifts the flag to the top-level ``deleted`` field of docs/specs/004-acp-deleted.md once
     serialized)."""
     old_text = None if created or previous is None or previous.deleted else previous.content
     meta = {"opencode": {"deleted": True}} if version.deleted else None

@@ -32,7 +32,8 @@ DEFAULT_CONTEXT_WINDOW = 128_000
 # Public modules only; one missing in another version is skipped.
 FIRST_REQUEST_MODULES = ("openai.resources",)
 # litellm prices every streamed request by counting its prompt with tiktoken's cl100k
-# encoding: about 40 MB resident and 0.2 s to load. It is loaded (in a thread) when the
+# encoding, tens of megabytes resident and a noticeable load (figures in
+# docs/performance.md). It is loaded (in a thread) when the
 # first request is about to go, not with litellm, so an app left open unused does not
 # hold it; that first request starts that much later, the event loop never waits.
 REQUEST_TOKENIZER_MODULES = ("litellm.litellm_core_utils.default_encoding",)

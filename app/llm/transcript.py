@@ -1,7 +1,7 @@
 """The loop's view of each session's messages: the store's rows, read once, then kept
 current from the store's own MessageCreated / MessageUpdated events, so a step does not
-re-read and re-decode the whole session from SQLite (in a long session that was most of
-a step's cost).
+re-read and re-decode the whole session from SQLite (in a long session, most of a
+step's cost).
 
 Following the bus rather than the loop's own writes keeps every reader in the process
 exact, whoever wrote: two AgentLoops on one runtime (the TUI keeps one per provider)

@@ -11,7 +11,7 @@ WARNING = 2
 SEVERITY_NAMES = {1: "error", 2: "warning", 3: "info", 4: "hint"}
 
 MAX_DIAGNOSTICS_PER_FILE = 20
-"""Spec 001: at most this many errors of a file are shown after an edit."""
+"""docs/specs/001-edit.md: at most this many errors of a file are shown after an edit."""
 
 
 @dataclass(frozen=True)

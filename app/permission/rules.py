@@ -86,7 +86,7 @@ def _is_word_star(pieces: list[str], i: int) -> bool:
 
 
 def _compile_rooted(pattern: str) -> re.Pattern[str]:
-    """A pattern for absolute paths. `/etc/*` also matches `/etc` itself (as spec 000's
+    """A pattern for absolute paths. `/etc/*` also matches `/etc` itself (as docs/specs/000-delete.md's
     OpenCode does): denying what is inside a directory outside the workspace denies
     listing it, or a `cd` into it. Workspace-relative `tmp/*` does not match `tmp`: the
     tools that act on a folder there judge every file inside it as well."""

@@ -1,6 +1,6 @@
-"""File history (spec 000): per session and path, the content before the session first
+"""File history (docs/specs/000-delete.md): per session and path, the content before the session first
 changed the file ("initial"), then every content it wrote ("v1", "v2", ...). A deletion
-is a version with empty content and ``deleted=True`` (spec 004), so it differs from a
+is a version with empty content and ``deleted=True`` (docs/specs/004-acp-deleted.md), so it differs from a
 file emptied on purpose; likewise an "initial" marked deleted says the session created
 the file (nothing was there before), so reverting it removes the file.
 

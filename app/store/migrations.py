@@ -65,7 +65,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         )
         """,
     ),
-    # 2: the raw bytes of versions whose content is not UTF-8 text (spec 000: no content
+    # 2: the raw bytes of versions whose content is not UTF-8 text (docs/specs/000-delete.md: no content
     # is ever lost); NULL for text, whose bytes are its content encoded as UTF-8.
     ("ALTER TABLE files ADD COLUMN data BLOB",),
     # 3: what each session has seen of each file (canonical absolute path), so freshness

@@ -135,7 +135,7 @@ def _history_content(data: bytes | None) -> tuple[str, bytes | None]:
     """(text, raw bytes) as history keeps them: UTF-8 text as itself (BOM and CRLF kept,
     so a revert restores its bytes) with no bytes; other
     content as a "(binary file, N bytes)" placeholder plus its exact bytes, so a delete
-    or a patch never loses it (spec 000) and a revert can put it back."""
+    or a patch never loses it (docs/specs/000-delete.md) and a revert can put it back."""
     if data is None:
         return "", None
     if not is_binary(data):
@@ -361,8 +361,8 @@ def _perform(steps: list[Callable[[], Undo]], undo: list[Undo]) -> None:
     """Run every step, adding the undo each returns to ``undo``; after a failure no
     further step starts, and a failure is raised once the running ones finish.
     Many steps are shared among a few threads: replacing or deleting a file whose blocks
-    are on disk waits for the disk to free them (with ext4's ``discard`` option, 0.3-2 ms
-    a file on this VM), and those waits overlap."""
+    are on disk waits for the disk to free them (with ext4's ``discard`` option, a
+    noticeable wait per file), and those waits overlap."""
     if len(steps) < _PARALLEL_FROM:
         for step in steps:
             undo.append(step())

@@ -1,4 +1,4 @@
-"""The delete tool (spec 000): remove a file, a folder or a symlink, with every deleted
+"""The delete tool (docs/specs/000-delete.md): remove a file, a folder or a symlink, with every deleted
 file recorded in history (its last content, then a deleted version) so nothing is lost.
 
 This module only decides *what* goes: it finds the entry (a symlink itself, never its

@@ -1,4 +1,4 @@
-"""The diagnostics tool, and spec 001 step 10 for the tools that write: after a change,
+"""The diagnostics tool, and step 10 of docs/specs/001-edit.md for the tools that write: after a change,
 the file is touched in its language server and the errors it reports are appended to
 the tool's result. A missing, slow or crashed server only means no diagnostics."""
 

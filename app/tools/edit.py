@@ -1,4 +1,4 @@
-"""The edit tool: replace one piece of a file (spec 001), through the replacer cascade.
+"""The edit tool: replace one piece of a file (docs/specs/001-edit.md), through the replacer cascade.
 
 The engine here also serves multiedit: a list of edits is applied in order to an
 in-memory draft of the file, and only the final draft goes through the change path,
@@ -21,7 +21,7 @@ from app.tools.changes import AppliedFile, Change, ChangeSet, FileState, Snapsho
 from app.tools.diagnostics import with_lsp_errors
 from app.tools.suggest import similar_names
 from app.tools.text.replace import EditMatchError, apply_edit
-from app.tools.write import (
+from app.tools.whole_file import (
     FilePath,
     change_metadata,
     new_text_file,

@@ -12,7 +12,7 @@ from pydantic import Field
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.diagnostics import with_lsp_errors
 from app.tools.edit import EditItem, edit_file, fuzzy_note
-from app.tools.write import FilePath, change_metadata, target_path, unchanged_metadata
+from app.tools.whole_file import FilePath, change_metadata, target_path, unchanged_metadata
 
 DESCRIPTION = """Make several edits to one file in one call: all of them are applied, or none.
 

@@ -1,4 +1,4 @@
-"""The patch tool: spec 002's ``edit.patch``, exposed to models as ``patch``.
+"""The patch tool: ``edit.patch`` of docs/specs/002-patch.md, exposed to models as ``patch``.
 
 Parsing and placing hunks are the pure functions of ``app.tools.text.patch``; this
 module turns the patch's paths into locked workspace files, lets the planner read them

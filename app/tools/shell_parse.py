@@ -217,7 +217,7 @@ def parse_command(command: str) -> ParsedCommand:
 
 @cache
 def _parser() -> Parser:
-    """Loaded on first use: importing the grammar costs ~20 ms that `opencode tool patch`
+    """Loaded on first use: importing the grammar is a cost that `opencode tool patch`
     (measured as a whole process) must not pay."""
     import tree_sitter
     import tree_sitter_bash

@@ -96,7 +96,7 @@ class WorkspaceWatcher:
             self._task = None
 
     async def _run(self) -> None:
-        from watchfiles import awatch  # 40 ms of imports: not on the first frame
+        from watchfiles import awatch  # imported on first use: not on the first frame
 
         try:
             async for changes in awatch(

@@ -1,4 +1,4 @@
-"""The patch format of spec 002 as pure functions: ``parse_patch`` then ``plan_patch``.
+"""The patch format of docs/specs/002-patch.md as pure functions: ``parse_patch`` then ``plan_patch``.
 
 ``plan_patch`` reads through a callback and writes nothing: it checks every path and
 places every hunk of every file before it returns, so a patch that fails anywhere

@@ -1,4 +1,4 @@
-"""Grammar of the patch format (spec 002): text in, dataclasses out, nothing touched.
+"""Grammar of the patch format (docs/specs/002-patch.md): text in, dataclasses out, nothing touched.
 
 Lenient exactly where Codex's ``apply_patch`` is, because models are trained on it: a
 heredoc wrapper (``apply_patch <<'EOF'`` ... ``EOF``, or ``cd <dir> && apply_patch <<'EOF'``,

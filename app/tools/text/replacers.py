@@ -28,7 +28,7 @@ Span = tuple[int, int]
 """Start and end offsets of a piece of the file's text."""
 Replacer = Callable[[str, str], Iterator[Span]]
 
-# BlockAnchor's guards (OpenCode's 2026 hardening, made stricter where it was silent).
+# BlockAnchor's guards (as OpenCode's, and stricter where OpenCode's say nothing).
 MIN_MIDDLE_SIMILARITY = 0.65
 """Average similarity of the middle lines a fuzzy block needs (1.0 = identical)."""
 MAX_LINE_COUNT_DRIFT = 0.25

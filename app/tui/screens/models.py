@@ -88,11 +88,14 @@ class ModelsScreen(ModalScreen[str | None]):
 
     @on(Input.Submitted, "#models-filter")
     def _choose_typed(self, event: Input.Submitted) -> None:
+        """Enter: the highlighted model; but a typed id (``provider/model``) that is no part
+        of it (only a fuzzy match: a typo, or a model the list lacks) is taken as typed."""
+        typed = event.value.strip()
         highlighted = self.query_one("#models-list", OptionList).highlighted
-        if self._shown and highlighted is not None:
-            self.dismiss(self._shown[highlighted].model)
-        elif "/" in event.value.strip():
-            typed = event.value.strip()
+        choice = self._shown[highlighted] if self._shown and highlighted is not None else None
+        if choice is not None and ("/" not in typed or typed.lower() in choice.model.lower()):
+            self.dismiss(choice.model)
+        elif "/" in typed:
             problem = model_name_problem(typed, self.providers)
             if problem is None:
                 self.dismiss(typed)

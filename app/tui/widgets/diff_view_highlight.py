@@ -64,7 +64,7 @@ def lexer_for(path: str) -> Lexer:
 
 
 def warm_up(paths: tuple[str, ...] = ("x.py", "x.ts", "x.js", "x.go", "x.rs", "x.json", "x.md")) -> None:
-    """Load Pygments' lexer table and the common lexers (about 0.3 s the first time).
+    """Load Pygments' lexer table and the common lexers (slow the first time).
     Blocking: the app calls it in a thread worker after its first frame, so the first
     diff shown in the chat does not pay for it on the UI thread."""
     for path in paths:
