@@ -153,10 +153,11 @@ def build_catalog(
 
 
 def fuzzy_filter(entries: list[CatalogEntry], query: str) -> list[CatalogEntry]:
-    """Entries matching ``query``: those containing it first (in order), then those whose
-    words each query word nearly matches, best first (typos, other separators, words out
-    of order: "sonet 4.5" finds claude-sonnet-4-5). A query with a "/" is an id being
-    typed whole: only the entries containing it, so an id the list lacks can be entered."""
+    """Entries matching ``query``, best first: those containing it (in order); then those
+    whose words each query word nearly matches (typos, other separators, words out of
+    order: "sonet 4.5" finds claude-sonnet-4-5); then those holding its letters in order
+    ("snt45"), the tightest first. A query with a "/" is an id being typed whole: only
+    the entries containing it, so an id the list lacks can be entered."""
     needle = query.strip().lower()
     if not needle:
         return list(entries)
@@ -165,11 +166,32 @@ def fuzzy_filter(entries: list[CatalogEntry], query: str) -> list[CatalogEntry]:
         return exact
     taken = {entry.model for entry in exact}
     wanted = _words(needle)
-    scored = []
+    letters = needle.replace(" ", "")
+    close, loose = [], []
     for index, entry in enumerate(entries):
-        if entry.model not in taken and (score := _word_score(wanted, _words(f"{entry.model} {entry.label}"))):
-            scored.append((-score, index, entry))
-    return exact + [entry for _, _, entry in sorted(scored)]
+        if entry.model in taken:
+            continue
+        if score := _word_score(wanted, _words(f"{entry.model} {entry.label}")):
+            close.append((-score, index, entry))
+        elif span := _letters_span(letters, entry.model.lower()):
+            loose.append((span, index, entry))
+    return exact + [entry for *_, entry in sorted(close)] + [entry for *_, entry in sorted(loose)]
+
+
+def _letters_span(letters: str, text: str) -> int:
+    """The length of the shortest stretch of ``text`` holding ``letters`` in order, or 0."""
+    best = 0
+    for start, char in enumerate(text):
+        if char != letters[0]:
+            continue
+        position = start
+        for letter in letters[1:]:
+            position = text.find(letter, position + 1)
+            if position < 0:
+                return best
+        span = position - start + 1
+        best = span if not best else min(best, span)
+    return best
 
 
 def _words(text: str) -> list[str]:

@@ -101,6 +101,7 @@ def test_filtering_is_fuzzy_with_substring_matches_first():
 
     assert [e.model for e in fuzzy_filter(entries, "gpt")] == ["openai/gpt-5"]
     assert fuzzy_filter(entries, "sonet 4.5")[0].model == "anthropic/claude-sonnet-4-5"
+    assert fuzzy_filter(entries, "snt45")[0].model == "anthropic/claude-sonnet-4-5"  # letters in order
     assert fuzzy_filter(entries, "") == entries
     assert fuzzy_filter(entries, "zzzz qqq") == []
 
