@@ -74,8 +74,8 @@ SKIPPED_OUTPUT = "skipped: an earlier call in this message was denied"
 
 
 class ModelProvider(Protocol):
-    """What the loop needs from a provider. One may also define ``context_window(model)``;
-    otherwise litellm's model map gives the window."""
+    """What the loop needs from a provider. One may also define ``context_window(model)``
+    and ``supports_vision(model)``; otherwise litellm's model map answers."""
 
     def stream(
         self, *, model: str, messages: list[dict], tools: list[dict] | None, **options: Any

@@ -178,6 +178,10 @@ class ScriptedProvider:
     def context_window(self, model: str) -> int:
         return self.script.context_window
 
+    def supports_vision(self, model: str) -> bool:
+        """A script reads no images (and answering must not wait for litellm's import)."""
+        return False
+
     async def stream(
         self, *, model: str, messages: list[dict], tools: list[dict] | None, **options: Any
     ) -> AsyncIterator[StreamEvent]:
