@@ -28,11 +28,13 @@ from app.acp.permissions import OPTIONS, reply_for, unanswered
 from app.acp.updates import (
     created_paths,
     file_diff,
+    image_content,
     output_content,
     text_content,
     tool_kind,
     tool_locations,
     tool_title,
+    without_image_data,
 )
 from app.bus import Event
 from app.llm.events import ReasoningDelta, TextDelta, ToolCallFinished, ToolCallStarted, UsageUpdated
@@ -145,11 +147,13 @@ class TurnRelay:
         content = diffs or [output_content(event.output)]
         if diffs and event.output:
             content.append(output_content(event.output))
+        if isinstance(image := event.metadata.get("image"), dict):
+            content.append(image_content(image))
         return update_tool_call(
             event.call_id,
             status="failed" if event.error else "completed",
             content=content,
-            raw_output={"output": event.output, "metadata": event.metadata},
+            raw_output={"output": event.output, "metadata": without_image_data(event.metadata)},
         )
 
     def _diff(self, change: FileVersionCreated, created: bool) -> Any:

@@ -12,6 +12,7 @@ from typing import Any
 from acp.schema import (
     ContentToolCallContent,
     FileEditToolCallContent,
+    ImageContentBlock,
     TextContentBlock,
     ToolCallLocation,
     ToolKind,
@@ -82,6 +83,20 @@ def output_content(output: str) -> ContentToolCallContent:
     """A tool result as the editor shows it: the patch tool's JSON read as its error or
     summary (app.tools.readable); ``rawOutput`` keeps the tool's own answer."""
     return text_content(readable_output(output))
+
+
+def image_content(image: dict[str, Any]) -> ContentToolCallContent:
+    """An image a tool returned (view of a png), as the editor shows one."""
+    block = ImageContentBlock(type="image", data=image["data"], mime_type=image["mime"], uri=None)
+    return ContentToolCallContent(type="content", content=block)
+
+
+def without_image_data(metadata: dict[str, Any]) -> dict[str, Any]:
+    """Metadata for rawOutput: an image's base64 goes once, as image content, not twice."""
+    image = metadata.get("image")
+    if not isinstance(image, dict):
+        return metadata
+    return {**metadata, "image": {key: value for key, value in image.items() if key != "data"}}
 
 
 def file_diff(

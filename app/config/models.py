@@ -78,7 +78,7 @@ class ModelSpec(ConfigModel):
     max_output: int | None = Field(None, gt=0, description="Cap on tokens generated per reply.")
     cost: ModelCost | None = Field(None, description="Prices; unset means litellm's, else free.")
     vision: bool | None = Field(None, description="Whether the model takes images; unset means litellm's answer.")
-    reasoning: bool | None = Field(None, description="Whether the model thinks (reasoningEffort applies).")
+    reasoning: bool | None = Field(None, description="false: the model does not think, so reasoningEffort is not sent to it.")
 
 
 class ProviderConfig(ConfigModel):

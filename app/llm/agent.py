@@ -74,8 +74,8 @@ SKIPPED_OUTPUT = "skipped: an earlier call in this message was denied"
 
 
 class ModelProvider(Protocol):
-    """What the loop needs from a provider. One may also define ``context_window(model)``;
-    otherwise litellm's model map gives the window."""
+    """What the loop needs from a provider. One may also define ``context_window(model)``
+    and ``supports_vision(model)``; otherwise litellm's model map answers."""
 
     def stream(
         self, *, model: str, messages: list[dict], tools: list[dict] | None, **options: Any
@@ -325,9 +325,10 @@ class AgentLoop:
     def _new_turn(self, session_id: str, agent: str, model: str, prompt: str) -> _Turn:
         settings = self.runtime.config.agents.get(agent)
         route = self._route(model)
+        thinks = route.facts.reasoning is not False  # a model configured as not reasoning gets no effort
         chosen = {
             "max_tokens": settings.max_tokens if settings else None,
-            "reasoning_effort": settings.reasoning_effort if settings else None,
+            "reasoning_effort": settings.reasoning_effort if settings and thinks else None,
         }
         # The agent's own settings win over the model's configured maxOutput.
         options = {**route.stream_options(), **{key: value for key, value in chosen.items() if value is not None}}

@@ -179,8 +179,7 @@ class ScriptedProvider:
         return self.script.context_window
 
     def supports_vision(self, model: str) -> bool:
-        """Scripts look at no images. Answered here, since the agent loop's fallback is
-        litellm's model map: the offline demo's first reply would wait for its import."""
+        """A script reads no images (and answering must not wait for litellm's import)."""
         return False
 
     async def stream(

@@ -257,6 +257,7 @@ class OpencodeApp(App[None]):
     async def _adopt_runtime(self, runtime: Runtime) -> None:
         """Everything that needs the core: keys and theme from config, the model, the
         sidebar, the bus listener, the permission queue, the session to continue."""
+        from app.llm.catalog import remembered_model
         from app.tui.model_choice import startup_model
         from app.tui.widgets.permission_queue import PermissionQueue
 
@@ -269,7 +270,8 @@ class OpencodeApp(App[None]):
             self.notify(
                 f"Unknown theme {runtime.config.tui.theme!r} in tui.theme: using {DEFAULT_THEME}", severity="warning"
             )
-        model, onboarding = startup_model(self.cli_model, runtime.config, self.env)
+        remembered = remembered_model(runtime.config.data_dir(runtime.root))
+        model, onboarding = startup_model(self.cli_model, runtime.config, self.env, remembered)
         self.use_model(model)
         self.sidebar.attach(runtime)
         self._listen()
@@ -463,17 +465,24 @@ class OpencodeApp(App[None]):
 
     # -- models, themes, sidebar, help -----------------------------------------------------
 
-    def action_models(self) -> None:
+    @work(group="models", exclusive=True, exit_on_error=False)
+    async def action_models(self) -> None:
+        """The models screen, once its list is built (litellm's map, a local Ollama asked)."""
         if self._runtime_or_why("Models cannot open") is None:
             return
         from app.tui.model_choice import available_models
         from app.tui.screens.models import ModelsScreen
 
-        choices = available_models(self.runtime.config, self.env, self.model)
-        self.push_screen(ModelsScreen(choices, self.model, list(self.runtime.config.providers)), self._model_chosen)
+        choices = await available_models(self.runtime.config, self.env, self.model)
+        self.push_screen(ModelsScreen(choices, self.model, list(self.runtime.config.providers)), self.pick_model)
 
-    def _model_chosen(self, model: str | None) -> None:
-        """A model chosen: use it, and the keyboard goes to the prompt, where it is used."""
+    def pick_model(self, model: str | None) -> None:
+        """A model picked on the models screen: used from the next prompt on and
+        remembered as this project's last used model."""
+        if model and self.runtime is not None:
+            from app.llm.catalog import remember_model
+
+            remember_model(self.runtime.config.data_dir(self.runtime.root), model)
         if model:
             self.use_model(model)
             self.prompt.focus()

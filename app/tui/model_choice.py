@@ -5,14 +5,18 @@ and the demo's own workspace, outside the folder opencode was started in."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.config import Config
-from app.llm.models import DEFAULT_MODELS, ONBOARDING_NOTE, PROVIDER_ENV_VARS, choose_model
+from app.llm.models import ONBOARDING_NOTE, choose_model
 from app.llm.scripted import DEMO_MODEL, SCRIPTED_PREFIX
+
+if TYPE_CHECKING:  # the catalog (rapidfuzz) loads when the models screen opens, not at start
+    from app.llm.catalog import CatalogEntry
 
 DEMO_NOTE = (
     "Meanwhile the offline demo model is selected: type a prompt to watch it read, edit, "
@@ -24,16 +28,13 @@ DEMO_FOLDER = "opencode-demo"
 """What the demo script creates in its workspace (app/llm/demo.json)."""
 
 
-@dataclass(frozen=True)
-class ModelChoice:
-    model: str
-    label: str
-    provider: str
-
-
-def startup_model(cli_model: str | None, config: Config, env: Mapping[str, str]) -> tuple[str, str | None]:
-    """(model, note to show). The note is the onboarding text when nothing is configured."""
-    chosen = choose_model(cli_model, config.agents.coder.model, env, config.providers)
+def startup_model(
+    cli_model: str | None, config: Config, env: Mapping[str, str], remembered: str | None = None
+) -> tuple[str, str | None]:
+    """(model, note to show): --model, the coder's model in config, the model last used
+    in this project, the first provider with a key; else the offline demo and the
+    onboarding text."""
+    chosen = choose_model(cli_model, config.agents.coder.model or remembered, env, config.providers)
     if chosen is None:
         return DEMO_MODEL, f"{ONBOARDING_NOTE}\n\n{DEMO_NOTE}"
     return chosen, None
@@ -76,30 +77,28 @@ def model_label(model: str) -> str:
     return model
 
 
-def configured_providers(config: Config, env: Mapping[str, str]) -> list[str]:
-    """Providers with a key (environment or config) or a base URL, and not disabled; then
-    any other provider the config names (a local server such as ollama)."""
-    names = []
-    for name, var in PROVIDER_ENV_VARS.items():
-        entry = config.providers.get(name)
-        if entry is not None and entry.disabled:
-            continue
-        if env.get(var) or (entry is not None and (entry.api_key or entry.base_url)):
-            names.append(name)
-    others = (name for name, entry in config.providers.items() if name not in PROVIDER_ENV_VARS and not entry.disabled)
-    return names + list(others)
+async def available_models(config: Config, env: Mapping[str, str], current: str) -> list[CatalogEntry]:
+    """The current model, the agents' models in config, the catalog (configured models,
+    litellm's chat models for each provider with a key, Ollama's when it answers), and
+    the offline demo; each once. Waits for litellm's import only when a provider has a key."""
+    from app.llm.catalog import build_catalog, providers_with_keys
+    from app.llm.provider import litellm_imported
+
+    model_cost: Mapping = {}
+    if providers_with_keys(config.providers, env):
+        model_cost = (await litellm_imported()).model_cost
+    catalog = await asyncio.to_thread(build_catalog, config.providers, env, model_cost)
+    known = {entry.model: entry for entry in catalog}
+    named = [current, *(agent.model for agent in (config.agents.coder, config.agents.workhorse) if agent.model)]
+    entries = [*(known.get(model) or _bare_entry(model) for model in named), *catalog, _bare_entry(DEMO_MODEL)]
+    unique: dict[str, CatalogEntry] = {}
+    for entry in entries:
+        unique.setdefault(entry.model, entry)
+    return list(unique.values())
 
 
-def available_models(config: Config, env: Mapping[str, str], current: str) -> list[ModelChoice]:
-    """The current model, the models named in config, each configured provider's default,
-    and the offline demo; no duplicates, in that order."""
-    candidates = [current]
-    candidates += [agent.model for agent in (config.agents.coder, config.agents.workhorse) if agent.model]
-    candidates += [DEFAULT_MODELS[name] for name in configured_providers(config, env) if name in DEFAULT_MODELS]
-    candidates.append(DEMO_MODEL)
-    seen: dict[str, ModelChoice] = {}
-    for model in candidates:
-        if model not in seen:
-            provider = "offline" if model.startswith(SCRIPTED_PREFIX) else model.split("/", 1)[0]
-            seen[model] = ModelChoice(model, model_label(model), provider)
-    return list(seen.values())
+def _bare_entry(model: str) -> CatalogEntry:
+    from app.llm.catalog import CatalogEntry
+
+    provider = "offline" if model.startswith(SCRIPTED_PREFIX) else model.split("/", 1)[0]
+    return CatalogEntry(model, model_label(model), provider)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import subprocess
 import sys
@@ -342,3 +343,25 @@ async def test_a_refused_patch_reads_as_its_reason_in_the_editor_not_the_tools_j
     async with acp_agent(workspace, fake_llm) as client:
         await client.connection.load_session(cwd=str(workspace), session_id=sid)
         assert [c["content"]["text"] for c in final_updates(client, sid)["p1"]["content"]] == [shown]
+
+
+async def test_view_of_an_image_reaches_the_editor_as_image_content(workspace, fake_llm, acp_agent):
+    """A vision model (the config says so) views a png: the editor gets the image once, as
+    ACP image content; rawOutput keeps the metadata without the base64."""
+    data = base64.b64decode(
+        "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNgAAAAAgABSK+kcQAAAABJRU5ErkJggg=="
+    )
+    (workspace / "logo.png").write_bytes(data)
+    config = {"providers": {"openai": {"models": {"fake-model": {"vision": True}}}}}
+    (workspace / ".opencode.json").write_text(json.dumps(config))
+    fake_llm.reply(ToolCall("view", json.dumps({"filePath": "logo.png"}), id="v1"))
+    fake_llm.reply(Text("A white pixel."))
+    async with acp_agent(workspace, fake_llm) as client:
+        sid = (await client.connection.new_session(cwd=str(workspace))).session_id
+        response = await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text("look")), 60)
+
+        assert response.stop_reason == "end_turn"
+        done = final_updates(client, sid)["v1"]
+        image = done["content"][-1]["content"]
+        assert image == {"type": "image", "mimeType": "image/png", "data": base64.b64encode(data).decode()}
+        assert "data" not in done["rawOutput"]["metadata"]["image"]

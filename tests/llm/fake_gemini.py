@@ -5,7 +5,9 @@ It answers `POST /v1beta/models/<model>:streamGenerateContent?alt=sse` with serv
 `functionCall` parts, `usageMetadata` on the last chunk) and `:generateContent` with one
 response, and refuses requests the way the real API does: a wrong key (400
 API_KEY_INVALID), a `functionResponse` turn that does not answer the function call turn
-right before it (400).
+right before it (400). For Gemini 3 models each function call carries a
+`thoughtSignature`, and a request whose current turn sends a call back without the
+signature it was given is refused (400), as Gemini 3 does.
 
     server = FakeGemini().start()
     server.reply(Text("Hi"), ToolCall("read", '{"path": "a"}'))
@@ -14,6 +16,8 @@ right before it (400).
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 from typing import Any
@@ -72,7 +76,9 @@ class FakeGemini(FakeServer):
             message = "API key not valid. Please pass a valid API key."
             handler.send_json(400, error_body(400, message, "API_KEY_INVALID"))
             return
-        if problem := _function_turn_problem(request.body.get("contents") or []):
+        contents = request.body.get("contents") or []
+        signed = route["model"].startswith("gemini-3")
+        if problem := _function_turn_problem(contents) or (_signature_problem(contents) if signed else None):
             handler.send_json(400, error_body(400, problem))
             return
         item = self.next_item() or ErrorReply(
@@ -81,9 +87,9 @@ class FakeGemini(FakeServer):
         if isinstance(item, ErrorReply):
             handler.send_error_reply(item)
         elif route["method"] == "streamGenerateContent":
-            handler.send_events(item, [sse(chunk) for chunk in _chunks(item, route["model"])])
+            handler.send_events(item, [sse(chunk) for chunk in _chunks(item, route["model"], signed)])
         else:
-            handler.send_json(200, _response(item, route["model"], _parts(item.parts), last=True))
+            handler.send_json(200, _response(item, route["model"], _parts(item.parts, signed), last=True))
 
 
 def _fields(content: dict[str, Any], name: str) -> list[dict[str, Any]]:
@@ -120,7 +126,33 @@ def _function_turn_problem(contents: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def _parts(parts: tuple) -> list[dict[str, Any]]:
+def call_signature(name: str, args: dict[str, Any]) -> str:
+    """The thoughtSignature the fake gives a function call (Gemini's are opaque too)."""
+    digest = hashlib.sha256(json.dumps([name, args], sort_keys=True).encode()).digest()
+    return base64.b64encode(digest).decode()
+
+
+def _signature_problem(contents: list[dict[str, Any]]) -> str | None:
+    """Gemini 3: every function call of the current turn (after the last user text) must
+    come back with the thoughtSignature it was sent with."""
+    texts = [i for i, c in enumerate(contents) if c.get("role") == "user" and any("text" in p for p in c.get("parts", []))]
+    start = texts[-1] if texts else 0
+    for index in range(start, len(contents)):
+        for position, part in enumerate(contents[index].get("parts", [])):
+            call = part.get("functionCall", part.get("function_call"))
+            if call is None:
+                continue
+            signature = part.get("thoughtSignature", part.get("thought_signature"))
+            if signature != call_signature(call.get("name", ""), call.get("args") or {}):
+                return (
+                    "Function call is missing a thought_signature in functionCall parts. This is required "
+                    f"for tools to work correctly. Additional data, function call `{call.get('name')}`, "
+                    f"position {position + 1}."
+                )
+    return None
+
+
+def _parts(parts: tuple, signed: bool = False) -> list[dict[str, Any]]:
     wire: list[dict[str, Any]] = []
     for part in parts:
         if isinstance(part, Text):
@@ -129,7 +161,11 @@ def _parts(parts: tuple) -> list[dict[str, Any]]:
             wire.append({"text": part.text, "thought": True})
         else:
             assert isinstance(part, ToolCall), "the Gemini fake sends text, thoughts and whole calls"
-            wire.append({"functionCall": {"name": part.name, "args": json.loads(part.arguments or "{}")}})
+            args = json.loads(part.arguments or "{}")
+            call: dict[str, Any] = {"functionCall": {"name": part.name, "args": args}}
+            if signed:
+                call["thoughtSignature"] = call_signature(part.name, args)
+            wire.append(call)
     return wire
 
 
@@ -154,9 +190,9 @@ def _response(reply: Reply, model: str, parts: list[dict[str, Any]], *, last: bo
     return response
 
 
-def _chunks(reply: Reply, model: str) -> list[dict[str, Any]]:
+def _chunks(reply: Reply, model: str, signed: bool) -> list[dict[str, Any]]:
     """One chunk per part; the last carries the finish reason and the usage."""
-    parts = _parts(reply.parts) or [{"text": ""}]
+    parts = _parts(reply.parts, signed) or [{"text": ""}]
     return [
         _response(reply, model, [part], last=number == len(parts) - 1) for number, part in enumerate(parts)
     ]

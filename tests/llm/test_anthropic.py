@@ -4,6 +4,7 @@ cost, extended thinking with tools, and the errors a real server gives."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 
 from app.llm.agent import AgentLoop
 from app.llm.events import UsageUpdated
+from app.llm.headless import run_headless
 from app.llm.provider import (
     Finish,
     Provider,
@@ -363,3 +365,27 @@ async def test_switching_model_mid_session_sends_no_thinking_to_the_other_provid
     assert sign("Read it.") not in sent_to_openai and "thinking" not in sent_to_openai
     assert fake_anthropic.requests[-1]["messages"][1]["content"][0]["signature"] == sign("Read it.")
     await loop.aclose()
+
+
+def test_headless_json_usage_reports_cache_reads_and_writes(workspace: Path, fake_anthropic):
+    config = {"providers": {"anthropic": {"baseURL": fake_anthropic.base_url}}, "lsp": {"python": {"disabled": True}}}
+    (workspace / ".opencode.json").write_text(json.dumps(config))
+    env = {"ANTHROPIC_API_KEY": fake_anthropic.api_key}
+    fake_anthropic.reply(Text("Hi."), usage=(20, 2))
+    fake_anthropic.reply(Text("Again."), usage=(15, 3))
+    payloads = []
+    for continue_last in (False, True):
+        out = io.StringIO()
+        code = run_headless(
+            workspace, "hello", output_format="json", model=fake_anthropic.model, continue_last=continue_last,
+            env=env, stdout=out, stderr=io.StringIO(),
+        )
+        assert code == 0
+        payloads.append(json.loads(out.getvalue()))
+
+    first, second = (payload["usage"] for payload in payloads)
+    written, read = fake_anthropic.reported
+    assert first["cache_write_tokens"] == written["cache_creation_input_tokens"] > 0
+    assert second["cache_read_tokens"] == read["cache_read_input_tokens"] > 0
+    assert second["prompt_tokens"] == 15 + read["cache_read_input_tokens"] + read["cache_creation_input_tokens"]
+    assert payloads[1]["cost"] > 0

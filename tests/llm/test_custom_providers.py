@@ -153,3 +153,32 @@ async def test_a_rejected_key_of_a_custom_provider_names_its_config_key(workspac
         "The provider rejected the API key for corp/claude-corp: check providers.corp.apiKey in .opencode.json"
     )
     assert len(fake_anthropic.received) == 1
+
+
+def test_the_local_server_example_in_the_docs_is_a_valid_config(tmp_path: Path):
+    text = (Path(__file__).resolve().parents[2] / "docs" / "providers.md").read_text(encoding="utf-8")
+    example = next(block for block in text.split("```json\n")[1:] if '"local"' in block).split("```")[0]
+    (tmp_path / ".opencode.json").write_text(example)
+
+    config = load_config(tmp_path, env={"HOME": str(tmp_path / "no-home")})
+
+    route = route_for(config.agents.coder.model, config.providers, {})
+    assert (route.litellm_model, route.base_url) == ("openai/qwen2.5-coder-7b", "http://localhost:8080/v1")
+    assert route.facts.context_window == 32768 and route.facts.prices == Prices(0, 0)
+
+
+async def test_reasoning_effort_is_not_sent_to_a_model_configured_as_not_reasoning(workspace: Path, fake_llm):
+    config = {
+        "providers": {"gw": {"api": "openai", "baseURL": fake_llm.base_url, "models": {"plain": {"reasoning": False}, "thinker": {}}}},
+        "agents": {"coder": {"reasoningEffort": "high"}},
+        "lsp": {"python": {"disabled": True}},
+    }
+    (workspace / ".opencode.json").write_text(json.dumps(config))
+    fake_llm.reply(Text("ok"))
+    fake_llm.reply(Text("ok"))
+
+    await run_turn(workspace, "gw/plain", {})
+    await run_turn(workspace, "gw/thinker", {})
+
+    assert "reasoning_effort" not in fake_llm.requests[0]
+    assert fake_llm.requests[1]["reasoning_effort"] == "high"

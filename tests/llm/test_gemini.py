@@ -12,7 +12,7 @@ import pytest
 
 from app.llm.agent import AgentLoop
 from app.llm.provider import Finish, Provider, ProviderError, ReasoningDelta, TextDelta, ToolCall, Usage
-from tests.llm.fake_gemini import FakeGemini, Reasoning, Text
+from tests.llm.fake_gemini import FakeGemini, Reasoning, Text, call_signature
 from tests.llm.fake_gemini import ToolCall as ScriptedCall
 
 READ_TOOL = {
@@ -140,4 +140,21 @@ async def test_an_edit_turn_runs_through_the_agent_loop(make_runtime, fake_gemin
     assert result.reason == "stop", result.error
     assert (workspace / "greet.py").read_text() == "print('hello')\n"
     assert result.files_changed == ["greet.py"]
+    await loop.aclose()
+
+
+async def test_gemini_3_gets_each_function_calls_thought_signature_back(make_runtime, fake_gemini, workspace: Path):
+    (workspace / "a.txt").write_text("x\n")
+    config = {"providers": {"gemini": {"baseURL": fake_gemini.base_url}}, "lsp": {"python": {"disabled": True}}}
+    runtime = make_runtime(config=config)
+    loop = AgentLoop(runtime, Provider(retry_base_delay=0.005), env={"GEMINI_API_KEY": fake_gemini.api_key})
+    fake_gemini.reply(Reasoning("Read it first."), ScriptedCall("view", '{"filePath": "a.txt"}'))
+    fake_gemini.reply(Text("It holds x."))
+
+    result = await loop.run(runtime.store.sessions.create(title="t").id, "what is in a.txt?", model="gemini/gemini-3-pro-preview")
+
+    assert result.reason == "stop", result.error
+    [model_turn] = [c for c in fake_gemini.requests[1]["contents"] if c["role"] == "model"]
+    [call] = [part for part in model_turn["parts"] if "function_call" in part or "functionCall" in part]
+    assert call.get("thoughtSignature", call.get("thought_signature")) == call_signature("view", {"filePath": "a.txt"})
     await loop.aclose()

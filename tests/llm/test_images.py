@@ -8,6 +8,8 @@ import base64
 import io
 import json
 import struct
+import subprocess
+import sys
 import zlib
 from pathlib import Path
 
@@ -19,6 +21,8 @@ from app.llm.headless import run_headless
 from app.llm.provider import Provider
 from tests.llm.fake_anthropic import FakeAnthropic
 from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def png(width: int = 2, height: int = 2) -> bytes:
@@ -142,3 +146,21 @@ def test_headless_refuses_an_image_for_a_model_without_vision_in_one_line(worksp
         "choose a vision model (--model) or leave the image out"
     ]
     assert fake_llm.requests == [] and out.getvalue() == ""
+
+
+def test_a_scripted_turn_asks_litellm_nothing(workspace: Path, tmp_path: Path):
+    """Whether the model takes images is asked every turn: a script answers it itself, so
+    the offline demo still never imports litellm."""
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"turns": [{"steps": [{"text": "hi"}]}]}))
+    code = (
+        "import io, sys\n"
+        "from pathlib import Path\n"
+        "from app.llm.headless import run_headless\n"
+        f"code = run_headless(Path({str(workspace)!r}), 'hello', model='scripted/{script}', env={{}},"
+        " stdout=io.StringIO(), stderr=io.StringIO())\n"
+        "print(code, 'litellm' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+
+    assert done.stdout.split() == ["0", "False"], done.stderr

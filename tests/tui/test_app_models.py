@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from textual.binding import Binding
-from textual.widgets import Input
+from textual.widgets import Input, OptionList
 
 from app.config import Config
+from app.llm.provider import litellm_imported
 from app.llm.scripted import DEMO_MODEL
-from app.tui.model_choice import available_models, configured_providers, model_label, startup_model
+from app.tui.model_choice import available_models, model_label, startup_model
 from app.tui.screens.help import help_rows
 from app.tui.screens.models import ModelsScreen
 from app.tui.widgets.message_notice import ChatNotice
@@ -25,16 +26,27 @@ def test_a_key_in_the_environment_or_a_flag_chooses_the_model_without_a_note():
     assert startup_model("groq/llama", Config(), {}) == ("groq/llama", None)
 
 
-def test_the_models_screen_offers_configured_providers_and_the_demo():
+async def test_the_models_screen_offers_the_catalog_of_providers_with_keys_and_the_demo():
     config = Config.model_validate(
         {"providers": {"openai": {"baseURL": "http://localhost:8080/v1"}, "xai": {"disabled": True},
-                       "gemini": {}, "ollama": {}},
+                       "gemini": {}, "ollama": {"baseURL": "http://127.0.0.1:9"}},
          "agents": {"coder": {"model": "openai/local-qwen"}}}
     )
     env = {"ANTHROPIC_API_KEY": "sk", "XAI_API_KEY": "sk"}
-    assert configured_providers(config, env) == ["anthropic", "openai", "ollama"]
-    models = [choice.model for choice in available_models(config, env, "openai/local-qwen")]
-    assert models == ["openai/local-qwen", "anthropic/claude-sonnet-4-5", "openai/gpt-5", DEMO_MODEL]
+
+    models = [choice.model for choice in await available_models(config, env, "openai/local-qwen")]
+
+    assert models[0] == "openai/local-qwen" and models[-1] == DEMO_MODEL
+    providers = {model.split("/", 1)[0] for model in models[1:-1]}
+    assert providers == {"anthropic"}  # xai is disabled, openai and gemini have no key, no ollama answers
+    assert "anthropic/claude-sonnet-4-5" in models
+
+
+def test_a_remembered_model_comes_after_the_flag_and_the_config():
+    configured = Config.model_validate({"agents": {"coder": {"model": "openai/gpt-4.1"}}})
+    assert startup_model(None, Config(), {}, "anthropic/claude-opus-4-1") == ("anthropic/claude-opus-4-1", None)
+    assert startup_model(None, configured, {}, "anthropic/claude-opus-4-1") == ("openai/gpt-4.1", None)
+    assert startup_model("groq/llama", configured, {}, "anthropic/claude-opus-4-1") == ("groq/llama", None)
 
 
 def test_labels_are_short():
@@ -92,3 +104,26 @@ async def test_a_typed_model_litellm_does_not_know_is_refused_with_close_matches
         filter_input.value = "mylab/model-7"  # a provider the config names: taken on trust
         await pilot.press("enter")
         await wait_until(pilot, lambda: chosen == ["mylab/model-7"])
+
+
+async def test_the_picker_filters_fuzzily_shows_prices_and_the_pick_is_remembered(make_app, tui_runtime):
+    env = {"ANTHROPIC_API_KEY": "sk-test"}
+    app = make_app(env=env)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await wait_until(pilot, lambda: app.model == "anthropic/claude-sonnet-4-5")
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, ModelsScreen), timeout=60)
+        await pilot.press(*"hiku 4.5")  # a typo, and a dot for a dash
+        listing = app.screen.query_one("#models-list", OptionList)
+        await wait_until(pilot, lambda: listing.option_count and listing.highlighted == 0, timeout=60)
+        first = listing.get_option_at_index(0)
+        assert first.id == "anthropic/claude-haiku-4-5"
+        info = (await litellm_imported()).model_cost["claude-haiku-4-5"]
+        prices = f"${info['input_cost_per_token'] * 1e6:.2f}/${info['output_cost_per_token'] * 1e6:.2f} per M"
+        assert f"{info['max_input_tokens'] // 1000}k ctx · {prices}" in str(first.prompt)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.model == "anthropic/claude-haiku-4-5")
+
+    again = make_app(env=env)  # the same project, started without --model
+    async with again.run_test(size=(140, 40)) as pilot:
+        await wait_until(pilot, lambda: again.model == "anthropic/claude-haiku-4-5")

@@ -1,6 +1,7 @@
-"""The models screen (ctrl+o): the models of the configured providers and the offline
-demo, filtered fuzzily as you type (as the command palette does: the typed letters in
-order, best match first). Enter picks the highlighted model; a typed id that matches
+"""The models screen (ctrl+o): for each provider with a key (or custom or local), the
+models it offers with their context window and prices, and the offline demo, filtered
+fuzzily as you type (app.llm.catalog.fuzzy_filter: typos and other separators forgiven,
+best match first). Enter picks the highlighted model; a typed id that matches
 nothing (``provider/model``) is taken as is, for models the list does not know, once
 litellm's data files say it can serve the name (else the screen stays, saying why)."""
 
@@ -14,31 +15,27 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
-from textual.fuzzy import Matcher
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from app.llm.catalog import fuzzy_filter
 from app.llm.model_names import model_index, model_name_problem
 
 if TYPE_CHECKING:
-    from app.tui.model_choice import ModelChoice
+    from app.llm.catalog import CatalogEntry
 
 
-def model_line(choice: ModelChoice, current: str) -> Content:
+def model_line(choice: CatalogEntry, current: str) -> Content:
     mark = "● " if choice.model == current else "  "
-    return Content.assemble((mark, "$accent"), (choice.label, "$text"), "  ", (choice.provider, "$text-muted"))
-
-
-def ranked(choices: list[ModelChoice], text: str) -> list[ModelChoice]:
-    """The choices whose id or label holds the letters of ``text`` in order, best match
-    first (ties keep the list's order); every choice, in order, for no text."""
-    needle = text.strip()
-    if not needle:
-        return list(choices)
-    matcher = Matcher(needle)
-    scored = [(max(matcher.match(c.model), matcher.match(c.label)), index) for index, c in enumerate(choices)]
-    return [choices[index] for score, index in sorted(scored, key=lambda pair: (-pair[0], pair[1])) if score > 0]
+    facts = choice.facts()
+    return Content.assemble(
+        (mark, "$accent"),
+        (choice.label, "$text"),
+        "  ",
+        (choice.provider, "$text-muted"),
+        *(("  ", (facts, "$text-muted")) if facts else ()),
+    )
 
 
 class ModelsScreen(ModalScreen[str | None]):
@@ -49,13 +46,13 @@ class ModelsScreen(ModalScreen[str | None]):
         Binding("up", "move(-1)", "Previous", id="models.previous", show=False),
     ]
 
-    def __init__(self, choices: list[ModelChoice], current: str, providers: Collection[str] = ()) -> None:
+    def __init__(self, choices: list[CatalogEntry], current: str, providers: Collection[str] = ()) -> None:
         """``providers``: the providers the config names, whose models are taken on trust."""
         super().__init__()
         self.choices = choices
         self.current = current
         self.providers = providers
-        self._shown: list[ModelChoice] = []
+        self._shown: list[CatalogEntry] = []
 
     def compose(self) -> ComposeResult:
         with Vertical(id="models-box"):
@@ -74,7 +71,7 @@ class ModelsScreen(ModalScreen[str | None]):
         self._show(event.value)
 
     def _show(self, text: str) -> None:
-        self._shown = ranked(self.choices, text)
+        self._shown = fuzzy_filter(self.choices, text)
         listing = self.query_one("#models-list", OptionList)
         listing.clear_options()
         listing.add_options(Option(model_line(c, self.current), id=c.model) for c in self._shown)
