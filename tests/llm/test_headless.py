@@ -244,3 +244,17 @@ def test_a_refused_patch_prints_its_reason_not_the_tools_json(workspace: Path, s
     run = headless(workspace, "add a file", model=model)
 
     assert run.err.splitlines()[1] == "  ✗ patch new.txt: needs approval: run with --yes to allow it"
+
+
+def test_a_sub_agents_unapproved_call_counts_too(workspace: Path, script):
+    outside = {"name": "view", "arguments": {"filePath": "/etc/hostname"}}
+    task = {"name": "task", "arguments": {"description": "peek", "prompt": "look outside"}}
+    model = script([
+        {"match": "^look outside", "steps": [{"toolCalls": [outside]}, {"text": "could not"}]},
+        {"match": "^go", "steps": [{"toolCalls": [task]}, {"text": "ok"}]},
+    ])  # fmt: skip
+
+    run = headless(workspace, "go", model=model, quiet=True)
+
+    assert (run.code, run.out) == (EXIT_NEEDS_APPROVAL, "ok\n")
+    assert "(external_directory /etc/hostname)" in run.err
