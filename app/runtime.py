@@ -18,6 +18,8 @@ from app.store.location import data_directory
 from app.tools.base import Tool, ToolContext
 from app.tools.registry import ToolTable
 from app.workspace import FileRecords, Workspace
+from app.workspace.lock import WorkspaceLock
+from app.workspace.recovery import recover
 
 if TYPE_CHECKING:
     from app.lsp import LspManager
@@ -43,9 +45,11 @@ class Runtime:
     data_dir: Path
     """Where the database and logs are: the configured data directory, or the user's own
     folder for this workspace when that cannot be written (see app.store.location)."""
+    workspace_lock: WorkspaceLock
+    """Held by the change path and recovery; shared with every opencode process here."""
     notices: list[str] = field(default_factory=list)
     """One-line warnings from building it (a damaged database set aside, the data kept
-    outside an unwritable workspace) that every
+    outside an unwritable workspace, a change a crash interrupted rolled back) that every
     front-end shows the user: stderr for one-shot commands, a notice in the TUI."""
 
     @classmethod
@@ -64,6 +68,7 @@ class Runtime:
         data = data_directory(root, config)
         store = open_store(data.path / "opencode.db", bus)
         workspace = Workspace(root)
+        workspace_lock = WorkspaceLock(data.path / "changes.lock")
         return cls(
             root=root,
             config=config,
@@ -73,8 +78,12 @@ class Runtime:
             records=FileRecords(workspace, store.seen),
             permissions=PermissionService(config, bus, policy),
             tools=ToolTable(),
-            notices=[notice for notice in (data.notice, store.db.notice) if notice],
+            notices=[
+                *(notice for notice in (data.notice, store.db.notice) if notice),
+                *recover(workspace.root, store.journal, workspace_lock),
+            ],
             data_dir=data.path,
+            workspace_lock=workspace_lock,
         )
 
     @cached_property
@@ -114,6 +123,8 @@ class Runtime:
             workspace=self.workspace,
             records=self.records,
             history=self.store.history,
+            journal=self.store.journal,
+            workspace_lock=self.workspace_lock,
             permissions=self.permissions,
             bus=self.bus,
             config=self.config,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from functools import partial
 
 from app.bus import Bus
@@ -39,6 +40,11 @@ _INSERT_SQL = (
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
+_INSERT_TAGGED_SQL = (
+    "INSERT INTO files (session_id, path, content, version, seq, deleted, created_at, data, change_set) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
 _LATEST_TREE_FILES_SQL = f"""
     {SESSION_TREE_SQL},
     changed AS (
@@ -62,6 +68,15 @@ _LATEST_TREE_FILES_SQL = f"""
 """Ids order versions across the sessions of a tree (seq only orders within one session):
 the latest version is the last written, the initial the first "initial" written.
 Every session holding a version beyond "initial" holds its own initial, so the join finds one."""
+
+
+@dataclass
+class Recorded:
+    """What ``record_changes`` wrote: the events of its versions, and the paths whose
+    "initial" version it wrote (holding the content the change replaced)."""
+
+    events: list[FileVersionCreated] = field(default_factory=list)
+    initial: set[str] = field(default_factory=set)
 
 
 def version_name(seq: int) -> str:
@@ -106,27 +121,34 @@ class HistoryService:
                 )
             return self._insert(session_id, path, content, seq=latest + 1, deleted=deleted, data=data)
 
-    def record_changes(self, session_id: str, changes: Sequence[RecordedChange]) -> None:
+    def record_changes(
+        self, session_id: str, changes: Sequence[RecordedChange], *, change_set: int | None = None
+    ) -> Recorded:
         """Record many files changed at once (a patch, a folder delete): for each, its
         initial version when the session has none yet, then the new version. One
         transaction, one query for the versions already there, and one prepared insert
         run for every row: what create() + create_version() per file would do, at a
-        fraction of the cost. FileVersionCreated events follow the commit, in order.
-        A batch of many megabytes leaves the WAL checkpoint to a background thread."""
+        fraction of the cost. A batch of many megabytes leaves the WAL checkpoint to a
+        background thread.
+
+        Without ``change_set``, FileVersionCreated events follow the commit, in order.
+        With it (the change path's journal, app/store/journal.py), the rows are tagged
+        with that change set and the events are returned instead: they are published once
+        the files have changed, and the rows go if the change set is rolled back."""
         for change in changes:
             _check_path(change.path)
             _check_deleted(change.path, change.after, change.deleted)
         created_at = now_ms()
         rows: list[tuple[object, ...]] = []
-        events: list[FileVersionCreated] = []
+        recorded = Recorded()
         size = 0
 
         def add(path: str, content: str, seq: int, deleted: bool, data: bytes | None) -> None:
             nonlocal size
             size += len(content) + len(data or b"")
             name = version_name(seq)
-            rows.append((session_id, path, content, name, seq, deleted, created_at, data))
-            events.append(FileVersionCreated(session_id=session_id, path=path, version=name, deleted=deleted))
+            rows.append((session_id, path, content, name, seq, deleted, created_at, data, change_set))
+            recorded.events.append(FileVersionCreated(session_id=session_id, path=path, version=name, deleted=deleted))
 
         with self._db.transaction():
             require_session(self._db, session_id)
@@ -141,14 +163,18 @@ class HistoryService:
                 if seq is None:
                     seq = 0
                     add(change.path, change.before, 0, change.created, change.before_data)
+                    recorded.initial.add(change.path)
                 latest[change.path] = seq + 1
                 add(change.path, change.after, seq + 1, change.deleted, change.after_data)
-            self._db.execute_many(_INSERT_SQL, rows)
-            self._db.on_commit(partial(self._publish_all, events))
+            self._db.execute_many(_INSERT_TAGGED_SQL, rows)
+            if change_set is None:
+                self._db.on_commit(partial(self.publish, recorded.events))
             if size >= _BIG_BATCH_CHARS:
                 self._db.checkpoint_after_commit()
+        return recorded
 
-    def _publish_all(self, events: list[FileVersionCreated]) -> None:
+    def publish(self, events: Sequence[FileVersionCreated]) -> None:
+        """Announce versions recorded earlier (those of a change set, once it is done)."""
         for event in events:
             self._bus.publish(event)
 

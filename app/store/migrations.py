@@ -86,6 +86,36 @@ MIGRATIONS: tuple[Migration, ...] = (
     # 4: what kind of session a row is: a conversation ('chat'), or the one-shot session
     # of an `opencode tool` call ('tool'), which listings and "the last session" skip.
     ("ALTER TABLE sessions ADD COLUMN kind TEXT NOT NULL DEFAULT 'chat' CHECK (kind IN ('chat', 'tool'))",),
+    # 5: the change path's write-ahead journal. A change set is recorded here, with what
+    # each entry was before it, in the transaction that records its history versions,
+    # before any file is touched; its row goes once every file has changed. A row still
+    # here at start is a change a crash interrupted: recovery rolls it back (app/workspace/
+    # recovery.py). AUTOINCREMENT: an id is never reused, so the history rows tagged with
+    # it belong to one change set only.
+    (
+        """
+        CREATE TABLE change_sets (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            root TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            title TEXT NOT NULL,
+            started_at INTEGER NOT NULL
+        )
+        """,
+        """
+        CREATE TABLE change_set_entries (
+            change_set INTEGER NOT NULL REFERENCES change_sets (id) ON DELETE CASCADE,
+            path TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('absent', 'file', 'link', 'dir')),
+            mode INTEGER,
+            data BLOB,
+            in_history INTEGER NOT NULL DEFAULT 0 CHECK (in_history IN (0, 1)),
+            PRIMARY KEY (change_set, path)
+        )
+        """,
+        "ALTER TABLE files ADD COLUMN change_set INTEGER",
+        "CREATE INDEX files_by_change_set ON files (change_set) WHERE change_set IS NOT NULL",
+    ),
 )
 
 

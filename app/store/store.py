@@ -8,6 +8,7 @@ from pathlib import Path
 from app.bus import Bus
 from app.store.db import Database
 from app.store.history import HistoryService
+from app.store.journal import ChangeJournal
 from app.store.messages import MessageStore
 from app.store.seen import SeenFiles
 from app.store.sessions import SessionStore
@@ -19,6 +20,7 @@ class Store:
     sessions: SessionStore
     messages: MessageStore
     history: HistoryService
+    journal: ChangeJournal
     seen: SeenFiles
 
     def close(self) -> None:
@@ -28,10 +30,12 @@ class Store:
 def open_store(db_path: Path, bus: Bus) -> Store:
     """Open (creating and migrating) the database at ``db_path`` with every store on it."""
     db = Database(db_path)
+    history = HistoryService(db, bus)
     return Store(
         db=db,
         sessions=SessionStore(db, bus),
         messages=MessageStore(db, bus),
-        history=HistoryService(db, bus),
+        history=history,
+        journal=ChangeJournal(db, history),
         seen=SeenFiles(db),
     )

@@ -21,7 +21,9 @@ if TYPE_CHECKING:
     from app.lsp import LspManager
     from app.permission import PermissionService
     from app.store import HistoryService
+    from app.store.journal import ChangeJournal
     from app.workspace import FileRecords, Workspace
+    from app.workspace.lock import WorkspaceLock
 
 
 class ToolParams(BaseModel):
@@ -39,6 +41,10 @@ class ToolContext:
     workspace: Workspace
     records: FileRecords
     history: HistoryService
+    journal: ChangeJournal
+    """The change path's write-ahead journal (app/store/journal.py)."""
+    workspace_lock: WorkspaceLock
+    """Held by the change path, shared with every opencode process on the workspace."""
     permissions: PermissionService
     bus: Bus
     config: Config

@@ -2,35 +2,46 @@
 
 A tool describes what it wants as a *plan*: a function from a snapshot of the current
 files to a ``ChangeSet``. ``apply_changes`` then does the whole dance, in this order:
-take the path locks, read the files, check freshness, run the plan, ask permission
-(every effect judged, one question asked), write atomically (rolling back files
-already written if a later write fails) while recording the history versions in a
-transaction that commits only once every file is written, update the file records, and
-let history publish ``FileVersionCreated`` on that commit. Tools never repeat it.
+take the path locks and the workspace lock shared with other opencode processes, read
+the files, check freshness, run the plan, ask permission (every effect judged, one
+question asked; the workspace lock is let go while a person answers, and the files are
+read again after), write the change set ahead to the journal (what every entry was, and
+the history versions, one transaction), change the files (temp file + rename), mark the
+change set done, update the file records, and publish ``FileVersionCreated``. A failure
+while the files change puts every entry back as the journal has it; a crash leaves the
+change set pending, and the next start rolls it back (app/workspace/recovery.py).
+
+Every file operation goes through ``Beneath``: paths are walked from the workspace root's
+descriptor without following symlinks, so a folder swapped for a link to the outside
+after the path was checked fails the change instead of redirecting it. Tools never
+repeat any of this.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
-import shutil
 import stat
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
+from typing import TypeVar
 
 from app.diff import Region, unified_diff, unified_diff_regions
-from app.errors import PermissionDeniedError, ToolError
+from app.errors import PermissionDeniedError, StaleFileError, ToolError
 from app.permission import PermissionPreview
-from app.permission.effects import Effect, protected_roots
+from app.permission.effects import Effect, Judgement, protected_roots
+from app.store.journal import Before
 from app.store.models import RecordedChange
 from app.tools.base import ToolContext
-from app.workspace.textio import TextFile, decode_text, is_binary, stage_atomic, sync_paths, write_atomic
+from app.workspace.beneath import Beneath, file_operation
+from app.workspace.lock import finish_in_thread
+from app.workspace.recovery import restore
+from app.workspace.textio import TextFile, decode_text, is_binary, sync_paths
 
-Undo = Callable[[], object]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -146,17 +157,12 @@ def _history_content(data: bytes | None) -> tuple[str, bytes | None]:
     return f"(binary file, {len(data)} bytes)", data
 
 
-def _read_state(ctx: ToolContext, path: Path) -> FileState:
-    """One lstat tells what is there: only a regular file has bytes to read (a symlink,
-    a folder, a fifo, or nothing at all: no data)."""
+def _read_state(ctx: ToolContext, fs: Beneath, path: Path) -> FileState:
+    """Only a regular file has bytes to read (a symlink, a folder, a fifo, or nothing at
+    all: no data); it is opened without following a symlink anywhere on its path."""
     rel = ctx.workspace.relative(path)
-    try:
-        mode = os.lstat(path).st_mode
-    except (FileNotFoundError, NotADirectoryError):
-        return FileState(path, rel, None)
-    if not stat.S_ISREG(mode):
-        return FileState(path, rel, None)
-    return FileState(path, rel, path.read_bytes(), stat.S_IMODE(mode))
+    found = fs.read(rel)
+    return FileState(path, rel, None) if found is None else FileState(path, rel, *found)
 
 
 async def apply_changes(
@@ -177,22 +183,33 @@ async def apply_changes(
     question): rules that deny still refuse it, and nobody is asked again. Tools never
     pass it.
     """
-    async with ctx.records.lock_many(paths):
-        states = {path: _read_state(ctx, path) for path in paths}
-        for path in require_read:
-            if states[path].exists:
-                ctx.records.assert_fresh(ctx.session_id, path)
-        change_set = plan(Snapshot(states))
-        _refuse_unwritable(states, change_set)
-        applied = [_describe(ctx, states.get(c.path) or _read_state(ctx, c.path), c) for c in change_set.changes]
-        if dry_run or not (change_set.changes or change_set.remove_dirs):
-            return applied  # nothing would change: nothing to ask, write or record
-        await _authorize(ctx, tool, change_set, applied, confirmed)
-        await asyncio.to_thread(_commit, ctx, change_set, states, applied)
-        return applied
+    async with ctx.records.lock_many(paths), ctx.workspace_lock.holding() as holding:
+        with Beneath(ctx.workspace.root) as fs:
+            states = {path: _read_state(ctx, fs, path) for path in paths}
+            for path in require_read:
+                if states[path].exists:
+                    ctx.records.assert_fresh(ctx.session_id, path)
+            change_set = plan(Snapshot(states))
+            _refuse_unwritable(fs, states, change_set)
+            for change in change_set.changes:
+                if change.path not in states:
+                    states[change.path] = _read_state(ctx, fs, change.path)
+            applied = [_describe(states[c.path], c) for c in change_set.changes]
+            if dry_run or not (change_set.changes or change_set.remove_dirs):
+                return applied  # nothing would change: nothing to ask, write or record
+            judgements = _judged(ctx, tool, change_set, applied, confirmed)
+            if _asks_a_person(ctx, change_set, judgements, confirmed):
+                # Nobody waits on the workspace lock while a person reads the question;
+                # what changed meanwhile is found by reading the files again.
+                await holding.released_while(_authorize(ctx, tool, change_set, applied, judgements, confirmed))
+                _refuse_changed_since(ctx, fs, states)
+            else:
+                await _authorize(ctx, tool, change_set, applied, judgements, confirmed)
+            await finish_in_thread(partial(_commit, ctx, fs, change_set, states, applied))
+            return applied
 
 
-def _refuse_unwritable(states: dict[Path, FileState], change_set: ChangeSet) -> None:
+def _refuse_unwritable(fs: Beneath, states: dict[Path, FileState], change_set: ChangeSet) -> None:
     """A file the OS would not let us write in place is not rewritten: the atomic rename
     would replace it all the same. So a 0444 file is refused as an in-place write
     (OpenCode's, Codex's, an editor's) is refused, and written where that would succeed
@@ -202,14 +219,26 @@ def _refuse_unwritable(states: dict[Path, FileState], change_set: ChangeSet) -> 
         state = states.get(change.path)
         if change.data is None or state is None or state.mode is None:
             continue
-        if not os.access(state.path, os.W_OK):
+        if not fs.writable(state.rel):
             raise ToolError(
                 f"{state.rel} is not writable (mode {state.mode:04o}): nothing was changed; "
                 "make it writable first if it should change"
             )
 
 
-def _describe(ctx: ToolContext, state: FileState, change: Change) -> AppliedFile:
+def _refuse_changed_since(ctx: ToolContext, fs: Beneath, states: dict[Path, FileState]) -> None:
+    """After the workspace lock was let go (a person was asked), every file must still be
+    what the plan was made from: another process may have written it meanwhile."""
+    for state in states.values():
+        now = _read_state(ctx, fs, state.path)
+        if (now.data, now.mode) != (state.data, state.mode):
+            raise StaleFileError(
+                f"{state.rel} changed while the permission question was open (another process or an "
+                "editor wrote it): nothing was changed; read it again with the view tool and redo the change"
+            )
+
+
+def _describe(state: FileState, change: Change) -> AppliedFile:
     before, before_data = _history_content(state.data)
     after, after_data = _history_content(change.data)
     return AppliedFile(
@@ -234,12 +263,12 @@ def counted_changes(diff: str) -> tuple[int, int]:
     return diff.count("\n+") - 1, diff.count("\n-")
 
 
-async def _authorize(
+def _judged(
     ctx: ToolContext, tool: str, change_set: ChangeSet, applied: list[AppliedFile], confirmed: bool
-) -> None:
+) -> list[Judgement]:
     """Judge every effect (each file written or deleted, each folder removed) with the
-    tool's key and its group's (app.permission.effects): one deny refuses the change,
-    otherwise one question covers everything that asks."""
+    tool's key and its group's (app.permission.effects); raises PermissionDeniedError
+    when one is denied (nothing is asked then)."""
     effects = [Effect("delete" if item.deleted else "write", item.path) for item in applied]
     effects += [Effect("delete", subject) for subject in change_set.subjects]
     # Protected paths guard against the agent; a change a person confirmed is theirs.
@@ -255,6 +284,27 @@ async def _authorize(
         raise PermissionDeniedError(
             f"Permission denied: the rules forbid {first.effect.kind} on {shown} ({first.reason}); nothing was changed"
         )
+    return judgements
+
+
+def _asks_a_person(ctx: ToolContext, change_set: ChangeSet, judgements: list[Judgement], confirmed: bool) -> bool:
+    """Whether the permission step may wait for a person (only an interactive policy
+    asks anyone): then the workspace lock is let go meanwhile."""
+    if confirmed or ctx.permissions.policy != "interactive":
+        return False
+    return change_set.person_only is not None or any(j.action == "ask" for j in judgements)
+
+
+async def _authorize(
+    ctx: ToolContext,
+    tool: str,
+    change_set: ChangeSet,
+    applied: list[AppliedFile],
+    judgements: list[Judgement],
+    confirmed: bool,
+) -> None:
+    """One question covers everything that asks (nothing is asked when the rules allow
+    every effect, or a person already confirmed this change)."""
     asks = any(j.action == "ask" for j in judgements)
     if confirmed or (change_set.person_only is None and not asks):
         return
@@ -273,15 +323,12 @@ async def _authorize(
 
 
 def _commit(
-    ctx: ToolContext, change_set: ChangeSet, states: dict[Path, FileState], applied: list[AppliedFile]
+    ctx: ToolContext, fs: Beneath, change_set: ChangeSet, states: dict[Path, FileState], applied: list[AppliedFile]
 ) -> None:
-    """Write the files and record their history as one unit, the two at once: a worker
-    thread writes while this one inserts the versions into a transaction opened first (a
-    database held by another process fails before any file changes) and committed only
-    once every file is written. So history records only what happened (spec 000): a
-    failed write rolls the rows back, unpublished; a failed insert or commit undoes the
-    writes. FileVersionCreated events follow the commit. Runs in a worker thread: the
-    database stays held meanwhile, so nothing else can slip into the transaction."""
+    """Write ahead, change the files, then mark the change set done (see module doc).
+    Runs in a worker thread, under the workspace lock. The diffs of the files written are
+    made while the writer waits for the disk."""
+    entries = _befores(fs, change_set, states)
     recorded = [
         RecordedChange(
             item.path, item.before, item.after, item.deleted, item.before_data, item.after_data, item.created
@@ -289,19 +336,51 @@ def _commit(
         for change, item in zip(change_set.changes, applied, strict=True)
         if not change.is_link
     ]
-    writing: Future[list[Undo]] | None = None
-    with ThreadPoolExecutor(1, thread_name_prefix="opencode-write") as writer:
-        try:
-            with ctx.history.batch():
-                writing = writer.submit(_write_all, ctx, change_set, states)
-                ctx.history.record_changes(ctx.session_id, recorded)
-                _make_diffs(applied)
-                writing.result()
-        except BaseException:
-            if writing is not None and writing.exception() is None:  # waits for the writer
-                _roll_back(writing.result())
-            raise
+    begun = ctx.journal.begin(str(ctx.workspace.root), ctx.session_id, change_set.title, entries, recorded)
+    try:
+        with ThreadPoolExecutor(1, thread_name_prefix="opencode-write") as writer:
+            writing = writer.submit(_write_all, ctx, fs, change_set, states)
+            _make_diffs(applied)
+            writing.result()
+        file_operation()  # the crash seam's last step: every file changed, the change set not yet done
+        ctx.journal.finish(begun)
+    except BaseException as err:
+        _undo(ctx, fs, begun.id, entries)
+        if isinstance(err, OSError):
+            raise ToolError(
+                f"Could not change {err.filename or change_set.ask_subject}: {err.strerror or err}; nothing was changed"
+            ) from None
+        raise
     ctx.records.record_changes(ctx.session_id, [change.path for change in change_set.changes])
+
+
+def _befores(fs: Beneath, change_set: ChangeSet, states: dict[Path, FileState]) -> list[Before]:
+    """What the journal records before the change: each file's bytes and mode, a removed
+    symlink's target, a removed folder's mode, or that nothing was there."""
+    entries = []
+    for change in change_set.changes:
+        state = states[change.path]
+        if change.is_link:
+            entries.append(Before(state.rel, "link", os.fsencode(fs.readlink(state.rel))))
+        elif state.data is not None:
+            entries.append(Before(state.rel, "file", state.data, state.mode))
+        else:
+            entries.append(Before(state.rel, "absent"))
+    for directory in change_set.remove_dirs:
+        rel = fs.relative(directory)
+        info = fs.lstat(rel)
+        entries.append(Before(rel, "dir", mode=None if info is None else stat.S_IMODE(info.st_mode)))
+    return entries
+
+
+def _undo(ctx: ToolContext, fs: Beneath, change_set: int, entries: list[Before]) -> None:
+    """Put every entry back and drop the change set. If even that fails, the change set
+    stays pending in the journal and the next start rolls it back."""
+    try:
+        restore(fs, entries)
+    except (OSError, ToolError):
+        return
+    ctx.journal.abandon(change_set)
 
 
 def _make_diffs(applied: list[AppliedFile]) -> None:
@@ -313,43 +392,32 @@ def _make_diffs(applied: list[AppliedFile]) -> None:
             item.diff  # noqa: B018  (cached_property: computed and kept)
 
 
-def _write_all(ctx: ToolContext, change_set: ChangeSet, states: dict[Path, FileState]) -> list[Undo]:
-    """Write every change, then remove the emptied folders; if a step fails, undo the
-    steps already done (files back with their bytes and mode, symlinks and folders made
-    again), then raise. Returns the undo steps, for a caller whose own part fails later."""
-    undo: list[Undo] = []
-    # Every new content is staged and synced first, all at once (see stage_atomic), so
-    # a failure there changes nothing and a big change waits for the disk twice, not per file.
-    staged: dict[Path, Path] = {}
+def _write_all(ctx: ToolContext, fs: Beneath, change_set: ChangeSet, states: dict[Path, FileState]) -> None:
+    """Write every change, then remove the emptied folders. Every new content is staged
+    and synced first, all at once, so a big change waits for the disk twice, not per
+    file. An OSError names the workspace-relative path it happened on."""
+    staged: dict[str, str] = {}
+    for change in change_set.changes:
+        if change.data is not None:
+            rel = states[change.path].rel
+            staged[rel] = _on(rel, fs.stage, rel, change.data)
+    sync_paths(list(staged.values()), fsync_one=fs.fsync)
+    _perform([partial(_change_one, fs, states[change.path].rel, change, staged) for change in change_set.changes])
+    removed = [fs.relative(directory) for directory in change_set.remove_dirs]
+    for rel in removed:
+        # rmdir, not a recursive removal: a folder holding anything the plan did not list
+        # (a file created meanwhile) must fail the change, not lose that file unrecorded.
+        _on(rel, fs.rmdir, rel)
+    gone = set(removed)
+    fs.sync_folders(rel for rel in [*(s.rel for s in states.values()), *removed] if rel.rpartition("/")[0] not in gone)
+
+
+def _on(rel: str, operation: Callable[..., T], *args: object) -> T:
+    """``operation(*args)``, with an OSError naming ``rel`` (the *at calls only know a name)."""
     try:
-        for change in change_set.changes:
-            if change.data is not None:
-                staged[change.path] = stage_atomic(change.path, change.data)
-        sync_paths(list(staged.values()))
-        _perform(
-            [
-                partial(_change_one, change, _previous(states, change), staged)
-                for change in change_set.changes
-            ],
-            undo,
-        )
-        for directory in change_set.remove_dirs:
-            mode = stat.S_IMODE(directory.stat().st_mode)
-            # rmdir, not rmtree: a folder holding anything the plan did not list (a file
-            # created meanwhile) must fail the change, not lose that file unrecorded.
-            directory.rmdir()
-            undo.append(partial(directory.mkdir, mode))
-        touched = {path.parent for path in [*(c.path for c in change_set.changes), *change_set.remove_dirs]}
-        sync_paths(touched - set(change_set.remove_dirs))  # a removed folder has nothing left to sync
+        return operation(*args)
     except OSError as err:
-        for temp in staged.values():
-            temp.unlink(missing_ok=True)
-        _roll_back(undo)
-        raise ToolError(
-            f"Could not change {ctx.workspace.relative(Path(err.filename or change_set.ask_subject))}: "
-            f"{err.strerror or err}; nothing was changed"
-        ) from None
-    return undo
+        raise OSError(err.errno, err.strerror, rel) from None
 
 
 _PARALLEL_FROM = 16
@@ -357,24 +425,23 @@ _PARALLEL_FROM = 16
 _STEP_THREADS = 8
 
 
-def _perform(steps: list[Callable[[], Undo]], undo: list[Undo]) -> None:
-    """Run every step, adding the undo each returns to ``undo``; after a failure no
-    further step starts, and a failure is raised once the running ones finish.
-    Many steps are shared among a few threads: replacing or deleting a file whose blocks
-    are on disk waits for the disk to free them (with ext4's ``discard`` option, a
-    noticeable wait per file), and those waits overlap."""
+def _perform(steps: list[Callable[[], None]]) -> None:
+    """Run every step; after a failure no further step starts, and a failure is raised
+    once the running ones finish. Many steps are shared among a few threads: replacing or
+    deleting a file whose blocks are on disk waits for the disk to free them (with ext4's
+    ``discard`` option, a noticeable wait per file), and those waits overlap."""
     if len(steps) < _PARALLEL_FROM:
         for step in steps:
-            undo.append(step())
+            step()
         return
     failed = threading.Event()
 
-    def run_share(share: list[Callable[[], Undo]]) -> None:
+    def run_share(share: list[Callable[[], None]]) -> None:
         for step in share:
             if failed.is_set():
                 return
             try:
-                undo.append(step())
+                step()
             except BaseException:
                 failed.set()
                 raise
@@ -386,44 +453,10 @@ def _perform(steps: list[Callable[[], Undo]], undo: list[Undo]) -> None:
             raise error
 
 
-def _change_one(change: Change, previous: bytes | None, staged: dict[Path, Path]) -> Undo:
-    """Put one change on disk (new content is already staged, with the old file's mode,
-    which its undo therefore keeps); returns its undo."""
+def _change_one(fs: Beneath, rel: str, change: Change, staged: dict[str, str]) -> None:
+    """Put one change on disk: rename its staged content over it (the old file's mode
+    was given to the temp file), or remove it (a symlink itself, never its target)."""
     if change.data is None:
-        return _remove(change, previous)
-    os.replace(staged[change.path], change.path)
-    del staged[change.path]
-    if previous is None:
-        return partial(change.path.unlink, missing_ok=True)
-    return partial(write_atomic, change.path, previous)
-
-
-def _remove(change: Change, previous: bytes | None) -> Undo:
-    """Remove one file, symlink or folder; returns how to put it back."""
-    if change.is_link:
-        target = os.readlink(change.path)
-        os.unlink(change.path)
-        return partial(os.symlink, target, change.path)
-    info = os.stat(change.path)
-    if stat.S_ISDIR(info.st_mode):
-        shutil.rmtree(change.path)
+        _on(rel, fs.unlink, rel)
     else:
-        os.unlink(change.path)
-    if previous is None:
-        return _nothing
-    return partial(write_atomic, change.path, previous, stat.S_IMODE(info.st_mode))
-
-
-def _nothing() -> None:
-    """The undo of removing what had no content to put back (a folder, as before)."""
-
-
-def _roll_back(undo: list[Undo]) -> None:
-    for step in reversed(undo):
-        step()
-
-
-def _previous(states: dict[Path, FileState], change: Change) -> bytes | None:
-    """What ``change`` replaces, as read under the lock (None: nothing, or not read)."""
-    state = states.get(change.path)
-    return None if state is None else state.data
+        _on(rel, fs.replace, staged[rel], rel)

@@ -30,6 +30,7 @@ from app.tools.reading import (
 )
 from app.tools.suggest import similar_names
 from app.workspace import is_binary
+from app.workspace.beneath import Beneath
 
 DEFAULT_LIMIT = 2000
 _SNIFF = 8192 + 1  # one byte more than is_binary inspects, so it knows whether the file goes on
@@ -164,7 +165,7 @@ def read_page(target: ReadTarget, offset: int, limit: int) -> Page:
         raise _special_file_error(shown, kind)
     # Without blocking, then checked again on the descriptor: a FIFO swapped in after the
     # check above would otherwise hold the call until someone writes to it.
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    fd = open_beneath_root(path)
     with open(fd, "rb") as handle:
         if (kind := special_kind(os.fstat(fd).st_mode)) is not None:
             raise _special_file_error(shown, kind)
@@ -206,6 +207,15 @@ def _bounded_lines(handle: BinaryIO) -> Iterator[tuple[bytes, int]]:
 
 def _special_file_error(shown: str, kind: str) -> ToolError:
     return ToolError(f"{shown} is {kind}, not a regular file: view reads files only")
+
+
+def open_beneath_root(path: Path) -> int:
+    """The canonical ``path`` opened for reading without blocking, walked from "/"
+    without following a symlink, so what is read is the file whose path was judged: a
+    folder swapped for a link to elsewhere after the check fails the read instead of
+    redirecting it."""
+    with Beneath(Path("/")) as fs:
+        return fs.open_file(fs.relative(path))
 
 
 def _decode_line(raw: bytes, path: Path, shown: str, *, first: bool, cut: bool = False) -> str:

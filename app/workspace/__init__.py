@@ -2,7 +2,7 @@
 
 from app.workspace.paths import Workspace
 from app.workspace.records import FileRecord, FileRecords, Fingerprint
-from app.workspace.textio import TextFile, is_binary, read_text_file, write_atomic
+from app.workspace.textio import TextFile, is_binary, read_text_file
 
 __all__ = [
     "FileRecord",
@@ -12,5 +12,4 @@ __all__ = [
     "Workspace",
     "is_binary",
     "read_text_file",
-    "write_atomic",
 ]

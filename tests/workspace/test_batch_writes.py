@@ -1,4 +1,4 @@
-"""Batch writes: staged temp files (stage_atomic) and the batch's durability syncs
+"""Batch writes: staged temp files (Beneath.stage) and the batch's durability syncs
 (sync_paths)."""
 
 from __future__ import annotations
@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from app.workspace.textio import _unwritten_bytes, stage_atomic, sync_paths
+from app.workspace.beneath import Beneath, PathSwappedError
+from app.workspace.textio import _unwritten_bytes, sync_paths
+
+
+def stage_atomic(path: Path, data: bytes) -> Path:
+    with Beneath(path.anchor) as fs:
+        return Path(path.anchor, fs.stage(fs.relative(path), data))
 
 
 def test_staging_makes_missing_folders(tmp_path: Path) -> None:
@@ -27,7 +33,7 @@ def test_staging_keeps_the_replaced_files_mode(tmp_path: Path) -> None:
 
 def test_staging_under_a_file_fails_and_leaves_nothing(tmp_path: Path) -> None:
     (tmp_path / "blocker").write_text("a file where a folder is needed\n")
-    with pytest.raises(NotADirectoryError):
+    with pytest.raises(PathSwappedError, match="blocker is no longer a folder"):
         stage_atomic(tmp_path / "blocker" / "x.txt", b"x\n")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["blocker"]
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from app.errors import BinaryFileError
-from app.workspace import TextFile, is_binary, read_text_file, write_atomic
+from app.workspace import TextFile, is_binary, read_text_file
+from app.workspace.beneath import Beneath
 
 BOM = codecs.BOM_UTF8
 
@@ -131,13 +132,19 @@ def _mode(path: Path) -> int:
     return stat.S_IMODE(path.stat().st_mode)
 
 
+def write_atomic(base: Path, path: Path, data: bytes, mode: int | None = None) -> None:
+    """The change path's atomic write, on a path below ``base``."""
+    with Beneath(base) as fs:
+        fs.write_atomic(fs.relative(path), data, mode)
+
+
 def _leftovers(directory: Path) -> list[str]:
     return [p.name for p in directory.iterdir() if p.name.startswith(".opencode-tmp-")]
 
 
 def test_write_creates_parents_with_default_mode(tmp_path: Path, umask_022: None) -> None:
     path = tmp_path / "new" / "deep" / "file.txt"
-    write_atomic(path, b"content\n")
+    write_atomic(tmp_path, path, b"content\n")
     assert path.read_bytes() == b"content\n"
     assert _mode(path) == 0o644
     assert _leftovers(path.parent) == []
@@ -146,7 +153,7 @@ def test_write_creates_parents_with_default_mode(tmp_path: Path, umask_022: None
 def test_default_mode_respects_the_umask(tmp_path: Path) -> None:
     previous = os.umask(0o077)
     try:
-        write_atomic(tmp_path / "private.txt", b"x")
+        write_atomic(tmp_path, tmp_path / "private.txt", b"x")
     finally:
         os.umask(previous)
     assert _mode(tmp_path / "private.txt") == 0o600
@@ -155,21 +162,21 @@ def test_default_mode_respects_the_umask(tmp_path: Path) -> None:
 def test_existing_mode_is_kept_and_content_replaced(tmp_path: Path) -> None:
     path = _file(tmp_path, b"old\n", "script.sh")
     path.chmod(0o755)
-    write_atomic(path, b"new\n")
+    write_atomic(tmp_path, path, b"new\n")
     assert path.read_bytes() == b"new\n"
     assert _mode(path) == 0o755
 
 
 def test_explicit_mode_wins(tmp_path: Path) -> None:
     path = _file(tmp_path, b"old\n")
-    write_atomic(path, b"new\n", mode=0o600)
+    write_atomic(tmp_path, path, b"new\n", mode=0o600)
     assert _mode(path) == 0o600
 
 
 def test_read_only_file_is_replaced_and_stays_read_only(tmp_path: Path) -> None:
     path = _file(tmp_path, b"old\n")
     path.chmod(0o444)
-    write_atomic(path, b"new\n")
+    write_atomic(tmp_path, path, b"new\n")
     assert (path.read_bytes(), _mode(path)) == (b"new\n", 0o444)
 
 
@@ -185,7 +192,7 @@ def test_failure_midway_leaves_the_old_file_and_no_temp(
 
     monkeypatch.setattr(os, failing_call, fail)
     with pytest.raises(OSError, match="No space left"):
-        write_atomic(path, b"half-written garbage")
+        write_atomic(tmp_path, path, b"half-written garbage")
     monkeypatch.undo()
     assert path.read_bytes() == b"precious\n"
     assert os.stat(path).st_ino == before.st_ino
@@ -195,7 +202,7 @@ def test_failure_midway_leaves_the_old_file_and_no_temp(
 @pytest.mark.parametrize("name", ["n" * 255, "é" * 125 + ".txt"])
 def test_a_name_at_the_length_limit_can_be_replaced(tmp_path: Path, name: str) -> None:
     path = _file(tmp_path, b"old\n", name)
-    write_atomic(path, b"new\n")
+    write_atomic(tmp_path, path, b"new\n")
     assert path.read_bytes() == b"new\n"
     assert _leftovers(tmp_path) == []
 
@@ -204,5 +211,5 @@ def test_round_trip_through_write_atomic(tmp_path: Path) -> None:
     original = BOM + b"line one\r\nline two"
     path = _file(tmp_path, original)
     text_file = read_text_file(path)
-    write_atomic(path, text_file.render(text_file.text.replace("two", "2")))
+    write_atomic(tmp_path, path, text_file.render(text_file.text.replace("two", "2")))
     assert path.read_bytes() == BOM + b"line one\r\nline 2"

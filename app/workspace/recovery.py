@@ -1,0 +1,71 @@
+"""Putting entries back as the journal recorded them before a change set.
+
+``restore`` is the one way a change is undone on disk: by the change path when a write
+fails midway, and by ``recover`` at start for a change set a crash interrupted. It is
+idempotent (an entry already as it was is left alone), so a crash during a recovery is
+recovered by the next start. Folders come back first (shallowest first), then files
+and symlinks; what the change created is removed; last, our temp files in every folder
+the change set touched (``.opencode-tmp-*``: staged, not yet renamed) are removed.
+"""
+
+from __future__ import annotations
+
+import stat
+from collections.abc import Sequence
+from pathlib import Path
+
+from app.errors import ToolError
+from app.store.journal import Before, ChangeJournal
+from app.workspace.beneath import Beneath
+from app.workspace.lock import WorkspaceLock
+
+
+def restore(fs: Beneath, entries: Sequence[Before]) -> None:
+    folders = sorted((e for e in entries if e.kind == "dir"), key=lambda e: e.path.count("/"))
+    for entry in folders:
+        if fs.lstat(entry.path) is None:
+            fs.mkdir(entry.path, entry.mode if entry.mode is not None else 0o777)
+    for entry in entries:
+        if entry.kind != "dir":
+            _restore_entry(fs, entry)
+    for folder in {entry.path.rpartition("/")[0] for entry in entries}:
+        for name in fs.temp_names(folder):
+            fs.unlink(f"{folder}/{name}" if folder else name, missing_ok=True)
+
+
+def _restore_entry(fs: Beneath, entry: Before) -> None:
+    now = fs.lstat(entry.path)
+    is_dir = now is not None and stat.S_ISDIR(now.st_mode)
+    if entry.kind == "absent":
+        if now is not None and not is_dir:  # what the change created
+            fs.unlink(entry.path, missing_ok=True)
+    elif entry.kind == "link":
+        if now is not None and stat.S_ISLNK(now.st_mode) and fs.readlink(entry.path) == entry.link_target:
+            return
+        if now is not None and not is_dir:
+            fs.unlink(entry.path)
+        fs.symlink(entry.link_target, entry.path)
+    elif fs.read(entry.path) != (entry.data, entry.mode):
+        # A rename over the path replaces a file or a symlink, never follows one.
+        fs.write_atomic(entry.path, entry.data or b"", entry.mode)
+
+
+def recover(root: Path, journal: ChangeJournal, lock: WorkspaceLock) -> list[str]:
+    """Roll back every change set on this workspace a crash left unfinished; returns one
+    line per change set for the front-end to show. Waits for the workspace lock first,
+    so a change another process is making right now is left to finish, not undone."""
+    if not journal.has_pending(str(root)):
+        return []
+    lines = []
+    with lock.held(), Beneath(root) as fs:
+        for change in journal.pending(str(root)):
+            count = sum(entry.kind != "dir" for entry in change.entries)
+            what = f"an interrupted change ({change.title}; {count} file{'s' * (count != 1)})"
+            try:
+                restore(fs, change.entries)
+            except (OSError, ToolError) as err:
+                lines.append(f"Could not roll back {what}: {err}; it stays recorded and is tried again at the next start")
+                continue
+            journal.abandon(change.id)
+            lines.append(f"Rolled back {what}: every file it touched is as it was before it")
+    return lines

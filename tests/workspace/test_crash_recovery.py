@@ -1,0 +1,240 @@
+"""Issue 15: nothing lost on kill -9. A change is written ahead to the journal, and the
+next start of any command rolls back what a crash interrupted.
+
+First deterministically: the test seam (TEST_OPENCODE_CRASH_AT_FILE_OP=N) SIGKILLs
+``opencode tool`` just before its Nth file operation, and N walks over every operation
+of a small patch, a folder delete and an edit. Then real SIGKILLs at random moments on
+large cases: a 200-file patch, a 2,000-file delete and a 20 MB edit. After each, the
+next command's start must leave every file wholly old or wholly new as one change set,
+history holding the old content of every file changed, and no temp file anywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from app.runtime import Runtime
+from app.workspace.beneath import CRASH_VARIABLE, TEMP_PREFIX
+from tests.test_tool_command import REPO, opencode
+
+Tree = dict[str, bytes]
+
+
+def tree(root: Path) -> Tree:
+    """Every file below ``root`` (the data folder aside), by relative path."""
+    return {
+        path.relative_to(root).as_posix(): path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_file() and ".opencode" not in path.relative_to(root).parts
+    }
+
+
+def plant(root: Path, files: Tree) -> None:
+    for rel, data in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_bytes(data)
+
+
+def temp_files(root: Path) -> list[str]:
+    return [path.name for path in root.rglob(f"{TEMP_PREFIX}*")]
+
+
+def history_before(root: Path) -> dict[str, bytes]:
+    """Each path's "initial" version in history: the content before the session changed it."""
+    with sqlite3.connect(root / ".opencode" / "opencode.db") as db:
+        rows = db.execute("SELECT path, content, data FROM files WHERE seq = 0").fetchall()
+    return {path: data if data is not None else content.encode() for path, content, data in rows}
+
+
+def next_start(root: Path) -> str:
+    """Any command's start recovers: ``opencode changes``; returns what it printed on stderr."""
+    return opencode(root, "changes", "--json").stderr
+
+
+def started(root: Path) -> list[str]:
+    """What every command does first, in this process: build the runtime (which recovers);
+    returns the lines it has to show (what it rolled back)."""
+    runtime = Runtime.build(root)
+    runtime.close()
+    return runtime.notices
+
+
+def viewed_in_a_session(root: Path, rel: str) -> str:
+    """A new session that has viewed ``rel``; its id."""
+    runtime = Runtime.build(root)
+    try:
+        session = runtime.store.sessions.create(title="crash test").id
+        asyncio.run(runtime.tools["view"].call({"filePath": rel, "limit": 1}, runtime.context(session)))
+    finally:
+        runtime.close()
+    return session
+
+
+def check_after_start(root: Path, old: Tree, new: Tree) -> str:
+    """After the next start: the tree is all old or all new, history has the old content
+    of every file that is new, and no temp file is left. Returns "old" or "new"."""
+    started(root)
+    assert temp_files(root) == []
+    now = tree(root)
+    assert now in (old, new), "a change set left half applied"
+    if now == old:
+        return "old"
+    recorded = history_before(root)
+    for rel in set(old) | set(new):
+        if old.get(rel) != new.get(rel) and rel in old:
+            assert recorded.get(rel) == old[rel], f"{rel} changed without its old content in history"
+    return "new"
+
+
+def tool_call(root: Path, name: str, arguments: dict, *options: str, crash_at: int | None = None):
+    extra = {CRASH_VARIABLE: str(crash_at)} if crash_at else None
+    return opencode(root, "tool", name, "-", "--yes", *options, stdin=json.dumps(arguments), variables=extra)
+
+
+def walk_crashes(root: Path, old: Tree, call) -> int:
+    """Crash ``call`` before its 1st, 2nd, ... file operation until it runs to the end;
+    returns how many operations it has. Each crash is recovered by the next start."""
+    for n in range(1, 100):
+        plant(root, old)
+        done = call(n)
+        if done.returncode == 0:
+            return n - 1
+        assert done.returncode == -signal.SIGKILL, done.stderr
+        # The first crash is recovered by a real command, the others by the same start in here.
+        recovered = next_start(root) if n == 1 else "\n".join(started(root))
+        assert "Rolled back an interrupted change" in recovered, recovered
+        assert tree(root) == old, f"not rolled back after a crash before file operation {n}"
+        assert temp_files(root) == []
+        assert started(root) == []  # recovered once, nothing left pending
+    raise AssertionError("the call never ran to its end")
+
+
+SMALL = {
+    "src/app.py": b"def main():\n    return 1\n",
+    "src/util.py": b"X = 1\n",
+    "old/notes.txt": b"remove me\n",
+}
+
+
+def test_a_small_patch_crashed_at_every_file_operation_is_rolled_back(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    patch = (
+        "*** Begin Patch\n*** Update File: src/app.py\n@@\n-    return 1\n+    return 2\n"
+        "*** Add File: new/deep/added.py\n+added = True\n*** Delete File: old/notes.txt\n"
+        "*** Update File: src/util.py\n*** Move to: lib/util.py\n@@\n-X = 1\n+X = 2\n*** End Patch"
+    )
+    operations = walk_crashes(root, SMALL, lambda n: tool_call(root, "patch", {"patch": patch, "allow_delete": True}, crash_at=n))
+    assert operations >= 8  # 2 folders, 3 temp files, 3 renames, 2 unlinks, the journal's commit
+    new = tree(root)
+    assert set(new) == {"src/app.py", "new/deep/added.py", "lib/util.py"}
+    assert history_before(root)["old/notes.txt"] == b"remove me\n"
+    assert history_before(root)["src/util.py"] == b"X = 1\n"
+
+
+def test_a_folder_delete_crashed_at_every_file_operation_is_rolled_back(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    old = {"pkg/a.txt": b"a\n", "pkg/sub/b.txt": b"b\n", "pkg/sub/c.bin": b"\0\1\2", "keep.txt": b"k\n"}
+    operations = walk_crashes(root, old, lambda n: tool_call(root, "delete", {"path": "pkg"}, crash_at=n))
+    assert operations == 6  # 3 unlinks, 2 rmdirs, the journal's commit
+    assert tree(root) == {"keep.txt": b"k\n"}
+    assert {k: v for k, v in history_before(root).items() if k.startswith("pkg/")} == {
+        k: v for k, v in old.items() if k.startswith("pkg/")
+    }
+
+
+def _viewed_edit(root: Path, edit: dict, crash_at: int | None = None) -> subprocess.CompletedProcess[str]:
+    session = viewed_in_a_session(root, edit["filePath"])
+    return tool_call(root, "edit", edit, "--session", session, crash_at=crash_at)
+
+
+def test_an_edit_crashed_at_every_file_operation_is_rolled_back(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    edit = {"filePath": "src/app.py", "oldString": "return 1", "newString": "return 2"}
+    operations = walk_crashes(root, SMALL, lambda n: _viewed_edit(root, edit, crash_at=n))
+    assert operations == 3  # the temp file, the rename, the journal's commit
+    assert tree(root)["src/app.py"] == b"def main():\n    return 2\n"
+    assert history_before(root)["src/app.py"] == SMALL["src/app.py"]
+
+
+# -- real SIGKILLs at random moments on large cases -------------------------------------------
+
+KILLS = 3
+
+
+def killed_at_random(
+    root: Path, old: Tree, make_args: Callable[[], list[str]], stdin: str, rng: random.Random
+) -> list[str]:
+    """Run the call once to its end (the new tree, and how long it takes), then KILLS
+    times from the old tree, each killed at a random moment of that span; after each,
+    the next start must give the old or the new tree. Returns which each one gave."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE_")}
+    env["HOME"] = str(root.parent / "home")
+
+    def start() -> subprocess.Popen[bytes]:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "-C", str(root), *make_args()], cwd=REPO, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        assert process.stdin is not None
+        process.stdin.write(stdin.encode())
+        process.stdin.close()
+        return process
+
+    plant(root, old)
+    began = time.monotonic()
+    assert start().wait(timeout=120) == 0
+    span = time.monotonic() - began
+    new = tree(root)
+    outcomes = []
+    for _ in range(KILLS):
+        for rel in set(new) - set(old):
+            (root / rel).unlink()
+        plant(root, old)
+        process = start()
+        try:
+            process.wait(timeout=rng.uniform(0.3, 1.0) * span)
+        except subprocess.TimeoutExpired:
+            process.send_signal(signal.SIGKILL)
+            process.wait(timeout=60)
+        outcomes.append(check_after_start(root, old, new))
+    return outcomes
+
+
+def test_a_200_file_patch_killed_at_random_moments_is_all_old_or_all_new(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    old = {f"src/m{n:03}.py": "".join(f"line {i}\n" for i in range(50)).encode() for n in range(200)}
+    sections = "".join(f"*** Update File: src/m{n:03}.py\n@@\n-line 7\n+LINE 7\n" for n in range(200))
+    stdin = json.dumps({"patch": f"*** Begin Patch\n{sections}*** End Patch"})
+    killed_at_random(root, old, lambda: ["tool", "patch", "-", "--yes"], stdin, random.Random(200))
+
+
+def test_a_2000_file_delete_killed_at_random_moments_is_all_old_or_all_new(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    old = {f"big/d{n % 20}/f{n}.txt": f"file {n}\n".encode() for n in range(2000)}
+    old["keep.txt"] = b"kept\n"
+    old[".opencode.json"] = json.dumps({"tools": {"delete": {"maxFiles": 5000}}}).encode()
+    stdin = json.dumps({"path": "big"})
+    killed_at_random(root, old, lambda: ["tool", "delete", "-", "--yes"], stdin, random.Random(2000))
+
+
+def test_a_20mb_edit_killed_at_random_moments_is_all_old_or_all_new(tmp_path: Path) -> None:
+    root = tmp_path / "ws"
+    line = b"x" * 99 + b"\n"
+    old = {"big.txt": b"FIRST\n" + line * (20 * 10_000)}
+    stdin = json.dumps({"filePath": "big.txt", "oldString": "FIRST", "newString": "SECOND"})
+
+    def viewed_edit() -> list[str]:
+        """The file is planted anew before each run: the session views it first."""
+        return ["tool", "edit", "-", "--yes", "--session", viewed_in_a_session(root, "big.txt")]
+
+    killed_at_random(root, old, viewed_edit, stdin, random.Random(20))
