@@ -15,13 +15,17 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+import pytest
 
 from app.runtime import Runtime
 from app.workspace.beneath import CRASH_VARIABLE, TEMP_PREFIX
@@ -82,13 +86,14 @@ def viewed_in_a_session(root: Path, rel: str) -> str:
 
 def check_after_start(root: Path, old: Tree, new: Tree) -> str:
     """After the next start: the tree is all old or all new, history has the old content
-    of every file that is new, and no temp file is left. Returns "old" or "new"."""
-    started(root)
+    of every file that is new, and no temp file is left. Returns "old", "rolled back"
+    (old, after a recovery) or "new"."""
+    recovered = started(root)
     assert temp_files(root) == []
     now = tree(root)
     assert now in (old, new), "a change set left half applied"
     if now == old:
-        return "old"
+        return "rolled back" if recovered else "old"
     recorded = history_before(root)
     for rel in set(old) | set(new):
         if old.get(rel) != new.get(rel) and rel in old:
@@ -172,17 +177,20 @@ KILLS = 3
 
 
 def killed_at_random(
-    root: Path, old: Tree, make_args: Callable[[], list[str]], stdin: str, rng: random.Random
+    root: Path, old: Tree, make_args: Callable[[], list[str]], stdin: str, operations: int, rng: random.Random
 ) -> list[str]:
     """Run the call once to its end (the new tree, and how long it takes), then KILLS
-    times from the old tree, each killed at a random moment of that span; after each,
-    the next start must give the old or the new tree. Returns which each one gave."""
+    times from the old tree, each killed by a real SIGKILL at a random moment of that
+    span past the start-up, then KILLS times by the seam at a random one of its
+    ``operations`` file operations (certain to be mid-change). After each, the next
+    start must give the old or the new tree. Returns what each one gave."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE_")}
     env["HOME"] = str(root.parent / "home")
 
-    def start() -> subprocess.Popen[bytes]:
+    def start(crash_at: int | None = None) -> subprocess.Popen[bytes]:
         process = subprocess.Popen(
-            [sys.executable, "-m", "app.cli", "-C", str(root), *make_args()], cwd=REPO, env=env,
+            [sys.executable, "-m", "app.cli", "-C", str(root), *make_args()], cwd=REPO,
+            env={**env, CRASH_VARIABLE: str(crash_at)} if crash_at else env,
             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )
         assert process.stdin is not None
@@ -192,43 +200,66 @@ def killed_at_random(
 
     plant(root, old)
     began = time.monotonic()
+    next_start(root)
+    start_up = time.monotonic() - began  # what a command takes before its work
+    began = time.monotonic()
     assert start().wait(timeout=120) == 0
     span = time.monotonic() - began
     new = tree(root)
     outcomes = []
-    for _ in range(KILLS):
+    for attempt in range(2 * KILLS):
         for rel in set(new) - set(old):
             (root / rel).unlink()
         plant(root, old)
-        process = start()
-        try:
-            process.wait(timeout=rng.uniform(0.3, 1.0) * span)
-        except subprocess.TimeoutExpired:
-            process.send_signal(signal.SIGKILL)
-            process.wait(timeout=60)
+        if attempt < KILLS:
+            process = start()
+            try:
+                process.wait(timeout=rng.uniform(min(start_up, span) * 0.8, span))
+            except subprocess.TimeoutExpired:
+                process.send_signal(signal.SIGKILL)
+        else:
+            process = start(crash_at=rng.randint(1, operations))
+        assert process.wait(timeout=120) in (0, -signal.SIGKILL)
         outcomes.append(check_after_start(root, old, new))
+    assert outcomes[KILLS:] == ["rolled back"] * KILLS
     return outcomes
 
 
-def test_a_200_file_patch_killed_at_random_moments_is_all_old_or_all_new(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
+@pytest.fixture
+def big_root(tmp_path: Path) -> Iterator[Path]:
+    """A workspace on tmpfs when there is one: planting and removing thousands of files
+    on a journalling disk costs seconds per run, and the disk is not what is tested."""
+    if not os.access("/dev/shm", os.W_OK):
+        yield tmp_path / "ws"
+        return
+    base = Path(tempfile.mkdtemp(prefix="opencode-crash-", dir="/dev/shm"))
+    try:
+        yield base / "ws"
+    finally:
+        shutil.rmtree(base)
+
+
+def test_a_200_file_patch_killed_at_random_moments_is_all_old_or_all_new(big_root: Path) -> None:
+    root = big_root
     old = {f"src/m{n:03}.py": "".join(f"line {i}\n" for i in range(50)).encode() for n in range(200)}
     sections = "".join(f"*** Update File: src/m{n:03}.py\n@@\n-line 7\n+LINE 7\n" for n in range(200))
     stdin = json.dumps({"patch": f"*** Begin Patch\n{sections}*** End Patch"})
-    killed_at_random(root, old, lambda: ["tool", "patch", "-", "--yes"], stdin, random.Random(200))
+    # 200 temp files, 200 renames, the journal's commit
+    killed_at_random(root, old, lambda: ["tool", "patch", "-", "--yes"], stdin, 401, random.Random(200))
 
 
-def test_a_2000_file_delete_killed_at_random_moments_is_all_old_or_all_new(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
+def test_a_2000_file_delete_killed_at_random_moments_is_all_old_or_all_new(big_root: Path) -> None:
+    root = big_root
     old = {f"big/d{n % 20}/f{n}.txt": f"file {n}\n".encode() for n in range(2000)}
     old["keep.txt"] = b"kept\n"
     old[".opencode.json"] = json.dumps({"tools": {"delete": {"maxFiles": 5000}}}).encode()
     stdin = json.dumps({"path": "big"})
-    killed_at_random(root, old, lambda: ["tool", "delete", "-", "--yes"], stdin, random.Random(2000))
+    # 2,000 unlinks, 21 rmdirs, the journal's commit
+    killed_at_random(root, old, lambda: ["tool", "delete", "-", "--yes"], stdin, 2022, random.Random(2000))
 
 
-def test_a_20mb_edit_killed_at_random_moments_is_all_old_or_all_new(tmp_path: Path) -> None:
-    root = tmp_path / "ws"
+def test_a_20mb_edit_killed_at_random_moments_is_all_old_or_all_new(big_root: Path) -> None:
+    root = big_root
     line = b"x" * 99 + b"\n"
     old = {"big.txt": b"FIRST\n" + line * (20 * 10_000)}
     stdin = json.dumps({"filePath": "big.txt", "oldString": "FIRST", "newString": "SECOND"})
@@ -237,4 +268,4 @@ def test_a_20mb_edit_killed_at_random_moments_is_all_old_or_all_new(tmp_path: Pa
         """The file is planted anew before each run: the session views it first."""
         return ["tool", "edit", "-", "--yes", "--session", viewed_in_a_session(root, "big.txt")]
 
-    killed_at_random(root, old, viewed_edit, stdin, random.Random(20))
+    killed_at_random(root, old, viewed_edit, stdin, 3, random.Random(20))  # temp file, rename, commit
