@@ -20,6 +20,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TypeVar
 
+from app.errors import ToolError
+
 T = TypeVar("T")
 
 
@@ -34,8 +36,14 @@ class WorkspaceLock:
 
     def take(self) -> int:
         """Wait for the lock and hold it; returns the descriptor whose closing releases it."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+        except OSError as err:
+            raise ToolError(
+                f"Cannot take the workspace lock {self.path}: {err.strerror or err}; "
+                "nothing was changed: check that opencode's data folder is writable"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
         except BaseException:
