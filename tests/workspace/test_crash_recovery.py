@@ -34,19 +34,27 @@ from tests.test_tool_command import REPO, opencode
 Tree = dict[str, bytes]
 
 
+LINK = b"symlink -> "
+
+
 def tree(root: Path) -> Tree:
-    """Every file below ``root`` (the data folder aside), by relative path."""
+    """Every file and symlink below ``root`` (the data folder aside), by relative path: a
+    file's bytes, a symlink as LINK + its target."""
     return {
-        path.relative_to(root).as_posix(): path.read_bytes()
+        path.relative_to(root).as_posix(): LINK + os.readlink(path).encode() if path.is_symlink() else path.read_bytes()
         for path in sorted(root.rglob("*"))
-        if path.is_file() and ".opencode" not in path.relative_to(root).parts
+        if (path.is_symlink() or path.is_file()) and ".opencode" not in path.relative_to(root).parts
     }
 
 
 def plant(root: Path, files: Tree) -> None:
     for rel, data in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_bytes(data)
+        if data.startswith(LINK):
+            (root / rel).unlink(missing_ok=True)
+            (root / rel).symlink_to(data.removeprefix(LINK).decode())
+        else:
+            (root / rel).write_bytes(data)
 
 
 def temp_files(root: Path) -> list[str]:
@@ -148,13 +156,17 @@ def test_a_small_patch_crashed_at_every_file_operation_is_rolled_back(tmp_path: 
 
 def test_a_folder_delete_crashed_at_every_file_operation_is_rolled_back(tmp_path: Path) -> None:
     root = tmp_path / "ws"
-    old = {"pkg/a.txt": b"a\n", "pkg/sub/b.txt": b"b\n", "pkg/sub/c.bin": b"\0\1\2", "keep.txt": b"k\n"}
-    operations = walk_crashes(root, old, lambda n: tool_call(root, "delete", {"path": "pkg"}, crash_at=n))
-    assert operations == 6  # 3 unlinks, 2 rmdirs, the journal's commit
-    assert tree(root) == {"keep.txt": b"k\n"}
-    assert {k: v for k, v in history_before(root).items() if k.startswith("pkg/")} == {
-        k: v for k, v in old.items() if k.startswith("pkg/")
+    old = {
+        "pkg/a.txt": b"a\n",
+        "pkg/sub/b.txt": b"b\n",
+        "pkg/sub/c.bin": b"\0\1\2",
+        "pkg/sub/link": LINK + b"../../keep.txt",
+        "keep.txt": b"k\n",
     }
+    operations = walk_crashes(root, old, lambda n: tool_call(root, "delete", {"path": "pkg"}, crash_at=n))
+    assert operations == 7  # 4 unlinks (the symlink itself too), 2 rmdirs, the journal's commit
+    assert tree(root) == {"keep.txt": b"k\n"}
+    assert history_before(root) == {k: v for k, v in old.items() if k.startswith("pkg/") and not v.startswith(LINK)}
 
 
 def _viewed_edit(root: Path, edit: dict, crash_at: int | None = None) -> subprocess.CompletedProcess[str]:
