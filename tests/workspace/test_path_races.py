@@ -157,8 +157,10 @@ async def test_patch_update_through_a_swapped_folder_stays_inside(race) -> None:
     await race("patch", _patch("*** Update File: sub/a.txt\n@@\n-alpha\n+ALPHA\n beta"))
 
 
-async def test_patch_delete_through_a_swapped_folder_stays_inside(race) -> None:
-    await race("patch", _patch("*** Delete File: sub/inner/b.txt"))
+async def test_patch_delete_through_a_swapped_folder_stays_inside(race, workspace: Path) -> None:
+    # A big file patched first widens the window between the check and the removal.
+    (workspace / "big.txt").write_text("".join(f"line {n}\n" for n in range(50_000)))
+    await race("patch", {**_patch("*** Update File: big.txt\n@@\n line 0\n+added\n*** Delete File: sub/inner/b.txt"), "allow_delete": True})
 
 
 async def test_patch_move_through_a_swapped_folder_stays_inside(race) -> None:
@@ -175,3 +177,26 @@ async def test_delete_folder_through_a_swapped_folder_stays_inside(race) -> None
 
 async def test_view_through_a_swapped_folder_never_reads_outside(race) -> None:
     await race("view", {"filePath": "sub/a.txt"})
+
+
+async def test_an_allowed_outside_read_through_a_swapped_folder_reads_only_what_was_allowed(
+    make_runtime, workspace: Path, tmp_path: Path
+) -> None:
+    """external_directory allows one outside folder and denies the rest: a folder of the
+    allowed path swapped for a link to a denied one must not let view read there."""
+    allowed, denied = tmp_path / "allowed", tmp_path / "denied"
+    fill(allowed / "sub", INSIDE)
+    fill(denied, OUTSIDE)
+    (allowed / "swap").symlink_to(denied)
+    rules = {"external_directory": {"*": "deny", f"{allowed.as_posix()}/*": "allow"}}
+    runtime = make_runtime(config={"lsp": {"python": {"disabled": True}}, "permission": {"rules": rules}})
+    ctx = runtime.context(runtime.store.sessions.create(title="race").id)
+    outputs = []
+    for _ in range(TRIES):
+        with Swapper(allowed / "sub", allowed / "swap"):
+            try:
+                outputs.append((await runtime.tools["view"].call({"filePath": str(allowed / "sub/a.txt")}, ctx)).output)
+            except ToolError as err:
+                outputs.append(str(err))
+    assert any("alpha" in output for output in outputs)  # the allowed file was read
+    assert not [output for output in outputs if SECRET in output]
