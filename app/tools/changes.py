@@ -33,7 +33,7 @@ from app.diff import Region, unified_diff, unified_diff_regions
 from app.errors import PermissionDeniedError, StaleFileError, ToolError
 from app.permission import PermissionPreview
 from app.permission.effects import Effect, Judgement, protected_roots
-from app.store.journal import Before
+from app.store.journal import Before, Begun
 from app.store.models import RecordedChange
 from app.tools.base import ToolContext
 from app.workspace.beneath import Beneath, file_operation
@@ -327,7 +327,7 @@ def _commit(
 ) -> None:
     """Write ahead, change the files, then mark the change set done (see module doc).
     Runs in a worker thread, under the workspace lock. The diffs of the files written are
-    made while the writer waits for the disk."""
+    made meanwhile, while another thread waits for the database and the disk."""
     entries = _befores(fs, change_set, states)
     recorded = [
         RecordedChange(
@@ -336,22 +336,40 @@ def _commit(
         for change, item in zip(change_set.changes, applied, strict=True)
         if not change.is_link
     ]
-    begun = ctx.journal.begin(str(ctx.workspace.root), ctx.session_id, change_set.title, entries, recorded)
+    with ThreadPoolExecutor(1, thread_name_prefix="opencode-write") as writer:
+        writing = writer.submit(_write_ahead_and_change, ctx, fs, change_set, states, entries, recorded)
+        _make_diffs(applied)
     try:
-        with ThreadPoolExecutor(1, thread_name_prefix="opencode-write") as writer:
-            writing = writer.submit(_write_all, ctx, fs, change_set, states)
-            _make_diffs(applied)
-            writing.result()
+        begun = writing.result()
+    except OSError as err:
+        raise ToolError(
+            f"Could not change {err.filename or change_set.ask_subject}: {err.strerror or err}; nothing was changed"
+        ) from None
+    try:
         file_operation()  # the crash seam's last step: every file changed, the change set not yet done
         ctx.journal.finish(begun)
-    except BaseException as err:
+    except BaseException:
         _undo(ctx, fs, begun.id, entries)
-        if isinstance(err, OSError):
-            raise ToolError(
-                f"Could not change {err.filename or change_set.ask_subject}: {err.strerror or err}; nothing was changed"
-            ) from None
         raise
     ctx.records.record_changes(ctx.session_id, [change.path for change in change_set.changes])
+
+
+def _write_ahead_and_change(
+    ctx: ToolContext,
+    fs: Beneath,
+    change_set: ChangeSet,
+    states: dict[Path, FileState],
+    entries: list[Before],
+    recorded: list[RecordedChange],
+) -> Begun:
+    """The journal first, then the files; a failure on the way puts every entry back."""
+    begun = ctx.journal.begin(str(ctx.workspace.root), ctx.session_id, change_set.title, entries, recorded)
+    try:
+        _write_all(fs, change_set, states)
+    except BaseException:
+        _undo(ctx, fs, begun.id, entries)
+        raise
+    return begun
 
 
 def _befores(fs: Beneath, change_set: ChangeSet, states: dict[Path, FileState]) -> list[Before]:
@@ -392,7 +410,7 @@ def _make_diffs(applied: list[AppliedFile]) -> None:
             item.diff  # noqa: B018  (cached_property: computed and kept)
 
 
-def _write_all(ctx: ToolContext, fs: Beneath, change_set: ChangeSet, states: dict[Path, FileState]) -> None:
+def _write_all(fs: Beneath, change_set: ChangeSet, states: dict[Path, FileState]) -> None:
     """Write every change, then remove the emptied folders. Every new content is staged
     and synced first, all at once, so a big change waits for the disk twice, not per
     file. An OSError names the workspace-relative path it happened on."""
