@@ -18,6 +18,7 @@ from app.errors import ToolError
 from app.store.journal import Before, ChangeJournal
 from app.workspace.beneath import Beneath
 from app.workspace.lock import WorkspaceLock
+from app.workspace.textio import sync_paths
 
 
 def restore(fs: Beneath, entries: Sequence[Before]) -> None:
@@ -25,29 +26,36 @@ def restore(fs: Beneath, entries: Sequence[Before]) -> None:
     for entry in folders:
         if fs.lstat(entry.path) is None:
             fs.mkdir(entry.path, entry.mode if entry.mode is not None else 0o777)
-    for entry in entries:
-        if entry.kind != "dir":
-            _restore_entry(fs, entry)
+    rewritten = [entry for entry in entries if entry.kind != "dir" and _put_back(fs, entry)]
+    # Files are written as the change path writes them: all staged and synced at once,
+    # then renamed (over a file or a symlink: never followed), then their folders synced.
+    staged = {entry.path: fs.stage(entry.path, entry.data or b"", entry.mode) for entry in rewritten}
+    sync_paths(list(staged.values()), fsync_one=fs.fsync)
+    for rel, temp in staged.items():
+        fs.replace(temp, rel)
+    fs.sync_folders(entry.path for entry in entries)
     for folder in {entry.path.rpartition("/")[0] for entry in entries}:
         for name in fs.temp_names(folder):
             fs.unlink(f"{folder}/{name}" if folder else name, missing_ok=True)
 
 
-def _restore_entry(fs: Beneath, entry: Before) -> None:
+def _put_back(fs: Beneath, entry: Before) -> bool:
+    """Put back a symlink, or remove what the change created; True for a file whose
+    content must be written back."""
     now = fs.lstat(entry.path)
     is_dir = now is not None and stat.S_ISDIR(now.st_mode)
     if entry.kind == "absent":
         if now is not None and not is_dir:  # what the change created
             fs.unlink(entry.path, missing_ok=True)
-    elif entry.kind == "link":
+        return False
+    if entry.kind == "link":
         if now is not None and stat.S_ISLNK(now.st_mode) and fs.readlink(entry.path) == entry.link_target:
-            return
+            return False
         if now is not None and not is_dir:
             fs.unlink(entry.path)
         fs.symlink(entry.link_target, entry.path)
-    elif fs.read(entry.path) != (entry.data, entry.mode):
-        # A rename over the path replaces a file or a symlink, never follows one.
-        fs.write_atomic(entry.path, entry.data or b"", entry.mode)
+        return False
+    return fs.read(entry.path) != (entry.data, entry.mode)
 
 
 def recover(root: Path, journal: ChangeJournal, lock: WorkspaceLock) -> list[str]:
