@@ -29,9 +29,10 @@ import signal
 import stat
 import threading
 from collections.abc import Iterable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from app.errors import ToolError
+from app.workspace.textio import sync_paths
 
 TEMP_PREFIX = ".opencode-tmp-"
 _TEMP_NAME_TAIL = 25
@@ -72,10 +73,11 @@ def file_operation() -> None:
     _seam.step()
 
 
-def parts_of(rel: str | PurePosixPath) -> tuple[str, ...]:
-    """The names of a base-relative POSIX path; "." and empty names dropped, ".." refused."""
-    parts = tuple(part for part in PurePosixPath(rel).parts if part not in ("", "."))
-    if ".." in parts or (parts and parts[0] == "/"):
+def parts_of(rel: str) -> tuple[str, ...]:
+    """The names of a base-relative POSIX path; "." and empty names dropped, ".." and an
+    absolute path refused."""
+    parts = tuple(part for part in rel.split("/") if part and part != ".")
+    if ".." in parts or rel.startswith("/"):
         raise ValueError(f"{rel!r} is not a path below the base folder")
     return parts
 
@@ -306,13 +308,16 @@ class Beneath:
             os.close(handle)
 
     def sync_folders(self, rels: Iterable[str]) -> None:
-        """fsync the folders holding these paths (their renames and removals), each once;
-        a folder gone meanwhile has nothing left to sync."""
-        for parts in {parts_of(rel)[:-1] for rel in rels}:
-            try:
-                os.fsync(self.folder(parts))
-            except (FileNotFoundError, NotADirectoryError, PathSwappedError):
-                continue
+        """Make durable the folders holding these paths (their renames and removals), each
+        once, as ``sync_paths`` does (a few fsyncs, or one sync); a folder gone meanwhile
+        has nothing left to sync."""
+        sync_paths({rel.rpartition("/")[0] for rel in rels}, fsync_one=self._fsync_folder)
+
+    def _fsync_folder(self, rel: str) -> None:
+        try:
+            os.fsync(self.folder(parts_of(rel)))
+        except (FileNotFoundError, NotADirectoryError, PathSwappedError):
+            pass
 
 
 def _read_all(fd: int, size_hint: int) -> bytes:
