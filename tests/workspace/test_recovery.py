@@ -47,7 +47,7 @@ def test_the_next_start_rolls_a_pending_change_set_back(workspace: Path, make_ru
     first.close()
 
     second = make_runtime()
-    assert second.recovered == [
+    assert second.notices == [
         "Rolled back an interrupted change (Patch: a.txt, sub/b.txt, c.txt; 3 files): "
         "every file it touched is as it was before it"
     ]
@@ -56,7 +56,7 @@ def test_the_next_start_rolls_a_pending_change_set_back(workspace: Path, make_ru
     assert (workspace / "c.txt").read_text() == "c\n"
     assert os.listdir(workspace / "sub") == []  # the created file and the temp file are gone
     assert second.store.db.query("SELECT * FROM files") == []  # its versions never happened
-    assert make_runtime().recovered == []
+    assert make_runtime().notices == []
 
 
 def _waiting_for(lock_file: Path) -> bool:
@@ -84,6 +84,6 @@ def test_a_change_another_holder_is_making_is_left_to_finish(workspace: Path, ma
     maker.store.journal.finish(Begun(change_set, []))
     holding.__exit__(None, None, None)
     starting.join(timeout=60)
-    assert started and started[0].recovered == []
+    assert started and started[0].notices == []
     assert (workspace / "a.txt").read_text() == "new a\n"
     assert not (workspace / "c.txt").exists()
