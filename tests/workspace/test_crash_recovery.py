@@ -185,7 +185,7 @@ def test_an_edit_crashed_at_every_file_operation_is_rolled_back(tmp_path: Path) 
 
 # -- real SIGKILLs at random moments on large cases -------------------------------------------
 
-KILLS = 3
+KILLS = 2
 
 
 def killed_at_random(
