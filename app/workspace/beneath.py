@@ -258,16 +258,6 @@ class Beneath:
         file_operation()
         os.replace(source_name, target_name, src_dir_fd=source_fd, dst_dir_fd=target_fd)
 
-    def write_atomic(self, rel: str, data: bytes, mode: int | None = None) -> None:
-        """Replace ``rel`` with ``data`` all at once (a synced temp file renamed over it)."""
-        temp = self.stage(rel, data, mode, sync=True)
-        try:
-            self.replace(temp, rel)
-        except BaseException:
-            self.unlink(temp, missing_ok=True)
-            raise
-        self.sync_folders([rel])
-
     def unlink(self, rel: str, *, missing_ok: bool = False) -> None:
         """Remove a file or a symlink itself."""
         try:

@@ -3,8 +3,8 @@
 Tools work on text with "\\n" line endings; the file on disk keeps what it had: a UTF-8
 BOM, CRLF line endings, a missing final newline, its permission bits. `read_text_file`
 records those, `TextFile.render` puts them back; the change path writes the bytes
-(`Beneath.write_atomic`, a temp file renamed over) so a crash or a full disk never
-leaves a file half written.
+(`Beneath.stage`, a temp file then renamed over) so a crash or a full disk never leaves
+a file half written.
 
 Mixed line endings: `render` writes every line with the file's majority ending (ties go
 to "\\n"), so only uniformly-ended files round-trip exactly. A tool that must keep mixed

@@ -133,9 +133,10 @@ def _mode(path: Path) -> int:
 
 
 def write_atomic(base: Path, path: Path, data: bytes, mode: int | None = None) -> None:
-    """The change path's atomic write, on a path below ``base``."""
+    """The change path's atomic write of one file below ``base``: staged, then renamed over."""
     with Beneath(base) as fs:
-        fs.write_atomic(fs.relative(path), data, mode)
+        rel = fs.relative(path)
+        fs.replace(fs.stage(rel, data, mode, sync=True), rel)
 
 
 def _leftovers(directory: Path) -> list[str]:
@@ -180,10 +181,13 @@ def test_read_only_file_is_replaced_and_stays_read_only(tmp_path: Path) -> None:
     assert (path.read_bytes(), _mode(path)) == (b"new\n", 0o444)
 
 
-@pytest.mark.parametrize("failing_call", ["replace", "fsync"])
-def test_failure_midway_leaves_the_old_file_and_no_temp(
+@pytest.mark.parametrize("failing_call", ["fchmod", "fsync"])
+def test_a_failed_staging_leaves_the_old_file_and_no_temp(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing_call: str
 ) -> None:
+    """A temp file that cannot be filled (a full disk) is removed at once; a failure after
+    staging is the change path's to undo (its journal's entries are restored and our temp
+    files in their folders removed: tests/workspace/test_crash_recovery.py)."""
     path = _file(tmp_path, b"precious\n")
     before = os.stat(path)
 
