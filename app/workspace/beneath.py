@@ -28,7 +28,8 @@ import secrets
 import signal
 import stat
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from app.errors import ToolError
@@ -39,7 +40,9 @@ _TEMP_NAME_TAIL = 25
 """Characters of the file's name a temp name ends with (at most 100 bytes of UTF-8): the
 temp name stays under the 255-byte limit however long the file's own name is."""
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+"""O_PATH (Linux): a folder that may be searched but not listed (mode 0711) can still be
+walked through; what lists or syncs a folder opens it for reading itself (``_readable``)."""
 _READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 """O_NONBLOCK: a FIFO swapped in for a file opens at once (and is then refused by type)
 instead of blocking until someone writes to it."""
@@ -224,7 +227,8 @@ class Beneath:
             fd = self.folder(parts_of(folder_rel))
         except (FileNotFoundError, NotADirectoryError, PathSwappedError):
             return []
-        return [name for name in os.listdir(fd) if name.startswith(TEMP_PREFIX)]
+        with _readable(fd) as listed:
+            return [name for name in os.listdir(listed) if name.startswith(TEMP_PREFIX)]
 
     # -- changing ------------------------------------------------------------------------
 
@@ -305,9 +309,20 @@ class Beneath:
 
     def _fsync_folder(self, rel: str) -> None:
         try:
-            os.fsync(self.folder(parts_of(rel)))
+            with _readable(self.folder(parts_of(rel))) as folder:
+                os.fsync(folder)
         except (FileNotFoundError, NotADirectoryError, PathSwappedError):
             pass
+
+
+@contextmanager
+def _readable(folder: int) -> Iterator[int]:
+    """The folder held by ``folder`` (maybe an O_PATH descriptor) opened for reading."""
+    fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=folder)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
 
 
 def _read_all(fd: int, size_hint: int) -> bytes:
