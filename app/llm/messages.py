@@ -124,10 +124,10 @@ def to_chat(
             results = following.parts if following is not None and following.role == "tool" else []
             thinking = _thinking_blocks(message.parts) if model is not None and message.model == model else []
             chat.extend(_assistant(message.parts, results, thinking))
-            shown = [part["metadata"]["image"] for part in results if _image_result(part)]
-            if shown and chat and chat[-1]["role"] == "tool":
+            images = [part["metadata"]["image"] for part in results if _image_result(part)]
+            if images and chat and chat[-1]["role"] == "tool":
                 intro = "The images the tool calls above returned:"
-                chat.append({"role": "user", "content": _with_images(intro, shown, vision)})
+                chat.append({"role": "user", "content": _with_images(intro, images, vision)})
     return chat
 
 

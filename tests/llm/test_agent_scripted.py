@@ -408,3 +408,21 @@ async def test_talking_in_a_tool_calls_session_makes_it_a_conversation(runtime: 
     await loop.run(tool_run.id, "go on from here", model=MODEL)
 
     assert [(s.id, s.kind) for s in runtime.store.sessions.list()] == [(tool_run.id, "chat")]
+
+
+async def test_every_round_of_tool_results_reaches_the_model_not_only_the_first(runtime: Runtime, workspace: Path):
+    """to_chat once paired only the first assistant message with its results: every later
+    call read as "cancelled" to the model."""
+    (workspace / "a.txt").write_text("first file\n")
+    (workspace / "b.txt").write_text("second file\n")
+    loop = make_loop(runtime, [{"steps": [
+        {"toolCalls": [{"name": "view", "arguments": {"filePath": "a.txt"}}]},
+        {"toolCalls": [{"name": "view", "arguments": {"filePath": "b.txt"}}]},
+        {"text": "read both"},
+    ]}])  # fmt: skip
+    session_id = new_session(runtime)
+
+    await loop.run(session_id, "read", model=MODEL)
+
+    sent = [m["content"] for m in to_chat(runtime.store.messages.list(session_id)) if m["role"] == "tool"]
+    assert len(sent) == 2 and "first file" in sent[0] and "second file" in sent[1]
