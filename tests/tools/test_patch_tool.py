@@ -85,12 +85,12 @@ async def test_add_update_delete_and_move_in_one_patch(files: Path, ctx: ToolCon
         "docs/new.md": b"# New\n",
         "src/app.py": b"import os\n\ndef main():\n    run(fast=True)\n",
     }
-    assert versions(ctx, "docs/new.md") == [("initial", "", False), ("v1", "# New\n", False)]
+    assert versions(ctx, "docs/new.md") == [("initial", "", True), ("v1", "# New\n", False)]
     assert versions(ctx, "src/app.py")[1] == ("v1", "import os\n\ndef main():\n    run(fast=True)\n", False)
     assert versions(ctx, "old.txt") == [("initial", "obsolete\n", False), ("v1", "", True)]
     # A move: a deleted version at the old path, a new file at the new one.
     assert versions(ctx, "notes.txt") == [("initial", "one\ntwo\nthree\n", False), ("v1", "", True)]
-    assert versions(ctx, "archive/notes.txt") == [("initial", "", False), ("v1", "one\n2\nthree\n", False)]
+    assert versions(ctx, "archive/notes.txt") == [("initial", "", True), ("v1", "one\n2\nthree\n", False)]
     published = iter(events.get_nowait, None)
     assert {(e.path, e.version, e.deleted) for e in published if e.version != "initial"} == {
         ("docs/new.md", "v1", False),
@@ -145,7 +145,7 @@ async def test_sections_see_earlier_sections_and_each_file_is_recorded_once(
 ) -> None:
     await apply(ctx, "*** Add File: a.txt\n+x\n*** Update File: a.txt\n@@\n-x\n+y\n")
     assert (files / "a.txt").read_bytes() == b"y\n"
-    assert versions(ctx, "a.txt") == [("initial", "", False), ("v1", "y\n", False)]
+    assert versions(ctx, "a.txt") == [("initial", "", True), ("v1", "y\n", False)]
 
 
 async def test_bom_crlf_and_missing_final_newline_are_kept(workspace: Path, ctx: ToolContext) -> None:
@@ -182,7 +182,7 @@ async def test_a_move_without_hunks_renames_the_file_as_it_is(files: Path, ctx: 
     assert not (files / "w.txt").exists()
     assert (files / "docs" / "w.txt").read_bytes() == b"\xef\xbb\xbfa\r\nb"
     assert versions(ctx, "w.txt") == [("initial", "\ufeffa\r\nb", False), ("v1", "", True)]
-    assert versions(ctx, "docs/w.txt") == [("initial", "", False), ("v1", "\ufeffa\r\nb", False)]
+    assert versions(ctx, "docs/w.txt") == [("initial", "", True), ("v1", "\ufeffa\r\nb", False)]
 
 
 async def test_moving_onto_an_existing_file_replaces_it_and_keeps_its_history(

@@ -36,7 +36,7 @@ async def test_creates_a_new_file_and_its_folders_without_a_read(ctx, workspace,
     assert (result.metadata["additions"], result.metadata["deletions"]) == (2, 0)
     assert "+a = 1" in result.metadata["diff"]
     assert versions(runtime, session_id, "src/pkg/new.py") == [
-        ("initial", "", False),
+        ("initial", "", True),
         ("v1", "a = 1\nb = 2\n", False),
     ]
 
@@ -179,7 +179,7 @@ async def test_publishes_the_new_version(ctx, runtime, session_id):
     seen = [events.get_nowait(), events.get_nowait()]
     events.close()
     assert [(e.session_id, e.path, e.version, e.deleted) for e in seen] == [
-        (session_id, "e.txt", "initial", False),
+        (session_id, "e.txt", "initial", True),
         (session_id, "e.txt", "v1", False),
     ]
 
