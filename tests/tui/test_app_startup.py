@@ -159,30 +159,6 @@ def test_the_first_frame_imports_neither_the_store_nor_the_agent_packages():
     assert run_python(script) == ["[]", "False False"]
 
 
-SCRIPTED_TURN = """
-import asyncio, sys
-from pathlib import Path
-from app.tui.app import OpencodeApp
-
-async def main():
-    app = OpencodeApp(Path(sys.argv[1]), model="scripted/demo", env={}, user_themes=Path("/nonexistent"))
-    async with app.run_test() as pilot:
-        while app.runtime is None:
-            await pilot.pause()
-        await pilot.press("h", "i", "enter")
-        while len(app.chat.query("AssistantMessage")) == 0:
-            await pilot.pause()
-        print("litellm imported:", "litellm" in sys.modules)
-
-asyncio.run(main())
-"""
-
-
-def test_the_offline_demo_replies_without_importing_litellm(workspace):
-    """In a fresh interpreter: its import takes seconds, and the demo needs nothing of it."""
-    assert run_python(SCRIPTED_TURN, str(workspace)) == ["litellm imported: False"]
-
-
 def test_the_store_package_still_hands_out_every_name_it_lists():
     for name in app.store.__all__:
         home = next(module for module, names in app.store._HOMES.items() if name in names)
