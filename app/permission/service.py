@@ -164,8 +164,13 @@ class PermissionService:
         nobody asked is announced as PermissionGranted."""
         reply = await self._answer(req, ask_anyway, person_only, make_preview)
         if reply.allowed and reply.automatic:
-            self._bus.publish(PermissionGranted(req.session_id, req.tool, req.subject))
+            self.announce_granted(req.session_id, req.tool, req.subject)
         return reply
+
+    def announce_granted(self, session_id: str, tool: str, subject: str) -> None:
+        """Say that a call goes ahead with nobody asked (a rule or an earlier answer allowed
+        every effect it has): front-ends show it running rather than awaiting approval."""
+        self._bus.publish(PermissionGranted(session_id, tool, subject))
 
     async def _answer(
         self,

@@ -306,7 +306,10 @@ async def _authorize(
     """One question covers everything that asks (nothing is asked when the rules allow
     every effect, or a person already confirmed this change)."""
     asks = any(j.action == "ask" for j in judgements)
-    if confirmed or (change_set.person_only is None and not asks):
+    if confirmed:
+        return
+    if change_set.person_only is None and not asks:
+        ctx.permissions.announce_granted(ctx.session_id, tool, change_set.ask_subject)
         return
 
     def diff_preview() -> PermissionPreview:

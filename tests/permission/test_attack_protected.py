@@ -68,10 +68,12 @@ ATTACKS = {
 
 
 def state(root: Path) -> dict[str, bytes]:
+    """Every file's bytes, less opencode's own bookkeeping (the database and the change
+    path's lock file, which the attempt itself may create)."""
     return {
         path.relative_to(root).as_posix(): path.read_bytes()
         for path in sorted(root.rglob("*"))
-        if path.is_file() and not path.name.startswith("opencode.db")
+        if path.is_file() and not path.name.startswith("opencode.db") and path.name != "changes.lock"
     }
 
 
