@@ -94,9 +94,12 @@ def ours_command(workspace: Path) -> list[str]:
 
 def _environment() -> dict[str, str]:
     """This sandbox sets PYTHONDONTWRITEBYTECODE; without cached bytecode every start
-    would compile our modules again, which no installed copy does."""
+    would compile our modules again, which no installed copy does. The cases are Python
+    files, and pylsp is installed beside us: its diagnostics after the patch are a feature
+    Codex has no counterpart of, so the language server is off to compare the patch alone."""
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     env.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    env.setdefault("OPENCODE_LSP__PYTHON__DISABLED", "true")
     return env
 
 
