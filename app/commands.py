@@ -58,6 +58,14 @@ def _build_runtime(root: Path, policy: str) -> Runtime:
     return runtime
 
 
+async def _then_stop_servers(runtime: Runtime, call: Awaitable[ToolResult]) -> ToolResult:
+    """The call, then the language servers it started, stopped while the loop runs."""
+    try:
+        return await call
+    finally:
+        await runtime.stop_language_servers()
+
+
 async def _cancelled_on_sigterm(call: Awaitable[ToolResult]) -> ToolResult:
     """SIGTERM (a supervisor, `timeout`, a closing terminal's shell) cancels the call as
     ^C does, so the bash tool kills its process group instead of leaving it running."""
@@ -94,7 +102,8 @@ def run_tool(root: Path, name: str, raw_arguments: str | None, *, yes: bool, ses
         session = session or runtime.store.sessions.create(title=f"opencode tool {name}", kind="tool").id
         try:
             with gc_policy.paused():
-                result = asyncio.run(_cancelled_on_sigterm(tool.run_guarded(params, runtime.context(session))))
+                call = tool.run_guarded(params, runtime.context(session))
+                result = asyncio.run(_cancelled_on_sigterm(_then_stop_servers(runtime, call)))
         except asyncio.CancelledError:
             print("opencode: terminated", file=sys.stderr)
             return TERMINATED

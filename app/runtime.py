@@ -137,6 +137,12 @@ class Runtime:
         then announced as FileChangedOnDisk. Tests and one-shot commands skip it."""
         await self.watcher.start()
 
+    async def stop_language_servers(self) -> None:
+        """Stop the language servers a one-shot command started, before its event loop
+        closes (``close`` alone would kill them after it, and asyncio logs each exit)."""
+        if "lsp" in vars(self):
+            await self.lsp.stop()
+
     def close(self) -> None:
         """Stop what was started; a service never used is not built just to be closed."""
         built = vars(self)  # where cached_property keeps each service once built

@@ -124,6 +124,7 @@ async def _turn(
     finally:
         subscription.close()  # the follower handles what is queued, then stops
         await follower
+        await loop.runtime.stop_language_servers()
 
 
 async def _follow(

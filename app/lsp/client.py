@@ -193,6 +193,16 @@ class LspClient:
         else:
             self._transport.close()  # kills the process if it still runs
 
+    async def stop(self, timeout: float = 2.0) -> None:
+        """``kill``, then wait (at most ``timeout`` seconds) until the loop has seen the
+        process end: an exit reported after the loop closed is logged as an error."""
+        self.kill()
+        if self._transport is None or self._loop is None or self._loop.is_closed():
+            return
+        deadline = self._loop.time() + timeout
+        while self._transport.get_returncode() is None and self._loop.time() < deadline:
+            await asyncio.sleep(0.01)
+
     async def _serve(self) -> None:
         """The server's lifetime: read until it ends. Cancelled when the event loop shuts
         down (asyncio.run cancels what is left), which still kills it cleanly."""

@@ -82,6 +82,14 @@ class LspManager:
                 found.update(server.client.diagnostics())
         return found
 
+    async def stop(self) -> None:
+        """Kill every server and wait for each to end while the event loop still runs
+        (one-shot commands call it before their loop closes)."""
+        for server in self._servers.values():
+            if server.client is not None:
+                await server.client.stop()
+        self.close()
+
     def close(self) -> None:
         """Kill every server (synchronous, so Runtime.close() can call it anywhere)."""
         for language, server in self._servers.items():

@@ -51,3 +51,21 @@ def test_pylsp_is_found_beside_the_interpreter_when_path_lacks_it():
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[('pylsp',)]"
     assert Path(sys.executable).with_name("pylsp").exists()
+
+
+def test_a_one_shot_command_stops_its_language_server_before_its_loop_closes(tmp_path):
+    """`opencode tool write` of a Python file starts pylsp for diagnostics. Killed only after
+    asyncio.run had returned, its exit reached a closed loop, and asyncio printed "Loop ...
+    that handles pid N is closed" on stderr (in about half the runs: hence three)."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    env = {"PATH": "/nonexistent", "HOME": str(tmp_path), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    for n in range(3):
+        arguments = f'{{"filePath": "m{n}.py", "content": "x = undefined_name\\n"}}'
+        done = subprocess.run(
+            [sys.executable, "-m", "app.cli", "-C", str(workspace), "tool", "write", "-", "--yes"],
+            input=arguments, cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "undefined name 'undefined_name'" in done.stdout  # the server did run
+        assert done.stderr == ""
