@@ -327,7 +327,7 @@ async def streaming_figures(words: int) -> None:
         runtime = Runtime.build(workspace, config=Config(), policy="headless-yes")
         session = runtime.store.sessions.create(title="titled, so no title request")
         # pause_gc as run_tui sets it: the collector is managed as in a real start.
-        app = OpencodeApp(workspace, runtime=runtime, model="paced/model", env={}, pause_gc=True,
+        app = OpencodeApp(workspace, runtime=runtime, model="openai/gpt-4o-mini", env={"OPENAI_API_KEY": "bench"}, pause_gc=True,
                           user_themes=Path("/nonexistent"), providers=lambda model: provider)
         async with app.run_test(size=SIZE) as pilot:
             await app.open_session(session.id)
