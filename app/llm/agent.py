@@ -33,6 +33,7 @@ from app.llm.events import (
     ModelRetrying,
     ReasoningDelta,
     SessionCompacted,
+    SubagentStarted,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -296,16 +297,17 @@ class AgentLoop:
         return session_id in self._active
 
     async def run_subagent(
-        self, parent_session_id: str, agent: str, title: str, prompt: str
+        self, parent_session_id: str, agent: str, title: str, prompt: str, call_id: str | None = None
     ) -> tuple[str, TurnResult]:
-        """Run ``agent`` in a new child session of the parent (the task tool). Its model is
-        the agent's model in config, else the parent turn's model."""
+        """Run ``agent`` in a new child session of the parent (the task tool call
+        ``call_id``). Its model is the agent's model in config, else the parent turn's model."""
         parent = self._active.get(parent_session_id)
         agent_config = self.runtime.config.agents.get(agent)
         model = (agent_config.model if agent_config else None) or (parent.model if parent else None)
         child = self.runtime.store.sessions.create(title=title, parent_id=parent_session_id)
         # The child's rules are its own agent's, narrowed by every deny of the agents above it.
         self.runtime.permissions.inherit(child.id, parent_session_id, parent.agent if parent else "coder")
+        self.runtime.bus.publish(SubagentStarted(parent_session_id, call_id, child.id, agent, title))
         return child.id, await self.run(child.id, prompt, agent=agent, model=model)
 
     async def wait_background(self) -> None:

@@ -19,6 +19,19 @@ class TurnStarted(Event):
 
 
 @dataclass(frozen=True)
+class SubagentStarted(Event):
+    """A ``task`` call of ``session_id`` started ``agent`` in the child session
+    ``child_session_id``; the child's own events carry the child's id, so a front-end
+    links them to the parent's tool call ``call_id`` through this event."""
+
+    session_id: str
+    call_id: str | None
+    child_session_id: str
+    agent: str
+    description: str
+
+
+@dataclass(frozen=True)
 class TextDelta(Event):
     session_id: str
     message_id: str

@@ -44,7 +44,7 @@ class SubagentResult(Protocol):
 
 class Subagents(Protocol):
     async def run_subagent(
-        self, parent_session_id: str, agent: str, title: str, prompt: str
+        self, parent_session_id: str, agent: str, title: str, prompt: str, call_id: str | None = None
     ) -> tuple[str, SubagentResult]: ...
 
 
@@ -68,7 +68,7 @@ class TaskTool(Tool):
         if not params.prompt.strip():
             raise ToolError("task: prompt is empty: write the full question for the explorer")
         child_id, result = await self._subagents.run_subagent(
-            ctx.session_id, SUBAGENT, params.description.strip() or "explore", params.prompt
+            ctx.session_id, SUBAGENT, params.description.strip() or "explore", params.prompt, ctx.call_id
         )
         if result.reason == "failed":
             raise ToolError(

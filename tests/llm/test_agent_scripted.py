@@ -15,7 +15,7 @@ from pydantic import Field
 from app.errors import OpencodeError
 from app.llm.agent import AgentLoop, ModelNotConfiguredError, NothingToCompactError, SessionBusyError
 from app.llm.compaction import SUMMARY_INSTRUCTION
-from app.llm.events import SessionCompacted, TextDelta, ToolCallFinished
+from app.llm.events import SessionCompacted, SubagentStarted, TextDelta, ToolCallFinished
 from app.llm.messages import to_chat
 from app.llm.models import PROVIDER_ENV_VARS
 from app.llm.scripted import Script, ScriptedProvider
@@ -140,6 +140,7 @@ async def test_the_task_tool_runs_the_explorer_in_a_child_session(runtime: Runti
     loop = make_loop(runtime, EXPLORER_TURNS)
     session_id = new_session(runtime)
     finished = runtime.bus.subscribe(ToolCallFinished)
+    started = runtime.bus.subscribe(SubagentStarted)
 
     result = await loop.run(session_id, "Where is the greeting?", model=MODEL)
 
@@ -148,6 +149,12 @@ async def test_the_task_tool_runs_the_explorer_in_a_child_session(runtime: Runti
     assert child.title == "find greeting"
     task_result = [e for e in drain(finished) if e.tool == "task"][0]
     assert task_result.output == "greet.py line 1 greets." and task_result.metadata["session_id"] == child.id
+    # Front-ends learn the child's id while it runs, tied to the parent's tool call.
+    [announced] = drain(started)
+    assert (announced.session_id, announced.call_id, announced.child_session_id) == (
+        session_id, task_result.call_id, child.id
+    )
+    assert (announced.agent, announced.description) == ("explorer", "find greeting")
     # The explorer's reads are its own: recorded for the child session, not the parent.
     assert runtime.records.last_read(child.id, workspace / "greet.py") is not None
     assert runtime.records.last_read(session_id, workspace / "greet.py") is None
