@@ -1,0 +1,72 @@
+"""Markdown files that begin with YAML front matter: agent files (``.opencode/agents``)
+and custom commands (``.opencode/commands``).
+
+A file is ``---``, YAML mapping lines, ``---``, then the body. A file without the opening
+``---`` is all body. Errors are one line naming the file and what is wrong, so a caller
+can show it and go on without that file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from app.errors import OpencodeError
+
+FENCE = "---"
+MAX_BYTES = 256 * 1024
+"""A definition file larger than this is refused rather than read whole."""
+
+
+class FrontMatterError(OpencodeError):
+    """A definition file that cannot be used; the message names the file."""
+
+
+@dataclass(frozen=True)
+class Document:
+    meta: dict[str, Any]
+    body: str
+
+
+def split(text: str, origin: str) -> Document:
+    """Separate ``text`` into its front matter (a mapping) and body; ``origin`` names the
+    file in errors."""
+    lines = text.lstrip("\ufeff").splitlines(keepends=True)
+    if not lines or lines[0].strip() != FENCE:
+        return Document({}, text.strip())
+    for index, line in enumerate(lines[1:], start=1):
+        if line.strip() == FENCE:
+            header, body = "".join(lines[1:index]), "".join(lines[index + 1 :])
+            break
+    else:
+        raise FrontMatterError(f"{origin}: front matter opened with --- is never closed: add a line with ---")
+    try:
+        meta = yaml.safe_load(header) if header.strip() else {}
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        problem = getattr(err, "problem", None) or "invalid YAML"
+        raise FrontMatterError(f"{origin}: front matter{where}: {problem}") from None
+    if not isinstance(meta, dict):
+        raise FrontMatterError(f"{origin}: front matter must be 'key: value' lines, not {type(meta).__name__}")
+    return Document({str(key): value for key, value in meta.items()}, body.strip())
+
+
+def read(path: Path) -> Document:
+    """Read and split one definition file; unreadable, oversized or non-UTF-8 files raise
+    FrontMatterError naming the file."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_BYTES + 1)
+    except OSError as err:
+        raise FrontMatterError(f"{path}: cannot read: {err.strerror or err}") from None
+    if len(data) > MAX_BYTES:
+        raise FrontMatterError(f"{path}: larger than {MAX_BYTES // 1024} KiB: shorten it")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise FrontMatterError(f"{path}: not UTF-8 text: save it as UTF-8") from None
+    return split(text, str(path))
