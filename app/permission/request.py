@@ -23,7 +23,9 @@ class PermissionPreview:
 @dataclass(frozen=True)
 class PermissionRequest:
     """One tool call asking to go ahead. `subject` is what the rules match (workspace-relative
-    POSIX path, or the bash command); `absolute` is the absolute path for path tools."""
+    POSIX path, or the bash command); `absolute` is the absolute path for path tools;
+    `task` is the description of the task a sub-agent runs (None for a primary agent),
+    so the question can say which sub-agent asks and for what."""
 
     session_id: str
     tool: str
@@ -32,6 +34,7 @@ class PermissionRequest:
     title: str
     preview: PermissionPreview
     absolute: str | None = None
+    task: str | None = None
 
 
 @dataclass(frozen=True)
