@@ -4,6 +4,7 @@ and handed out from here. Tests build a whole runtime on a temp directory in one
 
 from __future__ import annotations
 
+import os
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -24,6 +25,7 @@ from app.workspace.recovery import recover
 if TYPE_CHECKING:
     from app.lsp import LspManager
     from app.mcp import McpManager
+    from app.slash_commands import CommandRegistry
     from app.workspace.watch import WorkspaceWatcher
 
 
@@ -94,6 +96,15 @@ class Runtime:
         return WorkspaceWatcher(
             self.workspace, self.records, self.bus, ignore_paths=[self.data_dir]
         )
+
+    @cached_property
+    def commands(self) -> CommandRegistry:
+        """The slash commands: built-in ones and the custom ones of the project and the
+        user, read on first use (``opencode tool`` never pays for them). A front-end that
+        lists them shows ``commands.notices`` too: one line per file that could not be used."""
+        from app.custom_commands import load_registry
+
+        return load_registry(self.root, os.environ)
 
     @cached_property
     def mcp(self) -> McpManager:

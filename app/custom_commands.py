@@ -1,0 +1,105 @@
+"""Custom slash commands: Markdown files in ``.opencode/commands/`` (the project's) and
+``~/.config/opencode/commands/`` (the user's, for every project; ``$XDG_CONFIG_HOME``
+when set). ``NAME.md`` is the command ``/NAME``; its body is the prompt template and its
+optional front matter sets ``description``, ``agent`` and ``model``.
+
+The project's file wins over the user's of the same name. A built-in command keeps its
+name: a file of the same name is refused. Every file that cannot be used is one notice
+naming it, and the others still load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from app import frontmatter
+from app.slash_commands import NAME_PATTERN, CommandRegistry, SlashCommand, builtin_commands
+
+COMMANDS_FOLDER = "commands"
+PROJECT_FOLDER = Path(".opencode") / COMMANDS_FOLDER
+TEXT_KEYS = ("description", "agent", "model")
+MAX_FILES = 500
+"""More command files than this in one folder are left out, with a notice."""
+INIT_PROMPT = Path(__file__).parent / "llm" / "prompts" / "init.md"
+
+
+def user_commands_folder(env: Mapping[str, str]) -> Path | None:
+    """``$XDG_CONFIG_HOME/opencode/commands`` (or ``~/.config/...``); None without a home."""
+    from app.config.sources import user_config_file
+
+    config_file = user_config_file(env)
+    return config_file.parent / COMMANDS_FOLDER if config_file is not None else None
+
+
+def load_registry(root: Path, env: Mapping[str, str]) -> CommandRegistry:
+    """Built-in commands, then the user's custom ones, then the project's (which win)."""
+    builtins = builtin_commands(INIT_PROMPT.read_text(encoding="utf-8").strip())
+    reserved = {command.name for command in builtins}
+    notices: list[str] = []
+    custom: dict[str, SlashCommand] = {}
+    for folder in (user_commands_folder(env), root / PROJECT_FOLDER):
+        if folder is not None:
+            for command in _read_folder(folder, reserved, notices):
+                custom[command.name] = command
+    return CommandRegistry.of([*builtins, *sorted(custom.values(), key=lambda c: c.name)], notices)
+
+
+def _read_folder(folder: Path, reserved: set[str], notices: list[str]) -> Iterable[SlashCommand]:
+    try:
+        files = sorted(path for path in folder.iterdir() if path.suffix == ".md")
+    except FileNotFoundError:
+        return
+    except OSError as err:
+        notices.append(f"{folder}: custom commands not read: {err.strerror or err}")
+        return
+    if len(files) > MAX_FILES:
+        notices.append(f"{folder}: {len(files)} command files; only the first {MAX_FILES} are read")
+        files = files[:MAX_FILES]
+    for path in files:
+        try:
+            yield read_command(path, reserved)
+        except frontmatter.FrontMatterError as err:
+            notices.append(f"custom command not loaded: {err}")
+
+
+def read_command(path: Path, reserved: set[str] = frozenset()) -> SlashCommand:
+    """The command one file defines; FrontMatterError naming the file when it cannot be used."""
+    name = path.stem
+    if not NAME_PATTERN.fullmatch(name):
+        raise frontmatter.FrontMatterError(
+            f"{path}: {name!r} is not a command name: use letters, digits, '_', '.' and '-'"
+        )
+    if name in reserved:
+        raise frontmatter.FrontMatterError(f"{path}: /{name} is a built-in command: rename the file")
+    document = frontmatter.read(path)
+    meta = _checked_meta(document.meta, path)
+    if not document.body:
+        raise frontmatter.FrontMatterError(f"{path}: the prompt template is empty: write it below the front matter")
+    return SlashCommand(
+        name=name,
+        description=meta.get("description") or _first_line(document.body),
+        kind="prompt",
+        template=document.body,
+        agent=meta.get("agent"),
+        model=meta.get("model"),
+        origin=str(path),
+    )
+
+
+def _checked_meta(meta: Mapping[str, Any], path: Path) -> dict[str, str]:
+    unknown = sorted(set(meta) - set(TEXT_KEYS))
+    if unknown:
+        raise frontmatter.FrontMatterError(
+            f"{path}: unknown front-matter key {unknown[0]!r}: use {', '.join(TEXT_KEYS)}"
+        )
+    for key, value in meta.items():
+        if value is not None and not isinstance(value, str):
+            raise frontmatter.FrontMatterError(f"{path}: {key} must be text, not {type(value).__name__}")
+    return {key: value.strip() for key, value in meta.items() if value}
+
+
+def _first_line(body: str) -> str:
+    line = body.strip().splitlines()[0]
+    return line if len(line) <= 60 else line[:59] + "…"
