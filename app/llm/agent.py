@@ -30,6 +30,7 @@ from app.llm import compaction
 from app.llm.agents import get_agent, tools_for
 from app.llm.context import allowed_outside, build_system_prompt
 from app.llm.events import (
+    MentionRefused,
     ModelRetrying,
     ReasoningDelta,
     SessionCompacted,
@@ -43,6 +44,7 @@ from app.llm.events import (
     TurnStarted,
     UsageUpdated,
 )
+from app.llm.mentions import attach_mentions
 from app.llm.messages import (
     CANCELLED_OUTPUT,
     Part,
@@ -227,9 +229,10 @@ class AgentLoop:
         images = await self._attachments(prompt, model)  # refused before anything is stored or sent
         await self.runtime.mcp.wait_ready()  # a server still connecting would miss this turn
         with self._running(session_id, model, agent) as active:
+            files = await self._mentions(session_id, agent, prompt)
             first_prompt = not session.title and not self._transcripts.list(session_id)
             self.runtime.store.messages.add(
-                session_id, "user", [text_part(prompt), *(image.part() for image in images)]
+                session_id, "user", [text_part(prompt), *files, *(image.part() for image in images)]
             )
             if first_prompt:
                 self._in_background(self._generate_title(session_id, prompt, model))
@@ -448,6 +451,15 @@ class AgentLoop:
                 "choose a vision model (--model) or leave the image out"
             )
         return [await asyncio.to_thread(load_image, path, shown) for path, shown in paths]
+
+    async def _mentions(self, session_id: str, agent: str, prompt: str) -> list[Part]:
+        """The parts of the files and folders the prompt mentions (``@path``, see
+        app.llm.mentions); each mention refused is announced as MentionRefused."""
+        context = self.runtime.context(session_id, agent)
+        attachments, refusals = await attach_mentions(prompt, context, self._tools)
+        for refusal in refusals:
+            self.runtime.bus.publish(MentionRefused(session_id, refusal.path, refusal.line))
+        return [attachment.part() for attachment in attachments]
 
     async def _takes_images(self, route: Route) -> bool:
         """The configured vision flag of the model, else litellm's model map."""

@@ -19,6 +19,15 @@ class TurnStarted(Event):
 
 
 @dataclass(frozen=True)
+class MentionRefused(Event):
+    """``@path`` in the prompt was not attached; ``line`` says why, for the user."""
+
+    session_id: str
+    path: str
+    line: str
+
+
+@dataclass(frozen=True)
 class SubagentStarted(Event):
     """A ``task`` call of ``session_id`` started ``agent`` in the child session
     ``child_session_id``; the child's own events carry the child's id, so a front-end

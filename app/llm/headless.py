@@ -5,7 +5,13 @@ The answer goes to stdout (text, or one JSON object with -f json); progress line
 Permissions follow the headless policy: what would be asked is denied, or allowed with
 --yes; deny rules always apply.
 
-Exit codes: 0 the model finished; 1 the turn failed or hit the step limit; 2 nothing
+A prompt that starts with a slash command runs it (app/slash_commands.py): a custom
+command or /init sends its prompt; /compact, /undo and the other commands on a
+conversation act on the latest one (with --continue) and print their one line; the TUI's
+own commands (/theme, /models...) are a usage error. ``@path`` mentions attach files as
+in every front-end; one that is not attached is said on stderr.
+
+Exit codes: 0 the model finished (or the command acted); 1 the turn failed or hit the step limit; 2 nothing
 could start (no model configured, a model litellm does not know or whose provider has no
 API key, bad script, no session to continue); 3 the model finished but a call that
 needed approval was refused (run again with --yes, or allow it in the permission rules;
@@ -26,13 +32,14 @@ from typing import Any, Literal, TextIO
 from app.bus import Event, Subscription
 from app.errors import OpencodeError
 from app.llm.agent import AgentLoop, TurnResult
-from app.llm.events import ModelRetrying, ToolCallFinished, ToolCallStarted
+from app.llm.events import MentionRefused, ModelRetrying, ToolCallFinished, ToolCallStarted
 from app.llm.models import ONBOARDING_MESSAGE, choose_model
 from app.llm.preflight import model_problem
 from app.llm.scripted import provider_for
 from app.llm.title import fallback_title
 from app.permission import ApprovalMissing
 from app.runtime import Runtime
+from app.slash_commands import CommandCall, CommandError, Invocation, session_handler
 from app.tools.readable import readable_output
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NEEDS_APPROVAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -64,10 +71,19 @@ def run_headless(
     except OpencodeError as error:
         print(f"opencode: error: {error}", file=err)
         return EXIT_USAGE
-    for notice in runtime.notices:
+    for notice in [*runtime.notices, *runtime.commands.notices]:
         print(f"opencode: {notice}", file=err)
     try:
-        chosen = choose_model(model, runtime.config.agents.coder.model, env, runtime.config.providers)
+        try:
+            invocation = runtime.commands.resolve(prompt, "headless")
+        except CommandError as error:
+            print(f"opencode: error: {error}", file=err)
+            return EXIT_USAGE
+        agent, model = "coder", (invocation.command.model if invocation else None) or model
+        if invocation is not None and invocation.command.kind == "prompt":
+            prompt, agent = invocation.prompt(), invocation.command.agent or agent
+        agent_config = runtime.config.agents.get(agent)
+        chosen = choose_model(model, agent_config.model if agent_config else None, env, runtime.config.providers)
         if chosen is None:
             print(ONBOARDING_MESSAGE, file=err)
             return EXIT_USAGE
@@ -77,13 +93,17 @@ def run_headless(
             return EXIT_USAGE
         try:
             loop = AgentLoop(runtime, provider_for(chosen), env=env)
+            if invocation is not None and invocation.command.kind == "session":
+                return _session_command(loop, invocation, chosen, continue_last, output_format, (out, err))
             session_id = _session(runtime, prompt, continue_last)
         except OpencodeError as error:
             print(f"opencode: error: {error}", file=err)
             return EXIT_USAGE
         unapproved: list[ApprovalMissing] = []
         try:
-            result = asyncio.run(_turn(loop, session_id, prompt, chosen, None if quiet else err, unapproved))
+            result = asyncio.run(
+                _turn(loop, session_id, prompt, chosen, agent, None if quiet else err, err, unapproved)
+            )
         except KeyboardInterrupt:
             print("opencode: interrupted; what was done is saved: resume with --continue", file=err)
             return EXIT_INTERRUPTED
@@ -93,6 +113,38 @@ def run_headless(
         return _report(result, session_id, output_format, out, err, loop.max_steps, unapproved)
     finally:
         runtime.close()
+
+
+def _session_command(
+    loop: AgentLoop,
+    invocation: Invocation,
+    model: str,
+    continue_last: bool,
+    output_format: str,
+    streams: tuple[TextIO, TextIO],
+) -> int:
+    """A ``session`` slash command (``-p "/compact" --continue``) on the latest
+    conversation: its line on stdout (with -f json, ``{"session_id", "response"}``); exit 1
+    when it could not act."""
+    out, err = streams
+    name = invocation.command.name
+    if not continue_last:
+        raise CommandError(f"/{name} acts on a conversation: add --continue to act on the latest one")
+    session_id = _session(loop.runtime, "", continue_last=True)
+    handler = session_handler(invocation.command)
+    try:
+        line = asyncio.run(handler(CommandCall(loop, session_id, invocation.arguments, model=model)))
+    except KeyboardInterrupt:
+        print(f"opencode: interrupted: /{name} did not finish", file=err)
+        return EXIT_INTERRUPTED
+    except OpencodeError as error:
+        print(f"opencode: error: {error}", file=err)
+        return EXIT_FAILED
+    if output_format == "json":
+        print(json.dumps({"session_id": session_id, "response": line}, ensure_ascii=False), file=out)
+    else:
+        print(line, file=out)
+    return EXIT_OK
 
 
 def _session(runtime: Runtime, prompt: str, continue_last: bool) -> str:
@@ -111,16 +163,19 @@ async def _turn(
     session_id: str,
     prompt: str,
     model: str,
+    agent: str,
     progress: TextIO | None,
+    warnings: TextIO,
     unapproved: list[ApprovalMissing],
 ) -> TurnResult:
-    """The turn, with its progress lines printed (unless ``progress`` is None) and the
-    calls refused for want of approval collected in ``unapproved``."""
+    """The turn, with its progress lines printed (unless ``progress`` is None), each
+    mention not attached said on ``warnings``, and the calls refused for want of approval
+    collected in ``unapproved``."""
     shown = () if progress is None else (ToolCallStarted, ToolCallFinished, ModelRetrying)
-    subscription = loop.runtime.bus.subscribe(ApprovalMissing, *shown)
-    follower = asyncio.create_task(_follow(subscription, session_id, progress, unapproved))
+    subscription = loop.runtime.bus.subscribe(ApprovalMissing, MentionRefused, *shown)
+    follower = asyncio.create_task(_follow(subscription, session_id, progress, warnings, unapproved))
     try:
-        return await loop.run(session_id, prompt, model=model)
+        return await loop.run(session_id, prompt, agent=agent, model=model)
     finally:
         subscription.close()  # the follower handles what is queued, then stops
         await follower
@@ -128,11 +183,18 @@ async def _turn(
 
 
 async def _follow(
-    subscription: Subscription, session_id: str, progress: TextIO | None, unapproved: list[ApprovalMissing]
+    subscription: Subscription,
+    session_id: str,
+    progress: TextIO | None,
+    warnings: TextIO,
+    unapproved: list[ApprovalMissing],
 ) -> None:
     async for event in subscription:
         if isinstance(event, ApprovalMissing):
             unapproved.append(event)
+            continue
+        if isinstance(event, MentionRefused):
+            print(f"opencode: {event.line}", file=warnings, flush=True)
             continue
         line = progress_line(event, session_id)
         if line and progress is not None:

@@ -9,6 +9,9 @@ lists them for the front-ends that replay a session):
                                              back as received, to the model that wrote it
     {"type": "reasoning", "text": "", "redacted"}  a redacted thinking block, likewise
     {"type": "image", "path", "mime", "data"}   an image the user attached (base64 data)
+    {"type": "file", "path", "kind", "text"}   a file ("file": its numbered lines as view
+                                             shows them) or folder ("folder": its ls tree)
+                                             the user's prompt mentioned as @path
     {"type": "tool_call", "id", "name", "arguments"}   arguments: the JSON text as written
     {"type": "tool_result", "call_id", "name", "output", "metadata", "error"}
     {"type": "finish", "reason"}             stop, tool_calls, length, cancelled, failed...
@@ -118,7 +121,8 @@ def to_chat(
             summary = text_of(message.parts)
             chat.append({"role": "user", "content": SUMMARY_PREAMBLE + summary + SUMMARY_CONTINUE})
         elif message.role == "user":
-            chat.append({"role": "user", "content": _with_images(text_of(message.parts), _images(message.parts), vision)})
+            text = text_of(message.parts) + _attached(message.parts)
+            chat.append({"role": "user", "content": _with_images(text, _images(message.parts), vision)})
         elif message.role == "assistant":
             following = shown[index + 1] if index + 1 < len(shown) else None
             results = following.parts if following is not None and following.role == "tool" else []
@@ -129,6 +133,15 @@ def to_chat(
                 intro = "The images the tool calls above returned:"
                 chat.append({"role": "user", "content": _with_images(intro, images, vision)})
     return chat
+
+
+def _attached(parts: list[Part]) -> str:
+    """The files and folders a prompt mentioned, as the model reads them after it."""
+    return "".join(
+        f'\n\n<attached {part["kind"]}="{part["path"]}">\n{part["text"]}\n</attached>'
+        for part in parts
+        if part.get("type") == "file"
+    )
 
 
 def _images(parts: list[Part]) -> list[Part]:

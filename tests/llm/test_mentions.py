@@ -1,0 +1,168 @@
+"""@ mentions and slash commands headless: `opencode -p` against the local fake OpenAI
+server through the real litellm client, a real workspace and store; what the model was
+sent is read from the server's requests."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.llm.headless import EXIT_FAILED, EXIT_OK, EXIT_USAGE, run_headless
+from app.llm.mentions import mentioned_paths
+from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
+
+APP = "import sys\n\n\ndef main():\n    print('hi')\n"
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    server = FakeOpenAI().start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture
+def project(workspace: Path) -> Path:
+    (workspace / "src").mkdir()
+    (workspace / "src" / "app.py").write_text(APP)
+    (workspace / "src" / "util.py").write_text("X = 1\n")
+    return workspace
+
+
+def run(root: Path, fake: FakeOpenAI, prompt: str, **options) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    env = {"OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": fake.base_url, "HOME": str(root.parent / "home")}
+    code = run_headless(root, prompt, stdout=out, stderr=err, env=env, yes=True, **options)
+    return code, out.getvalue(), err.getvalue()
+
+
+def user_text(fake: FakeOpenAI, request: int = 0) -> str:
+    (message,) = [m for m in fake.requests[request]["messages"] if m["role"] == "user"][-1:]
+    return message["content"]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "paths"),
+    [
+        ("explain @src/app.py.", ["src/app.py"]),
+        ("@a.py and (@b/) then @a.py again", ["a.py"]),
+        ("mail me@example.com about @c.txt, please", ["c.txt"]),
+        ("line one\n@d/e.md", ["d/e.md"]),
+        ("a lone @ sign", []),
+    ],
+)
+def test_mentioned_paths(prompt: str, paths: list[str]) -> None:
+    assert mentioned_paths(prompt) == paths
+
+
+def test_a_mentioned_file_is_sent_with_numbered_lines_and_counts_as_read(project: Path, fake: FakeOpenAI):
+    fake.reply(ToolCall("edit", json.dumps({"filePath": "src/app.py", "oldString": "'hi'", "newString": "'bye'"})))
+    fake.reply(Text("Done."))
+
+    code, out, err = run(project, fake, "explain @src/app.py and change hi to bye")
+
+    assert (code, out) == (EXIT_OK, "Done.\n"), err
+    content = user_text(fake)
+    assert content.startswith("explain @src/app.py and change hi to bye\n\n<attached file=\"src/app.py\">\n")
+    assert "     1\timport sys\n" in content and "     5\t    print('hi')\n</attached>" in content
+    assert (project / "src" / "app.py").read_text() == APP.replace("'hi'", "'bye'")  # no view was needed
+    assert "error" not in json.dumps(fake.requests[1]["messages"][-1]).lower()
+
+
+def test_a_folder_mention_attaches_its_listing(project: Path, fake: FakeOpenAI):
+    fake.reply(Text("Two files."))
+    code, _, err = run(project, fake, "what is in @src/ ?")
+    assert code == EXIT_OK, err
+    content = user_text(fake)
+    assert '<attached folder="src">' in content and "app.py" in content and "util.py" in content
+
+
+def test_a_missing_path_stays_plain_text(project: Path, fake: FakeOpenAI):
+    fake.reply(Text("ok"))
+    code, _, err = run(project, fake, "ping @someone about @nothing.py")
+    assert (code, err) == (EXIT_OK, "")
+    assert user_text(fake) == "ping @someone about @nothing.py"
+
+
+def test_a_denied_file_is_not_attached_and_the_user_is_told(project: Path, fake: FakeOpenAI):
+    (project / ".env").write_text("TOKEN=secret-value\n")
+    (project / ".opencode.json").write_text(json.dumps({"permission": {"rules": {"view": {"*.env": "deny"}}}}))
+    fake.reply(Text("ok"))
+
+    code, _, err = run(project, fake, "check @.env and @src/util.py", quiet=True)
+
+    assert code == EXIT_OK
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("opencode: @.env was not attached: ")
+    assert lines[0].endswith("view .env: denied by global rule \"*.env\"")
+    sent = json.dumps(fake.requests[0])
+    assert "secret-value" not in sent and "X = 1" in sent
+
+
+def test_a_file_outside_the_workspace_is_not_attached(project: Path, fake: FakeOpenAI):
+    (project.parent / "outside.txt").write_text("private notes\n")
+    (project / "link.txt").symlink_to(project.parent / "outside.txt")
+    fake.reply(Text("ok"))
+
+    code, _, err = run(project, fake, "read @../outside.txt and @link.txt")
+
+    assert code == EXIT_OK
+    assert err.splitlines() == [
+        "opencode: @../outside.txt was not attached: it is outside the workspace (ask the agent to read it instead)",
+        "opencode: @link.txt was not attached: it is outside the workspace (ask the agent to read it instead)",
+    ]
+    assert "private notes" not in json.dumps(fake.requests[0])
+
+
+def test_a_custom_command_sends_its_template(project: Path, fake: FakeOpenAI):
+    (project / ".opencode" / "commands").mkdir(parents=True)
+    (project / ".opencode" / "commands" / "hello.md").write_text("Say hello to $ARGUMENTS")
+    fake.reply(Text("Hello, world!"))
+
+    code, out, err = run(project, fake, "/hello world")
+
+    assert (code, out) == (EXIT_OK, "Hello, world!\n"), err
+    assert user_text(fake) == "Say hello to world"
+
+
+def test_a_mention_in_a_template_attaches_the_file(project: Path, fake: FakeOpenAI):
+    (project / ".opencode" / "commands").mkdir(parents=True)
+    (project / ".opencode" / "commands" / "review.md").write_text(
+        "---\ndescription: Review a file\n---\nReview @$1 for bugs"
+    )
+    fake.reply(Text("Looks fine."))
+    code, _, err = run(project, fake, "/review src/util.py")
+    assert code == EXIT_OK, err
+    assert user_text(fake).startswith('Review @src/util.py for bugs\n\n<attached file="src/util.py">\n     1\tX = 1')
+
+
+def test_tui_commands_and_unknown_ones_are_usage_errors(project: Path, fake: FakeOpenAI):
+    assert run(project, fake, "/theme dark")[::2] == (
+        EXIT_USAGE, "opencode: error: /theme works in the TUI only, not in headless runs (-p)\n"
+    )
+    assert run(project, fake, "/compct")[::2] == (
+        EXIT_USAGE, "opencode: error: unknown command /compct: did you mean /compact?\n"
+    )
+    assert run(project, fake, "/compact")[::2] == (
+        EXIT_USAGE, "opencode: error: /compact acts on a conversation: add --continue to act on the latest one\n"
+    )
+    assert fake.requests == []
+
+
+def test_compact_continues_the_latest_conversation(project: Path, fake: FakeOpenAI):
+    fake.reply(Text("The answer is 42."))
+    assert run(project, fake, "what is the answer?")[0] == EXIT_OK
+    fake.reply(Text("The user asked for the answer; it is 42."))
+
+    code, out, err = run(project, fake, "/compact", continue_last=True)
+
+    assert (code, out) == (EXIT_OK, "Session compacted: the next request starts from the summary\n"), err
+    assert "what is the answer?" in json.dumps(fake.requests[1]["messages"])
+    code, _, err = run(project, fake, "/compact", continue_last=True)
+    assert (code, err) == (EXIT_FAILED, "opencode: error: Nothing to compact yet: the session has no messages since its last summary\n")
