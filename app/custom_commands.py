@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from app import frontmatter
-from app.slash_commands import NAME_PATTERN, CommandRegistry, SlashCommand, builtin_commands
+from app.slash_commands import NAME_PATTERN, CommandRegistry, SlashCommand, builtin_commands, takes_arguments
 
 COMMANDS_FOLDER = "commands"
 PROJECT_FOLDER = Path(".opencode") / COMMANDS_FOLDER
@@ -85,6 +85,7 @@ def read_command(path: Path, reserved: set[str] = frozenset()) -> SlashCommand:
         agent=meta.get("agent"),
         model=meta.get("model"),
         origin=str(path),
+        hint="[arguments]" if takes_arguments(document.body) else "",
     )
 
 

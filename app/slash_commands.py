@@ -109,7 +109,9 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
         handler="app.llm.session_commands:compact",
     ),
     SlashCommand("export", "Save the conversation as Markdown or JSON", "session", hint="[md|json]"),
-    SlashCommand("init", "Study the repository and write or update AGENTS.md", "prompt", template=""),
+    SlashCommand(
+        "init", "Study the repository and write or update AGENTS.md", "prompt", template="", hint="[what to stress]"
+    ),
     SlashCommand("theme", "Choose the colour theme", "screen", TUI_ONLY),
     SlashCommand("help", "List the commands and every key binding", "screen", TUI_ONLY),
     SlashCommand("quit", "Leave opencode", "screen", TUI_ONLY),
@@ -145,6 +147,11 @@ def expand_template(template: str, arguments: str) -> str:
     if count == 0 and arguments:
         return f"{template}\n\n{arguments}" if template else arguments
     return expanded
+
+
+def takes_arguments(template: str) -> bool:
+    """Whether the template has a placeholder for what follows the command's name."""
+    return _PLACEHOLDER.search(template) is not None
 
 
 def _words(arguments: str) -> list[str]:

@@ -18,6 +18,7 @@ from acp.schema import (
     AgentCapabilities,
     AgentMessageChunk,
     AvailableCommand,
+    AvailableCommandInput,
     AvailableCommandsUpdate,
     CurrentModeUpdate,
     Implementation,
@@ -30,6 +31,7 @@ from acp.schema import (
     SessionModeState,
     SetSessionModeResponse,
     TextContentBlock,
+    UnstructuredCommandInput,
     Usage,
 )
 
@@ -44,13 +46,14 @@ from app.llm.models import choose_model
 from app.llm.scripted import provider_for
 from app.llm.title import fallback_title
 from app.runtime import Runtime
+from app.slash_commands import CommandCall, session_handler
 
 log = logging.getLogger(__name__)
 MODES = [
     SessionMode(id="coder", name="Coder", description="The assistant: reads, edits and runs, delegating research"),
     SessionMode(id="workhorse", name="Workhorse", description="Implementation work without sub-agents"),
 ]
-COMMANDS = [AvailableCommand(name="changes", description="List the files this session changed (no model call)")]
+CHANGES = AvailableCommand(name="changes", description="List the files this session changed (no model call)")
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "max_steps": "max_turn_requests",
                 "cancelled": "cancelled", "content_filter": "refusal", "refusal": "refusal"}  # fmt: skip
 
@@ -124,12 +127,25 @@ class OpencodeAgent:
         if text.strip() == "/changes":
             await self._send(session_id, _agent_text(self._changes(session)))
             return PromptResponse(stop_reason="end_turn")
+        agent, model = session.mode, None
+        try:
+            invocation = session.runtime.commands.resolve(text, "acp")
+            if invocation is not None and invocation.command.kind == "session":
+                handler = session_handler(invocation.command)
+                line = await handler(CommandCall(session.loop, session_id, invocation.arguments))
+                await self._send(session_id, _agent_text(line))
+                return PromptResponse(stop_reason="end_turn")
+        except OpencodeError as error:  # an unknown command, or one that could not act: its line
+            await self._send(session_id, _agent_text(str(error)))
+            return PromptResponse(stop_reason="end_turn")
+        if invocation is not None:  # a prompt command: its text, on its agent and model if it names them
+            text, agent, model = invocation.prompt(), invocation.command.agent or agent, invocation.command.model
         store = session.runtime.store.sessions
         if not store.get(session_id).title:  # titled from the prompt: no model call spent on it
             store.update(session_id, title=fallback_title(text))
         relay = TurnRelay(session.runtime, self.channel, session_id)
         try:
-            result = await session.loop.run(session_id, text, agent=session.mode)
+            result = await session.loop.run(session_id, text, agent=agent, model=model)
         except OpencodeError as error:
             raise RequestError.invalid_params({"message": str(error)}) from None
         finally:
@@ -176,7 +192,7 @@ class OpencodeAgent:
                 loop = AgentLoop(runtime, provider_for(model or ""))
             except OpencodeError as error:
                 raise RequestError.invalid_params({"message": str(error)}) from None
-            for notice in runtime.notices:
+            for notice in [*runtime.notices, *runtime.commands.notices]:
                 log.warning("%s", notice)
             self._runtimes[root], self._loops[root] = runtime, loop
             log.info("workspace %s", root)
@@ -204,7 +220,9 @@ class OpencodeAgent:
         session id from that response and may drop updates for an id it does not know
         yet (Zed does, for session/new). The task is queued now and runs when this
         request's handler has returned, and the SDK queues the response before then."""
-        update = AvailableCommandsUpdate(session_update="available_commands_update", available_commands=COMMANDS)
+        update = AvailableCommandsUpdate(
+            session_update="available_commands_update", available_commands=available_commands(session.runtime)
+        )
         task = asyncio.create_task(self._send(session.id, update))
         self._announcements.add(task)
         task.add_done_callback(self._announcements.discard)
@@ -212,6 +230,19 @@ class OpencodeAgent:
     async def _send(self, session_id: str, update: Any) -> None:
         assert self.channel is not None, "the server sets the channel before serving"
         await self.channel.update(session_id, update)
+
+
+def available_commands(runtime: Runtime) -> list[AvailableCommand]:
+    """``/changes`` and every slash command that works over ACP (app/slash_commands.py),
+    custom ones included."""
+    return [CHANGES] + [
+        AvailableCommand(
+            name=command.name,
+            description=command.description,
+            input=AvailableCommandInput(UnstructuredCommandInput(hint=command.hint)) if command.hint else None,
+        )
+        for command in runtime.commands.available("acp")
+    ]
 
 
 def prompt_text(blocks: list[Any]) -> str:

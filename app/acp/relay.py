@@ -37,7 +37,14 @@ from app.acp.updates import (
     without_image_data,
 )
 from app.bus import Event
-from app.llm.events import ReasoningDelta, TextDelta, ToolCallFinished, ToolCallStarted, UsageUpdated
+from app.llm.events import (
+    MentionRefused,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallFinished,
+    ToolCallStarted,
+    UsageUpdated,
+)
 from app.permission import PermissionGranted, PermissionRequest, PermissionRequested
 from app.runtime import Runtime
 from app.store.events import FileVersionCreated
@@ -46,7 +53,7 @@ from app.store.history import INITIAL
 log = logging.getLogger(__name__)
 RELAYED = (
     TextDelta, ReasoningDelta, ToolCallStarted, ToolCallFinished, UsageUpdated, FileVersionCreated,
-    PermissionRequested, PermissionGranted,
+    PermissionRequested, PermissionGranted, MentionRefused,
 )
 
 
@@ -97,6 +104,8 @@ class TurnRelay:
                 return AgentMessageChunk(session_update="agent_message_chunk", content=_text(text))
             case ReasoningDelta(text=text):
                 return AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(text))
+            case MentionRefused(line=line):  # before the turn's first words: its own paragraph
+                return AgentMessageChunk(session_update="agent_message_chunk", content=_text(f"{line}\n\n"))
             case ToolCallStarted():
                 self._open_calls[event.call_id] = event
                 self._changes[event.call_id] = []

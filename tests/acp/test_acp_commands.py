@@ -1,0 +1,58 @@
+"""Slash commands and @ mentions over the real ACP wire: what the editor is offered, and
+what each kind of command does when a prompt starts with it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from tests.acp.test_acp import eventually, text
+from tests.llm.fake_openai import Text
+
+
+def agent_text(client, session_id: str) -> str:
+    return "".join(update["content"]["text"] for update in client.updates(session_id, "agent_message_chunk"))
+
+
+async def test_commands_are_advertised_and_run(workspace: Path, fake_llm, acp_agent):
+    (workspace / ".opencode" / "commands").mkdir(parents=True)
+    (workspace / ".opencode" / "commands" / "hello.md").write_text("---\ndescription: Greet\n---\nSay hello to $ARGUMENTS")
+    (workspace / "src").mkdir()
+    (workspace / "src" / "app.py").write_text("x = 1\n")
+    (workspace.parent / "outside.txt").write_text("private\n")
+    fake_llm.reply(Text("Hello, world!"))
+    fake_llm.reply(Text("Read it."))
+    fake_llm.reply(Text("Summary of the talk."))
+    async with acp_agent(workspace, fake_llm) as client:
+        sid = (await client.connection.new_session(cwd=str(workspace))).session_id
+        await eventually(lambda: client.updates(sid, "available_commands_update"))
+        offered = client.updates(sid, "available_commands_update")[0]["availableCommands"]
+        assert [command["name"] for command in offered] == [
+            "changes", "undo", "redo", "compact", "export", "init", "hello"
+        ]  # fmt: skip
+        assert offered[-1] == {"name": "hello", "description": "Greet", "input": {"hint": "[arguments]"}}
+
+        async def prompt(words: str) -> str:
+            before = len(client.updates(sid, "agent_message_chunk"))
+            response = await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text(words)), 60)
+            assert response.stop_reason == "end_turn"
+            chunks = client.updates(sid, "agent_message_chunk")[before:]
+            return "".join(chunk["content"]["text"] for chunk in chunks)
+
+        assert await prompt("/hello world") == "Hello, world!"
+        assert fake_llm.requests[0]["messages"][-1] == {"role": "user", "content": "Say hello to world"}
+
+        said = await prompt("look at @src/app.py and @../outside.txt")
+        assert said == (
+            "@../outside.txt was not attached: it is outside the workspace (ask the agent to read it instead)"
+            "\n\nRead it."
+        )
+        sent = fake_llm.requests[1]["messages"][-1]["content"]
+        assert '<attached file="src/app.py">\n     1\tx = 1\n</attached>' in sent and "private" not in sent
+
+        assert await prompt("/theme dark") == "/theme works in the TUI only, not in ACP editors"
+        assert await prompt("/hellp") == "unknown command /hellp: did you mean /hello?"
+        assert await prompt("/compact") == "Session compacted: the next request starts from the summary"
+        assert "look at @src/app.py" in json.dumps(fake_llm.requests[2]["messages"])
+        assert len(fake_llm.requests) == 3
