@@ -29,8 +29,10 @@ upgrade: $(STAMP)
 	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 --universal --upgrade --quiet -o requirements.lock
 	$(MAKE) install
 
+# ruff, then mypy over app/ (strict on the core rooms: see [tool.mypy] in pyproject.toml).
 lint: $(STAMP)
 	$(BIN)/ruff check app tests bench
+	$(BIN)/mypy
 
 schema: $(STAMP)
 	$(BIN)/opencode schema > opencode-schema.json
@@ -42,4 +44,4 @@ bench: $(STAMP)
 	@for script in bench/bench_*.py; do echo "== $$script"; $(BIN)/python $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache

@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, get_args
 
@@ -50,7 +50,7 @@ class Problem:
         return f"{source}: {self.text}{extra}"
 
 
-def format_path(path: KeyPath) -> str:
+def format_path(path: Sequence[str | int]) -> str:
     """``("contextPaths", 1)`` -> ``contextPaths[1]``; pattern keys keep their dots."""
     text = ""
     for part in path:

@@ -187,7 +187,7 @@ def _names_a_setting(name: str) -> bool:
     return not first or find_field(ConfigShape, first, ignore_case=True) is not None
 
 
-def _env_setting(name: str, raw: str, below: Mapping[str, Any]) -> tuple[str, KeyPath, Any]:
+def _env_setting(name: str, raw: str, below: Mapping[str, Any]) -> tuple[str, tuple[str, ...], Any]:
     source = f"environment variable {name}"
     segments = name[len(ENV_PREFIX):].split(ENV_SEPARATOR)
     if not all(segments):
@@ -233,7 +233,7 @@ def _env_value(source: str, raw: str, annotation: Any) -> Any:
         raise ConfigError(f"{source}: {err}: {_limit_fix(err)}") from None
 
 
-def _variable_for(path: KeyPath, settings: list[tuple[str, KeyPath, Any]]) -> str:
+def _variable_for(path: KeyPath, settings: list[tuple[str, tuple[str, ...], Any]]) -> str:
     """The variable that set ``path``: the deepest one at or above it, else one below it."""
     above = [(len(p), name) for name, p, _ in settings if path[: len(p)] == p]
     if above:
