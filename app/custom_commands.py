@@ -10,7 +10,7 @@ naming it, and the others still load.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Set
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +64,7 @@ def _read_folder(folder: Path, reserved: set[str], notices: list[str]) -> Iterab
             notices.append(f"custom command not loaded: {err}")
 
 
-def read_command(path: Path, reserved: set[str] = frozenset()) -> SlashCommand:
+def read_command(path: Path, reserved: Set[str] = frozenset()) -> SlashCommand:
     """The command one file defines; FrontMatterError naming the file when it cannot be used."""
     name = path.stem
     if not NAME_PATTERN.fullmatch(name):

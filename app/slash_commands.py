@@ -227,7 +227,8 @@ def session_handler(command: SlashCommand) -> Callable[[CommandCall], Awaitable[
     if command.handler is None:
         raise CommandError(f"/{command.name} is not available in this version of opencode")
     module, _, function = command.handler.partition(":")
-    return getattr(import_module(module), function)
+    handler: Callable[[CommandCall], Awaitable[str]] = getattr(import_module(module), function)
+    return handler
 
 
 def builtin_commands(init_prompt: str) -> list[SlashCommand]:
