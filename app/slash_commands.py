@@ -73,6 +73,12 @@ class SlashCommand:
     def works_in(self, surface: Surface) -> bool:
         return surface in self.where
 
+    @property
+    def expects_arguments(self) -> bool:
+        """A custom command whose template has placeholders: lists insert it for the
+        arguments to be typed rather than sending it bare."""
+        return self.kind == "prompt" and self.origin != "built-in" and takes_arguments(self.template or "")
+
 
 @dataclass(frozen=True)
 class Invocation:

@@ -16,14 +16,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.errors import OpencodeError
 from app.images import is_image_name
-from app.tools.base import Tool, ToolContext
+
+if TYPE_CHECKING:
+    from app.tools.base import Tool, ToolContext
 
 _MENTION = re.compile(r"(?:(?<=\s)|^)@(?P<path>[^\s@]+)")
-_TRAILING = ".,;:!?)]}'\"`"
+_TRAILING = ".,;:!?)]}'\"`"  # what ends a sentence rather than a path
 MAX_MENTIONS = 20
 """Mentions past this many in one prompt are left as text (each may be a whole file)."""
 

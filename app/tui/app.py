@@ -44,6 +44,7 @@ from app.tui.themes import (
     theme_variable_defaults,
 )
 from app.tui.widgets.chat_log import ChatLog
+from app.tui.widgets.completion_list import CompletionList
 from app.tui.widgets.prompt_input import PromptInput
 from app.tui.widgets.sidebar import FilesSidebar
 from app.tui.widgets.status_bar import StatusBar
@@ -53,13 +54,16 @@ if TYPE_CHECKING:
     from app.runtime import Runtime
     from app.store.models import Message
     from app.tui.config_watch import Fingerprint
+    from app.tui.prompt_commands import PromptCommands
 
 SIDEBAR_MIN_WIDTH = 100
 """Below this many columns the sidebar starts hidden (the toggle key still shows it)."""
 QUIT_WINDOW = 2.0
 """Seconds within which a second ctrl+c quits."""
 DEFAULT_THEME = "opencode"
-ADOPT_MODULES = ("app.tui.listener", "app.tui.model_choice", "app.tui.widgets.permission_queue")
+ADOPT_MODULES = (
+    "app.tui.listener", "app.tui.model_choice", "app.tui.widgets.permission_queue", "app.tui.prompt_commands"
+)
 """What adopting the runtime needs: imported in the start-up thread beside the runtime,
 so the UI thread does not stall on them while the user types."""
 
@@ -124,6 +128,8 @@ class OpencodeApp(App[None]):
         self._gc_paused = pause_gc
         self._litellm_unsettled = pause_gc
         self._user_themes = user_themes
+        self._commands: PromptCommands | None = None
+        """Slash commands and the completion list's choices, once the runtime is adopted."""
         self._first_theme(saved_theme(self.root, self.env) or DEFAULT_THEME)
 
     def _first_theme(self, name: str) -> None:
@@ -145,6 +151,7 @@ class OpencodeApp(App[None]):
         with Horizontal(id="main"):
             with Vertical(id="conversation"):
                 yield ChatLog(id="chat")
+                yield CompletionList(id="completion")
                 yield PromptInput(id="prompt", placeholder="Ask anything · f1 for keys")
             yield FilesSidebar(id="sidebar")
         yield StatusBar(id="status")
@@ -209,6 +216,7 @@ class OpencodeApp(App[None]):
             self.call_from_thread(self.notify, warning, severity="warning", timeout=8)
         for module in ADOPT_MODULES:
             importlib.import_module(module)
+        runtime.commands  # noqa: B018 - read here, off the UI thread (custom command files, YAML)
         self.call_from_thread(self._adopt_runtime, runtime)
 
     async def _startup_failed(self, message: str, read: Fingerprint) -> None:
@@ -259,9 +267,13 @@ class OpencodeApp(App[None]):
         sidebar, the bus listener, the permission queue, the session to continue."""
         from app.llm.catalog import remembered_model
         from app.tui.model_choice import startup_model
+        from app.tui.prompt_commands import PromptCommands
         from app.tui.widgets.permission_queue import PermissionQueue
 
         self.runtime = runtime
+        self._commands = PromptCommands(self)
+        self.prompt.completion = self.query_one("#completion", CompletionList)
+        self.prompt.choices_for = self._commands.choices
         self.keybindings = dict(runtime.config.tui.keybindings)
         self.set_keymap(self.keybindings)
         self.call_after_refresh(self._warn_unknown_keybindings)
@@ -286,7 +298,7 @@ class OpencodeApp(App[None]):
                 await self.open_session(latest.id)
         if self._startup_error is not None:
             await self.chat.add_notice("The configuration reads well now: opencode has started.", "info")
-        for notice in runtime.notices:
+        for notice in [*runtime.notices, *runtime.commands.notices]:
             await self.chat.add_notice(notice, "warning")
         if onboarding:
             if runtime.root != self.root.resolve():
@@ -348,12 +360,15 @@ class OpencodeApp(App[None]):
 
     @on(PromptInput.Submitted)
     async def _submitted(self, message: PromptInput.Submitted) -> None:
+        if self._commands is not None and await self._commands.run(message.text):
+            return
         if message.shown != message.text:
             self.chat.shown_as[message.text] = message.shown
         await self.send_prompt(message.text)
 
-    async def send_prompt(self, text: str) -> None:
-        """Start a turn with ``text`` in the current session (created on the first prompt)."""
+    async def send_prompt(self, text: str, *, agent: str | None = None, model: str | None = None) -> None:
+        """Start a turn with ``text`` in the current session (created on the first prompt);
+        ``agent`` and ``model`` (a custom command's) serve this prompt only."""
         if self.runtime is None:
             self._prompt_waits = True
             self.prompt.load_text(self.chat.shown_as.get(text, text))
@@ -381,17 +396,21 @@ class OpencodeApp(App[None]):
         if self.session_id is None:
             session = await asyncio.to_thread(self.runtime.store.sessions.create, "", None, self.model)
             await self._show_session(session.id, [])
-        self._run_turn(self.session_id, text)
+        self._run_turn(self.session_id, text, agent or "coder", model or self.model)
 
     @work(group="turn", exit_on_error=False)
-    async def _run_turn(self, session_id: str, text: str) -> None:
+    async def _run_turn(self, session_id: str, text: str, agent: str, model: str) -> None:
         self._turn_session = session_id
         try:
-            await self._loop_for(self.model).run(session_id, text, model=self.model)
+            await self._loop_for(model).run(session_id, text, agent=agent, model=model)
         except OpencodeError as err:
             await self.chat.add_notice(str(err), "error")
         finally:
             self._turn_session = None
+
+    def agent_loop(self) -> AgentLoop:
+        """The loop that serves the current model (slash commands act through it)."""
+        return self._loop_for(self.model)
 
     def _loop_for(self, model: str) -> AgentLoop:
         """One agent loop per provider (litellm, or each script), built on first use."""
@@ -584,9 +603,25 @@ class OpencodeApp(App[None]):
         self.notify("\n".join(lines) or "No language or MCP servers have started", timeout=10)
 
     def action_help(self) -> None:
-        from app.tui.screens.help import HelpScreen
+        """Every key binding, then the slash commands (once the runtime is up)."""
+        from app.tui.screens.help import HelpRow, HelpScreen
 
-        self.push_screen(HelpScreen(self.help_sections()))
+        sections = self.help_sections()
+        if self.runtime is not None:
+            rows = [
+                HelpRow(f"/{command.name} {command.hint}".rstrip(), command.description, "")
+                for command in self.runtime.commands.available("tui")
+            ]
+            sections.append(("Slash commands (type / in the prompt)", rows))
+        self.push_screen(HelpScreen(sections))
+
+    def action_themes(self) -> None:
+        """The themes to choose from, fuzzy-searched (``/theme``)."""
+        self.search_commands(
+            [(command.name, command.run, command.help) for command in self.palette_commands()
+             if command.name.startswith("Theme: ")],
+            placeholder="Search for a theme…",
+        )
 
     def help_sections(self) -> list[tuple[str, list[Any]]]:
         """Every screen's and widget's bindings, as the help screen lists them."""

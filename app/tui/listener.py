@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from app.bus import Event
 from app.llm.events import (
+    MentionRefused,
     ModelRetrying,
     ReasoningDelta,
     TextDelta,
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from app.tui.widgets.chat_log import ChatLog
 
 CHAT_EVENTS: tuple[type[Event], ...] = (
+    MentionRefused,
     TextDelta,
     ReasoningDelta,
     ToolCallStarted,
@@ -157,3 +159,5 @@ async def draw_in_chat(chat: ChatLog, event: Event) -> None:
             chat.end_streams()
             await chat.cancel_running_calls()
             await chat.add_notice("Cancelled.", "warning")
+        case MentionRefused(line=line):
+            await chat.add_notice(line, "warning")

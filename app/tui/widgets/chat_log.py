@@ -78,7 +78,10 @@ class ChatLog(VerticalScroll):
             if message.id not in self._users:
                 self._users.add(message.id)
                 text = "".join(p.get("text", "") for p in message.parts if p.get("type") == "text")
-                await self.mount(UserMessage(text, message_id=message.id, shown=self.shown_as.get(text)))
+                attached = [p["path"] for p in message.parts if p.get("type") == "file"]
+                await self.mount(
+                    UserMessage(text, message_id=message.id, shown=self.shown_as.get(text), attached=attached)
+                )
         elif message.role == "assistant":
             # While a message streams its deltas draw it; the stored parts are drawn (or
             # checked against what streamed) once it is complete.

@@ -4,9 +4,16 @@ with the arrows still works (rows as drawn: a long line wraps over several). ctr
 deletes to the start of the line as readline does: the whole line as typed, however
 many rows it wraps over (at the start of a line it joins it to the one above). A long
 paste shows as one label, "[pasted 10,000 characters]" (ctrl+r shows it whole; backspace
-or delete next to it removes it whole), and is sent in full."""
+or delete next to it removes it whole), and is sent in full.
+
+Typing ``/`` at the start of the prompt, or ``@`` anywhere, opens a completion list above
+it (the app says what it offers): while it is open up/down move in it, tab takes the
+choice, enter takes it too (and sends a command that needs nothing more), escape closes
+it; those keys mean nothing else then, so a Tab of the app is not reached either."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from textual import events
 from textual.binding import Binding
@@ -14,6 +21,10 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 from app.tui import css_beside, pasted
+from app.tui.completion import Choice, Trigger, find_trigger
+from app.tui.widgets.completion_list import CompletionList
+
+LIST_KEYS = {"up": -1, "down": 1}
 
 
 class PromptInput(TextArea):
@@ -57,6 +68,11 @@ class PromptInput(TextArea):
         self.pastes: dict[str, str] = {}
         """Label -> pasted text, kept for the app's life: a recalled prompt still sends
         what its labels stand for."""
+        self.completion: CompletionList | None = None
+        """The list that shows completions; the app sets it with ``choices_for``."""
+        self.choices_for: Callable[[Trigger], list[Choice]] | None = None
+        """What the list offers for a token being typed (the app's commands and files)."""
+        self._trigger: Trigger | None = None
 
     @property
     def full_text(self) -> str:
@@ -134,11 +150,55 @@ class PromptInput(TextArea):
 
     async def _on_key(self, event: events.Key) -> None:
         """A key bound here (enter, after any remap) goes to its binding, in order with
-        the typing before it, instead of being inserted by the TextArea. (Textual calls
-        every class's ``_on_key`` in turn, so there is no super() call to make.)"""
+        the typing before it, instead of being inserted by the TextArea; while the
+        completion list is open, its keys go to it alone. (Textual calls every class's
+        ``_on_key`` in turn, so there is no super() call to make.)"""
+        if self._completion_key(event.key):
+            event.prevent_default()
+            event.stop()
+            return
         active = self.screen.active_bindings.get(event.key)
         if active is not None and active.node is self:
             event.prevent_default()  # skips TextArea's own key handler; the event still bubbles
+
+    # -- the completion list --------------------------------------------------------------
+
+    def on_text_area_changed(self) -> None:
+        self.refresh_completion()
+
+    def on_text_area_selection_changed(self) -> None:
+        self.refresh_completion()
+
+    def refresh_completion(self) -> None:
+        """Offer what completes the token at the cursor, or close the list."""
+        listing = self.completion
+        if listing is None or self.choices_for is None:
+            return
+        trigger = find_trigger(self.text, *self.cursor_location) if self.selection.is_empty else None
+        self._trigger = trigger
+        if trigger is None:
+            listing.close()
+        else:
+            listing.offer(self.choices_for(trigger))
+
+    def _completion_key(self, key: str) -> bool:
+        """Handle ``key`` in the open list; False when it is not the list's."""
+        listing, trigger = self.completion, self._trigger
+        if listing is None or trigger is None or not listing.is_open:
+            return False
+        if key == "escape":
+            listing.close()
+        elif key in LIST_KEYS:
+            listing.move(LIST_KEYS[key])
+        elif key in ("tab", "enter") and (choice := listing.chosen) is not None:
+            end = self.replace(choice.insert, (trigger.row, trigger.start), (trigger.row, trigger.end)).end_location
+            self.move_cursor(end)
+            if key == "enter" and choice.runs:
+                listing.close()
+                self.action_submit()
+        else:
+            return False
+        return True
 
     def action_submit(self) -> None:
         text = self.text.strip()

@@ -1,0 +1,123 @@
+"""The TUI's side of slash commands and @ mentions: what the prompt's completion list
+offers, and what a sent ``/command`` does here.
+
+Commands come from the runtime's registry (app/slash_commands.py). A ``screen`` command
+runs the app action ``SCREEN_ACTIONS`` names; a ``session`` command runs the app action
+named there if the app has its own (``/compact`` shows progress in the status bar), else
+the registry's handler, whose line is shown as a notification; a ``prompt`` command sends
+its text as the prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from app.completion import rank, workspace_paths
+from app.errors import OpencodeError
+from app.slash_commands import CommandCall, CommandError, SlashCommand, session_handler
+from app.tui.completion import Choice, Trigger
+
+if TYPE_CHECKING:
+    from textual.worker import Worker
+
+    from app.runtime import Runtime
+    from app.tui.app import OpencodeApp
+
+SCREEN_ACTIONS = {
+    "new": "new_session",
+    "sessions": "sessions",
+    "models": "models",
+    "theme": "themes",
+    "help": "help",
+    "quit": "quit",
+    "compact": "compact",
+}
+"""Command name -> the app action that runs it in the TUI."""
+
+
+class PromptCommands:
+    """Built with the app; knows the workspace's files once the runtime is up."""
+
+    def __init__(self, app: OpencodeApp) -> None:
+        self.app = app
+        self.paths: list[str] | None = None
+        """The workspace's files and folders, as last listed (None: not yet)."""
+        self._listing: Worker[None] | None = None
+
+    # -- the completion list -----------------------------------------------------------------
+
+    def choices(self, trigger: Trigger) -> list[Choice]:
+        runtime = self.app.runtime
+        if runtime is None:
+            return []
+        if trigger.kind == "command":
+            commands = {command.name: command for command in runtime.commands.available("tui")}
+            return [_command_choice(commands[name]) for name in rank(trigger.query, commands)]
+        if self.paths is None or trigger.query == "":  # a new @: list again, what is known meanwhile
+            self._list_paths(runtime)
+        return [_path_choice(path) for path in rank(trigger.query, self.paths or [])]
+
+    def _list_paths(self, runtime: Runtime) -> None:
+        if self._listing is None or self._listing.is_finished:
+            self._listing = self.app.run_worker(self._listed(runtime), group="paths", exit_on_error=False)
+
+    async def _listed(self, runtime: Runtime) -> None:
+        data_dir = runtime.config.data_dir(runtime.root).resolve()
+        skip = [data_dir.relative_to(runtime.root).as_posix()] if data_dir.is_relative_to(runtime.root) else []
+        self.paths = await asyncio.to_thread(workspace_paths, runtime.root, skip)
+        self.app.prompt.refresh_completion()
+
+    # -- a command sent ----------------------------------------------------------------------
+
+    async def run(self, text: str) -> bool:
+        """Run ``text`` when it is a slash command (True); False for a plain prompt. A
+        command that cannot run here is one warning, and the text stays in the prompt."""
+        app = self.app
+        if app.runtime is None:
+            return False  # it waits in the prompt like any text, and comes back here once started
+        try:
+            invocation = app.runtime.commands.resolve(text, "tui")
+        except CommandError as err:
+            app.prompt.load_text(text)
+            app.prompt.move_cursor(app.prompt.document.end)
+            app.notify(str(err), severity="warning")
+            return True
+        if invocation is None:
+            return False
+        command = invocation.command
+        if command.kind == "prompt":
+            await app.send_prompt(invocation.prompt(), agent=command.agent, model=command.model)
+        elif command.name in SCREEN_ACTIONS:
+            await app.run_action(SCREEN_ACTIONS[command.name])
+        else:
+            self._run_session_command(command, invocation.arguments)
+        return True
+
+    def _run_session_command(self, command: SlashCommand, arguments: str) -> None:
+        app = self.app
+        if app.session_id is None:
+            app.notify(f"/{command.name} acts on a conversation: send a prompt first", severity="warning")
+            return
+        if app.turn_running:
+            app.notify(f"A reply is still running: wait for it or press escape, then /{command.name}", severity="warning")
+            return
+        call = CommandCall(app.agent_loop(), app.session_id, arguments, model=app.model)
+        app.run_worker(self._session_command(command, call), group="turn", exit_on_error=False)
+
+    async def _session_command(self, command: SlashCommand, call: CommandCall) -> None:
+        try:
+            line = await session_handler(command)(call)
+        except OpencodeError as err:
+            self.app.notify(str(err), severity="warning")
+        else:
+            self.app.notify(line)
+
+
+def _command_choice(command: SlashCommand) -> Choice:
+    label = f"/{command.name} {command.hint}".rstrip()
+    return Choice(f"/{command.name} ", label, command.description, runs=not command.expects_arguments)
+
+
+def _path_choice(path: str) -> Choice:
+    return Choice(f"@{path}" if path.endswith("/") else f"@{path} ", path)
