@@ -163,3 +163,18 @@ async def test_a_mention_not_attached_is_a_notice_in_the_chat(make_app, script, 
         assert [notice.text for notice in app.query(ChatNotice)] == [line]
         [user] = app.query(UserMessage)
         assert not user.render().spans  # nothing attached: no chip
+
+
+async def test_a_recalled_prompt_opens_no_list_so_the_history_keys_still_walk(make_app, script, workspace, tui_runtime):
+    make_project(workspace)
+    app = make_app(script([{"steps": [{"text": "ok"}]}, {"steps": [{"text": "ok"}]}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        for prompt in ("first", "look at @src/app.py"):
+            app.prompt.load_text(prompt)
+            app.prompt.action_submit()
+            await wait_until(pilot, lambda: app.session_id is not None and not app.turn_running)
+        await pilot.press("up")
+        await wait_until(pilot, lambda: app.prompt.text == "look at @src/app.py")
+        await pilot.press("up")
+        await wait_until(pilot, lambda: app.prompt.text == "first")
+        assert not is_open(app)

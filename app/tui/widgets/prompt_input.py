@@ -73,6 +73,9 @@ class PromptInput(TextArea):
         self.choices_for: Callable[[Trigger], list[Choice]] | None = None
         """What the list offers for a token being typed (the app's commands and files)."""
         self._trigger: Trigger | None = None
+        self._recalled: str | None = None
+        """The earlier prompt last recalled, while it stands unchanged: it opens no list,
+        so up and down keep walking the history."""
 
     @property
     def full_text(self) -> str:
@@ -174,7 +177,8 @@ class PromptInput(TextArea):
         listing = self.completion
         if listing is None or self.choices_for is None:
             return
-        trigger = find_trigger(self.text, *self.cursor_location) if self.selection.is_empty else None
+        typed = self.selection.is_empty and self.text != self._recalled
+        trigger = find_trigger(self.text, *self.cursor_location) if typed else None
         self._trigger = trigger
         if trigger is None:
             listing.close()
@@ -236,5 +240,6 @@ class PromptInput(TextArea):
             self._show(self.earlier_prompts[self._recall_index])
 
     def _show(self, text: str) -> None:
+        self._recalled = text
         self.load_text(text)
         self.move_cursor(self.document.end)
