@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from app.llm.headless import EXIT_FAILED, EXIT_OK, EXIT_USAGE, run_headless
-from app.llm.mentions import mentioned_paths
+from app.llm.headless import EXIT_FAILED, EXIT_NEEDS_APPROVAL, EXIT_OK, EXIT_USAGE, run_headless
+from app.llm.mentions import attach_mentions, mentioned_paths
 from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
 
 APP = "import sys\n\n\ndef main():\n    print('hi')\n"
@@ -35,10 +35,10 @@ def project(workspace: Path) -> Path:
     return workspace
 
 
-def run(root: Path, fake: FakeOpenAI, prompt: str, **options) -> tuple[int, str, str]:
+def run(root: Path, fake: FakeOpenAI, prompt: str, *, yes: bool = True, **options) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     env = {"OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": fake.base_url, "HOME": str(root.parent / "home")}
-    code = run_headless(root, prompt, stdout=out, stderr=err, env=env, yes=True, **options)
+    code = run_headless(root, prompt, stdout=out, stderr=err, env=env, yes=yes, **options)
     return code, out.getvalue(), err.getvalue()
 
 
@@ -166,3 +166,62 @@ def test_compact_continues_the_latest_conversation(project: Path, fake: FakeOpen
     assert "what is the answer?" in json.dumps(fake.requests[1]["messages"])
     code, _, err = run(project, fake, "/compact", continue_last=True)
     assert (code, err) == (EXIT_FAILED, "opencode: error: Nothing to compact yet: the session has no messages since its last summary\n")
+
+
+def script_init(fake: FakeOpenAI) -> None:
+    fake.reply(ToolCall("write", json.dumps({"filePath": "AGENTS.md", "content": "# Agents\n\nRun `make test`.\n"})))
+    fake.reply(Text("AGENTS.md covers the test command."))
+
+
+def test_init_writes_agents_md_through_the_normal_write_path(project: Path, fake: FakeOpenAI):
+    script_init(fake)
+    code, _, err = run(project, fake, "/init", yes=False)  # headless, nobody to approve the write
+    assert code == EXIT_NEEDS_APPROVAL and "write AGENTS.md" in err
+    assert not (project / "AGENTS.md").exists()
+    first = user_text(fake)
+    assert "AGENTS.md" in first and "build, lint and test commands" in first.lower()
+
+    script_init(fake)
+    code, out, err = run(project, fake, "/init stress the release steps")
+    assert (code, out) == (EXIT_OK, "AGENTS.md covers the test command.\n"), err
+    assert (project / "AGENTS.md").read_text() == "# Agents\n\nRun `make test`.\n"
+    assert user_text(fake, 2).endswith("stress the release steps")
+
+
+def test_a_custom_command_runs_on_its_agent_and_model(project: Path, fake: FakeOpenAI):
+    commands = project / ".opencode" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "work.md").write_text("---\nagent: workhorse\nmodel: openai/gpt-5-mini\n---\nDo $ARGUMENTS")
+    (commands / "ghost.md").write_text("---\nagent: nobody\n---\nDo it")
+    fake.reply(Text("done"))
+    code, _, err = run(project, fake, "/work the thing")
+    assert code == EXIT_OK, err
+    request = fake.requests[0]
+    assert request["model"] == "gpt-5-mini" and request["messages"][-1]["content"] == "Do the thing"
+    assert "task" not in {tool["function"]["name"] for tool in request["tools"]}  # the workhorse has no sub-agents
+    code, _, err = run(project, fake, "/ghost")
+    assert code == EXIT_USAGE and err.startswith("opencode: error: unknown agent 'nobody'")
+    assert len(fake.requests) == 1
+
+
+async def test_a_long_file_is_cut_as_view_cuts_it_and_a_binary_one_is_refused(runtime, session_id, workspace):
+    (workspace / "long.txt").write_text("".join(f"line {n}\n" for n in range(2500)))
+    (workspace / "blob.bin").write_bytes(b"\x00\x01\x02binary")
+    attachments, refusals = await attach_mentions(
+        "see @long.txt and @blob.bin", runtime.context(session_id), runtime.tools
+    )
+    [attachment] = attachments
+    assert attachment.path == "long.txt" and attachment.text.count("\n") == 2001
+    assert attachment.text.endswith("(File has more lines. Use offset 2000 to read beyond line 2000)")
+    [refusal] = refusals
+    assert refusal.line.startswith("@blob.bin was not attached: blob.bin is a binary file")
+    assert runtime.records.last_read(session_id, workspace / "long.txt") is not None
+
+
+async def test_a_rule_that_asks_asks_and_a_no_refuses(make_runtime, workspace):
+    runtime = make_runtime(policy="headless", config={"permission": {"rules": {"view": {"secret/*": "ask"}}}})
+    session = runtime.store.sessions.create(title="t").id
+    (workspace / "secret").mkdir()
+    (workspace / "secret" / "key.txt").write_text("k\n")
+    attachments, refusals = await attach_mentions("@secret/key.txt", runtime.context(session), runtime.tools)
+    assert attachments == [] and [r.path for r in refusals] == ["secret/key.txt"]

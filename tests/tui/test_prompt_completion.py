@@ -178,3 +178,28 @@ async def test_a_recalled_prompt_opens_no_list_so_the_history_keys_still_walk(ma
         await pilot.press("up")
         await wait_until(pilot, lambda: app.prompt.text == "first")
         assert not is_open(app)
+
+
+async def test_slash_compact_and_new_act_from_the_prompt(make_app, script, tui_runtime):
+    from app.llm.compaction import SUMMARY_INSTRUCTION
+
+    model = script(
+        [
+            {"match": f"^{SUMMARY_INSTRUCTION[:20]}", "steps": [{"text": "SUMMARY: we said hello."}]},
+            {"steps": [{"text": "Hello back."}]},
+        ]
+    )
+    app = make_app(model)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press(*"hello", "enter")
+        await wait_until(pilot, lambda: app.session_id is not None and not app.turn_running)
+        session_id = app.session_id
+        await pilot.press(*"/comp")
+        await wait_until(pilot, lambda: listed(app)[:1] == ["/compact"])
+        await pilot.press("enter")
+        sessions = tui_runtime.store.sessions
+        await wait_until(pilot, lambda: sessions.get(session_id).summary_message_id is not None)
+        await wait_until(pilot, lambda: not app.turn_running)
+        await pilot.press(*"/new", "enter")
+        await wait_until(pilot, lambda: app.session_id is None)
+        assert app.prompt.text == ""
