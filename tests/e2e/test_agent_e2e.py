@@ -126,3 +126,24 @@ def test_cli_prompt_failure_exits_non_zero_with_one_line(workspace: Path, fake: 
 
     assert run.returncode == 1 and run.stdout == ""
     assert run.stderr.count("\n") == 1 and "rejected the API key" in run.stderr
+
+
+def test_cli_mentions_and_custom_commands_as_real_processes(workspace: Path, fake: FakeOpenAI):
+    (workspace / "src").mkdir()
+    (workspace / "src" / "app.py").write_text("print('hi')\n")
+    user_commands = workspace.parent / "config" / "opencode" / "commands"
+    user_commands.mkdir(parents=True)
+    (user_commands / "hello.md").write_text("Say hello to $ARGUMENTS")
+    fake.reply(Text("It prints hi."))
+    fake.reply(Text("Hello, world!"))
+
+    explained = cli(workspace, fake, "-p", "explain @src/app.py", "--model", fake.model)
+    greeted = cli(workspace, fake, "-p", "/hello world", "--model", fake.model)
+
+    assert (explained.returncode, explained.stdout, explained.stderr) == (0, "It prints hi.\n", "")
+    assert fake.requests[0]["messages"][-1]["content"] == (
+        'explain @src/app.py\n\n<attached file="src/app.py">\n     1\tprint(\'hi\')\n</attached>'
+    )
+    assert (greeted.returncode, greeted.stdout) == (0, "Hello, world!\n"), greeted.stderr
+    assert fake.requests[1]["messages"][-1]["content"] == "Say hello to world"
+    assert len(fake.requests) == 2
