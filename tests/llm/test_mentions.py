@@ -225,3 +225,29 @@ async def test_a_rule_that_asks_asks_and_a_no_refuses(make_runtime, workspace):
     (workspace / "secret" / "key.txt").write_text("k\n")
     attachments, refusals = await attach_mentions("@secret/key.txt", runtime.context(session), runtime.tools)
     assert attachments == [] and [r.path for r in refusals] == ["secret/key.txt"]
+
+
+@pytest.mark.parametrize("spelling", [".env", "./.env", "src/../.env", "cfg", "{root}/.env", "src//../.env"])
+async def test_a_denied_file_is_refused_however_it_is_spelt(make_runtime, workspace, spelling):
+    runtime = make_runtime(config={"permission": {"rules": {"*": {"*.env": "deny"}}}})
+    session = runtime.store.sessions.create(title="t").id
+    (workspace / "src").mkdir()
+    (workspace / ".env").write_text("TOKEN=secret-value\n")
+    (workspace / "cfg").symlink_to(workspace / ".env")
+    mention = "@" + spelling.format(root=workspace)
+    attachments, refusals = await attach_mentions(f"read {mention} and @./", runtime.context(session), runtime.tools)
+    assert [refusal.line.split(": ", 1)[0] for refusal in refusals] == [f"{mention} was not attached"]
+    [folder] = attachments  # the listing of the root leaves the denied file out, as ls does
+    assert folder.kind == "folder" and ".env" not in folder.text and "secret-value" not in folder.text
+
+
+async def test_a_sub_agent_mention_keeps_the_denies_of_the_agents_above_it(make_runtime, workspace):
+    runtime = make_runtime(config={"agents": {"coder": {"permission": {"view": {"*.env": "deny"}}}}})
+    parent = runtime.store.sessions.create(title="parent").id
+    child = runtime.store.sessions.create(title="child", parent_id=parent).id
+    runtime.permissions.inherit(child, parent, "coder")
+    (workspace / ".env").write_text("TOKEN=secret-value\n")
+    attached, refused = await attach_mentions("@.env", runtime.context(child, "explorer"), runtime.tools)
+    assert attached == [] and [r.path for r in refused] == [".env"]
+    attached, refused = await attach_mentions("@.env", runtime.context(parent, "explorer"), runtime.tools)
+    assert [a.path for a in attached] == [".env"] and refused == []  # the explorer alone may read it
