@@ -106,6 +106,14 @@ class Runtime:
 
         return load_registry(self.root, os.environ)
 
+    def reload_commands(self) -> CommandRegistry:
+        """Read the command files again (a file added or changed since) and hold the
+        result as ``commands``; blocking disk work, for a thread."""
+        from app.custom_commands import load_registry
+
+        self.__dict__["commands"] = registry = load_registry(self.root, os.environ)
+        return registry
+
     @cached_property
     def mcp(self) -> McpManager:
         """MCP servers: connected in the background by ``mcp.start()`` (front-ends) or

@@ -44,6 +44,7 @@ class PromptCommands:
         self.paths: list[str] | None = None
         """The workspace's files and folders, as last listed (None: not yet)."""
         self._listing: Worker[None] | None = None
+        self._reading: Worker[None] | None = None
 
     # -- the completion list -----------------------------------------------------------------
 
@@ -52,6 +53,8 @@ class PromptCommands:
         if runtime is None:
             return []
         if trigger.kind == "command":
+            if trigger.query == "":  # a new /: read the command files again, what is known meanwhile
+                self._reload_commands(runtime)
             commands = {command.name: command for command in runtime.commands.available("tui")}
             return [_command_choice(commands[name]) for name in rank(trigger.query, commands)]
         if self.paths is None or trigger.query == "":  # a new @: list again, what is known meanwhile
@@ -66,6 +69,19 @@ class PromptCommands:
         data_dir = runtime.config.data_dir(runtime.root).resolve()
         skip = [data_dir.relative_to(runtime.root).as_posix()] if data_dir.is_relative_to(runtime.root) else []
         self.paths = await asyncio.to_thread(workspace_paths, runtime.root, skip)
+        self.app.prompt.refresh_completion()
+
+    def _reload_commands(self, runtime: Runtime) -> None:
+        if self._reading is None or self._reading.is_finished:
+            self._reading = self.app.run_worker(self._reloaded(runtime), group="commands", exit_on_error=False)
+
+    async def _reloaded(self, runtime: Runtime) -> None:
+        """The commands as the files now say; a file newly broken is one warning."""
+        known = set(runtime.commands.notices)
+        registry = await asyncio.to_thread(runtime.reload_commands)
+        for notice in registry.notices:
+            if notice not in known:
+                self.app.notify(notice, severity="warning", timeout=8)
         self.app.prompt.refresh_completion()
 
     # -- a command sent ----------------------------------------------------------------------

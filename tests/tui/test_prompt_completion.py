@@ -203,3 +203,17 @@ async def test_slash_compact_and_new_act_from_the_prompt(make_app, script, tui_r
         await pilot.press(*"/new", "enter")
         await wait_until(pilot, lambda: app.session_id is None)
         assert app.prompt.text == ""
+
+
+async def test_a_command_file_added_while_the_app_runs_is_offered(make_app, workspace, tui_runtime):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("/")
+        await wait_until(pilot, lambda: is_open(app))
+        assert "/later" not in listed(app)
+        await pilot.press("escape", "backspace")
+        commands = workspace / ".opencode" / "commands"
+        commands.mkdir(parents=True)
+        (commands / "later.md").write_text("Added later")
+        await pilot.press("/")
+        await wait_until(pilot, lambda: "/later" in listed(app))
