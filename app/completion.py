@@ -9,8 +9,10 @@ initials of the folders followed by the name, so ``sapp`` finds ``src/app.py`` f
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from app.tools.ignore import walk
@@ -43,21 +45,31 @@ def rank(query: str, candidates: Iterable[str], limit: int = MAX_SHOWN) -> list[
     pattern = re.compile(".*?".join(map(re.escape, query)), re.IGNORECASE)
     typed = utils.default_process(query)
     scored = []
-    for candidate in candidates:
-        if pattern.search(candidate) is None:
-            continue
-        views = [utils.default_process(view) for view in _views(candidate)]
+    for candidate in filter(pattern.search, candidates):
+        views = _views(candidate)
         begins = any(view.startswith(typed) for view in views)
-        best = max(fuzz.ratio(typed, view) for view in views)
+        best = max(fuzz.ratio(typed, view, score_cutoff=0) for view in views)
         scored.append((not begins, -best, len(candidate), candidate))
-    scored.sort()
-    return [candidate for *_, candidate in scored[:limit]]
+    return [candidate for *_, candidate in heapq.nsmallest(limit, scored)]
 
 
+def prepare(candidates: Iterable[str]) -> None:
+    """Work out ahead, in the caller's thread, what ``rank`` compares for each candidate
+    (kept per candidate), so the first key typed filters as fast as the next."""
+    for candidate in candidates:
+        _views(candidate)
+
+
+@lru_cache(maxsize=MAX_PATHS)
 def _views(candidate: str) -> tuple[str, ...]:
-    """How a candidate may be typed: whole, without its extension, its name alone, and
-    the initials of its folders followed by its name ("src/app.py" -> "sapp")."""
+    """How a candidate may be typed, as rapidfuzz compares it (lower case, punctuation
+    as spaces): whole, without its extension, its name alone, and the initials of its
+    folders followed by its name ("src/app.py" -> "sapp"). Kept per candidate, since a
+    list is filtered again at every key."""
+    from rapidfuzz import utils
+
     path = PurePosixPath(candidate.rstrip("/"))
     stem = path.stem if path.stem else path.name
     initials = "".join(part[0] for part in path.parts[:-1] if part)
-    return candidate, str(path.with_suffix("")) if path.suffix else str(path), stem, initials + stem
+    views = (candidate, str(path.with_suffix("")) if path.suffix else str(path), stem, initials + stem)
+    return tuple(utils.default_process(view) for view in views)

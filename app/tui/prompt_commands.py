@@ -11,9 +11,10 @@ its text as the prompt.
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from typing import TYPE_CHECKING
 
-from app.completion import rank, workspace_paths
+from app.completion import prepare, rank, workspace_paths
 from app.errors import OpencodeError
 from app.slash_commands import CommandCall, CommandError, SlashCommand, session_handler
 from app.tui.completion import Choice, Trigger
@@ -34,6 +35,9 @@ SCREEN_ACTIONS = {
     "compact": "compact",
 }
 """Command name -> the app action that runs it in the TUI."""
+SYNC_RANK_LIMIT = 2_000
+"""Up to this many paths the file list is filtered at each key on the spot; a larger
+workspace is ranked in a thread (the list shows the choices before meanwhile)."""
 
 
 class PromptCommands:
@@ -59,7 +63,23 @@ class PromptCommands:
             return [_command_choice(commands[name]) for name in rank(trigger.query, commands)]
         if self.paths is None or trigger.query == "":  # a new @: list again, what is known meanwhile
             self._list_paths(runtime)
-        return [_path_choice(path) for path in rank(trigger.query, self.paths or [])]
+        paths = self.paths or []
+        if len(paths) <= SYNC_RANK_LIMIT:
+            return [_path_choice(path) for path in rank(trigger.query, paths)]
+        self.app.run_worker(
+            partial(self._ranked, trigger, paths), thread=True, group="rank", exclusive=True, exit_on_error=False
+        )
+        return self.app.prompt.completion.choices if self.app.prompt.completion else []
+
+    def _ranked(self, trigger: Trigger, paths: list[str]) -> None:
+        """In a thread: rank the paths, then offer them if the token is still the one typed."""
+        found = [_path_choice(path) for path in rank(trigger.query, paths)]
+        self.app.call_from_thread(self._offer, trigger, found)
+
+    def _offer(self, trigger: Trigger, found: list[Choice]) -> None:
+        prompt = self.app.prompt
+        if prompt.trigger == trigger and prompt.completion is not None:
+            prompt.completion.offer(found)
 
     def _list_paths(self, runtime: Runtime) -> None:
         if self._listing is None or self._listing.is_finished:
@@ -68,7 +88,9 @@ class PromptCommands:
     async def _listed(self, runtime: Runtime) -> None:
         data_dir = runtime.config.data_dir(runtime.root).resolve()
         skip = [data_dir.relative_to(runtime.root).as_posix()] if data_dir.is_relative_to(runtime.root) else []
-        self.paths = await asyncio.to_thread(workspace_paths, runtime.root, skip)
+        paths = await asyncio.to_thread(workspace_paths, runtime.root, skip)
+        await asyncio.to_thread(prepare, paths)
+        self.paths = paths
         self.app.prompt.refresh_completion()
 
     def _reload_commands(self, runtime: Runtime) -> None:

@@ -217,3 +217,18 @@ async def test_a_command_file_added_while_the_app_runs_is_offered(make_app, work
         (commands / "later.md").write_text("Added later")
         await pilot.press("/")
         await wait_until(pilot, lambda: "/later" in listed(app))
+
+
+async def test_a_large_workspace_is_ranked_off_the_ui_thread(make_app, workspace, tui_runtime, monkeypatch):
+    import app.tui.prompt_commands as prompt_commands
+
+    monkeypatch.setattr(prompt_commands, "SYNC_RANK_LIMIT", 3)  # this project counts as large
+    make_project(workspace)
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press(*"@sapp")
+        await wait_until(pilot, lambda: listed(app)[:1] == ["src/app.py"])
+        await pilot.press("backspace", "backspace", "backspace", *"cripts/a")
+        await wait_until(pilot, lambda: listed(app) == ["scripts/apply.sh"])
+        await pilot.press("tab")
+        assert app.prompt.text == "@scripts/apply.sh "

@@ -172,6 +172,11 @@ class PromptInput(TextArea):
     def on_text_area_selection_changed(self) -> None:
         self.refresh_completion()
 
+    @property
+    def trigger(self) -> Trigger | None:
+        """The token the completion list completes now, if any."""
+        return self._trigger
+
     def refresh_completion(self) -> None:
         """Offer what completes the token at the cursor, or close the list."""
         listing = self.completion
