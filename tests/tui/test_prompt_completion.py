@@ -14,7 +14,7 @@ from app.tui.widgets.completion_list import CompletionList
 from app.tui.widgets.message_notice import ChatNotice
 from app.tui.widgets.message_user import CHIP_STYLE, UserMessage
 from tests.llm.fake_openai import Text, ToolCall
-from tests.tui.conftest import wait_until
+from tests.tui.conftest import palette_offers, wait_until
 
 APP = "def main():\n    return 1\n"
 DISTRACTORS = ["setup.py", "src/apps/main.py", "scripts/apply.sh", "docs/snapshot.md", "tests/test_app.py"]
@@ -232,3 +232,15 @@ async def test_a_large_workspace_is_ranked_off_the_ui_thread(make_app, workspace
         await wait_until(pilot, lambda: listed(app) == ["scripts/apply.sh"])
         await pilot.press("tab")
         assert app.prompt.text == "@scripts/apply.sh "
+
+
+@pytest.mark.parametrize(("command", "screen"), [("/theme", "CommandPalette"), ("/sessions", "SessionsScreen")])
+async def test_screen_commands_open_their_screen(make_app, tui_runtime, command, screen):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press(*command)
+        await wait_until(pilot, lambda: listed(app)[:1] == [command])
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == screen)
+        if screen == "CommandPalette":
+            await wait_until(pilot, lambda: palette_offers(app, "Theme: "))
