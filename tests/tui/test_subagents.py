@@ -1,0 +1,152 @@
+"""Sub-agents in the TUI, driven with Pilot against the real app, runtime and agent loop
+with a scripted model: the task block in the parent's chat (live status, call counter,
+answer), the child's transcript, the permission question naming the sub-agent, the
+sidebar and the status bar following the children, and escape stopping them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from app.llm.events import TurnCancelled
+from app.tui.screens.permission_screen import PermissionScreen
+from app.tui.screens.transcript import TranscriptScreen
+from app.tui.widgets.task_view import TaskView
+from app.tui.widgets.tool_render import ToolCallView
+from tests.llm.fake_openai import Text, ToolCall
+from tests.tui.conftest import wait_until
+
+ASK_VIEW = {"agents": {"explorer": {"permission": {"view": "ask"}}}, "lsp": {"python": {"disabled": True}}}
+"""The explorer asks before it reads, so a test can hold a child mid-run on the question."""
+
+EXPLORE = [
+    {"match": "^where", "steps": [
+        {"toolCalls": [{"name": "task", "arguments": {"description": "find the greeting", "prompt": "EXPLORE greet"}}]},
+        {"text": "The explorer found it."},
+    ]},
+    {"match": "^EXPLORE", "steps": [
+        {"toolCalls": [{"name": "grep", "arguments": {"pattern": "Hello"}}]},
+        {"toolCalls": [{"name": "view", "arguments": {"filePath": "greet.py"}}]},
+        {"text": "**greet.py** line 1 greets."},
+    ]},
+]  # fmt: skip
+
+
+def header(view: ToolCallView) -> str:
+    return str(view.query_one(".tool-header").render())
+
+
+def task_block(app) -> TaskView:
+    return app.chat.query_one(TaskView)
+
+
+async def test_the_task_block_names_the_sub_agent_shows_its_live_call_and_its_answer(
+    make_app, make_runtime, script, workspace: Path
+):
+    (workspace / "greet.py").write_text("print('Hello')\n")
+    app = make_app(script(EXPLORE), runtime=make_runtime(policy="interactive", config=ASK_VIEW))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"where is the greeting", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        # The child waits on its question: its block shows it running, on its second call.
+        block = task_block(app)
+        assert block.state == "running" and block.calls == 2
+        assert "explorer · find the greeting" in header(block) and "2 calls" in header(block)
+        assert "↳ view greet.py" in str(block.query_one(".task-status").render())
+        assert [view.tool for view in app.chat.query(ToolCallView)] == ["task"]
+        await pilot.press("a")
+        await wait_until(pilot, lambda: not app.turn_running and block.finished)
+        assert block.state == "done" and "done · 2 calls" in header(block)
+        assert not block.query(".task-status")
+        assert "line 1 greets" in block.query_one(".task-answer").source
+
+
+async def test_enter_on_the_task_block_opens_the_childs_transcript_and_escape_returns(
+    make_app, make_runtime, script, workspace: Path
+):
+    (workspace / "greet.py").write_text("print('Hello')\n")
+    app = make_app(script(EXPLORE), runtime=make_runtime(policy="interactive", config=ASK_VIEW))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"where is the greeting", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await pilot.press("a")
+        block = task_block(app)
+        await wait_until(pilot, lambda: not app.turn_running and block.finished)
+        await pilot.press("shift+tab")  # from the prompt back into the chat: its last block
+        assert app.focused is block
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, TranscriptScreen))
+        transcript = app.screen
+        assert transcript.session_id == block.child_session_id
+        assert [view.tool for view in transcript.chat.query(ToolCallView)] == ["grep", "view"]
+        assert "line 1 greets" in transcript.chat.query("AssistantMessage").last().text
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.prompt.screen)
+        assert app.focused is block
+
+
+def priced_fake(fake_llm) -> dict:
+    """The fake server as the openai provider, at $1,000 per million prompt tokens: each
+    reply (10 prompt tokens) costs $0.01."""
+    return {
+        "lsp": {"python": {"disabled": True}},
+        "providers": {"openai": {
+            "apiKey": fake_llm.api_key, "baseURL": fake_llm.base_url,
+            "models": {"fake-model": {"contextWindow": 100_000, "cost": {"input": 1000, "output": 0}}},
+        }},
+    }  # fmt: skip
+
+
+def two_tasks() -> list[ToolCall]:
+    return [
+        ToolCall("task", json.dumps({"description": f"look at {name}", "prompt": f"EXPLORE {name}"}), id=f"call_{name}")
+        for name in ("api", "cli")
+    ]
+
+
+async def test_two_children_run_live_their_cost_rolls_up_and_escape_stops_both(
+    make_app, make_runtime, fake_llm, workspace: Path
+):
+    runtime = make_runtime(policy="interactive", config=priced_fake(fake_llm))
+    fake_llm.reply(*two_tasks())
+    for _ in range(2):  # each child: a grep, then an answer that stalls half way (the server holds it)
+        fake_llm.reply(ToolCall("grep", json.dumps({"pattern": "def "})))
+    for _ in range(2):
+        fake_llm.reply(Text("Found it "), Text("in "), Text("the end"), hang_after=2)
+    session = runtime.store.sessions.create(title="titled, so no title request")
+    cancelled = runtime.bus.subscribe(TurnCancelled)
+    app = make_app(fake_llm.model, runtime=runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(session.id)
+        await pilot.press(*"look around", "enter")
+        await wait_until(pilot, lambda: len(app.chat.query(TaskView)) == 2)
+        blocks = list(app.chat.query(TaskView))
+        # Both children are half way through their answers at once: they run in parallel.
+        await wait_until(pilot, lambda: len(fake_llm.requests) == 5 and all(b.calls == 1 for b in blocks))
+        assert {b.title for b in blocks} == {"explorer · look at api", "explorer · look at cli"}
+        assert all("↳ grep def" in str(b.query_one(".task-status").render()) for b in blocks)
+        # Three replies of $0.01 have ended (the stalled ones have no usage yet), two of
+        # them the children's: the bar shows all three.
+        await wait_until(pilot, lambda: "$0.03" in str(app.status.render()))
+        assert runtime.store.sessions.get(session.id).cost == pytest.approx(0.01)
+
+        # The transcript of a running child shows what it did so far and what streams now.
+        blocks[0].focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, TranscriptScreen))
+        chat = app.screen.chat
+        await wait_until(pilot, lambda: chat.query("AssistantMessage") and "Found it" in chat.query("AssistantMessage").last().text)
+        assert [view.tool for view in chat.query(ToolCallView)] == ["grep"]
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.prompt.screen)
+        assert app.focused is blocks[0]
+
+        await pilot.press("escape")  # escape in the parent stops the children too
+        await wait_until(pilot, lambda: not app.turn_running and all(b.finished for b in blocks))
+        assert [b.state for b in blocks] == ["cancelled", "cancelled"]
+        ended = []
+        while (event := cancelled.get_nowait()) is not None:
+            ended.append(event.session_id)
+        assert sorted(ended) == sorted([session.id, *(b.child_session_id for b in blocks)])
