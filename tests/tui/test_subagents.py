@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.llm.events import TurnCancelled
+from app.llm.events import SubagentStarted, ToolCallFinished, ToolCallStarted, TurnCancelled
 from app.tui.screens.permission_screen import PermissionScreen
 from app.tui.screens.transcript import TranscriptScreen
 from app.tui.widgets.task_view import TaskView
@@ -150,3 +150,52 @@ async def test_two_children_run_live_their_cost_rolls_up_and_escape_stops_both(
         while (event := cancelled.get_nowait()) is not None:
             ended.append(event.session_id)
         assert sorted(ended) == sorted([session.id, *(b.child_session_id for b in blocks)])
+
+
+ANSWER = "\n".join(
+    ["Added **three** tests to `tests/test_api.py`:", ""]
+    + [f"- `test_get_{n}` checks status {200 + n}" for n in range(8)]
+)
+
+
+def three_blocks(app, runtime):
+    """A running, a finished and a failed task block, from the events the loop publishes."""
+
+    async def show(pilot) -> None:
+        app.prompt.cursor_blink = False
+        session = runtime.store.sessions.create(title="Add API tests")
+        await app.open_session(session.id)
+        runtime.store.messages.add(session.id, "user", [{"type": "text", "text": "add tests for the API"}])
+        bus = runtime.bus
+        tasks = [("c-run", "workhorse", "add tests"), ("c-done", "workhorse", "test the API"), ("c-fail", "explorer", "find the routes")]
+        for call_id, agent, description in tasks:
+            arguments = {"description": description, "prompt": "...", "subagent_type": agent}
+            bus.publish(ToolCallStarted(session.id, "m-1", call_id, "task", arguments))
+            bus.publish(SubagentStarted(session.id, call_id, f"child-{call_id}", agent, description))
+        for call_id, tool, arguments in (
+            ("c-run", "view", {"filePath": "app/api.py"}),
+            ("c-run", "edit", {"filePath": "tests/test_api.py", "oldString": "a", "newString": "b"}),
+            ("c-done", "view", {"filePath": "app/api.py"}),
+            ("c-done", "write", {"filePath": "tests/test_api.py", "content": "x"}),
+            ("c-done", "bash", {"command": "pytest -q tests/test_api.py"}),
+            ("c-fail", "grep", {"pattern": "@route"}),
+        ):
+            bus.publish(ToolCallStarted(f"child-{call_id}", f"m-{call_id}", f"{call_id}-{tool}", tool, arguments))
+        bus.publish(ToolCallFinished(session.id, "m-1", "c-done", "task", ANSWER, {"session_id": "child-c-done", "agent": "workhorse"}))
+        bus.publish(ToolCallFinished(
+            session.id, "m-1", "c-fail", "task",
+            "task: the explorer failed (the model call failed: 503); search with glob, grep and view instead", {}, True,
+        ))  # fmt: skip
+        blocks = lambda: list(app.chat.query(TaskView))  # noqa: E731
+        await wait_until(pilot, lambda: [b.state for b in blocks()] == ["running", "done", "failed"] and blocks()[0].calls == 2)
+        await wait_until(pilot, lambda: blocks()[1].query(".task-more"))
+        await pilot.pause()
+
+    return show
+
+
+@pytest.mark.parametrize(("theme", "size"), [("opencode", (120, 40)), ("one-light", (80, 24))], ids=["dark", "light_80x24"])
+def test_snapshot_of_task_blocks_running_done_and_failed(snap_compare, make_app, make_runtime, theme, size):
+    runtime = make_runtime(policy="interactive", config={"tui": {"theme": theme}, "lsp": {"python": {"disabled": True}}})
+    app = make_app("scripted/demo", runtime=runtime)
+    assert snap_compare(app, terminal_size=size, run_before=three_blocks(app, runtime))
