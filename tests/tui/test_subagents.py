@@ -5,6 +5,7 @@ sidebar and the status bar following the children, and escape stopping them."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -199,3 +200,54 @@ def test_snapshot_of_task_blocks_running_done_and_failed(snap_compare, make_app,
     runtime = make_runtime(policy="interactive", config={"tui": {"theme": theme}, "lsp": {"python": {"disabled": True}}})
     app = make_app("scripted/demo", runtime=runtime)
     assert snap_compare(app, terminal_size=size, run_before=three_blocks(app, runtime))
+
+
+WORKHORSE = [{"match": "^WORK", "steps": [
+    {"toolCalls": [{"name": "view", "arguments": {"filePath": "api.py"}}]},
+    {"toolCalls": [
+        {"name": "edit", "arguments": {"filePath": "api.py", "oldString": "return 1", "newString": "return 2\n# checked"}},
+        {"name": "delete", "arguments": {"path": "old_test.py"}},
+    ]},
+    {"text": "Done."},
+]}]  # fmt: skip
+
+
+async def test_the_parents_sidebar_lists_a_childs_changes_live_and_reverts_them(
+    make_app, make_runtime, script, workspace: Path
+):
+    from app.llm.agent import AgentLoop
+    from app.llm.scripted import provider_for
+    from app.tui.screens.confirm import ConfirmScreen
+    from app.tui.widgets.sidebar_list import ModifiedFileList
+
+    (workspace / "api.py").write_text("def get():\n    return 1\n")
+    (workspace / "old_test.py").write_text("x = 1\ny = 2\n")
+    runtime = make_runtime(policy="interactive", config={"lsp": {"python": {"disabled": True}}})
+    model = script(WORKHORSE)
+    parent = runtime.store.sessions.create(title="parent")
+    child = runtime.store.sessions.create(title="add checks", parent_id=parent.id)
+    app = make_app(model, runtime=runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(parent.id)
+        shown = lambda: {c.path: (c.additions, c.deletions, c.deleted) for c in app.sidebar.changes}  # noqa: E731
+        # The child runs in the real loop, as the workhorse, while the parent is on screen.
+        loop = AgentLoop(runtime, provider_for(model))
+        work = asyncio.create_task(loop.run(child.id, "WORK on api.py", agent="workhorse", model=model))
+        for tool in ("edit", "delete"):  # each asks, and is approved from the keyboard
+            await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.request.tool == tool)  # noqa: B023 - awaited at once
+            assert app.screen.request.agent == "workhorse"
+            if tool == "delete":  # the edit shows in the parent's sidebar while the child still runs
+                await wait_until(pilot, lambda: shown() == {"api.py": (2, 1, False)})
+            await pilot.press("a")
+        await work
+        await wait_until(pilot, lambda: shown() == {"api.py": (2, 1, False), "old_test.py": (0, 2, True)})
+        files = app.query_one(ModifiedFileList)
+        for path in ("api.py", "old_test.py"):
+            files.focus()
+            files.select_path(path)
+            await pilot.press("r")
+            await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.focused is not None)
+            await pilot.press("y")
+            await wait_until(pilot, lambda: path not in shown())  # noqa: B023 - awaited at once
+        assert (workspace / "api.py").read_text() == "def get():\n    return 1\n"
+        assert (workspace / "old_test.py").read_text() == "x = 1\ny = 2\n"
