@@ -88,6 +88,27 @@ async def test_enter_on_the_task_block_opens_the_childs_transcript_and_escape_re
         assert app.focused is block
 
 
+async def test_a_reopened_session_shows_the_finished_task_block_whose_transcript_still_opens(
+    make_app, make_runtime, script, workspace: Path
+):
+    (workspace / "greet.py").write_text("print('Hello')\n")
+    runtime = make_runtime(policy="headless-yes", config={"lsp": {"python": {"disabled": True}}})
+    app = make_app(script(EXPLORE), runtime=runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"where is the greeting", "enter")
+        await wait_until(pilot, lambda: app.session_id is not None and not app.turn_running and app.chat.query(TaskView))
+        session_id = app.session_id
+        await app.open_session(None)
+        await app.open_session(session_id)
+        block = task_block(app)
+        assert block.state == "done" and block.title == "explorer · find the greeting"
+        assert "line 1 greets" in block.query_one(".task-answer").source
+        block.focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, TranscriptScreen))
+        assert [view.tool for view in app.screen.chat.query(ToolCallView)] == ["grep", "view"]
+
+
 def priced_fake(fake_llm) -> dict:
     """The fake server as the openai provider, at $1,000 per million prompt tokens: each
     reply (10 prompt tokens) costs $0.01."""
@@ -251,3 +272,4 @@ async def test_the_parents_sidebar_lists_a_childs_changes_live_and_reverts_them(
             await wait_until(pilot, lambda: path not in shown())  # noqa: B023 - awaited at once
         assert (workspace / "api.py").read_text() == "def get():\n    return 1\n"
         assert (workspace / "old_test.py").read_text() == "x = 1\ny = 2\n"
+
