@@ -39,6 +39,11 @@ def header(view: ToolCallView) -> str:
     return str(view.query_one(".tool-header").render())
 
 
+def asked(app, tool: str) -> bool:
+    """The permission question on screen is about ``tool``."""
+    return isinstance(app.screen, PermissionScreen) and app.screen.request.tool == tool
+
+
 def task_block(app) -> TaskView:
     return app.chat.query_one(TaskView)
 
@@ -50,7 +55,7 @@ async def test_the_task_block_names_the_sub_agent_shows_its_live_call_and_its_an
     app = make_app(script(EXPLORE), runtime=make_runtime(policy="interactive", config=ASK_VIEW))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press(*"where is the greeting", "enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await wait_until(pilot, lambda: asked(app, "view"))
         # The child waits on its question: its block shows it running, on its second call.
         block = task_block(app)
         assert block.state == "running" and block.calls == 2
@@ -71,7 +76,7 @@ async def test_enter_on_the_task_block_opens_the_childs_transcript_and_escape_re
     app = make_app(script(EXPLORE), runtime=make_runtime(policy="interactive", config=ASK_VIEW))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press(*"where is the greeting", "enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await wait_until(pilot, lambda: asked(app, "view"))
         await pilot.press("a")
         block = task_block(app)
         await wait_until(pilot, lambda: not app.turn_running and block.finished)
@@ -273,3 +278,12 @@ async def test_the_parents_sidebar_lists_a_childs_changes_live_and_reverts_them(
         assert (workspace / "api.py").read_text() == "def get():\n    return 1\n"
         assert (workspace / "old_test.py").read_text() == "x = 1\ny = 2\n"
 
+
+
+def test_the_answer_shown_leaves_out_the_task_tools_note_to_the_model():
+    from app.tui.widgets.task_view import model_note_removed
+
+    note = "\n\ntask_id: c-1 (subagent_type workhorse: pass this task_id to continue the task). It ended early (max_steps)."
+    assert model_note_removed("Added **two** tests." + note, "c-1") == "Added **two** tests."
+    assert model_note_removed("An answer mentioning task_id: c-1", None) == "An answer mentioning task_id: c-1"
+    assert model_note_removed("No note here.", "c-1") == "No note here."

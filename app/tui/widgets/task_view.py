@@ -111,7 +111,7 @@ class TaskView(ToolCallView, can_focus=True):
         self.finished = True
         self.child_session_id = self.child_session_id or metadata.get("session_id")
         self.agent = str(metadata.get("agent") or metadata.get("subagent_type") or self.agent)
-        output = readable_output(output).strip()
+        output = model_note_removed(readable_output(output), metadata.get("task_id")).strip()
         cancelled = metadata.get("reason") == "cancelled" or (error and output in CANCELLED)
         self.state = "cancelled" if cancelled else "failed" if error else "done"
         self.set_class(False, "running")
@@ -152,3 +152,13 @@ class TaskView(ToolCallView, can_focus=True):
             self.notify("The sub-agent has not started yet: its transcript opens once it has", severity="warning")
             return
         self.post_message(self.OpenRequested(self.child_session_id, self.title))
+
+
+def model_note_removed(output: str, task_id: object) -> str:
+    """The sub-agent's answer without the closing paragraph the task tool adds for the
+    model ("task_id: ... pass this task_id to continue the task"): a person continues a
+    task by asking, not by id."""
+    if not task_id:
+        return output
+    answer, found, _ = output.rpartition(f"\n\ntask_id: {task_id}")
+    return answer if found else output
