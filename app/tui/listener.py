@@ -120,6 +120,8 @@ async def show_event(app: OpencodeApp, event: Event) -> None:
     status = app.status
     sessions = app.runtime.store.sessions
     ours = event_session(event) == app.session_id
+    # A sub-agent's progress and retries are the running turn's too.
+    ours_or_child = ours or event_session(event) in app.chat.child_sessions
     match event:
         case SessionUpdated(session=session) if session.id == app.session_id:
             status.title = session.title
@@ -148,9 +150,9 @@ async def show_event(app: OpencodeApp, event: Event) -> None:
             status.set_service(ServiceState(f"LSP {language}", state, message))
         case McpStatusChanged(server=server, state=state, message=message):
             status.set_service(ServiceState(f"MCP {server}", state, message))
-        case ModelRetrying() if ours:
+        case ModelRetrying() if ours_or_child:
             app.notify(f"The model call failed ({event.reason}); trying again in {event.delay:.0f} s")
-        case _ if ours and isinstance(event, PROGRESS_EVENTS):
+        case _ if ours_or_child and isinstance(event, PROGRESS_EVENTS):
             status.pulse()
 
 

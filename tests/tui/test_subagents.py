@@ -150,9 +150,11 @@ async def test_two_children_run_live_their_cost_rolls_up_and_escape_stops_both(
         await pilot.press(*"look around", "enter")
         await wait_until(pilot, lambda: len(app.chat.query(TaskView)) == 2)
         blocks = list(app.chat.query(TaskView))
+        frame = app.status.frame
         # Both children are half way through their answers at once: they run in parallel.
         await wait_until(pilot, lambda: len(fake_llm.requests) == 5 and all(b.calls == 1 for b in blocks))
         assert {b.title for b in blocks} == {"explorer · look at api", "explorer · look at cli"}
+        assert app.status.frame > frame  # the children's progress moves the parent's spinner
         assert all("↳ grep def" in str(b.query_one(".task-status").render()) for b in blocks)
         # Three replies of $0.01 have ended (the stalled ones have no usage yet), two of
         # them the children's: the bar shows all three.
