@@ -56,6 +56,9 @@ if TYPE_CHECKING:
     from app.tui.config_watch import Fingerprint
     from app.tui.prompt_commands import PromptCommands
 
+
+    from app.tui.widgets.task_view import TaskView
+
 SIDEBAR_MIN_WIDTH = 100
 """Below this many columns the sidebar starts hidden (the toggle key still shows it)."""
 QUIT_WINDOW = 2.0
@@ -434,6 +437,14 @@ class OpencodeApp(App[None]):
         for loop in self._loops.values():
             loop.cancel(self._turn_session)
 
+    async def on_task_view_open_requested(self, message: TaskView.OpenRequested) -> None:
+        """Enter on a task block in the chat: the sub-agent's transcript, over the chat."""
+        from app.tui.screens.transcript import TranscriptScreen
+
+        if self.runtime is not None:
+            messages = await asyncio.to_thread(self.runtime.store.messages.list, message.session_id)
+            await self.push_screen(TranscriptScreen(message.session_id, message.title, messages))
+
     # -- sessions --------------------------------------------------------------------------
 
     async def open_session(self, session_id: str | None) -> None:
@@ -458,12 +469,15 @@ class OpencodeApp(App[None]):
         await self.chat.show_session(session_id, messages)
         if in_chat:
             self.prompt.focus()
-        session = None
+        session, children_cost = None, 0.0
         if session_id is not None and self.runtime is not None:
+            from app.tui import listener
+
             session = await asyncio.to_thread(self.runtime.store.sessions.get, session_id)
+            children_cost = await asyncio.to_thread(listener.children_cost, self.runtime.store.sessions, session_id)
         status = self.status
         status.title = session.title if session else ""
-        status.cost = session.cost if session else 0.0
+        status.cost = (session.cost if session else 0.0) + children_cost  # its sub-agents' included
         status.context_tokens = 0
         self.sidebar.session_id = session_id
 
@@ -631,8 +645,10 @@ class OpencodeApp(App[None]):
         from app.tui.screens.models import ModelsScreen
         from app.tui.screens.permission_screen import PermissionScreen
         from app.tui.screens.sessions import SessionsScreen
+        from app.tui.screens.transcript import TranscriptScreen
         from app.tui.widgets.message_user import UserMessage
         from app.tui.widgets.sidebar_list import ModifiedFileList
+        from app.tui.widgets.task_view import TaskView
         from app.tui.widgets.tool_render import ToolOutput
 
         owners: list[tuple[str, type[Widget] | type[App]]] = [
@@ -640,6 +656,8 @@ class OpencodeApp(App[None]):
             ("Prompt", PromptInput),
             ("Chat", ToolOutput),
             ("Chat: your prompts", UserMessage),
+            ("Chat: sub-agent tasks", TaskView),
+            ("Sub-agent transcript", TranscriptScreen),
             ("Files sidebar", ModifiedFileList),
             ("Diff viewer", DiffScreen),
             ("Permission question", PermissionScreen),

@@ -8,6 +8,7 @@ not need. For the same reason the chat widget knows no events: they are matched 
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ from app.llm.events import (
     MentionRefused,
     ModelRetrying,
     ReasoningDelta,
+    SubagentStarted,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -28,11 +30,13 @@ from app.llm.events import (
 from app.lsp.events import LspStatusChanged
 from app.mcp.events import McpStatusChanged
 from app.store.events import MessageCreated, MessageUpdated, SessionDeleted, SessionUpdated
+from app.tui.screens.transcript import TranscriptScreen
 from app.tui.widgets.status_bar import ServiceState
 from app.workspace.events import FileChangedOnDisk
 
 if TYPE_CHECKING:
     from app.runtime import Runtime
+    from app.store.sessions import SessionStore
     from app.tui.app import OpencodeApp
     from app.tui.widgets.chat_log import ChatLog
 
@@ -42,6 +46,7 @@ CHAT_EVENTS: tuple[type[Event], ...] = (
     ReasoningDelta,
     ToolCallStarted,
     ToolCallFinished,
+    SubagentStarted,
     MessageCreated,
     MessageUpdated,
     TurnStarted,
@@ -100,14 +105,34 @@ def coalesce_deltas(events: list[Event]) -> list[Event]:
     return merged
 
 
+def open_chats(app: OpencodeApp) -> list[ChatLog]:
+    """The app's chat and the chat of every sub-agent transcript open over it."""
+    return [app.chat, *(screen.chat for screen in app.screen_stack if isinstance(screen, TranscriptScreen))]
+
+
+def children_cost(sessions: SessionStore, session_id: str) -> float:
+    """What the session's sub-agents' sessions (and theirs) cost: the status bar adds it
+    to the session's own cost."""
+    return sum(child.cost + children_cost(sessions, child.id) for child in sessions.children(session_id))
+
+
 async def show_event(app: OpencodeApp, event: Event) -> None:
-    await draw_in_chat(app.chat, event)
+    for chat in open_chats(app):
+        await draw_in_chat(chat, event)
     status = app.status
+    sessions = app.runtime.store.sessions
     ours = event_session(event) == app.session_id
+    # A sub-agent's progress and retries are the running turn's too.
+    ours_or_child = ours or event_session(event) in app.chat.child_sessions
     match event:
         case SessionUpdated(session=session) if session.id == app.session_id:
             status.title = session.title
-            status.cost = session.cost
+            status.cost = session.cost + await asyncio.to_thread(children_cost, sessions, session.id)
+        case SessionUpdated(session=session) if session.id in app.chat.child_sessions:
+            # A sub-agent's usage: the status bar shows what the whole tree cost.
+            parent = await asyncio.to_thread(sessions.get, app.session_id)
+            if parent is not None:
+                status.cost = parent.cost + await asyncio.to_thread(children_cost, sessions, parent.id)
         case SessionDeleted(session_id=deleted) if deleted == app.session_id:
             await app.open_session(None)
         case TurnStarted() if ours:
@@ -117,7 +142,7 @@ async def show_event(app: OpencodeApp, event: Event) -> None:
         case UsageUpdated() if ours:
             status.context_tokens = event.prompt_tokens + event.completion_tokens
             status.context_window = event.context_window
-            status.cost = event.cost
+            status.cost = event.cost + await asyncio.to_thread(children_cost, sessions, event.session_id)
             status.cache_read = event.cache_read_tokens
             status.cache_write = event.cache_write_tokens
         case FileChangedOnDisk(path=path, change=change) if app.session_id in event.session_ids:
@@ -127,17 +152,24 @@ async def show_event(app: OpencodeApp, event: Event) -> None:
             status.set_service(ServiceState(f"LSP {language}", state, message))
         case McpStatusChanged(server=server, state=state, message=message):
             status.set_service(ServiceState(f"MCP {server}", state, message))
-        case ModelRetrying() if ours:
+        case ModelRetrying() if ours_or_child:
             app.notify(f"The model call failed ({event.reason}); trying again in {event.delay:.0f} s")
-        case _ if ours and isinstance(event, PROGRESS_EVENTS):
+        case _ if ours_or_child and isinstance(event, PROGRESS_EVENTS):
             status.pulse()
 
 
 async def draw_in_chat(chat: ChatLog, event: Event) -> None:
-    """Draw one event in the chat; events of other sessions are ignored."""
-    if chat.session_id is None or event_session(event) != chat.session_id:
+    """Draw one event in the chat; of the other sessions' events, only the tool calls of
+    the chat's sub-agents show, in their task blocks."""
+    if chat.session_id is None:
+        return
+    if event_session(event) != chat.session_id:
+        if isinstance(event, ToolCallStarted) and (task := chat.task_of(event.session_id)) is not None:
+            task.child_call(event.tool, event.arguments)
         return
     match event:
+        case SubagentStarted(call_id=call_id, child_session_id=child, agent=agent, description=description):
+            chat.link_subagent(call_id, child, agent, description)
         case TextDelta(message_id=mid, text=text):
             await chat.append_text(mid, text)
         case ReasoningDelta(message_id=mid, text=text):

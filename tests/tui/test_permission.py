@@ -228,6 +228,32 @@ def test_modal_snapshot(snap_compare, request_):
     assert snap_compare(app, terminal_size=(100, 30), run_before=ask)
 
 
+SUBAGENT_EDIT = PermissionRequest(
+    "child", "edit", "tests/test_api.py", "workhorse", "Edit tests/test_api.py",
+    PermissionPreview("diff", unified_diff("def test_get():\n    pass\n", "def test_get():\n    assert get() == 200\n", "tests/test_api.py")),
+    task="add tests",
+)
+
+
+def test_modal_snapshot_of_a_sub_agents_question_naming_the_sub_agent_and_task(snap_compare):
+    app = PanelsApp(chat_behind)
+
+    async def ask(pilot) -> None:
+        await app.push_screen(PermissionScreen(SUBAGENT_EDIT))
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=ask)
+
+
+async def test_a_sub_agents_question_says_who_asks_for_which_task_and_a_approves():
+    modal = Modal(SUBAGENT_EDIT)
+    async with modal as pilot:
+        shown = str(modal.app.screen.query_one("#permission-heading", Static).render())
+        assert shown == "Permission required  workhorse · add tests: edit tests/test_api.py"
+        await pilot.press("a")
+        await pilot.pause()
+        assert modal.results == [PermissionReply("allow_once")]
+
+
 def test_modal_snapshot_while_peeking(snap_compare):
     app = PanelsApp(chat_behind)
 

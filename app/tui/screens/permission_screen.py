@@ -5,7 +5,8 @@ which, and that anything else still asks) · d deny · D deny with a message to 
 (an input appears; enter sends) · enter presses the focused button · escape denies ·
 h hides the question to read the chat behind it (h or escape brings it back) ·
 up/down and page keys scroll a long preview.
-Space never answers: it is the key most often hit by accident while typing.
+Space never answers: it is the key most often hit by accident while typing. A sub-agent's
+question names the sub-agent and its task in the heading.
 
 The answer is the screen's result (``dismiss(PermissionReply)``); whoever pushed the
 screen replies to the permission service (see PermissionQueue).
@@ -33,6 +34,25 @@ _BUTTONS: tuple[tuple[str, str, str], ...] = (
     ("deny_message", "Deny with message (D)", "default"),
 )
 _ANSWERS = {"answer", "deny_with_message"}
+
+
+def heading(request: PermissionRequest) -> Content:
+    """ "Permission required  edit", or for a sub-agent's call who asks and for which task:
+    "Permission required  workhorse · add tests: edit tests/test_api.py"."""
+    asks = Content.styled("Permission required  ", "$warning bold")
+    if request.task is None:
+        return asks + Content.styled(request.tool, "$accent bold")
+    task = " ".join(request.task.split())
+    return Content.assemble(
+        asks,
+        (request.agent, "$accent bold"),
+        (" · ", "$text-muted"),
+        (task, "bold"),
+        ": ",
+        (request.tool, "$accent bold"),
+        " ",
+        request.subject,
+    )
 
 
 def session_scope(request: PermissionRequest) -> str:
@@ -81,10 +101,7 @@ class PermissionScreen(ModalScreen[PermissionReply | None]):
     def compose(self) -> ComposeResult:
         request = self.request
         with Vertical(id="permission-dialog"):
-            yield Static(
-                Content.assemble(("Permission required  ", "$warning bold"), (request.tool, "$accent bold")),
-                id="permission-heading",
-            )
+            yield Static(heading(request), id="permission-heading")
             yield Static(Content(request.title or request.subject), id="permission-title")
             # The subject, unless the title or the preview already shows it.
             if request.subject not in request.title and request.subject != request.preview.text:

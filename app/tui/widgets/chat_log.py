@@ -19,9 +19,12 @@ from app.tui.widgets.message_user import UserMessage
 if TYPE_CHECKING:
     from app.store.models import Message
     from app.tui.widgets.message_assistant import AssistantMessage
+    from app.tui.widgets.task_view import TaskView
     from app.tui.widgets.tool_render import ToolCallView
 
 ToolResult = tuple[str, dict[str, Any], bool]
+CANCELLED_CALL = "Cancelled before it finished."
+"""The result the chat gives a call still running when its turn is cancelled."""
 
 
 class ChatLog(VerticalScroll):
@@ -33,6 +36,8 @@ class ChatLog(VerticalScroll):
         self._assistants: dict[str, AssistantMessage] = {}
         self._results: dict[str, ToolResult] = {}
         self._users: set[str] = set()
+        self._subagents: dict[str, tuple[str, str, str]] = {}
+        """Task call id -> (child session, agent, description), as the loop announced them."""
         self.shown_as: dict[str, str] = {}
         """Prompt sent -> how it read in the prompt (long pastes collapsed); the app fills
         it as it sends, so the chat shows a prompt as the user saw it."""
@@ -46,6 +51,7 @@ class ChatLog(VerticalScroll):
         self._assistants.clear()
         self._results.clear()
         self._users.clear()
+        self._subagents.clear()
         self.session_id = session_id
         for message in messages:
             await self.draw_message(message, finished=True)
@@ -64,6 +70,45 @@ class ChatLog(VerticalScroll):
 
     async def add_tool_call(self, message_id: str, call_id: str, tool: str, arguments: dict[str, Any]) -> None:
         await (await self._assistant(message_id)).add_tool_call(call_id, tool, arguments)
+        task = self._task_view(call_id)
+        if task is not None and call_id in self._subagents:  # announced before its block was drawn
+            task.started(*self._subagents[call_id])
+
+    def link_subagent(self, call_id: str | None, child_session_id: str, agent: str, description: str) -> None:
+        """A task call of this session started a sub-agent in ``child_session_id``."""
+        if call_id is None:
+            return
+        self._subagents[call_id] = (child_session_id, agent, description)
+        task = self._task_view(call_id)
+        if task is not None:
+            task.started(child_session_id, agent, description)
+
+    def task_of(self, child_session_id: str | None) -> TaskView | None:
+        """The block of the task call that started ``child_session_id`` in this chat."""
+        for call_id, (child, _, _) in self._subagents.items():
+            if child == child_session_id:
+                return self._task_view(call_id)
+        return None
+
+    def _task_view(self, call_id: str) -> TaskView | None:
+        from app.tui.widgets.task_view import TaskView  # loaded with the first reply, not the first frame
+
+        view = self._tool_view(call_id)
+        return view if isinstance(view, TaskView) else None
+
+    @property
+    def running_children(self) -> list[str]:
+        """The child sessions of this chat's task calls that are still running."""
+        return [
+            child
+            for call_id, (child, _, _) in self._subagents.items()
+            if (view := self._tool_view(call_id)) is None or not view.finished
+        ]
+
+    @property
+    def child_sessions(self) -> list[str]:
+        """Every child session this chat's task calls started while it was shown."""
+        return [child for child, _, _ in self._subagents.values()]
 
     async def finish_call(self, call_id: str, result: ToolResult) -> None:
         """A tool call's (output, metadata, error); kept for a view not drawn yet."""
@@ -128,4 +173,4 @@ class ChatLog(VerticalScroll):
     async def cancel_running_calls(self) -> None:
         for assistant in self._assistants.values():
             for view in assistant.tool_views.values():
-                await view.finish("Cancelled before it finished.", {}, True)
+                await view.finish(CANCELLED_CALL, {}, True)

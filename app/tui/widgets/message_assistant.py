@@ -1,6 +1,6 @@
 """One assistant message as it streams: its text parts (message_text.StreamedText, over
 Textual's Markdown stream), reasoning folded away in a Collapsible, and the tool calls
-in the order the model made them."""
+in the order the model made them (a ``task`` call as its sub-agent's block)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from textual.widgets import Collapsible, Static
 
 from app.tui import css_beside
 from app.tui.widgets.message_text import StreamedText
+from app.tui.widgets.task_view import TaskView
 from app.tui.widgets.tool_render import ToolCallView
 
 
@@ -73,7 +74,7 @@ class AssistantMessage(Vertical):
         self._reasoning_open = False
         view = self.tool_views.get(call_id)
         if view is None:
-            view = ToolCallView(call_id, tool, arguments)
+            view = (TaskView if tool == "task" else ToolCallView)(call_id, tool, arguments)
             self.tool_views[call_id] = view
             await self.mount(view)
         return view
