@@ -22,7 +22,7 @@ _COLUMNS = "id, session_id, message_id, files_after, files_until, state"
 
 _TURN_ROWS_SQL = f"""
     {SESSION_TREE_SQL}
-    SELECT files.id, files.session_id, path, content, seq, deleted, data
+    SELECT files.id, files.session_id, path, content, seq, deleted, data, change_set
     FROM files JOIN tree ON files.session_id = tree.id
     WHERE files.id > ? AND files.id <= ?
     ORDER BY files.id
@@ -106,20 +106,24 @@ class TurnStore:
 
     def files(self, turn: Turn) -> list[TurnFile]:
         """Every path the turn changed, sorted, with its content before and after the turn.
-        Before is the version preceding the turn's first one of the path (the "initial"
-        when the turn was the first to change it); after is the turn's last version."""
+        Before is what the turn's first change of the path found there (an "initial", or
+        the version recorded for content written by something else since), else the
+        version preceding the turn's first one; after is the turn's last version."""
         until = turn.files_until
         if until is None:
             until = self._db.query_one("SELECT COALESCE(MAX(id), 0) AS id FROM files")["id"]
         first: dict[str, sqlite3.Row] = {}
+        second: dict[str, sqlite3.Row] = {}
         last: dict[str, sqlite3.Row] = {}
         for row in self._db.query(_TURN_ROWS_SQL, (turn.session_id, turn.files_after, until)):
+            if row["path"] in first:
+                second.setdefault(row["path"], row)
             first.setdefault(row["path"], row)
             last[row["path"]] = row
         found = []
         for path in sorted(first):
             row = first[path]
-            if row["seq"] > 0:
+            if not _found_before(row, second.get(path)):
                 row = self._db.query_one(_PREVIOUS_SQL, (row["session_id"], path, row["seq"] - 1))
             found.append(TurnFile(path, _content(row), _content(last[path])))
         return found
@@ -132,6 +136,21 @@ class TurnStore:
         turn = self._one("WHERE id = ?", turn_id)
         assert turn is not None
         return turn
+
+
+def _found_before(row: sqlite3.Row, next_row: sqlite3.Row | None) -> bool:
+    """Whether ``row`` holds what the change path found before a change rather than what
+    a change wrote: an "initial", or the version a change set records first when the file
+    held something else than the session's latest version (HistoryService.record_changes),
+    followed by that change set's own version of the path."""
+    if row["seq"] == 0:
+        return True
+    return (
+        next_row is not None
+        and row["change_set"] is not None
+        and next_row["change_set"] == row["change_set"]
+        and next_row["session_id"] == row["session_id"]
+    )
 
 
 def _content(row: sqlite3.Row) -> Content:

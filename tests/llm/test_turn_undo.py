@@ -237,3 +237,17 @@ def test_headless_undo_needs_continue(fake_llm: FakeOpenAI, workspace: Path):
     code, out, err = headless(workspace, "/undo", fake_llm)
     assert (code, out) == (EXIT_USAGE, "")
     assert err == "opencode: error: /undo acts on an earlier turn: add --continue to pick the last session\n"
+
+
+async def test_undo_gives_back_a_change_made_by_hand_between_turns(chat: Chat):
+    """What the file held when the turn began is what undo restores, even when that was
+    not the agent's own last version: history records the hand-made content it replaced."""
+    await chat.run("one", [call("write", filePath="n.txt", content="1\n")])
+    (chat.root / "n.txt").write_text("mine\n")
+    await chat.run("two", [call("view", filePath="n.txt")], [call("write", filePath="n.txt", content="2\n")])
+
+    await undo_turn(chat.runtime, chat.session_id)
+
+    assert (chat.root / "n.txt").read_text() == "mine\n"
+    await redo_turn(chat.runtime, chat.session_id)
+    assert (chat.root / "n.txt").read_text() == "2\n"
