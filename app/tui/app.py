@@ -59,8 +59,8 @@ SIDEBAR_MIN_WIDTH = 100
 QUIT_WINDOW = 2.0
 """Seconds within which a second ctrl+c quits."""
 DEFAULT_THEME = "opencode"
-TURN_ACTIONS = {"/undo": "action_undo_turn", "/redo": "action_redo_turn"}
-"""Prompts that act on the session's turns instead of reaching the model."""
+SLASH_ACTIONS = {"/undo": "action_undo_turn", "/redo": "action_redo_turn", "/export": "action_export"}
+"""Prompts that act on the session instead of reaching the model."""
 ADOPT_MODULES = ("app.tui.listener", "app.tui.model_choice", "app.tui.widgets.permission_queue")
 """What adopting the runtime needs: imported in the start-up thread beside the runtime,
 so the UI thread does not stall on them while the user types."""
@@ -374,8 +374,8 @@ class OpencodeApp(App[None]):
             self.prompt.load_text(self.chat.shown_as.get(text, text))
             self.notify("A reply is still running: press escape to cancel it first", severity="warning")
             return
-        if text.strip() in TURN_ACTIONS:
-            getattr(self, TURN_ACTIONS[text.strip()])()
+        if text.strip() in SLASH_ACTIONS:
+            getattr(self, SLASH_ACTIONS[text.strip()])()
             return
         from app.llm.preflight import model_problem
 
@@ -469,6 +469,28 @@ class OpencodeApp(App[None]):
             self.prompt.move_cursor(self.prompt.document.end)
             self.notify(f"Turn undone: {files} put back; its prompt is in the input")
         self.prompt.focus()
+
+    def action_export(self) -> None:
+        if self._runtime_or_why("The session cannot be exported") is None:
+            return
+        if self.session_id is None:
+            self.notify("Nothing to export yet: send a prompt first", severity="warning")
+            return
+        self._export(self.session_id)
+
+    @work(group="export", exit_on_error=False)
+    async def _export(self, session_id: str) -> None:
+        """The session's transcript as markdown, in a new file in the workspace root (a
+        name already taken gets -2, -3...), as /export does in Claude Code (docs/export.md)."""
+        from app.export import export_to_workspace
+
+        assert self.runtime is not None
+        try:
+            path = await asyncio.to_thread(export_to_workspace, self.runtime.store, session_id, self.runtime.root)
+        except OpencodeError as err:
+            self.notify(str(err), severity="error")
+            return
+        self.notify(f"Session exported to {path.relative_to(self.runtime.root)}")
 
     # -- sessions --------------------------------------------------------------------------
 
@@ -681,6 +703,7 @@ class OpencodeApp(App[None]):
             PaletteCommand("Compact session", "Summarise the conversation to free context", self.action_compact),
             PaletteCommand("Undo turn", "Take back the last turn: its file changes and messages", self.action_undo_turn),
             PaletteCommand("Redo turn", "Bring back the last turn undone", self.action_redo_turn),
+            PaletteCommand("Export session", "Write the transcript to a markdown file in the workspace", self.action_export),
             PaletteCommand("Help", "List every key binding", self.action_help),
             PaletteCommand("Quit", "Leave opencode", self.action_quit),
         ]
