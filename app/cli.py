@@ -85,6 +85,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="let --last pick the session of an 'opencode tool' call too (skipped by default)",
     )
     _add_workspace_option(changes)
+
+    export = commands.add_parser("export", help="write a session's transcript: prompts, answers, tool calls, diffs")
+    chosen = export.add_mutually_exclusive_group()
+    chosen.add_argument("--session", default=None, metavar="ID", help="the session to export")
+    chosen.add_argument("--last", action="store_true", help="the most recent conversation (the default)")
+    export.add_argument("--format", choices=("md", "json"), default="md",
+                        help="markdown for people (default), or JSON as docs/export.md describes")
+    export.add_argument("-o", "--output", type=Path, default=None, metavar="FILE",
+                        help="write to FILE (refused if it exists, unless --force) instead of standard output")
+    export.add_argument("--force", action="store_true", help="with -o: replace FILE if it exists")
+    _add_workspace_option(export)
     return parser
 
 
@@ -131,6 +142,14 @@ def _cmd_changes(args: argparse.Namespace) -> int:
     )
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from app.commands import export_session
+
+    return export_session(
+        _workspace(args), session_id=args.session, fmt=args.format, output=args.output, force=args.force
+    )
+
+
 def _cmd_acp(args: argparse.Namespace) -> int:
     from app.acp import run_acp
 
@@ -142,6 +161,7 @@ COMMANDS: dict[str | None, Callable[[argparse.Namespace], int]] = {
     "permission": _cmd_permission,
     "tool": _cmd_tool,
     "changes": _cmd_changes,
+    "export": _cmd_export,
     "acp": _cmd_acp,
 }
 def _cmd_default(args: argparse.Namespace) -> int:

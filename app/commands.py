@@ -1,6 +1,6 @@
-"""Headless commands that drive core services directly: ``opencode tool`` and
-``opencode changes``. They build a runtime, never import textual or litellm, and print
-JSON that scripts can rely on."""
+"""Headless commands that drive core services directly: ``opencode tool``,
+``opencode changes`` and ``opencode export``. They build a runtime, never import textual
+or litellm, and print JSON that scripts can rely on."""
 
 from __future__ import annotations
 
@@ -148,6 +148,37 @@ def show_changes(root: Path, *, session_id: str | None, as_json: bool, include_t
         return 0
     finally:
         runtime.close()
+
+
+def export_session(root: Path, *, session_id: str | None, fmt: str, output: Path | None, force: bool = False) -> int:
+    """``opencode export``: a session's transcript (the last conversation by default), as
+    markdown or JSON (docs/export.md), on stdout or in ``output``."""
+    from app.export import render, transcript, write_new
+
+    if force and output is None:
+        raise UsageError("--force only applies with -o FILE: add -o, or leave --force out")
+    runtime = _build_runtime(root, "headless")
+    try:
+        sessions = runtime.store.sessions
+        if session_id is None:
+            latest = sessions.latest()
+            if latest is None:
+                raise UsageError("no conversation to export in this workspace yet: start one with opencode or opencode -p")
+            session_id = latest.id
+        text = render(transcript(runtime.store, session_id), fmt)
+    finally:
+        runtime.close()
+    if output is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        write_new(output.expanduser(), text, force=force)
+    except FileExistsError:
+        raise UsageError(f"{output} already exists: pass --force to replace it, or choose another -o path") from None
+    except OSError as err:
+        raise UsageError(f"cannot write {output}: {err.strerror or err}; choose another -o path") from None
+    print(f"exported session {session_id} to {output}", file=sys.stderr)
+    return 0
 
 
 def _no_session(session_id: str | None, include_tool: bool, any_session: bool) -> str:

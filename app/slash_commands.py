@@ -10,9 +10,8 @@ A command is one of three kinds:
   use (as the tools' table does), with the signature
   ``async def handler(call: CommandCall) -> str``: it returns the one line the user sees,
   and raises ``OpencodeError`` (one line too) when it cannot act. A command registers its
-  action by naming that function in ``BUILTIN_COMMANDS`` below; ``/undo``, ``/redo`` and
-  ``/export`` are listed without one until the functions behind them exist, and running
-  them says so.
+  action by naming that function in ``BUILTIN_COMMANDS`` below; ``/export`` is listed
+  without one until the function behind it exists, and running it says so.
 - ``prompt``: a template sent to the agent as the user's prompt, with ``$ARGUMENTS`` (all
   that follows the name) and ``$1``, ``$2``... (its words; quotes group words) replaced:
   ``/init`` and every custom command (``app/custom_commands.py``).
@@ -108,8 +107,11 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("new", "Start a new conversation", "screen", TUI_ONLY),
     SlashCommand("sessions", "Switch, rename or delete sessions", "screen", TUI_ONLY),
     SlashCommand("models", "Choose the model", "screen", TUI_ONLY),
-    SlashCommand("undo", "Take back the last turn: its file changes, and the turn itself", "session"),
-    SlashCommand("redo", "Put back the turn the last /undo took back", "session"),
+    SlashCommand(
+        "undo", "Take back the last turn: its file changes, and the turn itself", "session",
+        handler="app.turn_undo:undo_command",
+    ),
+    SlashCommand("redo", "Put back the turn the last /undo took back", "session", handler="app.turn_undo:redo_command"),
     SlashCommand(
         "compact", "Summarise the conversation to free context", "session",
         handler="app.llm.session_commands:compact",

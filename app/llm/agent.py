@@ -231,14 +231,19 @@ class AgentLoop:
         with self._running(session_id, model, agent) as active:
             files = await self._mentions(session_id, agent, prompt)
             first_prompt = not session.title and not self._transcripts.list(session_id)
-            self.runtime.store.messages.add(
+            store = self.runtime.store
+            asked = store.messages.add(
                 session_id, "user", [text_part(prompt), *files, *(image.part() for image in images)]
             )
+            record = store.turns.begin(session_id, asked.id)  # what /undo takes back (app/turn_undo.py)
             if first_prompt:
                 self._in_background(self._generate_title(session_id, prompt, model))
-            turn = self._new_turn(session_id, agent, model, prompt)
-            turn.vision = await self._takes_images(turn.route)
-            return await self._turn(turn, active)
+            try:
+                turn = self._new_turn(session_id, agent, model, prompt)
+                turn.vision = await self._takes_images(turn.route)
+                return await self._turn(turn, active)
+            finally:
+                store.turns.end(record.id)
 
     async def compact(self, session_id: str, *, model: str | None = None, agent: str = "coder") -> str:
         """Condense the session's history now (the palette's "compact"), as auto-compaction

@@ -41,9 +41,12 @@ from app.permission import ApprovalMissing
 from app.runtime import Runtime
 from app.slash_commands import CommandCall, CommandError, Invocation, session_handler
 from app.tools.readable import readable_output
+from app.turn_undo import redo_turn, undo_turn
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NEEDS_APPROVAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 SUBJECT_KEYS = ("filePath", "path", "pattern", "command", "description")
+TURN_COMMANDS = {"undo": undo_turn, "redo": redo_turn}
+"""Slash commands on the session's turns, run without choosing a model."""
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
 
 
@@ -79,6 +82,8 @@ def run_headless(
         except CommandError as error:
             print(f"opencode: error: {error}", file=err)
             return EXIT_USAGE
+        if invocation is not None and invocation.command.name in TURN_COMMANDS:  # no model needed
+            return _turn_command(runtime, invocation.command.name, continue_last, output_format, out, err)
         agent, model = "coder", (invocation.command.model if invocation else None) or model
         if invocation is not None and invocation.command.kind == "prompt":
             prompt, agent = invocation.prompt(), invocation.command.agent or agent
@@ -144,6 +149,33 @@ def _session_command(
         print(json.dumps({"session_id": session_id, "response": line}, ensure_ascii=False), file=out)
     else:
         print(line, file=out)
+    return EXIT_OK
+
+
+def _turn_command(
+    runtime: Runtime, name: str, continue_last: bool, output_format: str, out: TextIO, err: TextIO
+) -> int:
+    """``/undo`` or ``/redo`` in the session --continue picks (no model is called): the
+    turn's prompt and each file changed, as text or one JSON object (docs/undo.md)."""
+    if not continue_last:
+        print(f"opencode: error: /{name} acts on an earlier turn: add --continue to pick the last session", file=err)
+        return EXIT_USAGE
+    try:
+        session_id = _session(runtime, "", continue_last)
+        step = asyncio.run(TURN_COMMANDS[name](runtime, session_id))
+    except OpencodeError as error:
+        print(f"opencode: error: {error}", file=err)
+        return EXIT_FAILED
+    if output_format == "json":
+        payload = {
+            "session_id": step.session_id,
+            "action": step.action,
+            "prompt": step.prompt,
+            "files": [{"path": item.path, "effect": item.effect} for item in step.files],
+        }
+        print(json.dumps(payload, ensure_ascii=False), file=out)
+    else:
+        print(step.summary(), file=out)
     return EXIT_OK
 
 

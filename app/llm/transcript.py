@@ -30,7 +30,8 @@ class Transcripts:
         self._events: Subscription | None = None
 
     def list(self, session_id: str) -> list[Message]:
-        """The session's messages in order, as stored. Call from the event loop."""
+        """The session's messages in order, as stored, less those of undone turns. Call
+        from the event loop."""
         self._catch_up()
         cached = self._sessions.get(session_id)
         if cached is None:
@@ -53,6 +54,13 @@ class Transcripts:
             if isinstance(event, SessionDeleted):
                 self._sessions.pop(event.session_id, None)
                 continue
-            cached = self._sessions.get(event.message.session_id)
-            if cached is not None:  # a created message is appended; an updated one keeps its place
-                cached[event.message.id] = event.message
+            message = event.message
+            cached = self._sessions.get(message.session_id)
+            if cached is None:
+                continue
+            if message.undone or (message.id not in cached and isinstance(event, MessageUpdated)):
+                # An undo takes messages out and a redo puts them back in their places:
+                # the session is read again, in order, when next needed.
+                del self._sessions[message.session_id]
+            else:  # a created message is appended; an updated one keeps its place
+                cached[message.id] = message

@@ -164,6 +164,9 @@ class HistoryService:
                     seq = 0
                     add(change.path, change.before, 0, change.created, change.before_data)
                     recorded.initial.add(change.path)
+                elif self._changed_elsewhere(session_id, change, seq):
+                    seq += 1
+                    add(change.path, change.before, seq, change.created, change.before_data)
                 latest[change.path] = seq + 1
                 add(change.path, change.after, seq + 1, change.deleted, change.after_data)
             self._db.execute_many(_INSERT_TAGGED_SQL, rows)
@@ -172,6 +175,17 @@ class HistoryService:
             if size >= _BIG_BATCH_CHARS:
                 self._db.checkpoint_after_commit()
         return recorded
+
+    def _changed_elsewhere(self, session_id: str, change: RecordedChange, seq: int) -> bool:
+        """Whether the file held something else than the session's latest version of it
+        when the change found it (an editor, another session, a sub-agent wrote it since):
+        that content is then recorded as a version of its own before the change, so every
+        content the change path replaced stays in history (undo of a turn puts it back)."""
+        row = self._db.query_one(
+            "SELECT content, data, deleted FROM files WHERE session_id = ? AND path = ? AND seq = ?",
+            (session_id, change.path, seq),
+        )
+        return (row["content"], row["data"], bool(row["deleted"])) != (change.before, change.before_data, change.created)
 
     def publish(self, events: Sequence[FileVersionCreated]) -> None:
         """Announce versions recorded earlier (those of a change set, once it is done)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from functools import partial
 from typing import Any, get_args
 
@@ -18,7 +19,7 @@ from app.store.sessions import require_session
 
 ROLES: tuple[str, ...] = get_args(Role)
 
-_COLUMNS = "id, session_id, role, parts, model, created_at, updated_at, finished_at"
+_COLUMNS = "id, session_id, role, parts, model, created_at, updated_at, finished_at, undone_at"
 
 
 class MessageStore:
@@ -35,7 +36,7 @@ class MessageStore:
             require_session(self._db, session_id)
             message_id = new_id()
             self._db.execute(
-                f"INSERT INTO messages ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)",
+                f"INSERT INTO messages ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, NULL)",
                 (message_id, session_id, role, encoded, model, now, now),
             )
             return self._announce(message_id, MessageCreated)
@@ -56,12 +57,23 @@ class MessageStore:
         row = self._db.query_one(f"SELECT {_COLUMNS} FROM messages WHERE id = ?", (message_id,))
         return _message(row) if row else None
 
-    def list(self, session_id: str) -> list[Message]:
-        """The session's messages in the order they were added."""
+    def list(self, session_id: str, *, include_undone: bool = False) -> list[Message]:
+        """The session's messages in the order they were added; those of undone turns
+        only with ``include_undone``."""
+        live = "" if include_undone else " AND undone_at IS NULL"
         rows = self._db.query(
-            f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? ORDER BY created_at, rowid", (session_id,)
+            f"SELECT {_COLUMNS} FROM messages WHERE session_id = ?{live} ORDER BY created_at, rowid", (session_id,)
         )
         return [_message(row) for row in rows]
+
+    def set_undone(self, message_ids: Sequence[str], undone: bool) -> None:
+        """Mark messages as taken back by an undo (``undone``) or brought back by a redo;
+        each publishes MessageUpdated. Nothing is deleted."""
+        stamp = now_ms() if undone else None
+        with self._db.transaction():
+            for message_id in message_ids:
+                self._db.execute("UPDATE messages SET undone_at = ? WHERE id = ?", (stamp, message_id))
+                self._announce(message_id, MessageUpdated)
 
     def _announce(self, message_id: str, event: type[MessageCreated | MessageUpdated]) -> Message:
         """Called inside the writing transaction: read back what was stored and publish it on commit."""

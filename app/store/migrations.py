@@ -116,6 +116,25 @@ MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE files ADD COLUMN change_set INTEGER",
         "CREATE INDEX files_by_change_set ON files (change_set) WHERE change_set IS NOT NULL",
     ),
+    # 6: turns, for undo and redo of a whole turn (app/turn_undo.py). A turn is a prompt
+    # and everything answered to it; the history rows it wrote (its sub-agents' too) are
+    # those of its session tree with an id in (files_after, files_until]. ``state``: done,
+    # undone (redo may bring it back) or dropped (undone, and a newer prompt ended the
+    # redo). An undone turn's messages keep their rows, marked with ``undone_at``.
+    (
+        """
+        CREATE TABLE turns (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+            message_id TEXT NOT NULL UNIQUE REFERENCES messages (id) ON DELETE CASCADE,
+            files_after INTEGER NOT NULL,
+            files_until INTEGER,
+            state TEXT NOT NULL DEFAULT 'done' CHECK (state IN ('done', 'undone', 'dropped'))
+        )
+        """,
+        "CREATE INDEX turns_by_session ON turns (session_id, state)",
+        "ALTER TABLE messages ADD COLUMN undone_at INTEGER",
+    ),
 )
 
 

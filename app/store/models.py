@@ -40,6 +40,13 @@ class Message:
     created_at: int
     updated_at: int
     finished_at: int | None
+    undone_at: int | None = None
+    """When /undo took back the turn holding it: kept, but no longer sent to the model
+    nor listed (app/turn_undo.py); None while it counts."""
+
+    @property
+    def undone(self) -> bool:
+        return self.undone_at is not None
 
 
 @dataclass(frozen=True)

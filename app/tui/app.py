@@ -83,6 +83,7 @@ class OpencodeApp(App[None]):
         Binding("ctrl+o", "models", "Models", id="app.models"),
         Binding("ctrl+b", "toggle_sidebar", "Toggle the files sidebar", id="app.toggle_sidebar"),
         Binding("ctrl+f", "focus_files", "Files sidebar ⇄ prompt", id="app.focus_files"),
+        Binding("ctrl+t", "undo_turn", "Undo the last turn (its prompt comes back)", id="app.undo_turn"),
         Binding("f1", "help", "Help", id="app.help"),
         Binding("escape", "cancel_turn", "Back to the prompt, or cancel the running reply", id="app.cancel"),
         Binding("ctrl+c", "quit_twice", "Quit (press twice)", id="app.quit", priority=True),
@@ -445,6 +446,78 @@ class OpencodeApp(App[None]):
             messages = await asyncio.to_thread(self.runtime.store.messages.list, message.session_id)
             await self.push_screen(TranscriptScreen(message.session_id, message.title, messages))
 
+
+    # -- undo and redo of a whole turn (docs/undo.md) --------------------------------------
+
+    def action_undo_turn(self) -> None:
+        self._turn_step("undo")
+
+    def action_redo_turn(self) -> None:
+        self._turn_step("redo")
+
+    def _turn_step(self, action: str) -> None:
+        if self._runtime_or_why(f"Nothing can {action}") is None:
+            return
+        if self.session_id is None:
+            self.notify(f"Nothing to {action}: this session has no turn yet", severity="warning")
+            return
+        if self.turn_running:
+            self.notify(f"A reply is still running: press escape to cancel it, then {action}", severity="warning")
+            return
+        self._step_turn(self.session_id, action)
+
+    @work(group="turn", exit_on_error=False)
+    async def _step_turn(self, session_id: str, action: str) -> None:
+        """Undo or redo, then show the session again; an undone turn's prompt goes back in
+        the input (unless the input holds something else: that is the user's, and kept)."""
+        from app.turn_undo import redo_turn, undo_turn
+
+        assert self.runtime is not None
+        self._turn_session = session_id
+        try:
+            step = await (undo_turn if action == "undo" else redo_turn)(self.runtime, session_id)
+        except OpencodeError as err:
+            await self.chat.add_notice(str(err), "error")
+            return
+        finally:
+            self._turn_session = None
+        await self.open_session(session_id)
+        files = f"{len(step.files)} file{'' if len(step.files) == 1 else 's'}"
+        typed = self.prompt.text.strip()
+        if action == "redo":
+            if typed == step.prompt.strip():
+                self.prompt.clear()
+            self.notify(f"Turn redone: {files} changed again")
+        elif typed and typed != step.prompt.strip():
+            self.notify(f"Turn undone: {files} put back; your prompt was not put in the input, which holds other text")
+        else:
+            self.prompt.load_text(step.prompt)
+            self.prompt.move_cursor(self.prompt.document.end)
+            self.notify(f"Turn undone: {files} put back; its prompt is in the input")
+        self.prompt.focus()
+
+    def action_export(self) -> None:
+        if self._runtime_or_why("The session cannot be exported") is None:
+            return
+        if self.session_id is None:
+            self.notify("Nothing to export yet: send a prompt first", severity="warning")
+            return
+        self._export(self.session_id)
+
+    @work(group="export", exit_on_error=False)
+    async def _export(self, session_id: str) -> None:
+        """The session's transcript as markdown, in a new file in the workspace root (a
+        name already taken gets -2, -3...), as /export does in Claude Code (docs/export.md)."""
+        from app.export import export_to_workspace
+
+        assert self.runtime is not None
+        try:
+            path = await asyncio.to_thread(export_to_workspace, self.runtime.store, session_id, self.runtime.root)
+        except OpencodeError as err:
+            self.notify(str(err), severity="error")
+            return
+        self.notify(f"Session exported to {path.relative_to(self.runtime.root)}")
+
     # -- sessions --------------------------------------------------------------------------
 
     async def open_session(self, session_id: str | None) -> None:
@@ -677,6 +750,9 @@ class OpencodeApp(App[None]):
             PaletteCommand("Files", "Move the keyboard to the modified files", self.action_focus_files),
             PaletteCommand("Servers", "Language and MCP servers: their states and errors", self.action_services),
             PaletteCommand("Compact session", "Summarise the conversation to free context", self.action_compact),
+            PaletteCommand("Undo turn", "Take back the last turn: its file changes and messages", self.action_undo_turn),
+            PaletteCommand("Redo turn", "Bring back the last turn undone", self.action_redo_turn),
+            PaletteCommand("Export session", "Write the transcript to a markdown file in the workspace", self.action_export),
             PaletteCommand("Help", "List every key binding", self.action_help),
             PaletteCommand("Quit", "Leave opencode", self.action_quit),
         ]

@@ -33,6 +33,9 @@ SCREEN_ACTIONS = {
     "help": "help",
     "quit": "quit",
     "compact": "compact",
+    "undo": "undo_turn",
+    "redo": "redo_turn",
+    "export": "export",
 }
 """Command name -> the app action that runs it in the TUI."""
 SYNC_RANK_LIMIT = 2_000

@@ -112,6 +112,21 @@ def test_a_created_file_has_an_absent_initial_and_once_deleted_is_unchanged(stor
     assert listed == {"empty.txt": (False, False), "new.txt": (True, True)}
 
 
+def test_content_written_elsewhere_since_the_last_version_is_recorded_before_the_change(store: Store) -> None:
+    """What a change replaced is never lost: when the file held something else than the
+    session's latest version (an editor wrote it), that content becomes a version first."""
+    session = store.sessions.create().id
+    store.history.record_changes(session, [RecordedChange("a.txt", "one\n", "two\n")])
+    store.history.record_changes(session, [RecordedChange("a.txt", "two\n", "three\n")])  # as left: no extra
+    store.history.record_changes(session, [RecordedChange("a.txt", "by hand\n", "four\n")])
+    store.history.record_changes(session, [RecordedChange("a.txt", "", "five\n", created=True)])  # removed by hand
+    versions = [(v.version, v.content, v.deleted) for v in store.history.versions(session, "a.txt")]
+    assert versions == [
+        ("initial", "one\n", False), ("v1", "two\n", False), ("v2", "three\n", False),
+        ("v3", "by hand\n", False), ("v4", "four\n", False), ("v5", "", True), ("v6", "five\n", False),
+    ]  # fmt: skip
+
+
 def test_a_binary_file_restored_to_other_bytes_of_its_size_is_not_unchanged(store: Store) -> None:
     session = store.sessions.create().id
     placeholder = "(binary file, 2 bytes)"

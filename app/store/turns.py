@@ -1,0 +1,161 @@
+"""Turns, for undo and redo of a whole turn (app/turn_undo.py).
+
+A turn is a user's prompt and everything answered to it. Its row says which history rows
+it wrote: those of its session tree (sub-agents included) with an id after
+``files_after`` and up to ``files_until``, the largest id when it ended. History ids
+grow with every write, whatever the session, so the range holds exactly what the turn's
+tools wrote; the session tree leaves out what other sessions wrote meanwhile.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Literal
+
+from app.store.db import Database
+from app.store.sessions import SESSION_TREE_SQL
+
+TurnState = Literal["done", "undone", "dropped"]
+
+_COLUMNS = "id, session_id, message_id, files_after, files_until, state"
+
+_TURN_ROWS_SQL = f"""
+    {SESSION_TREE_SQL}
+    SELECT files.id, files.session_id, path, content, seq, deleted, data, change_set
+    FROM files JOIN tree ON files.session_id = tree.id
+    WHERE files.id > ? AND files.id <= ?
+    ORDER BY files.id
+"""
+
+_PREVIOUS_SQL = "SELECT content, deleted, data FROM files WHERE session_id = ? AND path = ? AND seq = ?"
+
+
+@dataclass(frozen=True)
+class Turn:
+    id: int
+    session_id: str
+    message_id: str
+    """The user message that started it."""
+    files_after: int
+    files_until: int | None
+    """None while it runs (or when a crash ended it)."""
+    state: TurnState
+
+
+@dataclass(frozen=True)
+class Content:
+    """A file's content at one moment: its bytes, or None when it did not exist."""
+
+    data: bytes | None
+
+
+@dataclass(frozen=True)
+class TurnFile:
+    """One path a turn changed: what it held before the turn's first change and after its last."""
+
+    path: str
+    before: Content
+    after: Content
+
+
+class TurnStore:
+    def __init__(self, db: Database) -> None:
+        self._db = db
+
+    def begin(self, session_id: str, message_id: str) -> Turn:
+        """Record a turn starting at the user message ``message_id``. Turns of the session
+        still undone can no longer be redone: a new prompt ends the redo (they stay
+        undone, and in history)."""
+        with self._db.transaction():
+            self._db.execute("UPDATE turns SET state = 'dropped' WHERE session_id = ? AND state = 'undone'", (session_id,))
+            turn_id = self._db.insert(
+                "INSERT INTO turns (session_id, message_id, files_after) "
+                "VALUES (?, ?, (SELECT COALESCE(MAX(id), 0) FROM files))",
+                (session_id, message_id),
+            )
+            return self._get(turn_id)
+
+    def end(self, turn_id: int) -> None:
+        """The turn has ended: what history holds now is all it wrote."""
+        with self._db.transaction():
+            self._db.execute(
+                "UPDATE turns SET files_until = (SELECT COALESCE(MAX(id), 0) FROM files) WHERE id = ?", (turn_id,)
+            )
+
+    def last_done(self, session_id: str) -> Turn | None:
+        """The latest turn of the session not undone: what undo takes back."""
+        return self._one("WHERE session_id = ? AND state = 'done' ORDER BY id DESC", session_id)
+
+    def first_undone(self, session_id: str) -> Turn | None:
+        """The earliest turn still undone: the last one undo took back, which redo brings back."""
+        return self._one("WHERE session_id = ? AND state = 'undone' ORDER BY id", session_id)
+
+    def following(self, turn: Turn) -> Turn | None:
+        """The next turn of the same session, whatever its state."""
+        return self._one("WHERE session_id = ? AND id > ? ORDER BY id", turn.session_id, turn.id)
+
+    def set_state(self, turn: Turn, state: TurnState) -> None:
+        """Mark ``turn``; a turn that never ended (a crash) is closed at what history holds now."""
+        with self._db.transaction():
+            self._db.execute(
+                "UPDATE turns SET state = ?, files_until = COALESCE(files_until, (SELECT COALESCE(MAX(id), 0) FROM files)) "
+                "WHERE id = ?",
+                (state, turn.id),
+            )
+
+    def files(self, turn: Turn) -> list[TurnFile]:
+        """Every path the turn changed, sorted, with its content before and after the turn.
+        Before is what the turn's first change of the path found there (an "initial", or
+        the version recorded for content written by something else since), else the
+        version preceding the turn's first one; after is the turn's last version."""
+        until = turn.files_until
+        if until is None:
+            until = self._db.query_one("SELECT COALESCE(MAX(id), 0) AS id FROM files")["id"]
+        first: dict[str, sqlite3.Row] = {}
+        second: dict[str, sqlite3.Row] = {}
+        last: dict[str, sqlite3.Row] = {}
+        for row in self._db.query(_TURN_ROWS_SQL, (turn.session_id, turn.files_after, until)):
+            if row["path"] in first:
+                second.setdefault(row["path"], row)
+            first.setdefault(row["path"], row)
+            last[row["path"]] = row
+        found = []
+        for path in sorted(first):
+            row = first[path]
+            if not _found_before(row, second.get(path)):
+                row = self._db.query_one(_PREVIOUS_SQL, (row["session_id"], path, row["seq"] - 1))
+            found.append(TurnFile(path, _content(row), _content(last[path])))
+        return found
+
+    def _one(self, where: str, *params: object) -> Turn | None:
+        row = self._db.query_one(f"SELECT {_COLUMNS} FROM turns {where} LIMIT 1", params)
+        return Turn(**row) if row else None
+
+    def _get(self, turn_id: int) -> Turn:
+        turn = self._one("WHERE id = ?", turn_id)
+        assert turn is not None
+        return turn
+
+
+def _found_before(row: sqlite3.Row, next_row: sqlite3.Row | None) -> bool:
+    """Whether ``row`` holds what the change path found before a change rather than what
+    a change wrote: an "initial", or the version a change set records first when the file
+    held something else than the session's latest version (HistoryService.record_changes),
+    followed by that change set's own version of the path."""
+    if row["seq"] == 0:
+        return True
+    return (
+        next_row is not None
+        and row["change_set"] is not None
+        and next_row["change_set"] == row["change_set"]
+        and next_row["session_id"] == row["session_id"]
+    )
+
+
+def _content(row: sqlite3.Row) -> Content:
+    """A history version's bytes: the raw ones kept for binary content, else its text
+    (history keeps text with its BOM and line endings, so these are the file's bytes)."""
+    if row["deleted"]:
+        return Content(None)
+    return Content(row["data"] if row["data"] is not None else row["content"].encode("utf-8"))

@@ -1,0 +1,107 @@
+"""Undo and redo of a whole turn in the TUI (docs/undo.md), driven by Pilot: the real
+app, the real loop on the fake OpenAI server, real files and SQLite."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from app.tui.widgets.message_notice import ChatNotice
+from app.tui.widgets.message_user import UserMessage
+from tests.llm.fake_openai import Text, ToolCall
+from tests.tui.conftest import wait_until
+
+A_BEFORE = b"a = 1\r\n"
+ALLOW_EDITS = {"write": "allow", "edit": "allow", "delete": "allow"}
+
+
+def call(name: str, **arguments: object) -> ToolCall:
+    return ToolCall(name, json.dumps(arguments), id=f"call_{name}")
+
+
+def disk(root: Path) -> dict[str, bytes | None]:
+    return {name: (root / name).read_bytes() if (root / name).exists() else None for name in ("a.py", "b.py", "c.py")}
+
+
+def conversation(request: dict) -> str:
+    return json.dumps([m for m in request["messages"] if m["role"] != "system"])
+
+
+async def test_undo_redo_of_a_turn_from_the_prompt(make_runtime, make_app, fake_llm, workspace: Path):
+    runtime = make_runtime(
+        policy="interactive",
+        config={
+            "providers": {"openai": {"apiKey": "test", "baseURL": fake_llm.base_url}},
+            "permission": {"rules": ALLOW_EDITS},
+            "lsp": {"python": {"disabled": True}},
+        },
+    )
+    (workspace / "a.py").write_bytes(A_BEFORE)
+    (workspace / "c.py").write_bytes(b"c = 3\n")
+    for reply in (
+        [call("view", filePath="a.py")],
+        [call("edit", filePath="a.py", oldString="a = 1", newString="a = 2")],
+        [call("write", filePath="b.py", content="b = 2\n")],
+        [call("delete", path="c.py")],
+        [Text("Changed the three files.")],
+        [Text("Second answer.")],
+    ):
+        fake_llm.reply(*reply)
+    session = runtime.store.sessions.create(title="titled, so no title request")
+    app = make_app(fake_llm.model, runtime=runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(session.id)
+        await pilot.press(*"change the files", "enter")
+        await wait_until(pilot, lambda: not app.turn_running and len(fake_llm.requests) == 5)
+        after = disk(workspace)
+        assert after == {"a.py": b"a = 2\r\n", "b.py": b"b = 2\n", "c.py": None}
+
+        await pilot.press(*"/und")
+        await pilot.press("o", "enter")
+        await wait_until(pilot, lambda: app.prompt.text == "change the files")
+
+        assert disk(workspace) == {"a.py": A_BEFORE, "b.py": None, "c.py": b"c = 3\n"}
+        assert not app.query(UserMessage)  # the chat shows the session without the turn
+
+        await pilot.press("ctrl+a", "ctrl+k", *"/redo", "enter")
+        await wait_until(pilot, lambda: disk(workspace) == after)
+        await wait_until(pilot, lambda: [m.text for m in app.query(UserMessage)] == ["change the files"])
+
+        await pilot.press("ctrl+t")  # the key undoes too
+        await wait_until(pilot, lambda: app.prompt.text == "change the files")
+        assert disk(workspace)["b.py"] is None
+
+        await pilot.press("ctrl+a", "ctrl+k", *"something else", "enter")
+        await wait_until(pilot, lambda: not app.turn_running and len(fake_llm.requests) == 6)
+        sent = conversation(fake_llm.requests[-1])
+        assert "change the files" not in sent and "b = 2" not in sent and "something else" in sent
+
+
+async def test_an_outside_change_refuses_the_undo_in_the_chat(make_runtime, make_app, fake_llm, workspace: Path):
+    runtime = make_runtime(
+        policy="interactive",
+        config={
+            "providers": {"openai": {"apiKey": "test", "baseURL": fake_llm.base_url}},
+            "permission": {"rules": ALLOW_EDITS},
+        },
+    )
+    fake_llm.reply(call("write", filePath="b.py", content="b = 2\n"))
+    fake_llm.reply(Text("Wrote it."))
+    session = runtime.store.sessions.create(title="titled, so no title request")
+    app = make_app(fake_llm.model, runtime=runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(session.id)
+        await pilot.press(*"write b", "enter")
+        await wait_until(pilot, lambda: not app.turn_running and len(fake_llm.requests) == 2)
+        (workspace / "b.py").write_text("mine\n")
+
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: "b.py changed since that turn" in _notices(app))
+
+        assert (workspace / "b.py").read_text() == "mine\n"
+        assert app.prompt.text == ""
+        assert [m.text for m in app.query(UserMessage)] == ["write b"]
+
+
+def _notices(app) -> str:
+    return " ".join(notice.text for notice in app.chat.query(ChatNotice))
