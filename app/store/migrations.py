@@ -116,6 +116,17 @@ MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE files ADD COLUMN change_set INTEGER",
         "CREATE INDEX files_by_change_set ON files (change_set) WHERE change_set IS NOT NULL",
     ),
+    # 6: each session's todo list (the agent's plan, written whole by the todowrite tool):
+    # one row per session holding the items as JSON, kept and deleted with the session.
+    (
+        """
+        CREATE TABLE todos (
+            session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+            items TEXT NOT NULL,
+            updated_at INTEGER NOT NULL
+        )
+        """,
+    ),
 )
 
 

@@ -12,6 +12,7 @@ from app.store.journal import ChangeJournal
 from app.store.messages import MessageStore
 from app.store.seen import SeenFiles
 from app.store.sessions import SessionStore
+from app.store.todos import TodoStore
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class Store:
     history: HistoryService
     journal: ChangeJournal
     seen: SeenFiles
+    todos: TodoStore
 
     def close(self) -> None:
         self.db.close()
@@ -38,4 +40,5 @@ def open_store(db_path: Path, bus: Bus) -> Store:
         history=history,
         journal=ChangeJournal(db, history),
         seen=SeenFiles(db),
+        todos=TodoStore(db, bus),
     )

@@ -24,6 +24,8 @@ BUILTIN_TOOLS: dict[str, str] = {
     "delete": "app.tools.delete:DeleteTool",
     "bash": "app.tools.bash:BashTool",
     "diagnostics": "app.tools.diagnostics:DiagnosticsTool",
+    "todowrite": "app.tools.todo:TodoWriteTool",
+    "todoread": "app.tools.todo:TodoReadTool",
 }
 """Tool name -> "module:class", in the order models see them."""
 

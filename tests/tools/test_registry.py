@@ -19,6 +19,8 @@ CONTRACT = {
     "delete": {"path"},
     "bash": {"command", "timeout", "description"},
     "diagnostics": {"path"},
+    "todowrite": {"todos"},
+    "todoread": set(),
 }
 
 
