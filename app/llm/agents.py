@@ -43,8 +43,8 @@ class Agent:
 AGENTS: dict[str, Agent] = {
     agent.name: agent
     for agent in (
-        Agent("coder", (*CODING_TOOLS, *TODO_TOOLS, "task"), mcp_tools=True),
-        Agent("workhorse", (*CODING_TOOLS, *TODO_TOOLS), mcp_tools=True),
+        Agent("coder", (*CODING_TOOLS, *TODO_TOOLS, "webfetch", "task"), mcp_tools=True),
+        Agent("workhorse", (*CODING_TOOLS, *TODO_TOOLS, "webfetch"), mcp_tools=True),
         Agent("explorer", READ_TOOLS),
         Agent("title", (), conversational=False),
         Agent("summarizer", (), conversational=False),

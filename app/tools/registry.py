@@ -26,6 +26,7 @@ BUILTIN_TOOLS: dict[str, str] = {
     "diagnostics": "app.tools.diagnostics:DiagnosticsTool",
     "todowrite": "app.tools.todo:TodoWriteTool",
     "todoread": "app.tools.todo:TodoReadTool",
+    "webfetch": "app.tools.webfetch:WebfetchTool",
 }
 """Tool name -> "module:class", in the order models see them."""
 

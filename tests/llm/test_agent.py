@@ -554,6 +554,7 @@ async def test_context_files_and_agent_tools_reach_the_model(harness, workspace:
         "bash",
         "todowrite",
         "todoread",
+        "webfetch",
         "task",
     ]
 

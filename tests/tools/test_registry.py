@@ -21,6 +21,7 @@ CONTRACT = {
     "diagnostics": {"path"},
     "todowrite": {"todos"},
     "todoread": set(),
+    "webfetch": {"url", "format", "timeout"},
 }
 
 
