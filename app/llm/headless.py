@@ -43,7 +43,7 @@ from app.slash_commands import CommandCall, CommandError, Invocation, session_ha
 from app.tools.readable import readable_output
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NEEDS_APPROVAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-SUBJECT_KEYS = ("filePath", "path", "pattern", "command", "description")
+SUBJECT_KEYS = ("filePath", "path", "pattern", "command", "url", "description")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from app.tui.screens.sessions import SessionsScreen
 from app.tui.widgets.todo_panel import TodoPanel
+from app.tui.widgets.tool_render import ToolCallView
 from tests.tui.conftest import wait_until
 
 PLAN = [
@@ -43,6 +44,8 @@ async def test_a_scripted_todowrite_shows_live_and_comes_back_when_the_session_i
             "✗ Update the docs",
         ]
         assert str(app.query_one("#todo-title").render()) == "Todo  2/4"
+        headers = [str(view.query_one(".tool-header").render()) for view in app.query(ToolCallView)]
+        assert [header.split("  ")[-1] for header in headers] == ["1/4 done", "2/4 done"]
 
         await pilot.press("ctrl+n")  # a new session has no list: the panel goes
         await wait_until(pilot, lambda: app.session_id is None and not panel.display)
