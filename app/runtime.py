@@ -147,6 +147,7 @@ class Runtime:
             permissions=self.permissions,
             bus=self.bus,
             config=self.config,
+            todos=self.store.todos,
             lsp=self.lsp,
             **ids,
         )

@@ -1,6 +1,7 @@
 """One prompt's events, relayed to the editor as ACP session updates, in bus order.
 
-Text and reasoning deltas become message and thought chunks; each tool call becomes a
+Text and reasoning deltas become message and thought chunks; the session's todo list,
+each time todowrite changes it, a ``plan`` update; each tool call becomes a
 ``tool_call`` (pending) and ``tool_call_update``s (in_progress once it may run, then
 completed or failed with its content). A writing call runs alone, so the file versions
 history records between its start and its end are its changes: they become the diff
@@ -30,6 +31,7 @@ from app.acp.updates import (
     file_diff,
     image_content,
     output_content,
+    plan_update,
     text_content,
     tool_kind,
     tool_locations,
@@ -47,13 +49,13 @@ from app.llm.events import (
 )
 from app.permission import PermissionGranted, PermissionRequest, PermissionRequested
 from app.runtime import Runtime
-from app.store.events import FileVersionCreated
+from app.store.events import FileVersionCreated, TodosUpdated
 from app.store.history import INITIAL
 
 log = logging.getLogger(__name__)
 RELAYED = (
     TextDelta, ReasoningDelta, ToolCallStarted, ToolCallFinished, UsageUpdated, FileVersionCreated,
-    PermissionRequested, PermissionGranted, MentionRefused,
+    PermissionRequested, PermissionGranted, MentionRefused, TodosUpdated,
 )
 
 
@@ -118,6 +120,8 @@ class TurnRelay:
                 return None
             case ToolCallFinished():
                 return self._finished(event)
+            case TodosUpdated(todos=todos):
+                return plan_update(todos)
             case UsageUpdated():
                 return UsageUpdate(
                     session_update="usage_update",

@@ -2,7 +2,8 @@
 
 Diffs come back from history: each tool result names the files it changed (its
 metadata), and the session's versions of each path are handed out in order, one per
-change, so every replayed diff is the real before and after."""
+change, so every replayed diff is the real before and after. The session's todo list,
+if it has one, comes last, as a ``plan`` update."""
 
 from __future__ import annotations
 
@@ -13,7 +14,15 @@ from acp.helpers import update_tool_call
 from acp.schema import AgentMessageChunk, AgentThoughtChunk, TextContentBlock, ToolCallStart, UserMessageChunk
 
 from app import boundedjson
-from app.acp.updates import created_paths, file_diff, output_content, tool_kind, tool_locations, tool_title
+from app.acp.updates import (
+    created_paths,
+    file_diff,
+    output_content,
+    plan_update,
+    tool_kind,
+    tool_locations,
+    tool_title,
+)
 from app.runtime import Runtime
 from app.store.models import FileVersion
 
@@ -25,6 +34,9 @@ def replay(runtime: Runtime, session_id: str) -> Iterator[Any]:
             update = _update_for(runtime, message.role, part, cursors)
             if update is not None:
                 yield update
+    todos = runtime.store.todos.get(session_id)
+    if todos:
+        yield plan_update(todos)
 
 
 def _update_for(runtime: Runtime, role: str, part: dict[str, Any], cursors: _VersionCursors) -> Any:

@@ -5,21 +5,23 @@ the same frames from the same facts."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from acp.schema import (
+    AgentPlanUpdate,
     ContentToolCallContent,
     FileEditToolCallContent,
     ImageContentBlock,
+    PlanEntry,
     TextContentBlock,
     ToolCallLocation,
     ToolKind,
 )
 
 from app.llm.headless import call_subject
-from app.store.models import FileVersion
+from app.store.models import FileVersion, TodoItem
 from app.tools.readable import readable_output
 
 Content = ContentToolCallContent | FileEditToolCallContent
@@ -35,11 +37,16 @@ TOOL_KINDS: dict[str, ToolKind] = {
     "patch": "edit",
     "delete": "delete",
     "bash": "execute",
-    "fetch": "fetch",
+    "webfetch": "fetch",
     "task": "think",
+    "todowrite": "think",
+    "todoread": "think",
 }
 _PATCH_HEADER = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.MULTILINE)
 PATH_KEYS = ("filePath", "path")
+CANCELLED_PREFIX = "Cancelled: "
+"""ACP plans know pending, in_progress and completed: a cancelled item is sent as
+completed (it is over), its content saying so and ``_meta.opencode.status`` naming it."""
 
 
 def tool_kind(tool: str, arguments: Mapping[str, Any]) -> ToolKind:
@@ -143,3 +150,22 @@ def mark_deleted(payload: Any) -> Any:
             mark_deleted(item)
     return payload
 
+
+
+def plan_update(todos: Iterable[TodoItem]) -> AgentPlanUpdate:
+    """The session's todo list as an ACP ``plan`` update: the whole list, which the editor
+    shows in place of the one before (an empty list clears it)."""
+    return AgentPlanUpdate(session_update="plan", entries=[_plan_entry(todo) for todo in todos])
+
+
+def _plan_entry(todo: TodoItem) -> PlanEntry:
+    if todo.status == "cancelled":
+        return PlanEntry(
+            content=CANCELLED_PREFIX + todo.content,
+            priority=todo.priority,
+            status="completed",
+            field_meta={"opencode": {"status": "cancelled", "id": todo.id}},
+        )
+    return PlanEntry(
+        content=todo.content, priority=todo.priority, status=todo.status, field_meta={"opencode": {"id": todo.id}}
+    )

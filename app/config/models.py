@@ -175,11 +175,21 @@ class GrepToolConfig(ConfigModel):
     )
 
 
+class WebfetchToolConfig(ConfigModel):
+    allow_private: bool = Field(
+        False,
+        description="Let webfetch reach private, loopback, link-local and other non-global addresses "
+        "(a local server, the cloud metadata address). Only the user config or the environment may set it: "
+        "a project's .opencode.json cannot.",
+    )
+
+
 class ToolsConfig(ConfigModel):
     delete: DeleteToolConfig = DeleteToolConfig()
     bash: BashToolConfig = BashToolConfig()
     grep: GrepToolConfig = GrepToolConfig()
     lsp: LspToolConfig = LspToolConfig()
+    webfetch: WebfetchToolConfig = WebfetchToolConfig()
 
 
 class ConfigShape(ConfigModel):

@@ -24,7 +24,7 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource
 
 from app.config.merge import deep_merge
-from app.config.sources import CONFIG_FILE, Layer, env_layer, file_layer, global_config_path
+from app.config.sources import CONFIG_FILE, Layer, env_layer, file_layer, global_config_path, refuse_user_only
 
 
 @dataclass
@@ -44,15 +44,24 @@ class Load:
         ~/.opencode.json once."""
         project = self.workspace / CONFIG_FILE
         found = self.global_path if self.global_path is not None else global_config_path(self.env)
-        if found is None or os.path.realpath(found) == os.path.realpath(project):
+        if found is None or self.project_is_global:
             return None, project
         return found, project
+
+    @cached_property
+    def project_is_global(self) -> bool:
+        """The workspace is the home folder: its `.opencode.json` is the user's own file."""
+        found = self.global_path if self.global_path is not None else global_config_path(self.env)
+        return found is not None and os.path.realpath(found) == os.path.realpath(self.workspace / CONFIG_FILE)
 
     @cached_property
     def files(self) -> tuple[Layer | None, Layer | None]:
         """The (global, project) layers."""
         found, project = self.paths
-        return (file_layer(found) if found is not None else None), file_layer(project)
+        project_layer = file_layer(project)
+        if not self.project_is_global:
+            refuse_user_only(project_layer)
+        return (file_layer(found) if found is not None else None), project_layer
 
     @cached_property
     def environment(self) -> Layer | None:

@@ -127,6 +127,26 @@ def file_layer(path: Path) -> Layer | None:
     return Layer(str(path), _normalised(validated(data, str(path), strict=True)))
 
 
+USER_ONLY_KEYS: tuple[tuple[str, ...], ...] = (("tools", "webfetch", "allowPrivate"),)
+"""Keys a project's `.opencode.json` may not set: they widen what the agent may reach, and
+a cloned repository (or the agent itself) must not be able to open them for itself."""
+
+
+def refuse_user_only(layer: Layer | None) -> None:
+    """Raise a one-line ConfigError when the project layer ``layer`` sets a user-only key."""
+    if layer is None:
+        return
+    for path in USER_ONLY_KEYS:
+        node: Any = layer.data
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        if node is not None:
+            raise ConfigError(
+                f'{layer.source}: "{".".join(path)}" can be set only in the user config '
+                "(~/.config/opencode/.opencode.json) or the environment, not in a project: move it there"
+            )
+
+
 def user_config_file(env: Mapping[str, str]) -> Path | None:
     """``$XDG_CONFIG_HOME/opencode/.opencode.json`` (``~/.config`` when the variable is
     unset): where the user's settings go when they have no global file yet. None

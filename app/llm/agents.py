@@ -25,6 +25,8 @@ CHANGE_TOOLS = ("write", "edit", "multiedit", "patch", "delete", "bash")
 # The language servers' view of the files the agent changes; the explorer, which only
 # reads, keeps to the four read tools.
 CODING_TOOLS = (*READ_TOOLS, "diagnostics", *CHANGE_TOOLS)
+# The plan the agent keeps for multi-step work, shown to the user beside the chat.
+TODO_TOOLS = ("todowrite", "todoread")
 
 
 @dataclass(frozen=True)
@@ -41,8 +43,8 @@ class Agent:
 AGENTS: dict[str, Agent] = {
     agent.name: agent
     for agent in (
-        Agent("coder", (*CODING_TOOLS, "task"), mcp_tools=True),
-        Agent("workhorse", CODING_TOOLS, mcp_tools=True),
+        Agent("coder", (*CODING_TOOLS, *TODO_TOOLS, "webfetch", "task"), mcp_tools=True),
+        Agent("workhorse", (*CODING_TOOLS, *TODO_TOOLS, "webfetch"), mcp_tools=True),
         Agent("explorer", READ_TOOLS),
         Agent("title", (), conversational=False),
         Agent("summarizer", (), conversational=False),

@@ -44,7 +44,7 @@ from app.tools.readable import readable_output
 from app.turn_undo import redo_turn, undo_turn
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NEEDS_APPROVAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-SUBJECT_KEYS = ("filePath", "path", "pattern", "command", "description")
+SUBJECT_KEYS = ("filePath", "path", "pattern", "command", "url", "description")
 TURN_COMMANDS = {"undo": undo_turn, "redo": redo_turn}
 """Slash commands on the session's turns, run without choosing a model."""
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)

@@ -21,24 +21,28 @@ if TYPE_CHECKING:
         SessionCreated,
         SessionDeleted,
         SessionUpdated,
+        TodosUpdated,
     )
     from app.store.history import HistoryService
     from app.store.messages import MessageStore
-    from app.store.models import FileChange, FileVersion, Message, Role, Session
+    from app.store.models import FileChange, FileVersion, Message, Role, Session, TodoItem
     from app.store.sessions import SessionStore
     from app.store.store import Store, open_store
+    from app.store.todos import TodoStore
 
 _HOMES = {
     "app.store.db": ("Database",),
     "app.store.errors": ("InvalidRecordError", "RecordNotFoundError", "StoreError"),
     "app.store.events": (
         "FileVersionCreated", "MessageCreated", "MessageUpdated", "SessionCreated", "SessionDeleted", "SessionUpdated",
+        "TodosUpdated",
     ),
     "app.store.history": ("HistoryService",),
     "app.store.messages": ("MessageStore",),
-    "app.store.models": ("FileChange", "FileVersion", "Message", "Role", "Session"),
+    "app.store.models": ("FileChange", "FileVersion", "Message", "Role", "Session", "TodoItem"),
     "app.store.sessions": ("SessionStore",),
     "app.store.store": ("Store", "open_store"),
+    "app.store.todos": ("TodoStore",),
 }
 _HOME_OF = {name: module for module, names in _HOMES.items() for name in names}
 
@@ -62,6 +66,9 @@ __all__ = [
     "SessionUpdated",
     "Store",
     "StoreError",
+    "TodoItem",
+    "TodoStore",
+    "TodosUpdated",
     "open_store",
 ]
 

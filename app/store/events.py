@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from app.bus import Event
-from app.store.models import Message, Session
+from app.store.models import Message, Session, TodoItem
 
 
 @dataclass(frozen=True)
@@ -43,3 +43,11 @@ class FileVersionCreated(Event):
     path: str
     version: str
     deleted: bool
+
+
+@dataclass(frozen=True)
+class TodosUpdated(Event):
+    """A session's todo list was replaced: ``todos`` is the whole new list (empty when cleared)."""
+
+    session_id: str
+    todos: tuple[TodoItem, ...]

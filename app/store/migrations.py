@@ -135,6 +135,17 @@ MIGRATIONS: tuple[Migration, ...] = (
         "CREATE INDEX turns_by_session ON turns (session_id, state)",
         "ALTER TABLE messages ADD COLUMN undone_at INTEGER",
     ),
+    # 7: each session's todo list (the agent's plan, written whole by the todowrite tool):
+    # one row per session holding the items as JSON, kept and deleted with the session.
+    (
+        """
+        CREATE TABLE todos (
+            session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+            items TEXT NOT NULL,
+            updated_at INTEGER NOT NULL
+        )
+        """,
+    ),
 )
 
 

@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 Role = Literal["user", "assistant", "tool", "system"]
 SessionKind = Literal["chat", "tool"]
+TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
+TodoPriority = Literal["high", "medium", "low"]
 
 
 @dataclass(frozen=True)
@@ -107,3 +109,13 @@ class RecordedChange:
     before_data: bytes | None = None
     after_data: bytes | None = None
     created: bool = False
+
+
+@dataclass(frozen=True)
+class TodoItem:
+    """One step of a session's todo list (the agent's plan)."""
+
+    id: str
+    content: str
+    status: TodoStatus
+    priority: TodoPriority

@@ -12,6 +12,7 @@ from app.store.journal import ChangeJournal
 from app.store.messages import MessageStore
 from app.store.seen import SeenFiles
 from app.store.sessions import SessionStore
+from app.store.todos import TodoStore
 from app.store.turns import TurnStore
 
 
@@ -24,6 +25,7 @@ class Store:
     journal: ChangeJournal
     seen: SeenFiles
     turns: TurnStore
+    todos: TodoStore
 
     def close(self) -> None:
         self.db.close()
@@ -41,4 +43,5 @@ def open_store(db_path: Path, bus: Bus) -> Store:
         journal=ChangeJournal(db, history),
         seen=SeenFiles(db),
         turns=TurnStore(db),
+        todos=TodoStore(db, bus),
     )

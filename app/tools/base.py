@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from app.config import Config
     from app.lsp import LspManager
     from app.permission import PermissionService
-    from app.store import HistoryService
+    from app.store import HistoryService, TodoStore
     from app.store.journal import ChangeJournal
     from app.workspace import FileRecords, Workspace
     from app.workspace.lock import WorkspaceLock
@@ -48,6 +48,8 @@ class ToolContext:
     permissions: PermissionService
     bus: Bus
     config: Config
+    todos: TodoStore
+    """The session's todo list (todowrite, todoread)."""
     message_id: str | None = None
     call_id: str | None = None
     lsp: LspManager | None = None

@@ -24,6 +24,9 @@ BUILTIN_TOOLS: dict[str, str] = {
     "delete": "app.tools.delete:DeleteTool",
     "bash": "app.tools.bash:BashTool",
     "diagnostics": "app.tools.diagnostics:DiagnosticsTool",
+    "todowrite": "app.tools.todo:TodoWriteTool",
+    "todoread": "app.tools.todo:TodoReadTool",
+    "webfetch": "app.tools.webfetch:WebfetchTool",
 }
 """Tool name -> "module:class", in the order models see them."""
 

@@ -365,3 +365,32 @@ async def test_view_of_an_image_reaches_the_editor_as_image_content(workspace, f
         image = done["content"][-1]["content"]
         assert image == {"type": "image", "mimeType": "image/png", "data": base64.b64encode(data).decode()}
         assert "data" not in done["rawOutput"]["metadata"]["image"]
+
+
+async def test_the_todo_list_reaches_the_editor_as_plan_updates_and_comes_back_on_load(workspace, fake_llm, acp_agent):
+    """Each todowrite sends the whole list as a `plan` update (a cancelled item as
+    completed, saying so); session/load sends the stored list once more, after the replay."""
+    first = [{"id": "a", "content": "Read the code", "status": "in_progress", "priority": "high"},
+             {"id": "b", "content": "Write the fix", "status": "pending"}]  # fmt: skip
+    second = [{**first[0], "status": "completed"}, {**first[1], "status": "cancelled"}]
+    fake_llm.reply(ToolCall("todowrite", json.dumps({"todos": first}), id="t1"))
+    fake_llm.reply(ToolCall("todowrite", json.dumps({"todos": second}), id="t2"))
+    fake_llm.reply(Text("Planned."))
+    expected_last = [
+        {"content": "Read the code", "priority": "high", "status": "completed", "_meta": {"opencode": {"id": "a"}}},
+        {"content": "Cancelled: Write the fix", "priority": "medium", "status": "completed",
+         "_meta": {"opencode": {"status": "cancelled", "id": "b"}}},
+    ]  # fmt: skip
+    async with acp_agent(workspace, fake_llm) as client:  # no question: todowrite changes no file
+        sid = (await client.connection.new_session(cwd=str(workspace))).session_id
+        response = await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text("plan it")), 60)
+        assert response.stop_reason == "end_turn"
+        plans = [update["entries"] for update in client.updates(sid, "plan")]
+        assert [[entry["status"] for entry in plan] for plan in plans] == [["in_progress", "pending"], ["completed", "completed"]]
+        assert plans[-1] == expected_last
+        assert client.permission_requests == []
+    async with acp_agent(workspace, fake_llm) as client:
+        await client.connection.load_session(cwd=str(workspace), session_id=sid)
+        replayed = [update for update in client.updates(sid) if update["sessionUpdate"] != "available_commands_update"]
+        assert replayed[-1] == {"sessionUpdate": "plan", "entries": expected_last}
+        assert len(client.updates(sid, "plan")) == 1

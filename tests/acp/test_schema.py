@@ -115,9 +115,12 @@ def test_the_values_we_map_to_are_the_schemas():
 
 
 def script_a_session(fake: FakeOpenAI) -> None:
-    """Thinking, text, a read, an edit and a delete (both allowed), a refused write; then
+    """Thinking, text, a read, a plan, an edit and a delete (both allowed), a refused write; then
     a delete cancelled while its question is open; then a reply cancelled mid-stream."""
     fake.reply(Reasoning("Plan first."), Text("Looking."), ToolCall("view", json.dumps({"filePath": "a.py"}), id="v1"))
+    plan = [{"content": "Edit a.py", "status": "in_progress", "priority": "high"},
+            {"content": "Tidy notes", "status": "cancelled"}]  # fmt: skip
+    fake.reply(ToolCall("todowrite", json.dumps({"todos": plan}), id="t1"))
     fake.reply(ToolCall("edit", json.dumps({"filePath": "a.py", "oldString": "x = 1", "newString": "x = 2"}), id="e1"))
     fake.reply(ToolCall("delete", json.dumps({"path": "notes.txt"}), id="d1"))
     fake.reply(ToolCall("write", json.dumps({"filePath": "secret.txt", "content": "no\n"}), id="w1"))
@@ -127,8 +130,8 @@ def script_a_session(fake: FakeOpenAI) -> None:
 
 
 LIVE_UPDATES = {"agent_message_chunk", "agent_thought_chunk", "tool_call", "tool_call_update", "usage_update",
-                "available_commands_update", "current_mode_update"}  # fmt: skip
-REPLAYED_UPDATES = {"user_message_chunk", "agent_message_chunk", "tool_call", "tool_call_update"}
+                "available_commands_update", "current_mode_update", "plan"}  # fmt: skip
+REPLAYED_UPDATES = {"user_message_chunk", "agent_message_chunk", "tool_call", "tool_call_update", "plan"}
 
 
 def updates(frames: Frames) -> list[dict[str, Any]]:

@@ -39,7 +39,7 @@ AGENT_METHODS = {
 # Requests during which the agent streams a session's output (a load replays it).
 TURN_REQUESTS = {"session/prompt", "session/load"}
 TURN_UPDATES = {"agent_message_chunk", "agent_thought_chunk", "user_message_chunk", "tool_call", "tool_call_update",
-                "usage_update"}  # fmt: skip
+                "usage_update", "plan"}  # fmt: skip
 # JSON-RPC reserves -32768..-32000: there only its own codes, ACP's -32800 (request
 # cancelled) and the implementation-defined server errors -32099..-32000 may be used.
 RESERVED = range(-32768, -31999)

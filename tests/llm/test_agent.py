@@ -552,6 +552,9 @@ async def test_context_files_and_agent_tools_reach_the_model(harness, workspace:
         "patch",
         "delete",
         "bash",
+        "todowrite",
+        "todoread",
+        "webfetch",
         "task",
     ]
 

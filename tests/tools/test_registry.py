@@ -19,6 +19,9 @@ CONTRACT = {
     "delete": {"path"},
     "bash": {"command", "timeout", "description"},
     "diagnostics": {"path"},
+    "todowrite": {"todos"},
+    "todoread": set(),
+    "webfetch": {"url", "format", "timeout"},
 }
 
 

@@ -35,6 +35,11 @@ def test_outcomes_summarise_the_result_in_a_few_words():
     assert describe.outcome("bash", "", {"exit_code": 2}, False) == "exit 2"
     assert describe.outcome("view", "a\nb\nc", {}, False) == "3 lines"
     assert describe.outcome("edit", "no match", {}, True) == "failed"
+    todos = [{"status": "completed"}, {"status": "pending"}, {"status": "cancelled"}]
+    assert describe.outcome("todowrite", "", {"todos": todos}, False) == "1/3 done"
+    page = {"status": 200, "contentType": "text/html", "bytes": 5_242_880, "truncated": True}
+    assert describe.outcome("webfetch", "", page, False) == "200 text/html, 5,242,880 bytes, cut"
+    assert describe.subject("webfetch", {"url": "https://example.com/docs"}) == "https://example.com/docs"
 
 
 def test_patch_files_are_listed_by_what_happened_to_them():

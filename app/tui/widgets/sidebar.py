@@ -1,4 +1,5 @@
-"""The modified-files sidebar: every file the session (and its sub-agents) changed, with
+"""The sidebar: the session's todo list (app/tui/widgets/todo_panel.py, shown only when
+there is one), then the modified files: every file the session (and its sub-agents) changed, with
 +additions -deletions, new and deleted files marked. A file the session left as it found
 it (changed and reverted, created and deleted) is not listed: the list is what differs
 from before the session, and the chat keeps every step. Enter opens the file's diff; r
@@ -35,6 +36,7 @@ from app.errors import PermissionDeniedError, ToolError
 from app.tui import css_beside
 from app.tui.short_path import shorten_path
 from app.tui.widgets.sidebar_list import ModifiedFileList
+from app.tui.widgets.todo_panel import TodoPanel
 
 if TYPE_CHECKING:
     from app.runtime import Runtime
@@ -82,6 +84,7 @@ class FilesSidebar(Vertical):
         """Paths another program changed: shown from the disk, not from the history."""
 
     def compose(self) -> ComposeResult:
+        yield TodoPanel(id="sidebar-todos")
         yield Static("Modified files", id="sidebar-title")
         yield ModifiedFileList(id="sidebar-files")
         yield Static("No files changed yet", id="sidebar-empty")
@@ -96,11 +99,16 @@ class FilesSidebar(Vertical):
         self._follow(runtime)
 
     def _follow(self, runtime: Runtime) -> None:
+        todos = self.query_one(TodoPanel)
+        todos.session_id = self.session_id
+        todos.attach(runtime)
         self._stale.set()
         self._follow_history(runtime)
         self._refresh_when_stale()
 
     def watch_session_id(self) -> None:
+        if self.is_mounted:
+            self.query_one(TodoPanel).session_id = self.session_id
         self._stale.set()
 
     def focus_files(self) -> None:

@@ -23,6 +23,9 @@ ACTIONS: dict[str, str] = {
     "bash": "Running...",
     "task": "Delegating...",
     "revert": "Reverting...",
+    "webfetch": "Fetching...",
+    "todowrite": "Planning...",
+    "todoread": "Reading the plan...",
 }
 DIFF_TOOLS = frozenset({"write", "edit", "multiedit", "patch", "delete", "revert"})
 READ_TOOLS = frozenset(AGENT_READ_TOOLS)  # the tools that only read, as the agents define them
@@ -61,6 +64,8 @@ def subject(tool: str, arguments: dict[str, Any]) -> str:
     for key in ("filePath", "path"):
         if arguments.get(key):
             return shorten_path(" ".join(str(arguments[key]).split()), SUBJECT_LIMIT)
+    if tool == "webfetch":
+        return first_line(str(arguments.get("url", "")), SUBJECT_LIMIT)
     for key in ("pattern", "description", "prompt"):
         if arguments.get(key):
             return first_line(str(arguments[key]), SUBJECT_LIMIT)
@@ -93,6 +98,13 @@ def outcome(tool: str, output: str, metadata: dict[str, Any], error: bool) -> st
         return "" if code is None else f"exit {code}"
     if tool in READ_TOOLS:
         return plural(line_count(output), "line")
+    if tool in ("todowrite", "todoread") and isinstance(metadata.get("todos"), list):
+        todos = metadata["todos"]
+        done = sum(isinstance(todo, dict) and todo.get("status") == "completed" for todo in todos)
+        return f"{done}/{len(todos)} done"
+    if tool == "webfetch" and isinstance(metadata.get("bytes"), int):
+        cut = ", cut" if metadata.get("truncated") else ""
+        return f"{metadata.get('status', '')} {metadata.get('contentType', '')}, {metadata['bytes']:,} bytes{cut}"
     return ""
 
 
