@@ -12,6 +12,7 @@ import statistics
 import string
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 from app.completion import MAX_PATHS, prepare, rank, workspace_paths
@@ -52,12 +53,12 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as folder:
             root = Path(folder)
             make_tree(root, size)
-            listed = median_ms(lambda: workspace_paths(root), runs=3)
+            listed = median_ms(partial(workspace_paths, root), runs=3)
             paths = workspace_paths(root)
-            prepared = median_ms(lambda: prepare(paths), runs=1)
+            prepared = median_ms(partial(prepare, paths), runs=1)
             print(f"{len(paths):>6} paths: listed in {listed:.0f} ms, prepared in {prepared:.0f} ms")
             for query in QUERIES:
-                print(f"    rank {query!r:<10} {median_ms(lambda q=query: rank(q, paths)):6.1f} ms")
+                print(f"    rank {query!r:<10} {median_ms(partial(rank, query, paths)):6.1f} ms")
 
 
 if __name__ == "__main__":

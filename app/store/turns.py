@@ -111,7 +111,8 @@ class TurnStore:
         version preceding the turn's first one; after is the turn's last version."""
         until = turn.files_until
         if until is None:
-            until = self._db.query_one("SELECT COALESCE(MAX(id), 0) AS id FROM files")["id"]
+            newest = self._db.query_one("SELECT COALESCE(MAX(id), 0) AS id FROM files")
+            until = newest["id"] if newest is not None else 0
         first: dict[str, sqlite3.Row] = {}
         second: dict[str, sqlite3.Row] = {}
         last: dict[str, sqlite3.Row] = {}
@@ -123,9 +124,11 @@ class TurnStore:
         found = []
         for path in sorted(first):
             row = first[path]
+            before = _content(row)
             if not _found_before(row, second.get(path)):
-                row = self._db.query_one(_PREVIOUS_SQL, (row["session_id"], path, row["seq"] - 1))
-            found.append(TurnFile(path, _content(row), _content(last[path])))
+                previous = self._db.query_one(_PREVIOUS_SQL, (row["session_id"], path, row["seq"] - 1))
+                before = _content(previous) if previous is not None else Content(None)
+            found.append(TurnFile(path, before, _content(last[path])))
         return found
 
     def _one(self, where: str, *params: object) -> Turn | None:

@@ -55,8 +55,6 @@ if TYPE_CHECKING:
     from app.store.models import Message
     from app.tui.config_watch import Fingerprint
     from app.tui.prompt_commands import PromptCommands
-
-
     from app.tui.widgets.task_view import TaskView
 
 SIDEBAR_MIN_WIDTH = 100

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.content import Content
 from textual.message import Message
@@ -67,7 +68,7 @@ class TaskView(ToolCallView, can_focus=True):
         """ "explorer · find the config loader": who works on what."""
         return f"{self.agent} · {self.description}"
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         yield from super().compose()
         yield self._status
 
