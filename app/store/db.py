@@ -158,11 +158,13 @@ class Database:
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
-            return self._conn.execute(sql, params).fetchall()
+            rows: list[sqlite3.Row] = self._conn.execute(sql, params).fetchall()
+        return rows
 
     def query_one(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
         with self._lock:
-            return self._conn.execute(sql, params).fetchone()
+            row: sqlite3.Row | None = self._conn.execute(sql, params).fetchone()
+        return row
 
     def close(self) -> None:
         with self._lock:

@@ -226,7 +226,8 @@ class HistoryService:
         row = self._db.query_one(
             "SELECT MAX(seq) AS seq FROM files WHERE session_id = ? AND path = ?", (session_id, path)
         )
-        return row["seq"]
+        seq: int | None = row["seq"] if row is not None else None
+        return seq
 
     def _insert(
         self, session_id: str, path: str, content: str, seq: int, deleted: bool, data: bytes | None

@@ -14,6 +14,7 @@ transaction holds them, the entry points there instead of keeping a copy.
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -124,9 +125,14 @@ class ChangeJournal:
         return found
 
 
-def _bytes(entry) -> bytes | None:
+def _bytes(entry: sqlite3.Row) -> bytes | None:
     """An entry's bytes: its own, or those of the history version holding them (a text
     version's content is its exact UTF-8; a binary one keeps its bytes beside)."""
     if entry["data"] is not None or entry["content"] is None:
-        return entry["data"]
-    return entry["history_data"] if entry["history_data"] is not None else entry["content"].encode("utf-8")
+        data: bytes | None = entry["data"]
+        return data
+    if entry["history_data"] is not None:
+        history_data: bytes = entry["history_data"]
+        return history_data
+    content: str = entry["content"]
+    return content.encode("utf-8")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 from functools import partial
 from typing import Any, get_args
@@ -90,7 +91,8 @@ class SessionStore:
             f"WHERE parent_id IS NULL{_kinds(include_tool)} ORDER BY created_at DESC, rowid DESC"
         )
 
-    def children(self, session_id: str) -> list[Session]:
+    # Below the method `list`, the bare name means the method: annotations say builtins.list.
+    def children(self, session_id: str) -> builtins.list[Session]:
         """Direct children, oldest first: the order the sub-agents were started in."""
         return self._select("WHERE parent_id = ? ORDER BY created_at, rowid", (session_id,))
 
@@ -145,7 +147,7 @@ class SessionStore:
             for doomed_id in doomed:
                 self._db.on_commit(partial(self._bus.publish, SessionDeleted(doomed_id)))
 
-    def _select(self, where: str, params: tuple[Any, ...] = ()) -> list[Session]:
+    def _select(self, where: str, params: tuple[Any, ...] = ()) -> builtins.list[Session]:
         return [Session(**row) for row in self._db.query(f"SELECT {_COLUMNS} FROM sessions {where}", params)]
 
     def _changed(self, session_id: str, rows_changed: int) -> Session:
