@@ -165,17 +165,14 @@ class FileRecords:
             return
         self._persisted.save(
             session_id,
-            (
-                (str(path), SeenFile(*(r.fingerprint.as_tuple() if r.fingerprint else (None,) * 3), r.at.timestamp()))
-                for path, r in records
-            ),
+            ((str(path), _seen_file(record)) for path, record in records),
         )
 
     def _load(self, session_id: str, key: Path) -> FileRecord | None:
         """What another process of this session recorded, kept in memory from then on."""
         if self._persisted is None or (stored := self._persisted.load(session_id, str(key))) is None:
             return None
-        fingerprint = None if stored.mtime_ns is None else Fingerprint(stored.mtime_ns, stored.size, stored.inode)
+        fingerprint = _fingerprint(stored)
         record = FileRecord(fingerprint, datetime.fromtimestamp(stored.seen_at))
         self._seen.setdefault(key, {})[session_id] = record
         return record
@@ -208,3 +205,18 @@ def _canonical_many(paths: Iterable[Path]) -> list[Path]:
         entry = folder / name
         canonical.append(_canonical(entry) if entry.is_symlink() else entry)
     return canonical
+
+
+def _seen_file(record: FileRecord) -> SeenFile:
+    """How a record is stored: a missing file's fingerprint is three NULLs."""
+    fingerprint = record.fingerprint
+    if fingerprint is None:
+        return SeenFile(None, None, None, record.at.timestamp())
+    return SeenFile(*fingerprint.as_tuple(), record.at.timestamp())
+
+
+def _fingerprint(stored: SeenFile) -> Fingerprint | None:
+    """The stored fingerprint, None where the file did not exist."""
+    if stored.mtime_ns is None or stored.size is None or stored.inode is None:
+        return None
+    return Fingerprint(stored.mtime_ns, stored.size, stored.inode)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 from app.errors import BinaryFileError
 
@@ -116,10 +116,14 @@ _SYNC_ALL_UNWRITTEN_LIMIT = 64 << 20
 _FSYNC_THREADS = 8
 
 
+@overload
+def sync_paths(paths: Collection[Path], *, sync_all_limit: int = ...) -> None: ...
+@overload
+def sync_paths(paths: Collection[P], *, fsync_one: Callable[[P], None], sync_all_limit: int = ...) -> None: ...
 def sync_paths(
-    paths: Collection[P],
+    paths: Collection[Any],
     *,
-    fsync_one: Callable[[P], None] = _fsync_path,
+    fsync_one: Callable[[Any], None] = _fsync_path,
     sync_all_limit: int = _SYNC_ALL_UNWRITTEN_LIMIT,
 ) -> None:
     """Make these files or folders durable (a folder: its entries, i.e. renames), each
