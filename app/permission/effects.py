@@ -117,9 +117,9 @@ def judge(
             key, decision = other, found
     also = DENY_ALSO.get(effect.kind)
     if also is not None and also not in (tool, key) and decision.action != "deny" and (denying is None or also in denying):
-        other = evaluate(also, effect.target, effect.absolute)
-        if other.action == "deny":
-            key, decision = also, other
+        also_decision = evaluate(also, effect.target, effect.absolute)
+        if also_decision.action == "deny":
+            key, decision = also, also_decision
     result = Judgement(effect, decision, key)
     if effect.kind in ("write", "delete"):
         anchor = protected_anchor(effect.target, protected_roots)

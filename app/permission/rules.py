@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -17,8 +18,8 @@ from app.errors import ConfigError
 
 Action = Literal["allow", "ask", "deny"]
 Level = Literal["agent", "global", "default", "session"]
-RuleValue = str | dict[str, str]
-Rules = dict[str, RuleValue]
+RuleValue = str | Mapping[str, str]
+Rules = Mapping[str, RuleValue]
 
 ACTIONS: tuple[Action, ...] = ("allow", "ask", "deny")
 # Higher is stricter: on a specificity tie the stricter action wins.
@@ -193,7 +194,8 @@ def evaluate_rules(
     patterns starting with `/` or `~` are matched against; `agent` names the level in the
     reason, e.g. `agent coder rule "tmp/*"`."""
     for key in dict.fromkeys((tool, "*")):
-        for level, rules in (("agent", agent_rules), ("global", global_rules)):
+        levels: tuple[tuple[Level, Rules | None], ...] = (("agent", agent_rules), ("global", global_rules))
+        for level, rules in levels:
             value = rules.get(key) if rules else None
             if value is None:
                 continue

@@ -94,9 +94,9 @@ class PermissionService:
         if decision.action != "deny" and session_id in self._ancestors:
             decision = self._inherited_deny(tool, subject, absolute, agent, self._ancestors[session_id]) or decision
         if decision.action == "ask" and session_id is not None and remembered:
-            remembered = self._session_answers.get(session_id, {}).get((tool, subject))
-            if remembered is not None:
-                return Decision(remembered, "the user, for this session", None, "session")
+            answer = self._session_answers.get(session_id, {}).get((tool, subject))
+            if answer is not None:
+                return Decision(answer, "the user, for this session", None, "session")
         return decision
 
     def _inherited_deny(
@@ -278,7 +278,10 @@ class PermissionService:
         made = preview if isinstance(preview, PermissionPreview) else None
         req = PermissionRequest(session_id, tool, subject, agent, title, made or _UNMADE_PREVIEW, absolute)
         reply = await self.request(
-            req, ask_anyway=ask_anyway, person_only=person_only, make_preview=None if made else preview
+            req,
+            ask_anyway=ask_anyway,
+            person_only=person_only,
+            make_preview=None if isinstance(preview, PermissionPreview) else preview,
         )
         if not reply.allowed:
             raise PermissionDeniedError(_denial_message(req, reply))
