@@ -1,9 +1,12 @@
 """Language-server clients: diagnostics for the files the tools change."""
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.lsp.diagnostic import MAX_DIAGNOSTICS_PER_FILE, Diagnostic, format_errors
 from app.lsp.events import LspStatusChanged
+
+if TYPE_CHECKING:  # the type checker sees the class that __getattr__ loads
+    from app.lsp.manager import LspManager
 
 __all__ = ["MAX_DIAGNOSTICS_PER_FILE", "Diagnostic", "LspManager", "LspStatusChanged", "format_errors"]
 

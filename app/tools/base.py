@@ -141,7 +141,8 @@ def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
             out["properties"] = {name: resolve(value) for name, value in node["properties"].items()}
         return out
 
-    return resolve(schema)
+    inlined: dict[str, Any] = resolve(schema)
+    return inlined
 
 
 def _describe(err: ValidationError) -> str:

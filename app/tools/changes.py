@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property, partial
@@ -73,7 +73,7 @@ class Snapshot:
     def __getitem__(self, path: Path) -> FileState:
         return self._states[path]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[FileState]:
         return iter(self._states.values())
 
 

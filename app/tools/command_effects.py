@@ -76,7 +76,7 @@ def _variable(name: str, value: str | None, reading: GitReading) -> None:
 
 def _env_assignments(rest: list[str | None]) -> list[tuple[str, str | None]]:
     """`env [-i] [-u NAME] NAME=value ... PROGRAM`: the assignments before the program."""
-    found = []
+    found: list[tuple[str, str | None]] = []
     for word in rest:
         if word is None:
             break

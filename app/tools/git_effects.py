@@ -127,13 +127,14 @@ def config_value_effect(key: str, value: str | None, reading: GitReading) -> Non
         return
     section, _, last = key.rpartition(".")
     runs = last in _COMMAND_KEYS or section == "pager" or key.startswith("pager.")
-    if _UNKNOWABLE_KEY.match(key) and not runs:
-        reading.doubts.append(f"git setting {key} makes git run what cannot be judged here")
-    elif runs and value is None:
+    if not runs:
+        if _UNKNOWABLE_KEY.match(key):
+            reading.doubts.append(f"git setting {key} makes git run what cannot be judged here")
+    elif value is None:
         reading.doubts.append(f"git setting {key} is a command known only at run time")
-    elif runs and (last in ("fsmonitor", "pager") or section == "pager") and value.lower() in _FALSE_OR_TRUE:
+    elif (last in ("fsmonitor", "pager") or section == "pager") and value.lower() in _FALSE_OR_TRUE:
         return
-    elif runs and value:
+    elif value:
         reading.scripts.append(value.removeprefix("!"))
 
 
@@ -152,7 +153,8 @@ def _read(
             return
         if not word.startswith("-"):
             break
-        name, has_value, value = word.partition("=")
+        name, has_value, written = word.partition("=")
+        value: str | None = written
         if name in _GLOBAL_VALUE_OPTIONS and not has_value:
             if name == "--exec-path":  # without a value it only prints the path
                 i += 1

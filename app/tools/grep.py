@@ -20,7 +20,7 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -265,6 +265,7 @@ async def _run_ripgrep(command: list[str], search: Search) -> None:
     process = await asyncio.create_subprocess_exec(
         *command, cwd=search.target.root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
+    assert process.stdout is not None and process.stderr is not None, "both are pipes"
     errors = asyncio.ensure_future(process.stderr.read())
     finished = False
     try:
@@ -301,8 +302,8 @@ async def _read_matches(stdout: asyncio.StreamReader, search: Search) -> None:
             shown = search.target.show(rel)
             files[name] = (shown, search.target.root / rel, search.allowed(shown))
         shown, path, allowed = files[name]
-        number, _, text = rest.partition(b":")
-        text = text.decode("utf-8", "replace").removesuffix("\r")
+        number, _, raw_text = rest.partition(b":")
+        text = raw_text.decode("utf-8", "replace").removesuffix("\r")
         if allowed and not search.add(shown, path, int(number), text):
             return
 
@@ -358,6 +359,7 @@ def search_with_python(search: Search) -> None:
     except re.error as err:
         raise _invalid_regex(search.pattern, str(err)) from None
     target = search.target
+    candidates: Iterable[tuple[str, Path]]
     if target.path.is_file():  # a file named explicitly is searched whatever its name
         candidates = [(target.shown, target.path)]
     else:

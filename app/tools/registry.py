@@ -34,7 +34,8 @@ BUILTIN_TOOLS: dict[str, str] = {
 def load_tool(name: str) -> Tool:
     """A new instance of the built-in tool ``name`` (KeyError if there is none)."""
     module, _, cls = BUILTIN_TOOLS[name].partition(":")
-    return getattr(import_module(module), cls)()
+    tool: Tool = getattr(import_module(module), cls)()
+    return tool
 
 
 def all_tools() -> list[Tool]:

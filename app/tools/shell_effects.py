@@ -387,7 +387,9 @@ def _matching_brace(text: str, open_at: int) -> int | None:
 
 
 def _top_level_split(body: str) -> list[str]:
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for char in body:
         if char == "," and depth == 0:
             parts.append("".join(current))

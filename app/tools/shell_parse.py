@@ -387,7 +387,10 @@ def _alias_expanded(parts: list[SimpleCommand]) -> list[str]:
     for part in parts:
         if (part.normal or part.text).startswith("alias "):
             words = (split_words(part.text) or [])[1:]  # an unclosed quote: no alias to follow
-            aliases.update(tuple(word.split("=", 1)) for word in words if "=" in word)
+            for word in words:
+                name, assigns, value = word.partition("=")
+                if assigns:
+                    aliases[name] = value
     lines = []
     for part in parts if aliases else ():
         first, _, rest = (part.normal or part.text).partition(" ")
@@ -461,8 +464,9 @@ def _programs_in_words(words: list[str | None]) -> tuple[str, ...]:
         script = " ".join(word for word in rest if word)
         return (program, *_programs_in_script(script))
     flag = _c_flag_index(rest)
-    if program in _SHELLS and flag is not None and rest[flag + 1]:
-        return (program, *_programs_in_script(rest[flag + 1]))
+    inner = rest[flag + 1] if program in _SHELLS and flag is not None else None
+    if inner:
+        return (program, *_programs_in_script(inner))
     return (program,)
 
 
@@ -476,7 +480,7 @@ def _inner_scripts(command: Node, words: list[tuple[str | None, Node]]) -> list[
     if not values or values[0] is None:
         return []
     program, rest = program_name(values[0]), values[1:]
-    scripts = []
+    scripts: list[str | tuple[str, tuple[str, ...]]] = []
     start = _wrapped_start(program, rest) if program in _WRAPPER_SYNTAX else None
     if start is not None and program == "watch":  # watch joins its arguments into a `sh -c` line
         scripts += _joined(rest[start:])
@@ -593,7 +597,9 @@ def _directory(words: list[str | None]) -> str | None:
         return None
     if words[0] == "popd" or None in words[1:]:
         return ""
-    operands = [word for word in words[1:] if word != "--" and not (word.startswith("-") and len(word) > 1)]
+    operands = [
+        word for word in words[1:] if word is not None and word != "--" and not (word.startswith("-") and len(word) > 1)
+    ]
     if not operands:
         return "~"
     return "" if operands[0] == "-" else operands[0]

@@ -257,7 +257,8 @@ class _Misfit(Exception):
 
 
 def _locate(matcher: LineMatcher, total: int, hunk: Hunk, start: int, scoped: bool) -> Edit:
-    header_pass, headers = -1, []
+    header_pass = -1
+    headers: list[int] = []
     if hunk.header is not None:
         header_pass, headers = matcher.search([hunk.header], start, 1 if scoped else 2)
         if not headers:

@@ -50,8 +50,14 @@ def quote(text: str) -> str:
     return json.dumps(text if len(text) <= 80 else text[:77] + "...", ensure_ascii=False)
 
 
+HunkOp = Literal[" ", "-", "+"]
+
+# A body line's first character as its op; an empty line is context (parsing admits no other).
+_OPS: dict[str, HunkOp] = {"": " ", " ": " ", "-": "-", "+": "+"}
+
+
 class HunkLine(NamedTuple):
-    op: Literal[" ", "-", "+"]
+    op: HunkOp
     text: str
 
 
@@ -80,7 +86,7 @@ class Hunk:
 
     @property
     def lines(self) -> tuple[HunkLine, ...]:
-        return tuple(HunkLine(line[:1] or " ", line[1:]) for line in self.body)
+        return tuple(HunkLine(_OPS[line[:1]], line[1:]) for line in self.body)
 
 
 class _Titled:
