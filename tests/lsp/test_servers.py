@@ -59,7 +59,13 @@ def test_a_one_shot_command_stops_its_language_server_before_its_loop_closes(tmp
     that handles pid N is closed" on stderr (in about half the runs: hence three)."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    env = {"PATH": "/nonexistent", "HOME": str(tmp_path), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    # The write waits for pylsp's diagnostics rather than for a fixed time: a busy machine starts it slowly.
+    env = {
+        "PATH": "/nonexistent",
+        "HOME": str(tmp_path),
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "OPENCODE_TOOLS__LSP__DIAGNOSTICS_TIMEOUT": "60",
+    }
     for n in range(3):
         arguments = f'{{"filePath": "m{n}.py", "content": "x = undefined_name\\n"}}'
         done = subprocess.run(
