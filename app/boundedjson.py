@@ -14,6 +14,7 @@ import itertools
 import json
 import operator
 import re
+from collections.abc import Callable
 from typing import Any
 
 MAX_BYTES = 10 * 1024 * 1024
@@ -66,7 +67,8 @@ def _deepest(text: str) -> int:
     steps = outside.translate(_STEP_OF, _NOT_BRACKETS)
     if not steps:
         return 0
-    return max(map(operator.sub, itertools.accumulate(steps), range(1, len(steps) + 1)))
+    depth: int = max(map(operator.sub, itertools.accumulate(steps), range(1, len(steps) + 1)))
+    return depth
 
 
 def _scan(text: str, max_depth: int, unique_keys: bool) -> None:
@@ -95,7 +97,7 @@ def _scan(text: str, max_depth: int, unique_keys: bool) -> None:
             keys.add(key)
 
 
-def _int_parser(max_digits: int):  # noqa: ANN202 - a json.loads hook
+def _int_parser(max_digits: int) -> Callable[[str], int]:
     def parse_int(digits: str) -> int:
         if len(digits.lstrip("-")) > max_digits:
             raise JsonLimitError(f"an integer of {len(digits.lstrip('-')):,} digits is longer than {max_digits}")

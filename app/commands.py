@@ -16,6 +16,7 @@ from app import boundedjson, gc_policy
 from app.errors import OpencodeError, ToolError
 
 if TYPE_CHECKING:
+    from app.permission.service import Policy
     from app.runtime import Runtime
     from app.tools.base import ToolResult
 
@@ -49,7 +50,7 @@ def _read_arguments(raw: str | None) -> dict[str, Any]:
     return value
 
 
-def _build_runtime(root: Path, policy: str) -> Runtime:
+def _build_runtime(root: Path, policy: Policy) -> Runtime:
     from app.runtime import Runtime  # only now: importing it builds the config models
 
     runtime = Runtime.build(root, policy=policy)
@@ -126,7 +127,7 @@ def show_changes(root: Path, *, session_id: str | None, as_json: bool, include_t
         if session is None:
             raise UsageError(_no_session(session_id, include_tool, sessions.latest(include_tool=True) is not None))
         history = runtime.store.history
-        rows = [
+        rows: list[dict[str, Any]] = [
             {
                 "path": change.path,
                 "versions": [v.version for v in history.versions(change.session_id, change.path)],

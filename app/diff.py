@@ -55,8 +55,9 @@ Line = str | _Unterminated
 
 def _split_lines(text: str) -> list[Line]:
     """Lines without their "\\n"; a final line that had none is wrapped in _Unterminated."""
-    lines: list[Line] = list(text.split("\n"))
-    last = lines.pop()
+    parts = text.split("\n")
+    last = parts.pop()
+    lines: list[Line] = list(parts)
     if last:
         lines.append(_Unterminated(last))
     return lines
@@ -77,8 +78,8 @@ def unified_diff(old: str, new: str, path: str, context: int = 3) -> str:
         return ""
     a, b = _split_lines(old), _split_lines(new)
     hunks = _hunks(_changes(a, b, (0, len(a), 0, len(b))), context)
-    a, b = _printable(a), _printable(b)
-    return _render(path, [_render_hunk(hunk, a, b, context) for hunk in hunks])
+    shown_a, shown_b = _printable(a), _printable(b)
+    return _render(path, [_render_hunk(hunk, shown_a, shown_b, context) for hunk in hunks])
 
 
 def unified_diff_regions(old: str, new: str, path: str, regions: Iterable[Region], context: int = 3) -> str:
@@ -98,8 +99,8 @@ def unified_diff_regions(old: str, new: str, path: str, regions: Iterable[Region
     changes: list[Change] = []
     for region in _joined(regions, len(a), len(b)):
         changes += _changes(a, b, region)
-    a, b = _printable(a), _printable(b)
-    return _render(path, [_render_hunk(hunk, a, b, context) for hunk in _hunks(changes, context)])
+    shown_a, shown_b = _printable(a), _printable(b)
+    return _render(path, [_render_hunk(hunk, shown_a, shown_b, context) for hunk in _hunks(changes, context)])
 
 
 def _joined(regions: Iterable[Region], old_total: int, new_total: int) -> list[Region]:
@@ -183,9 +184,7 @@ def _render_hunk(hunk: list[Change], a: list[str], b: list[str], context: int) -
 def _printable(lines: list[Line]) -> list[str]:
     """The lines as diff text shows them: a last line without a newline is followed by
     git's marker (only a text's last line can be one)."""
-    if lines and isinstance(lines[-1], _Unterminated):
-        return [*lines[:-1], f"{lines[-1].text}\n{_NO_NEWLINE_MARKER}"]
-    return lines
+    return [line if isinstance(line, str) else f"{line.text}\n{_NO_NEWLINE_MARKER}" for line in lines]
 
 
 def _range(start: int, end: int) -> str:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from app.bus import Bus
 from app.config import Config, load_config
 from app.permission import PermissionService
+from app.permission.service import Policy
 from app.store import Store, open_store
 from app.store.location import data_directory
 from app.tools.base import Tool, ToolContext
@@ -60,7 +61,7 @@ class Runtime:
         root: Path,
         *,
         config: Config | None = None,
-        policy: str = "interactive",
+        policy: Policy = "interactive",
         bus: Bus | None = None,
     ) -> Runtime:
         """``policy`` is the permission policy: interactive, headless or headless-yes."""

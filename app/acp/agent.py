@@ -141,8 +141,10 @@ class OpencodeAgent:
         if invocation is not None:  # a prompt command: its text, on its agent and model if it names them
             text, agent, model = invocation.prompt(), invocation.command.agent or agent, invocation.command.model
         store = session.runtime.store.sessions
-        if not store.get(session_id).title:  # titled from the prompt: no model call spent on it
+        stored = store.get(session_id)
+        if stored is not None and not stored.title:  # titled from the prompt: no model call spent on it
             store.update(session_id, title=fallback_title(text))
+        assert self.channel is not None, "the server sets the channel before it reads any request"
         relay = TurnRelay(session.runtime, self.channel, session_id)
         try:
             result = await session.loop.run(session_id, text, agent=agent, model=model)

@@ -55,7 +55,10 @@ async def _serve(protocol_out: BinaryIO) -> None:
     finally:
         sys.stdout = sys.stderr
     agent = OpencodeAgent()
-    connection = Connection(build_agent_router(agent), writer, reader, listening=False)
+    # The SDK's Agent protocol lists every ACP method; its router serves those an agent
+    # defines and answers "method not found" for the rest, which is what this agent wants.
+    router = build_agent_router(agent)  # type: ignore[arg-type]
+    connection = Connection(router, writer, reader, listening=False)
     agent.channel = ClientChannel(connection)
     try:
         await connection.main_loop()

@@ -19,7 +19,7 @@ import contextlib
 import dataclasses
 import os
 import uuid
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncGenerator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -56,7 +56,7 @@ from app.llm.messages import (
     tool_call_part,
     tool_result_part,
 )
-from app.llm.models import ONBOARDING_NOTE, Route, choose_model, route_for
+from app.llm.models import ONBOARDING_NOTE, Prices, Route, choose_model, route_for
 from app.llm.preflight import model_problem
 from app.llm.provider import Finish, ProviderError, Retrying, StreamEvent, ThinkingBlock, ToolCall, Usage
 from app.llm.provider import ReasoningDelta as StreamedReasoning
@@ -81,8 +81,19 @@ class ModelProvider(Protocol):
     and ``supports_vision(model)``; otherwise litellm's model map answers."""
 
     def stream(
-        self, *, model: str, messages: list[dict], tools: list[dict] | None, **options: Any
-    ) -> AsyncIterator[StreamEvent]: ...
+        self,
+        *,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        max_tokens: int | None = None,
+        reasoning_effort: str | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        route: str | None = None,
+        prompt_cache: bool = False,
+        prices: Prices | None = None,
+    ) -> AsyncGenerator[StreamEvent, None]: ...
 
 
 class ModelNotConfiguredError(OpencodeError):
@@ -265,9 +276,9 @@ class AgentLoop:
             turn.context_tokens = 0
             await self._compact(turn)
         self._context_tokens.pop(session_id, None)  # unknown until the next response
-        summary_id = self.runtime.store.sessions.get(session_id).summary_message_id
-        assert summary_id is not None
-        return summary_id
+        compacted = self.runtime.store.sessions.get(session_id)
+        assert compacted is not None and compacted.summary_message_id is not None, "compaction wrote a summary"
+        return compacted.summary_message_id
 
     def _idle_session(self, session_id: str, *, busy: str, missing: str) -> Session:
         """The session, when it exists and runs no turn; else the error, saying ``busy``
@@ -484,7 +495,8 @@ class AgentLoop:
         message = turn.message = StreamedMessage(
             self.runtime.store.messages, turn.session_id, turn.model, self.flush_interval
         )
-        finish, calls = "stop", []
+        finish = "stop"
+        calls: list[ToolCall] = []
         thinking: list[ThinkingBlock] = []
         if turn.route.problem:
             raise ProviderError(turn.route.problem, "auth")

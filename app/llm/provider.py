@@ -17,7 +17,7 @@ import random
 import re
 import threading
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal
@@ -552,8 +552,8 @@ class Provider:
         self,
         *,
         model: str,
-        messages: list[dict],
-        tools: list[dict] | None,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None,
         max_tokens: int | None = None,
         reasoning_effort: str | None = None,
         api_key: str | None = None,
@@ -561,7 +561,7 @@ class Provider:
         route: str | None = None,
         prompt_cache: bool = False,
         prices: Prices | None = None,
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         """Yield the events of one model turn: deltas as they come, then the complete
         ToolCalls and signed ThinkingBlocks, one Usage and one Finish; a Retrying before
         each new attempt. Raises ProviderError.
@@ -614,7 +614,7 @@ class Provider:
         request: dict[str, Any],
         assembler: _StreamAssembler,
         prices: Prices | None,
-    ) -> AsyncIterator[StreamEvent]:
+    ) -> AsyncGenerator[StreamEvent, None]:
         response = await litellm.acompletion(**request)
         try:
             async for chunk in response:

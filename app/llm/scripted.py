@@ -28,7 +28,7 @@ import asyncio
 import json
 import re
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Any
 
@@ -183,8 +183,8 @@ class ScriptedProvider:
         return False
 
     async def stream(
-        self, *, model: str, messages: list[dict], tools: list[dict] | None, **options: Any
-    ) -> AsyncIterator[StreamEvent]:
+        self, *, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, **options: Any
+    ) -> AsyncGenerator[StreamEvent, None]:
         """The next step of the matching turn, as a real provider would stream it.
         ``options`` (max_tokens, keys...) are accepted and ignored."""
         prompt, step_number = _position(messages)

@@ -54,6 +54,8 @@ class Transcripts:
             if isinstance(event, SessionDeleted):
                 self._sessions.pop(event.session_id, None)
                 continue
+            if not isinstance(event, (MessageCreated, MessageUpdated)):
+                continue
             message = event.message
             cached = self._sessions.get(message.session_id)
             if cached is None:

@@ -57,7 +57,8 @@ async def read_message(reader: asyncio.StreamReader) -> dict[str, Any] | None:
         body = await reader.readexactly(length)
     except asyncio.IncompleteReadError:
         return None
-    return json.loads(body)
+    message: dict[str, Any] = json.loads(body)
+    return message
 
 
 class JsonRpcConnection:

@@ -112,7 +112,7 @@ class LspManager:
         server = self._servers[spec.language]
         try:
             client_module = await asyncio.to_thread(importlib.import_module, "app.lsp.client")
-            client = client_module.LspClient(spec, self._root, lambda why: self._fail(server, spec, why))
+            client: LspClient = client_module.LspClient(spec, self._root, lambda why: self._fail(server, spec, why))
             server.client = client
             await client.start()
         except LspStartError as err:

@@ -57,7 +57,7 @@ class McpConnection:
         self._call_timeout = call_timeout
         self._on_change = on_change
         self._session: ClientSession | None = None
-        self._task: asyncio.Task | None = None
+        self._task: asyncio.Task[None] | None = None
         self._settled = asyncio.Event()
         self._stop = asyncio.Event()
         self._closing = False

@@ -109,16 +109,17 @@ def render_result(result: CallToolResult) -> str:
 def _render_block(block: Any) -> str:
     kind = block.type
     if kind == "text":
-        return block.text
+        text: str = block.text
+        return text
     if kind in ("image", "audio"):
         return f"[{kind}: {block.mime_type}, {_decoded_size(block.data)} bytes, not shown]"
     if kind == "resource_link":
         return f"[resource link: {block.uri}]"
     if kind == "resource":
         resource = block.resource
-        text = getattr(resource, "text", None)
-        if text is not None:
-            return text
+        resource_text: str | None = getattr(resource, "text", None)
+        if resource_text is not None:
+            return resource_text
         return f"[resource: {resource.uri} ({resource.mime_type or 'binary'}), not shown]"
     return f"[{kind} content, not shown]"
 

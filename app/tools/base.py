@@ -68,9 +68,10 @@ class ToolResult:
 
 
 class Tool(ABC):
-    name: ClassVar[str]
+    # A built-in tool sets its name and description on the class; an MCP server's tool, per instance.
+    name: str
     params: ClassVar[type[ToolParams]]
-    description: ClassVar[str]
+    description: str
     read_only: ClassVar[bool] = False
 
     @abstractmethod

@@ -37,9 +37,14 @@ TIPS
 
 
 class SubagentResult(Protocol):
-    response: str
-    reason: str
-    error: str | None
+    """Read-only, as the loop's frozen TurnResult is."""
+
+    @property
+    def response(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def error(self) -> str | None: ...
 
 
 class Subagents(Protocol):
