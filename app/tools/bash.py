@@ -27,46 +27,7 @@ from app.permission import PermissionPreview
 from app.permission.effects import protected_roots
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.bash_judge import CommandJudge, one_line
-
-DESCRIPTION = """Run a shell command in the workspace root and return its output and exit code.
-
-WHEN TO USE
-- Running tests, builds, linters, formatters, git and other command-line programs.
-
-HOW TO USE
-- command: the command line (a script of any length), run by the user's shell (bash
-  unless configured) in the workspace root. Each call starts a fresh shell: `cd` and variables do not carry
-  over to the next call.
-- timeout: optional, in milliseconds; default 120000 (2 minutes), at most 600000
-  (10 minutes): a larger value is lowered to the maximum.
-- description: optional, a few words saying what the command does, shown to the user.
-
-LIMITATIONS
-- No input: standard input is closed, so interactive programs (editors, prompts, pagers
-  waiting for keys) fail or end at once; pass flags such as `--yes` or `--no-pager`.
-- On timeout the command and every process it started are killed; you get the output
-  printed until then.
-- Output (standard output and standard error, merged as a terminal shows them) is cut to
-  30000 characters: the beginning and the end are kept, with a note of what was left out.
-- Network programs (curl, wget, nc, ssh, ...) are refused; the user's configuration
-  (tools.bash.bannedCommands) sets the list.
-- Every part of a compound command (`&&`, `||`, `;`, `|`, `$(...)`, subshells), and what
-  runs through `nohup`, `sudo`, `xargs`, `sh -c`, `find -exec` and the like, is judged by
-  the permission rules; the command runs without asking only when every part is allowed.
-- Paths outside the workspace (`cat /etc/x`, `cd ..`, `> ~/out`) need the user's approval.
-- Files changed by a command are not recorded in the session's history, so the user's
-  file list and diffs do not show them.
-
-TIPS
-- To delete files or folders use the delete tool, not `rm`: deletions made with it are
-  tracked and can be reviewed.
-- To read, search or change files prefer view, grep, glob, edit and write: they are
-  faster, tracked, and need no quoting.
-- Quote paths that contain spaces: cd "my dir" && ls.
-- A non-zero exit code is reported, not treated as a failure of the tool: read it.
-- To leave something running (a dev server), send its output to a file and put it in
-  the background: `npm run dev > dev.log 2>&1 &`. The call then returns at once.
-"""
+from app.tools.descriptions import tool_description
 
 MAX_OUTPUT_CHARS = 30_000
 # After the shell exits, how long to wait for the output still in the pipe. A background
@@ -282,7 +243,7 @@ def _status(outcome: ShellOutcome, timeout_ms: int) -> str:
 class BashTool(Tool):
     name = "bash"
     params = BashParams
-    description = DESCRIPTION
+    description = tool_description("bash")
 
     async def run(self, params: BashParams, ctx: ToolContext) -> ToolResult:
         check_command(params.command)

@@ -23,35 +23,9 @@ from app.errors import OutsideWorkspaceError, ToolError
 from app.permission import PermissionPreview
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.changes import AppliedFile, Change, ChangeSet, Snapshot, apply_changes
+from app.tools.descriptions import tool_description
 from app.workspace import Workspace
 from app.workspace.textio import is_binary
-
-DESCRIPTION = """Delete a file, a directory (with everything in it) or a symlink.
-
-WHEN TO USE
-- Removing files or folders that are no longer needed. Use this tool instead of `rm` or
-  `rm -rf` in bash: every deleted file is recorded, so the user sees it in the list of
-  changed files and can get it back.
-
-HOW TO USE
-- path: the file, directory or symlink, relative to the workspace root or absolute
-  (inside it).
-- A directory is deleted with all its contents; the result lists the files removed.
-- A symlink is removed itself; the file or folder it points to is never touched.
-
-LIMITATIONS
-- Only paths inside the workspace, and never the workspace root itself.
-- A path that does not exist is an error: nothing is asked or deleted.
-- The permission rules are checked for the path and for every file inside a directory:
-  if any file is denied, nothing is deleted.
-- A directory with more files than the limit (tools.delete.maxFiles, default 500) needs
-  the user's explicit approval; runs without a person to ask refuse it.
-- Sockets and FIFOs are not deleted (the directory holding one is refused).
-
-TIPS
-- Check what a directory holds with ls before deleting it.
-- Delete the specific files you mean rather than a whole folder when only some must go.
-"""
 
 Kind = Literal["file", "directory", "empty_directory", "symlink"]
 _LISTED_ENTRIES = 50
@@ -270,7 +244,7 @@ class _Planner:
 class DeleteTool(Tool):
     name = "delete"
     params = DeleteParams
-    description = DESCRIPTION
+    description = tool_description("delete")
 
     async def run(self, params: DeleteParams, ctx: ToolContext) -> ToolResult:
         target = _find_target(ctx, params.path)

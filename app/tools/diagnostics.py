@@ -13,28 +13,8 @@ from app.errors import ToolError
 from app.lsp import MAX_DIAGNOSTICS_PER_FILE, Diagnostic, format_errors
 from app.lsp.diagnostic import ERROR, WARNING, errors_only
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
+from app.tools.descriptions import tool_description
 from app.tools.reading import allowed_by_rules, authorize_read
-
-DESCRIPTION = """Show the errors and warnings language servers report for a file, or for every open file.
-
-WHEN TO USE
-- Checking a file for syntax errors, undefined names or type errors before or after
-  changing it.
-- Seeing what problems remain across the files changed so far.
-
-HOW TO USE
-- path: a file in the workspace; its language server checks the current content.
-- Leave path out to list what the servers last reported for every file they have open.
-
-LIMITATIONS
-- Only files with a language server (configured in `lsp`, or found on PATH: pylsp or
-  pyright for Python, typescript-language-server, gopls, rust-analyzer).
-- A server starting up may need a few seconds; call again if nothing came back.
-
-TIPS
-- write, edit, multiedit and patch already append the errors of the files they change;
-  use this tool for warnings too, or for files you did not change.
-"""
 
 SHOWN_SEVERITIES = (ERROR, WARNING)
 
@@ -85,7 +65,7 @@ def _describe(rel: str, diagnostics: list[Diagnostic]) -> str:
 class DiagnosticsTool(Tool):
     name = "diagnostics"
     params = DiagnosticsParams
-    description = DESCRIPTION
+    description = tool_description("diagnostics")
     read_only = True
 
     async def run(self, params: DiagnosticsParams, ctx: ToolContext) -> ToolResult:

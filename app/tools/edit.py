@@ -18,6 +18,7 @@ from pydantic import Field
 from app.errors import ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.changes import AppliedFile, Change, ChangeSet, FileState, Snapshot, apply_changes
+from app.tools.descriptions import tool_description
 from app.tools.diagnostics import with_lsp_errors
 from app.tools.suggest import similar_names
 from app.tools.text.replace import EditMatchError, apply_edit
@@ -30,38 +31,6 @@ from app.tools.whole_file import (
     target_path,
     unchanged_metadata,
 )
-
-DESCRIPTION = """Replace one piece of text in a file with another.
-
-WHEN TO USE
-- Changing part of a file: fixing a line, rewriting a function, adding lines next to
-  existing ones. For several changes to one file, use multiedit; to rewrite a whole
-  file, use write.
-
-HOW TO USE
-- Read the file with view first; the edit is refused if you have not read it in this
-  session or it changed on disk since.
-- filePath: the file, relative to the workspace root or absolute (inside it).
-- oldString: the exact text to replace, copied from the file (without view's line
-  numbers), including indentation. Include enough surrounding lines that it occurs only
-  once in the file.
-- newString: the text to put in its place (must differ from oldString).
-- replaceAll: true to replace every occurrence of oldString (e.g. renaming a variable).
-- An empty oldString creates a new file with newString as its content; it is refused
-  when the file already exists.
-
-LIMITATIONS
-- oldString must identify exactly one place: when it occurs several times the edit fails
-  (add context, or set replaceAll); when it is not found the edit fails.
-- Small differences (indentation, whitespace, escaped characters) are tolerated by fuzzy
-  matching, but only when the match is unambiguous; the result then names the strategy.
-- Text files only; paths outside the workspace are refused.
-
-TIPS
-- The file keeps its line endings (CRLF stays CRLF) and its BOM: write "\\n" endings.
-- When the result says a fuzzy strategy was used, view the changed lines to check them.
-- After an error, read the file again and copy oldString from what it shows now.
-"""
 
 OldString = Annotated[
     str,
@@ -179,7 +148,7 @@ def fuzzy_note(strategy: str) -> str:
 class EditTool(Tool):
     name = "edit"
     params = EditParams
-    description = DESCRIPTION
+    description = tool_description("edit")
 
     async def run(self, params: EditParams, ctx: ToolContext) -> ToolResult:
         path = target_path(ctx, params.filePath)

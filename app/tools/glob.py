@@ -15,31 +15,12 @@ from pydantic import Field
 
 from app.errors import ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
+from app.tools.descriptions import tool_description
 from app.tools.ignore import glob_to_regex, walk
 from app.tools.reading import ReadTarget, allowed_by_rules, authorize_read, skipped_dirs, special_entry_kind
 
 MAX_RESULTS = 100
 _WILDCARDS = re.compile(r"[*?\[{\\]")
-
-DESCRIPTION = f"""\
-Find files by name pattern. Returns matching file paths (relative to the workspace root), newest first.
-
-WHEN TO USE
-- To find files by name or extension anywhere in the project: "**/*.py", "src/**/test_*.py", "*.md".
-
-HOW TO USE
-- pattern: a glob relative to path. `*` matches within one folder name, `**` any number of folders (also none), `?` one character, `[abc]` one of a set, `{{ts,tsx}}` alternatives.
-- path: the folder to search, relative to the workspace root (or absolute). Default: the workspace root.
-
-LIMITATIONS
-- "*.md" matches only in path itself; use "**/*.md" for every depth.
-- Files only, not folders. Skips .git, node_modules, .venv, __pycache__ and what .gitignore and .ignore files ignore.
-- At most {MAX_RESULTS} paths; the output says when there were more.
-- A path outside the workspace needs the user's permission.
-
-TIPS
-- To search inside files, use grep. To see a folder's layout, use ls.
-- Narrow a broad pattern with path, e.g. pattern "**/*.ts" with path "src"."""
 
 
 class GlobParams(ToolParams):
@@ -56,7 +37,7 @@ class GlobParams(ToolParams):
 class GlobTool(Tool):
     name = "glob"
     params = GlobParams
-    description = DESCRIPTION
+    description = tool_description("glob", max_results=MAX_RESULTS)
     read_only = True
 
     async def run(self, params: GlobParams, ctx: ToolContext) -> ToolResult:

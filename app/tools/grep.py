@@ -29,6 +29,7 @@ from pydantic import Field
 
 from app.errors import ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
+from app.tools.descriptions import tool_description
 from app.tools.ignore import SKIPPED_DIRS, glob_to_regex, rules_above, walk
 from app.tools.reading import (
     ReadTarget,
@@ -42,27 +43,6 @@ from app.tools.reading import (
 MAX_MATCHES = 100
 MATCH_CEILING = 10_000  # a search stops here: the model only ever sees MAX_MATCHES anyway
 BACKENDS = ("auto", "rg", "python")
-
-DESCRIPTION = f"""\
-Search file contents with a regular expression. Returns the matching lines with their line numbers, grouped by file, newest files first.
-
-WHEN TO USE
-- To find where something is defined or used: a function name, an error message, an import, a config key.
-
-HOW TO USE
-- pattern: a regular expression, e.g. "def main", "log.*Error", "import (os|sys)". Escape special characters to match them literally: "foo\\\\(".
-- path: the folder (or file) to search, relative to the workspace root (or absolute). Default: the workspace root.
-- include: only search files whose name matches this glob, e.g. "*.py" or "*.{{ts,tsx}}".
-
-LIMITATIONS
-- At most {MAX_MATCHES} matching lines are shown; the output says when there were more.
-- Lines are matched one at a time: a pattern cannot span lines.
-- Skips binary files, {", ".join(sorted(SKIPPED_DIRS))} and what .gitignore and .ignore files ignore.
-- A path outside the workspace needs the user's permission.
-
-TIPS
-- Narrow a broad search with include and path rather than a longer pattern.
-- To find files by name, use glob; to read around a match, view the file with an offset near the line number."""
 
 
 class GrepParams(ToolParams):
@@ -123,7 +103,7 @@ class Search:
 class GrepTool(Tool):
     name = "grep"
     params = GrepParams
-    description = DESCRIPTION
+    description = tool_description("grep", max_matches=MAX_MATCHES, skipped_dirs=", ".join(sorted(SKIPPED_DIRS)))
     read_only = True
 
     def __init__(self, backend: str | None = None) -> None:

@@ -13,28 +13,11 @@ from pydantic import Field
 
 from app.errors import ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
+from app.tools.descriptions import tool_description
 from app.tools.ignore import SKIPPED_DIRS, Entry, walk
 from app.tools.reading import ReadTarget, allowed_by_rules, authorize_read, skipped_dirs, special_entry_kind
 
 MAX_ENTRIES = 1000
-
-DESCRIPTION = f"""\
-List a folder as a tree: one entry per line, indented two spaces per level, folders first and ending with "/".
-
-WHEN TO USE
-- To see what a folder holds and how a project is laid out, before reading or changing files.
-
-HOW TO USE
-- path: the folder, relative to the workspace root (or absolute). Default: the workspace root.
-- ignore: gitignore-style patterns to leave out, relative to path, e.g. ["*.log", "build/", "docs/**/*.png"].
-
-LIMITATIONS
-- Skips {", ".join(sorted(SKIPPED_DIRS))}, the database folder, and whatever .gitignore and .ignore files (and .git/info/exclude) ignore.
-- Shows at most {MAX_ENTRIES} entries; the deepest levels are cut first, and the output says so.
-- Symbolic links are listed but not followed. A path outside the workspace needs the user's permission.
-
-TIPS
-- To find files by name anywhere below a folder, glob is faster; to find text inside files, use grep."""
 
 
 class LsParams(ToolParams):
@@ -59,7 +42,7 @@ class _Node:
 class LsTool(Tool):
     name = "ls"
     params = LsParams
-    description = DESCRIPTION
+    description = tool_description("ls", max_entries=MAX_ENTRIES, skipped_dirs=", ".join(sorted(SKIPPED_DIRS)))
     read_only = True
 
     async def run(self, params: LsParams, ctx: ToolContext) -> ToolResult:

@@ -30,56 +30,10 @@ from app.diff import Region
 from app.errors import ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.changes import AppliedFile, Change, ChangeSet, Snapshot, apply_changes
+from app.tools.descriptions import tool_description
 from app.tools.diagnostics import lsp_error_lines
 from app.tools.text.patch import DeleteFile, FileOp, Patch, PatchError, parse_patch, patch_targets, plan_patch
 from app.workspace import Workspace, is_binary
-
-DESCRIPTION = """Add, update, delete and move files with one patch in the apply_patch format.
-
-WHEN TO USE
-- Several changes at once: many hunks in one file, or edits across several files.
-- Creating, deleting (allow_delete: true) or renaming files together with edits.
-- For one small replacement in one file, the edit tool is simpler.
-
-HOW TO USE
-- Wrap everything in "*** Begin Patch" and "*** End Patch".
-- Each file starts with one header:
-  "*** Add File: <path>" then every line of the new file prefixed with "+";
-  "*** Delete File: <path>" and nothing else;
-  "*** Update File: <path>", optionally "*** Move to: <new path>", then hunks
-  (none for a plain rename).
-- A hunk starts with "@@" or "@@ <a line of the file just above the change>", then lines
-  prefixed with " " (context, unchanged), "-" (removed) or "+" (added).
-  Put "*** End of File" after a hunk that must match the end of the file.
-- Paths are relative to the workspace (or to workspace_root, which must be inside it).
-- dry_run: true checks the patch and reports what it would do, writing nothing.
-- The result counts the sections by kind: {"ok": true, "summary": "A 1, M 2, D 0, R 0"}
-  (added, modified, deleted, renamed files).
-
-LIMITATIONS
-- Absolute paths and paths leaving the workspace are refused.
-- Deletes need allow_delete: true; moves can be disabled with allow_move: false.
-- Text files only (UTF-8). No line numbers: hunks are placed by their context.
-- If any hunk of any file does not fit, nothing is written and the error names the
-  file and the hunk.
-
-TIPS
-- Give 3 lines of context above and below each change, copied exactly from the file.
-- Context that appears twice in the file is refused as ambiguous: add more context or
-  an "@@ <line>" naming the function or class the change is in.
-- Hunks of one file must come in file order.
-- Line endings, a BOM and a missing final newline are kept as the file has them.
-
-Example:
-*** Begin Patch
-*** Add File: docs/notes.txt
-+First note
-*** Update File: src/app.py
-@@ def main():
-     config = load()
--    run(config)
-+    run(config, verbose=True)
-*** End Patch"""
 
 
 class PatchParams(ToolParams):
@@ -104,7 +58,7 @@ def _failure(err: ToolError) -> ToolError:
 class PatchTool(Tool):
     name = "patch"
     params = PatchParams
-    description = DESCRIPTION
+    description = tool_description("patch")
 
     def parse(self, arguments: str | dict[str, Any] | None) -> ToolParams:
         try:

@@ -20,6 +20,7 @@ from pydantic import Field
 from app.errors import BinaryFileError, ToolError
 from app.images import ImageError, is_image_name, load_image
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
+from app.tools.descriptions import tool_description
 from app.tools.reading import (
     MAX_LINE_CHARS,
     ReadTarget,
@@ -53,27 +54,6 @@ _IMAGE_EXTENSIONS = {
     ".tif": "TIFF", ".tiff": "TIFF", ".webp": "WEBP", ".avif": "AVIF", ".heic": "HEIC",
 }  # fmt: skip
 
-DESCRIPTION = """\
-Read a text file. Lines come numbered like `cat -n`: the line number right-aligned, a tab, then the line.
-
-WHEN TO USE
-- To look at a file's content: before editing it (the edit, multiedit and write tools refuse to change a file you have not viewed, or one that changed since), or to understand code.
-
-HOW TO USE
-- filePath: the file, relative to the workspace root (or absolute).
-- offset: the line to start at, counting from 0 (default 0). limit: how many lines (default 2000).
-- When a file has more lines than you were shown, the output ends with the offset to continue from.
-
-LIMITATIONS
-- Text files (UTF-8). A PNG, JPEG, GIF or WEBP image is shown to you as an image when the model in use takes images; other binary files are not shown: you get their type and size.
-- Lines longer than 2000 characters are cut.
-- A path outside the workspace needs the user's permission.
-
-TIPS
-- The line numbers and the tab are not part of the file: leave them out of an edit's oldString.
-- For a large file, find the place with grep first, then view just that part with offset and limit.
-- To see what is in a folder, use ls; to find files by name, use glob."""
-
 
 class ViewParams(ToolParams):
     filePath: str = Field(
@@ -94,7 +74,7 @@ class Page:
 class ViewTool(Tool):
     name = "view"
     params = ViewParams
-    description = DESCRIPTION
+    description = tool_description("view")
     read_only = True
 
     async def run(self, params: ViewParams, ctx: ToolContext) -> ToolResult:

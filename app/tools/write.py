@@ -6,6 +6,7 @@ from pydantic import Field
 
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.changes import Change, ChangeSet, Snapshot, apply_changes
+from app.tools.descriptions import tool_description
 from app.tools.diagnostics import with_lsp_errors
 from app.tools.whole_file import (
     BOM,
@@ -18,29 +19,6 @@ from app.tools.whole_file import (
     unchanged_metadata,
 )
 
-DESCRIPTION = """Create a file, or replace an existing file's whole content.
-
-WHEN TO USE
-- Creating a new file.
-- Rewriting most of an existing file. For a change to part of a file, use edit (one
-  change) or multiedit (several changes): they are shorter and cannot lose other lines.
-
-HOW TO USE
-- filePath: the file's path, relative to the workspace root or absolute (inside it).
-- content: the complete new content of the file.
-- Missing parent folders are created.
-
-LIMITATIONS
-- An existing file must have been read with view in this session, and not changed on
-  disk since; otherwise the call fails and asks you to read it again.
-- Text files only (UTF-8): binary files and directories are refused.
-- Paths outside the workspace are refused.
-
-TIPS
-- An existing file keeps its line endings (CRLF stays CRLF), its UTF-8 BOM and its
-  permission bits: write content with plain "\\n" line endings.
-- The result shows how many lines were added and removed: check it matches your intent.
-"""
 
 class WriteParams(ToolParams):
     filePath: FilePath
@@ -54,7 +32,7 @@ def _line_count(text: str) -> int:
 class WriteTool(Tool):
     name = "write"
     params = WriteParams
-    description = DESCRIPTION
+    description = tool_description("write")
 
     async def run(self, params: WriteParams, ctx: ToolContext) -> ToolResult:
         path = target_path(ctx, params.filePath)
