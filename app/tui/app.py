@@ -212,14 +212,15 @@ class OpencodeApp(App[None]):
             demo_root = demo_workspace(self.env) if demo_fallback(self.cli_model, config, self.env) else None
             runtime = Runtime.build(demo_root) if demo_root else Runtime.build(self.root, config=config)
         except OpencodeError as err:
-            self.call_from_thread(self._startup_failed, str(err), read)
+            # mypy solves Textual's `R | Awaitable[R]` callback type as Never for a coroutine function.
+            self.call_from_thread(self._startup_failed, str(err), read)  # type: ignore[arg-type]
             return
         for warning in warnings:  # the terminal is the app's: stderr would not show
             self.call_from_thread(self.notify, warning, severity="warning", timeout=8)
         for module in ADOPT_MODULES:
             importlib.import_module(module)
         runtime.commands  # noqa: B018 - read here, off the UI thread (custom command files, YAML)
-        self.call_from_thread(self._adopt_runtime, runtime)
+        self.call_from_thread(self._adopt_runtime, runtime)  # type: ignore[arg-type]  # as above
 
     async def _startup_failed(self, message: str, read: Fingerprint) -> None:
         """The core could not start (a broken config): say why and what to do, the status
@@ -293,7 +294,8 @@ class OpencodeApp(App[None]):
         queue = PermissionQueue(self, runtime.permissions, on_asking=self._asking)
         # A partial, not a coroutine: one made now would be left unawaited (and warned about
         # while the interpreter shuts down) by an app closed before the worker starts.
-        self.run_worker(partial(queue.run, runtime.bus), name="permissions", group="permissions")
+        # (mypy solves WorkType's union as Never for a partial, as for call_from_thread above.)
+        self.run_worker(partial(queue.run, runtime.bus), name="permissions", group="permissions")  # type: ignore[arg-type]
         if self.continue_last:
             latest = await asyncio.to_thread(runtime.store.sessions.latest)
             if latest is not None:
@@ -553,7 +555,8 @@ class OpencodeApp(App[None]):
         self.sidebar.session_id = session_id
 
     def action_sessions(self) -> None:
-        if self._runtime_or_why("Sessions cannot open") is None:
+        runtime = self._runtime_or_why("Sessions cannot open")
+        if runtime is None:
             return
         from app.tui.screens.sessions import SessionPick, SessionsScreen
 
@@ -562,7 +565,7 @@ class OpencodeApp(App[None]):
                 await self.open_session(pick.session_id if pick.action == "switch" else None)
                 self.prompt.focus()  # a session chosen: what comes next is a prompt
 
-        self.push_screen(SessionsScreen(self.runtime.store.sessions, self.session_id), picked)
+        self.push_screen(SessionsScreen(runtime.store.sessions, self.session_id), picked)
 
     async def action_new_session(self) -> None:
         await self.open_session(None)
@@ -572,13 +575,14 @@ class OpencodeApp(App[None]):
     @work(group="models", exclusive=True, exit_on_error=False)
     async def action_models(self) -> None:
         """The models screen, once its list is built (litellm's map, a local Ollama asked)."""
-        if self._runtime_or_why("Models cannot open") is None:
+        runtime = self._runtime_or_why("Models cannot open")
+        if runtime is None:
             return
         from app.tui.model_choice import available_models
         from app.tui.screens.models import ModelsScreen
 
-        choices = await available_models(self.runtime.config, self.env, self.model)
-        self.push_screen(ModelsScreen(choices, self.model, list(self.runtime.config.providers)), self.pick_model)
+        choices = await available_models(runtime.config, self.env, self.model)
+        self.push_screen(ModelsScreen(choices, self.model, list(runtime.config.providers)), self.pick_model)
 
     def pick_model(self, model: str | None) -> None:
         """A model picked on the models screen: used from the next prompt on and
@@ -822,7 +826,8 @@ def run_tui(root: Path, *, model: str | None, continue_last: bool) -> int:
     its first frame the app builds the runtime in a thread, then, when the model is a real
     one, starts litellm's background import (app.llm.provider.start_background_import)."""
     app = OpencodeApp(root, model=model, continue_last=continue_last, pause_gc=True)
-    end_on_hangup(sys.__stdin__.fileno())
+    if sys.__stdin__ is not None:  # None when opencode was started with its stdin closed
+        end_on_hangup(sys.__stdin__.fileno())
     try:
         app.run()
     finally:

@@ -18,7 +18,7 @@ RECHECK_MS = 1000
 
 def fingerprint(workspace: Path) -> Fingerprint:
     """(mtime_ns, size, inode) of each file the configuration is read from; None where absent."""
-    stamps = []
+    stamps: list[tuple[int, int, int] | None] = []
     for path in config_files(workspace):
         try:
             stat = os.stat(path)

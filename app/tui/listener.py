@@ -97,9 +97,9 @@ def coalesce_deltas(events: list[Event]) -> list[Event]:
         if (
             isinstance(event, TextDelta | ReasoningDelta)
             and type(last) is type(event)
-            and (last.session_id, last.message_id) == (event.session_id, event.message_id)  # type: ignore[union-attr]
+            and (last.session_id, last.message_id) == (event.session_id, event.message_id)
         ):
-            merged[-1] = replace(last, text=last.text + event.text)  # type: ignore[type-var]
+            merged[-1] = replace(last, text=last.text + event.text)
         else:
             merged.append(event)
     return merged

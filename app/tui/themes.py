@@ -190,7 +190,7 @@ def to_textual_theme(name: str, palette: dict[str, str]) -> Theme:
                  if key not in _BASE_FIELDS}
     variables.update({var: palette[key] for var, key in _TEXTUAL_MARKDOWN.items()})
     variables["footer-key-foreground"] = palette["primary"]
-    base = {field_name: palette[key] for key, field_name in _BASE_FIELDS.items()}
+    base: dict[str, Any] = {field_name: palette[key] for key, field_name in _BASE_FIELDS.items()}
     return Theme(name=name, dark=Color.parse(palette["background"]).brightness < 0.5,
                  variables=variables, **base)
 

@@ -22,12 +22,13 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Input, Static
+from textual.widgets.button import ButtonVariant
 
 from app.permission import PermissionReply, PermissionRequest
 from app.permission.request import ReplyDecision
 from app.tui.widgets.permission_preview import PermissionPreviewView
 
-_BUTTONS: tuple[tuple[str, str, str], ...] = (
+_BUTTONS: tuple[tuple[str, str, ButtonVariant], ...] = (
     ("allow_once", "Allow once (a)", "success"),
     ("allow_session", "Allow for session (s)", "primary"),
     ("deny", "Deny (d)", "error"),

@@ -227,7 +227,7 @@ class DiffView(ScrollView, can_focus=False):
         return Text(f"{cells} ", style)
 
     def _sign_and_code(self, line: DiffLine) -> Text:
-        sign_style = self._style(f"{line.kind}-sign") if line.kind != "context" else None
+        sign_style = self._style(f"{line.kind}-sign") if line.kind != "context" else ""
         text = Text.assemble((_SIGNS[line.kind], sign_style), " ")
         text.append_text(self._code_text(line))
         return text

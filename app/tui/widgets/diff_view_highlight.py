@@ -56,11 +56,10 @@ def _role(token: _TokenType) -> str | None:
 @lru_cache(maxsize=64)
 def lexer_for(path: str) -> Lexer:
     """The Pygments lexer for the file name; plain text when unknown."""
-    options = {"stripnl": False, "ensurenl": False}
     try:
-        return get_lexer_for_filename(path or "file.txt", **options)
+        return get_lexer_for_filename(path or "file.txt", stripnl=False, ensurenl=False)
     except ClassNotFound:
-        return TextLexer(**options)
+        return TextLexer(stripnl=False, ensurenl=False)
 
 
 def warm_up(paths: tuple[str, ...] = ("x.py", "x.ts", "x.js", "x.go", "x.rs", "x.json", "x.md")) -> None:
@@ -77,7 +76,7 @@ def highlight_lines(texts: list[str], path: str, style_for: StyleFor) -> list[Te
     lines: list[Text] = [Text()]
     for token, value in lexer.get_tokens("\n".join(texts)):
         role = _role(token)
-        style = style_for(role) if role else None
+        style = style_for(role) if role else ""
         first, *rest = value.split("\n")
         lines[-1].append(first, style)
         for piece in rest:

@@ -19,7 +19,7 @@ CHIP_STYLE = "bold $text-accent on $accent-muted"
 
 class UserMessage(Static):
     DEFAULT_CSS = css_beside(__file__)
-    BINDINGS = [Binding("enter", "toggle", "Show the whole prompt", id="chat.toggle_prompt")]
+    BINDINGS = [Binding("enter", "toggle_expanded", "Show the whole prompt", id="chat.toggle_prompt")]
 
     expanded: reactive[bool] = reactive(False)
 
@@ -43,12 +43,12 @@ class UserMessage(Static):
         self.shown = shown
         self.can_focus = shown is not None and shown != text
 
-    def action_toggle(self) -> None:
+    def action_toggle_expanded(self) -> None:
         if self.can_focus:
             self.expanded = not self.expanded
 
     def on_click(self) -> None:
-        self.action_toggle()
+        self.action_toggle_expanded()
 
     def watch_expanded(self, expanded: bool) -> None:
         self.update(_content(self.text, self.shown, expanded=expanded, attached=self.attached))

@@ -40,8 +40,8 @@ class PermissionQueue:
     async def run(self, bus: Bus) -> None:
         """Subscribe, pick up questions asked before we listened, then follow the bus."""
         async with bus.subscribe(PermissionRequested, PermissionResolved) as events:
-            for event in self._permissions.pending():
-                self.offer(event)
+            for pending in self._permissions.pending():
+                self.offer(pending)
             async for event in events:
                 if isinstance(event, PermissionRequested):
                     self.offer(event)

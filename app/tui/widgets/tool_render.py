@@ -27,7 +27,7 @@ FILE_LIST_PREVIEW_LINES = 12
 class ToolOutput(Static, can_focus=True):
     """Long text shown by its first lines; enter, space or a click shows it all."""
 
-    BINDINGS = [Binding("enter,space", "toggle", "Expand output", id="chat.toggle_output")]
+    BINDINGS = [Binding("enter,space", "toggle_expanded", "Expand output", id="chat.toggle_output")]
 
     expanded: reactive[bool] = reactive(False)
 
@@ -39,11 +39,11 @@ class ToolOutput(Static, can_focus=True):
     def on_mount(self) -> None:
         self._show()
 
-    def action_toggle(self) -> None:
+    def action_toggle_expanded(self) -> None:
         self.expanded = not self.expanded
 
     def on_click(self) -> None:
-        self.action_toggle()
+        self.action_toggle_expanded()
 
     def _watch_expanded(self) -> None:
         self._show()
