@@ -32,7 +32,7 @@ from textual.widgets import Input, TextArea
 
 from app import gc_policy
 from app.errors import OpencodeError
-from app.tui.hangup import end_on_hangup
+from app.tui.hangup import HANGUP_EXIT_CODE, watch_for_hangup
 from app.tui.screens.commands import AppCommands, PaletteCommand
 from app.tui.screens.main import MainScreen
 from app.tui.themes import (
@@ -102,12 +102,14 @@ class OpencodeApp(App[None]):
         user_themes: Path | None = None,
         providers: Callable[[str], ModelProvider] | None = None,
         pause_gc: bool = False,
+        terminal_fd: int | None = None,
     ) -> None:
         """``providers`` maps a model to what streams it (default: scripted or litellm);
         benchmarks pass their own. ``pause_gc`` (run_tui's choice, not the tests'): the
         cyclic collector stays off until start-up is done, which makes many objects and
         little garbage, so collections would only slow the first frame; likewise full
-        passes wait for litellm's import (see ``_settle_litellm``)."""
+        passes wait for litellm's import (see ``_settle_litellm``). ``terminal_fd`` (run_tui's
+        stdin): the app exits when that terminal hangs up (see app.tui.hangup)."""
         if pause_gc:
             gc_policy.pause()
         super().__init__()
@@ -132,6 +134,7 @@ class OpencodeApp(App[None]):
         self._user_themes = user_themes
         self._commands: PromptCommands | None = None
         """Slash commands and the completion list's choices, once the runtime is adopted."""
+        self._terminal_fd = terminal_fd
         self._first_theme(saved_theme(self.root, self.env) or DEFAULT_THEME)
 
     def _first_theme(self, name: str) -> None:
@@ -181,6 +184,9 @@ class OpencodeApp(App[None]):
     # -- start-up ------------------------------------------------------------------------
 
     async def on_mount(self) -> None:
+        if self._terminal_fd is not None:
+            hung_up = partial(self.exit, return_code=HANGUP_EXIT_CODE)
+            watch_for_hangup(self._terminal_fd, asyncio.get_running_loop(), hung_up)
         self.prompt.focus()
         self.status.model_label = "starting…"
         self._show_sidebar()
@@ -825,9 +831,8 @@ def run_tui(root: Path, *, model: str | None, continue_last: bool) -> int:
     """The `opencode` command without a subcommand: the full-screen app in ``root``. After
     its first frame the app builds the runtime in a thread, then, when the model is a real
     one, starts litellm's background import (app.llm.provider.start_background_import)."""
-    app = OpencodeApp(root, model=model, continue_last=continue_last, pause_gc=True)
-    if sys.__stdin__ is not None:  # None when opencode was started with its stdin closed
-        end_on_hangup(sys.__stdin__.fileno())
+    terminal = sys.__stdin__.fileno() if sys.__stdin__ is not None else None  # None: stdin closed
+    app = OpencodeApp(root, model=model, continue_last=continue_last, pause_gc=True, terminal_fd=terminal)
     try:
         app.run()
     finally:
