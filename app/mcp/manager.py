@@ -84,8 +84,12 @@ class McpManager:
                 self._servers[name] = config
 
     async def wait_ready(self) -> None:
-        """Start if needed, then wait until every server is connected or has failed."""
+        """Start if needed, then wait until every server is connected or has failed. The
+        servers still connecting are logged: they are why a turn has not started yet."""
         self.start()
+        connecting = [name for name, connection in self._connections.items() if connection.state == "connecting"]
+        if connecting:
+            log.info("waiting for MCP servers to connect: %s", ", ".join(connecting))
         for connection in list(self._connections.values()):  # add() may bring more meanwhile
             await connection.wait_settled()
 

@@ -167,12 +167,14 @@ async def test_a_session_opened_while_a_turn_waits_for_servers_does_not_break_th
     brings another server. The waiting turn goes on and sees the slow server's tools."""
     fake_llm.reply(Text("Ready."))
     async with acp_agent(workspace, fake_llm) as client:
-        slow = [calc("slow", wrapper="sleep 2")]
+        # slow starts only once the test lets it: the turn waits as long as the test wants
+        slow = [calc("slow", wrapper="until [ -e release-slow ]; do sleep 0.05; done")]
         first = (await client.connection.new_session(cwd=str(workspace), mcp_servers=slow)).session_id
         turn = asyncio.create_task(prompt(client, first, "hello"))
-        await asyncio.sleep(0.5)  # the turn is now waiting for slow to connect
+        await eventually(lambda: "waiting for MCP servers to connect: slow" in acp_log(workspace), timeout=30)
         assert not turn.done() and not fake_llm.requests
         await client.connection.new_session(cwd=str(workspace), mcp_servers=[calc("quick")])
+        (workspace / "release-slow").touch()
         stop = await turn
         await eventually(lambda: "MCP server quick connected" in acp_log(workspace), timeout=30)
 

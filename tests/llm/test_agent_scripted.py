@@ -333,7 +333,8 @@ async def test_one_turn_at_a_time_per_session_and_known_agents_only(runtime: Run
     loop = make_loop(runtime, [{"steps": [{"text": "slow answer " * 20}]}], chunkDelay=0.01)
     session_id = new_session(runtime)
     first = asyncio.create_task(loop.run(session_id, "one", model=MODEL))
-    await asyncio.sleep(0.05)
+    while not loop.is_running(session_id):  # the first turn has begun (a busy machine may take a while)
+        await asyncio.sleep(0.01)
     with pytest.raises(SessionBusyError, match="already running a turn"):
         await loop.run(session_id, "two", model=MODEL)
     await first
