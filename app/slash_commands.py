@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from app.errors import OpencodeError
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Callable, Coroutine
 
 Surface = Literal["tui", "headless", "acp"]
 Kind = Literal["screen", "session", "prompt"]
@@ -230,12 +230,12 @@ class CommandRegistry:
         return f"unknown command /{name}: the commands here are {listed}"
 
 
-def session_handler(command: SlashCommand) -> Callable[[CommandCall], Awaitable[str]]:
+def session_handler(command: SlashCommand) -> Callable[[CommandCall], Coroutine[Any, Any, str]]:
     """The function behind a ``session`` command; CommandError when it has none yet."""
     if command.handler is None:
         raise CommandError(f"/{command.name} is not available in this version of opencode")
     module, _, function = command.handler.partition(":")
-    handler: Callable[[CommandCall], Awaitable[str]] = getattr(import_module(module), function)
+    handler: Callable[[CommandCall], Coroutine[Any, Any, str]] = getattr(import_module(module), function)
     return handler
 
 

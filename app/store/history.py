@@ -185,6 +185,7 @@ class HistoryService:
             "SELECT content, data, deleted FROM files WHERE session_id = ? AND path = ? AND seq = ?",
             (session_id, change.path, seq),
         )
+        assert row is not None, "seq is a version this session recorded"
         return (row["content"], row["data"], bool(row["deleted"])) != (change.before, change.before_data, change.created)
 
     def publish(self, events: Sequence[FileVersionCreated]) -> None:

@@ -120,6 +120,7 @@ async def show_event(app: OpencodeApp, event: Event) -> None:
     for chat in open_chats(app):
         await draw_in_chat(chat, event)
     status = app.status
+    assert app.runtime is not None, "events come from the runtime's bus"
     sessions = app.runtime.store.sessions
     ours = event_session(event) == app.session_id
     # A sub-agent's progress and retries are the running turn's too.
@@ -130,7 +131,7 @@ async def show_event(app: OpencodeApp, event: Event) -> None:
             status.cost = session.cost + await asyncio.to_thread(children_cost, sessions, session.id)
         case SessionUpdated(session=session) if session.id in app.chat.child_sessions:
             # A sub-agent's usage: the status bar shows what the whole tree cost.
-            parent = await asyncio.to_thread(sessions.get, app.session_id)
+            parent = await asyncio.to_thread(sessions.get, app.session_id) if app.session_id else None
             if parent is not None:
                 status.cost = parent.cost + await asyncio.to_thread(children_cost, sessions, parent.id)
         case SessionDeleted(session_id=deleted) if deleted == app.session_id:
