@@ -14,26 +14,9 @@ from pydantic import Field
 
 from app.errors import ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
+from app.tools.descriptions import tool_description
 
 SUBAGENT = "explorer"
-
-DESCRIPTION = """Start a read-only explorer agent that searches and reads the project to answer one question, and returns its answer.
-
-WHEN TO USE
-- Open-ended searches across a large codebase ("where is X handled?", "which modules use Y?") that would take many glob/grep/view calls.
-- Several independent questions: call task several times in one message; they run at the same time.
-
-HOW TO USE
-- description: 3 to 5 words naming the job (shown to the user).
-- prompt: the full question, with everything the explorer needs: it does not see this conversation. Say what to return (paths, line numbers, a short explanation).
-
-LIMITATIONS
-- The explorer can only use view, ls, glob and grep: it cannot change files or run commands.
-- It answers once; it cannot ask you questions back.
-
-TIPS
-- For a known file or a single symbol, use view or grep directly: it is faster.
-- Trust the answer for locating things, but view the files yourself before editing them."""
 
 
 class SubagentResult(Protocol):
@@ -63,7 +46,7 @@ class TaskParams(ToolParams):
 class TaskTool(Tool):
     name = "task"
     params = TaskParams
-    description = DESCRIPTION
+    description = tool_description("task")
     read_only = True  # the explorer only reads, so several tasks may run at once
 
     def __init__(self, subagents: Subagents) -> None:

@@ -11,6 +11,7 @@ from app.errors import ToolError
 from app.permission import PermissionPreview
 from app.store.models import TodoItem, TodoPriority, TodoStatus
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
+from app.tools.descriptions import tool_description
 
 MAX_TODOS = 100
 MAX_CONTENT_CHARS = 500
@@ -18,40 +19,6 @@ MAX_CONTENT_CHARS = 500
 MARKS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled": "[-]"}
 """How the model sees each status in the tools' output."""
 
-WRITE_DESCRIPTION = f"""\
-Write the todo list of this session: your plan for the user's request, shown to the user beside the chat. Each call replaces the whole list.
-
-WHEN TO USE
-- Work of three or more distinct steps, or a request that lists several things to do: write the plan before starting.
-- When you start a step (mark it in_progress), finish it (completed, right away, not in a batch later), drop it (cancelled), or find new steps (add them).
-- Not for a single simple change or a question you can just answer.
-
-HOW TO USE
-- todos: the whole list, in order, every call: items you leave out are removed.
-- Each item: content (what to do, imperative, one line), status (pending, in_progress, completed, cancelled), priority (high, medium, low; default medium), id (a short stable name you keep across calls; default: its position).
-- Keep exactly one item in_progress while you work; mark it completed only when it is fully done (tests pass, nothing left).
-
-LIMITATIONS
-- At most {MAX_TODOS} items of at most {MAX_CONTENT_CHARS} characters each; ids must be unique.
-
-TIPS
-- Break big work into concrete steps that each end in something checkable; say what, not how.
-- Update the list as you go rather than at the end: the user follows your progress on it."""
-
-READ_DESCRIPTION = """\
-Read the todo list of this session (what you last wrote with todowrite), with each item's status, priority and id.
-
-WHEN TO USE
-- To check what is left before choosing the next step, or after a long stretch of work or a summary of earlier conversation.
-
-HOW TO USE
-- No parameters.
-
-LIMITATIONS
-- Only this session's list: a sub-agent's list is its own.
-
-TIPS
-- The list you wrote is already in your todowrite results; read it when those are far back or were summarised."""
 
 class TodoEntry(BaseModel):
     """One item as the model writes it."""
@@ -117,7 +84,9 @@ def _title(todos: list[TodoItem]) -> str:
 class TodoWriteTool(Tool):
     name = "todowrite"
     params = TodoWriteParams
-    description = WRITE_DESCRIPTION
+    description = tool_description(
+        "todowrite", max_todos=MAX_TODOS, max_content_chars=MAX_CONTENT_CHARS
+    )
     # It writes the session's state: it runs alone, in the model's order, never beside a todoread.
     read_only = False
 
@@ -140,7 +109,7 @@ class TodoWriteTool(Tool):
 class TodoReadTool(Tool):
     name = "todoread"
     params = TodoReadParams
-    description = READ_DESCRIPTION
+    description = tool_description("todoread")
     read_only = True
 
     async def run(self, params: TodoReadParams, ctx: ToolContext) -> ToolResult:
