@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the model, e.g. anthropic/claude-sonnet-4-5, openai/gpt-5, scripted/PATH.json")
     parser.add_argument("-c", "--continue", dest="continue_last", action="store_true",
                         help="continue the most recent conversation (not an 'opencode tool' call's session)")
+    parser.add_argument("--session", dest="session_id", default=None, metavar="ID",
+                        help="with -p: continue this session")
     commands = parser.add_subparsers(dest="command", title="subcommands", metavar="COMMAND", parser_class=_Parser)
 
     commands.add_parser("schema", help="print the JSON Schema of .opencode.json")
@@ -172,7 +174,7 @@ def _cmd_default(args: argparse.Namespace) -> int:
 
         return run_headless(
             root, args.prompt, output_format=args.output_format, quiet=args.quiet, yes=args.yes,
-            model=args.model, continue_last=args.continue_last,
+            model=args.model, continue_last=args.continue_last, session_id=args.session_id,
         )
     if args.model:
         _check_model_name(root, args.model)

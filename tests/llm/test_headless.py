@@ -258,3 +258,18 @@ def test_a_sub_agents_unapproved_call_counts_too(workspace: Path, script):
 
     assert (run.code, run.out) == (EXIT_NEEDS_APPROVAL, "ok\n")
     assert "(external_directory /etc/hostname)" in run.err
+
+
+def test_session_continues_the_named_session_and_an_unknown_one_is_a_usage_error(workspace: Path, script):
+    model = script([{"match": "^first", "steps": [{"text": "one"}]}, {"steps": [{"text": "more"}]}])
+    first = headless(workspace, "first prompt", model=model, output_format="json").json()
+    headless(workspace, "another", model=model)
+
+    named = headless(workspace, "again", model=model, output_format="json", session_id=first["session_id"])
+    unknown = headless(workspace, "again", model=model, session_id="nope")
+
+    assert named.json()["session_id"] == first["session_id"]
+    assert unknown.code == EXIT_USAGE and unknown.out == ""
+    assert unknown.err == (
+        f"opencode: error: no session nope in {workspace.resolve()}: pass an id that 'opencode changes' lists\n"
+    )
