@@ -25,7 +25,7 @@ from acp.schema import (
 )
 
 from app.acp.channel import ClientChannel
-from app.acp.permissions import OPTIONS, reply_for, unanswered
+from app.acp.permissions import OPTIONS, headless_policy, reply_for, unanswered
 from app.acp.updates import (
     created_paths,
     file_diff,
@@ -47,7 +47,7 @@ from app.llm.events import (
     ToolCallStarted,
     UsageUpdated,
 )
-from app.permission import PermissionGranted, PermissionRequest, PermissionRequested
+from app.permission import ApprovalMissing, PermissionGranted, PermissionRequest, PermissionRequested
 from app.runtime import Runtime
 from app.store.events import FileVersionCreated, TodosUpdated
 from app.store.history import INITIAL
@@ -55,7 +55,7 @@ from app.store.history import INITIAL
 log = logging.getLogger(__name__)
 RELAYED = (
     TextDelta, ReasoningDelta, ToolCallStarted, ToolCallFinished, UsageUpdated, FileVersionCreated,
-    PermissionRequested, PermissionGranted, MentionRefused, TodosUpdated,
+    PermissionRequested, PermissionGranted, MentionRefused, TodosUpdated, ApprovalMissing,
 )
 
 
@@ -71,6 +71,8 @@ class TurnRelay:
         self._open_calls: dict[str, ToolCallStarted] = {}
         self._changes: dict[str, list[FileVersionCreated]] = {}
         self._questions: set[asyncio.Task[None]] = set()
+        self.unapproved: list[ApprovalMissing] = []
+        """Calls of this session (and its sub-agents) refused for want of approval."""
         self._pump = asyncio.create_task(self._relay())
 
     async def finish(self) -> None:
@@ -93,6 +95,10 @@ class TurnRelay:
                 task = asyncio.create_task(self._ask(event))
                 self._questions.add(task)
                 task.add_done_callback(self._questions.discard)
+            return
+        if isinstance(event, ApprovalMissing):
+            if self._owns(event.session_id):
+                self.unapproved.append(event)
             return
         if getattr(event, "session_id", None) != self._session_id:
             return  # sub-agents' own events stay in their child session
@@ -200,7 +206,9 @@ class TurnRelay:
             raw_input=call.arguments if call else {"subject": request.subject},
         )
         try:
-            reply = reply_for(await self._channel.request_permission(self._session_id, tool_call, OPTIONS))
+            answer = await self._channel.request_permission(self._session_id, tool_call, OPTIONS)
+            policy = headless_policy(answer)
+            reply = self._runtime.permissions.headless_reply(request, policy) if policy else reply_for(answer)
         except Exception as error:  # an error answer or a lost editor: the call must not wait forever
             log.warning("permission question %s got no answer: %s", call_id, error)
             reply = unanswered(error)
