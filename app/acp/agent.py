@@ -73,7 +73,7 @@ class OpencodeAgent:
     def __init__(self, channel: ClientChannel | None = None, workspaces: Workspaces | None = None) -> None:
         self.channel = channel
         self._own_workspaces = workspaces is None
-        self._workspaces = workspaces or Workspaces()
+        self._workspaces = Workspaces() if workspaces is None else workspaces
         self._sessions: dict[str, AcpSession] = {}
         self._announcements: set[asyncio.Task[None]] = set()
 
