@@ -134,7 +134,10 @@ def peer_runs(binary: Path, fake: FakeOpenAI, scratch: Path, env: dict[str, str]
     }  # fmt: skip
     (workspace / "opencode.json").write_text(json.dumps(config))
     edits = Edits(fake, workspace)
-    return timed_runs("sst/opencode", edits, [str(binary), "run", "set x one higher"], env)
+    peer_env = {k: v for k, v in env.items() if not k.startswith("OPENAI_")}  # else it picks its own OpenAI model
+    peer_env["PWD"] = str(workspace)  # it takes its project folder from PWD, not from its working directory
+    command = [str(binary), "run", "--model", "fake/fake-model", "set x one higher"]
+    return timed_runs("sst/opencode", edits, command, peer_env)
 
 
 def line(label: str, times: list[float]) -> str:
@@ -160,6 +163,7 @@ def main() -> int:
         attached = with_server(
             env, runtime_dir, lambda: timed_runs("attached", edits, ours(edits.workspace, "--attach"), env)
         )
+        print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         print(f"warm headless edit (view, edit, answer; fake OpenAI server), median of {RUNS} after a warm-up:")
         print(line("opencode -p, attached to opencode serve", attached))
         print(line("opencode -p, in its own process", in_process))
@@ -168,8 +172,7 @@ def main() -> int:
             print(f"sst/opencode {PEER_VERSION} `opencode run`: not measured (npm install --prefix "
                   f"/tmp/opencode-bench opencode-ai@{PEER_VERSION}, or set OPENCODE_AI_BIN)")  # fmt: skip
         else:
-            peer_env = {**env, "HOME": str(scratch / "home")}
-            print(line(f"sst/opencode {PEER_VERSION} opencode run", peer_runs(binary, fake, scratch, peer_env)))
+            print(line(f"sst/opencode {PEER_VERSION} opencode run", peer_runs(binary, fake, scratch, env)))
         median = statistics.median(attached)
         verdict = "within" if median <= BUDGET_SECONDS else "OVER"
         print(f"attached: {median:.2f} s, {verdict} the budget of {BUDGET_SECONDS} s")
