@@ -255,9 +255,11 @@ def test_the_attached_client_imports_neither_litellm_nor_textual(folder: Path, s
     assert run.stdout == "noted\n" and (workspace / "note.txt").read_text() == "served\n"
 
 
-def test_ctrl_c_cancels_the_turn_on_the_server(folder: Path, server, workspace: Path, tmp_path: Path):
+def endless_turn(folder: Path, workspace: Path, tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
+    """A client whose turn on the server has begun (its first call is listed) and would
+    stream for hours; and the model, whose prompt "next" answers "here" at once."""
     listing = {"toolCalls": [{"name": "ls", "arguments": {}}]}
-    endless = {"text": "word " * 100_000}  # streamed a word at a time: hours, unless cancelled
+    endless = {"text": "word " * 100_000}  # streamed a word at a time
     model = scripted(
         tmp_path,
         [{"match": "^slow", "steps": [listing, endless]}, {"match": "^next", "steps": [{"text": "here"}]}],
@@ -268,7 +270,12 @@ def test_ctrl_c_cancels_the_turn_on_the_server(folder: Path, server, workspace: 
         cwd=REPO, env=clean_env(folder), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert client.stderr is not None
-    assert client.stderr.readline() == "→ ls\n"  # the turn is running on the server
+    assert client.stderr.readline() == "→ ls\n"
+    return client, model
+
+
+def test_ctrl_c_cancels_the_turn_on_the_server(folder: Path, server, workspace: Path, tmp_path: Path):
+    client, model = endless_turn(folder, workspace, tmp_path)
 
     client.send_signal(signal.SIGINT)
     out, err = client.communicate(timeout=RUN_TIMEOUT)
@@ -301,3 +308,27 @@ def test_a_turn_through_litellm_prints_the_same_attached_and_in_process(folder: 
     answers = [json.loads(run.stdout) for run in runs]
     assert answers[0].pop("session_id") != answers[1].pop("session_id")
     assert answers[0] == answers[1] and answers[0]["files_changed"] == ["note.txt"]
+
+
+def test_a_client_that_dies_has_its_turn_cancelled_on_the_server(folder: Path, server, workspace: Path, tmp_path):
+    client, model = endless_turn(folder, workspace, tmp_path)
+
+    client.kill()
+    client.communicate(timeout=RUN_TIMEOUT)
+    after = opencode(folder, workspace, "-p", "next", "--model", model, "--continue", "--attach")
+
+    assert (after.returncode, after.stdout) == (0, "here\n")  # not "is already running a turn"
+
+
+def test_a_socket_path_too_long_is_refused_in_one_line(tmp_path: Path):
+    deep = tmp_path / ("d" * 100)
+    deep.mkdir()
+    run = subprocess.run(
+        [sys.executable, "-m", "app.cli", "serve"], cwd=REPO, env=clean_env(deep),
+        capture_output=True, text=True, timeout=RUN_TIMEOUT,
+    )  # fmt: skip
+    assert run.returncode == 2
+    assert run.stderr == (
+        f"opencode: error: the socket path {deep / 'opencode' / 'serve.sock'} is too long for a Unix socket: "
+        "set XDG_RUNTIME_DIR to a shorter folder\n"
+    )
