@@ -184,7 +184,7 @@ def _turn(
     if follower.interrupted:
         print(INTERRUPTED_LINE, file=err)
         return EXIT_INTERRUPTED
-    summary = answer["_meta"]["opencode"]
+    summary = (answer.get("_meta") or {}).get("opencode") or follower.command_summary()
     outcome = Outcome(
         summary["response"], summary["usage"], summary["cost"], summary["filesChanged"], summary["reason"],
         summary["error"],
@@ -202,17 +202,30 @@ class _Follower:
         self._progress = progress
         self._yes = yes
         self.interrupted = False
+        self._text: list[str] = []
 
     def handle(self, message: dict[str, Any]) -> None:
         method, params = message.get("method"), message.get("params") or {}
         if method == "session/update" and params.get("sessionId") == self._session_id:
-            line = _progress_line(params.get("update") or {})
+            update = params.get("update") or {}
+            if update.get("sessionUpdate") == "agent_message_chunk":
+                self._text.append((update.get("content") or {}).get("text", ""))
+            line = _progress_line(update)
             if line and self._progress is not None:
                 print(line, file=self._progress, flush=True)
         elif method == "session/request_permission":
             self._wire.send({"id": message["id"], "result": self._answer()})
         elif "id" in message and method is not None:  # a request we offer no capability for
             self._wire.send({"id": message["id"], "error": {"code": -32601, "message": f"{method} is not supported"}})
+
+    def command_summary(self) -> dict[str, Any]:
+        """The report of a prompt the server answered without a turn (a slash command such
+        as /changes): its text is the response; no model was called."""
+        usage = {"prompt_tokens": 0, "completion_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0}
+        return {
+            "response": "".join(self._text), "usage": usage, "cost": 0.0, "filesChanged": [], "reason": "stop",
+            "error": None, "maxSteps": 0, "unapproved": [],
+        }  # fmt: skip
 
     def _answer(self) -> dict[str, Any]:
         """Allow once with --yes, else refuse; the policy named lets the server answer as
