@@ -113,7 +113,10 @@ class TurnRelay:
             case ReasoningDelta(text=text):
                 return AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(text))
             case MentionRefused(line=line):  # before the turn's first words: its own paragraph
-                return AgentMessageChunk(session_update="agent_message_chunk", content=_text(f"{line}\n\n"))
+                meta = {"opencode": {"mentionRefused": line}}  # so a -p attached to opencode serve says it on stderr
+                return AgentMessageChunk(
+                    session_update="agent_message_chunk", content=_text(f"{line}\n\n"), field_meta=meta
+                )
             case ToolCallStarted():
                 self._open_calls[event.call_id] = event
                 self._changes[event.call_id] = []

@@ -84,7 +84,7 @@ def peer_uid(sock: socket.socket) -> int:
     """The uid of the process at the other end of a connected Unix socket (SO_PEERCRED:
     the kernel's record of who connected, which the peer cannot forge)."""
     _pid, uid, _gid = _PEERCRED.unpack(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _PEERCRED.size))
-    return uid
+    return int(uid)
 
 
 def connect(path: Path) -> socket.socket | None:

@@ -44,7 +44,8 @@ class ServerGone(Exception):
 class RpcError(Exception):
     def __init__(self, error: dict[str, Any]) -> None:
         super().__init__(str(error.get("message", "error")))
-        self.data = error.get("data") if isinstance(error.get("data"), dict) else {}
+        data = error.get("data")
+        self.data: dict[str, Any] = data if isinstance(data, dict) else {}
 
 
 @dataclass
@@ -84,7 +85,10 @@ class Wire:
             raise ServerGone(str(error)) from None
         if not line:
             raise ServerGone("the connection closed")
-        return json.loads(line)
+        message = json.loads(line)
+        if not isinstance(message, dict):
+            raise ServerGone(f"the server sent {line[:80]!r}, not a JSON-RPC message")
+        return message
 
     def request(
         self, method: str, params: dict[str, Any], on_message: Callable[[dict[str, Any]], None] | None = None
@@ -166,7 +170,7 @@ def _turn(
     for notice in started.get("notices", []):
         print(f"opencode: {notice}", file=err)
     session = started["sessionId"]
-    follower = _Follower(wire, session, None if quiet else err, yes)
+    follower = _Follower(wire, session, None if quiet else err, err, yes)
     params = {
         "sessionId": session,
         "prompt": [{"type": "text", "text": prompt}],
@@ -194,12 +198,14 @@ def _turn(
 
 
 class _Follower:
-    """What arrives while the prompt runs: progress lines, permission questions."""
+    """What arrives while the prompt runs: progress lines, mentions not attached,
+    permission questions."""
 
-    def __init__(self, wire: Wire, session_id: str, progress: TextIO | None, yes: bool) -> None:
+    def __init__(self, wire: Wire, session_id: str, progress: TextIO | None, warnings: TextIO, yes: bool) -> None:
         self._wire = wire
         self._session_id = session_id
         self._progress = progress
+        self._warnings = warnings
         self._yes = yes
         self.interrupted = False
         self._text: list[str] = []
@@ -208,7 +214,10 @@ class _Follower:
         method, params = message.get("method"), message.get("params") or {}
         if method == "session/update" and params.get("sessionId") == self._session_id:
             update = params.get("update") or {}
-            if update.get("sessionUpdate") == "agent_message_chunk":
+            refused = ((update.get("_meta") or {}).get("opencode") or {}).get("mentionRefused")
+            if refused:  # an @path not attached: said on stderr, as in-process
+                print(f"opencode: {refused}", file=self._warnings, flush=True)
+            elif update.get("sessionUpdate") == "agent_message_chunk":
                 self._text.append((update.get("content") or {}).get("text", ""))
             line = _progress_line(update)
             if line and self._progress is not None:

@@ -193,7 +193,9 @@ class Server:
         self._connections.add(task)
         self._arm_idle()
         agent = ServeAgent(self)
-        connection = Connection(build_agent_router(agent), writer, reader, listening=False)
+        # The SDK's Agent protocol lists every method, unstable ones included; its router
+        # looks each handler up by name, and answers "method not found" for those we lack.
+        connection = Connection(build_agent_router(agent), writer, reader, listening=False)  # type: ignore[arg-type]
         agent.channel = ClientChannel(connection)
         try:
             await connection.main_loop()

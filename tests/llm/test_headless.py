@@ -310,3 +310,14 @@ def test_session_continues_the_named_session_and_an_unknown_one_is_a_usage_error
     assert unknown.err == (
         f"opencode: error: no session nope in {workspace.resolve()}: pass an id that 'opencode changes' lists\n"
     )
+
+
+def test_a_mention_not_attached_is_said_on_stderr(workspace: Path, script, headless):
+    (workspace / ".env").write_text("TOKEN=secret\n")
+    (workspace / ".opencode.json").write_text(json.dumps({"permission": {"rules": {"view": {"*.env": "deny"}}}}))
+    model = script([{"steps": [{"text": "ok"}]}])
+
+    run = headless(workspace, "check @.env", model=model, quiet=True)
+
+    assert (run.code, run.out) == (EXIT_OK, "ok\n")
+    assert run.err.startswith("opencode: @.env was not attached: ") and run.err.count("\n") == 1

@@ -92,8 +92,11 @@ def test_the_socket_is_0600_in_a_0700_folder_and_one_server_runs_per_socket(fold
         [sys.executable, "-m", "app.cli", "serve"], cwd=REPO, env=clean_env(folder),
         capture_output=True, text=True, timeout=RUN_TIMEOUT,
     )  # fmt: skip
+    command = opencode(folder, workspace, "-p", "/nosuch", "--attach")  # a slash command: in-process
     status = opencode(folder, workspace, "serve", "--status")
 
+    assert (command.returncode, command.stderr.startswith("opencode: error: unknown command /nosuch")) == (2, True)
+    assert json.loads(status.stdout)["workspaces"] == 0  # the command never reached the server
     assert second.returncode == 0
     assert second.stderr == (
         f"opencode: a server is already running on {sock} (pid {server.pid}): 'opencode serve --stop' stops it\n"
