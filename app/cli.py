@@ -50,6 +50,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the model, e.g. anthropic/claude-sonnet-4-5, openai/gpt-5, scripted/PATH.json")
     parser.add_argument("-c", "--continue", dest="continue_last", action="store_true",
                         help="continue the most recent conversation (not an 'opencode tool' call's session)")
+    parser.add_argument("--session", dest="session_id", default=None, metavar="ID",
+                        help="with -p: continue this session")
+    attach = parser.add_mutually_exclusive_group()
+    attach.add_argument("--attach", dest="attach", action="store_const", const="require", default="auto",
+                        help="with -p: run on the 'opencode serve' server, failing when none listens "
+                        "(the default is to attach when one listens)")
+    attach.add_argument("--no-attach", dest="attach", action="store_const", const="never",
+                        help="with -p: run in this process even when a server listens")
     commands = parser.add_subparsers(dest="command", title="subcommands", metavar="COMMAND", parser_class=_Parser)
 
     commands.add_parser("schema", help="print the JSON Schema of .opencode.json")
@@ -74,6 +82,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     acp = commands.add_parser("acp", help="serve the agent to editors over the Agent Client Protocol (stdio)")
     _add_workspace_option(acp)
+
+    serve = commands.add_parser(
+        "serve", help="serve the agent over ACP on a socket only you can reach; -p attaches to it (docs/serve.md)"
+    )
+    control = serve.add_mutually_exclusive_group()
+    control.add_argument("--status", action="store_true", help="print the running server's state as JSON")
+    control.add_argument("--stop", action="store_true", help="stop the running server")
+    serve.add_argument("--listen", default=None, metavar="HOST:PORT",
+                       help="also listen on TCP, loopback only, for clients that send the token (serve.token)")
+    serve.add_argument("--idle-timeout", type=float, default=None, metavar="MINUTES",
+                       help="exit after this long with no client (default: serve.idleTimeout, 30)")
 
     changes = commands.add_parser("changes", help="list the files a session changed")
     which = changes.add_mutually_exclusive_group()
@@ -150,6 +169,14 @@ def _cmd_export(args: argparse.Namespace) -> int:
     )
 
 
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from app.serve.server import control, run_serve
+
+    if args.status or args.stop:
+        return control("opencode/status" if args.status else "opencode/stop")
+    return run_serve(listen=args.listen, idle_minutes=args.idle_timeout)
+
+
 def _cmd_acp(args: argparse.Namespace) -> int:
     from app.acp import run_acp
 
@@ -163,16 +190,20 @@ COMMANDS: dict[str | None, Callable[[argparse.Namespace], int]] = {
     "changes": _cmd_changes,
     "export": _cmd_export,
     "acp": _cmd_acp,
+    "serve": _cmd_serve,
 }
 def _cmd_default(args: argparse.Namespace) -> int:
     """No subcommand: a headless turn with -p, else the TUI."""
     root = _workspace(args)
     if args.prompt is not None:
+        attached = _run_attached(root, args)
+        if attached is not None:
+            return attached
         from app.llm.headless import run_headless
 
         return run_headless(
             root, args.prompt, output_format=args.output_format, quiet=args.quiet, yes=args.yes,
-            model=args.model, continue_last=args.continue_last,
+            model=args.model, continue_last=args.continue_last, session_id=args.session_id,
         )
     if args.model:
         _check_model_name(root, args.model)
@@ -182,6 +213,26 @@ def _cmd_default(args: argparse.Namespace) -> int:
     from app.tui.app import run_tui
 
     return run_tui(root, model=args.model, continue_last=args.continue_last)
+
+
+def _run_attached(root: Path, args: argparse.Namespace) -> int | None:
+    """-p on the user's `opencode serve`, when one listens (or --attach requires it); None
+    to run in this process. The client imports neither litellm nor the agent. A slash
+    command runs in this process (it acts on the store, or sends its prompt once), so its
+    output is the in-process run's by construction."""
+    from app.slash_commands import parse
+
+    if args.attach == "never" or parse(args.prompt) is not None:
+        return None
+    from app.serve.client import run_attached, server_socket
+
+    sock = server_socket(required=args.attach == "require")
+    if sock is None:
+        return None
+    return run_attached(
+        sock, root, args.prompt, output_format=args.output_format, quiet=args.quiet, yes=args.yes,
+        model=args.model, continue_last=args.continue_last, session_id=args.session_id,
+    )  # fmt: skip
 
 
 def _check_model_name(root: Path, model: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -15,6 +16,10 @@ from app.config import Config
 from app.runtime import Runtime
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# `opencode -p` attaches to an `opencode serve` listening in $XDG_RUNTIME_DIR/opencode: a
+# server the machine's user runs must not answer the tests' runs, so the session has a
+# runtime folder of its own, empty (tests/serve start servers in folders of their own).
+os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="opencode-tests-run-")
 
 # Property tests judge what the code does, never how fast this machine makes examples:
 # on a busy 2-core machine input generation alone can pass hypothesis's limits (1 s per

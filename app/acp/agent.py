@@ -10,7 +10,6 @@ import asyncio
 import logging
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError
@@ -40,10 +39,10 @@ from app.acp.channel import ClientChannel
 from app.acp.mcp_servers import MCP_CAPABILITIES, EditorServer, connect_editor_servers
 from app.acp.relay import TurnRelay
 from app.acp.replay import replay
+from app.acp.workspaces import Workspaces
 from app.errors import OpencodeError
-from app.llm.agent import AgentLoop
-from app.llm.models import choose_model
-from app.llm.scripted import provider_for
+from app.llm.agent import AgentLoop, TurnResult
+from app.llm.headless import CannotStart, pick_session, usable_model
 from app.llm.title import fallback_title
 from app.runtime import Runtime
 from app.slash_commands import CommandCall, session_handler
@@ -67,12 +66,14 @@ class AcpSession:
 
 
 class OpencodeAgent:
-    """Implements the SDK's ``Agent`` protocol (methods are called by its router)."""
+    """Implements the SDK's ``Agent`` protocol (methods are called by its router). One per
+    connection; ``workspaces`` may be shared by several (``opencode serve``), and then
+    belongs to whoever made it."""
 
-    def __init__(self, channel: ClientChannel | None = None) -> None:
+    def __init__(self, channel: ClientChannel | None = None, workspaces: Workspaces | None = None) -> None:
         self.channel = channel
-        self._runtimes: dict[Path, Runtime] = {}
-        self._loops: dict[Path, AgentLoop] = {}
+        self._own_workspaces = workspaces is None
+        self._workspaces = Workspaces() if workspaces is None else workspaces
         self._sessions: dict[str, AcpSession] = {}
         self._announcements: set[asyncio.Task[None]] = set()
 
@@ -121,13 +122,18 @@ class OpencodeAgent:
         await self._send(session_id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id))
         return SetSessionModeResponse()
 
-    async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> PromptResponse:
+    async def prompt(
+        self, session_id: str, prompt: list[Any], opencode: dict[str, Any] | None = None, **_: Any
+    ) -> PromptResponse:
+        """``opencode`` is the request's ``_meta.opencode``: ``model`` names the turn's model
+        (an attached ``-p --model``). The response's ``_meta.opencode`` is the turn as
+        ``-p`` reports it (``turn_summary``)."""
         session = self._session(session_id)
         text = prompt_text(prompt)
         if text.strip() == "/changes":
             await self._send(session_id, _agent_text(self._changes(session)))
             return PromptResponse(stop_reason="end_turn")
-        agent, model = session.mode, None
+        agent, model = session.mode, (opencode or {}).get("model")
         try:
             invocation = session.runtime.commands.resolve(text, "acp")
             if invocation is not None and invocation.command.kind == "session":
@@ -152,10 +158,12 @@ class OpencodeAgent:
             raise RequestError.invalid_params({"message": str(error)}) from None
         finally:
             await relay.finish()
+        summary = turn_summary(result, session.loop.max_steps, relay.unapproved)
         if result.reason == "failed":
-            raise RequestError.internal_error({"message": result.error})
+            raise RequestError.internal_error({"message": result.error, "opencode": summary})
         usage = result.usage
         return PromptResponse(
+            field_meta={"opencode": summary},
             stop_reason=STOP_REASONS.get(result.reason, "end_turn"),
             usage=Usage(
                 input_tokens=usage["prompt_tokens"],
@@ -171,34 +179,36 @@ class OpencodeAgent:
         if session is not None:
             session.loop.cancel(session_id)  # also answers its pending permission questions
 
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """``_opencode/headless``: what a ``-p`` attached to ``opencode serve`` needs before
+        its turn, decided by the same code as a run in its own process (model, its check,
+        the session: a new one, ``continue`` or ``sessionId``). The session joins this
+        connection. An error's ``data.line`` is the whole line ``-p`` prints (exit 2)."""
+        if method != "opencode/headless":
+            raise RequestError.method_not_found(f"_{method}")
+        opened = self._workspaces.open(str(params.get("cwd", "")))
+        runtime, prompt = opened.runtime, str(params.get("prompt", ""))
+        try:
+            model, _ = usable_model(runtime, "coder", params.get("model"), os.environ)
+            session_id = pick_session(runtime, prompt, bool(params.get("continue")), params.get("sessionId"))
+        except CannotStart as stop:
+            raise RequestError.invalid_params({"message": str(stop), "line": str(stop)}) from None
+        except OpencodeError as error:
+            line = f"opencode: error: {error}"
+            raise RequestError.invalid_params({"message": str(error), "line": line}) from None
+        self._open(session_id, runtime, opened.loop)
+        notices = [*runtime.notices, *runtime.commands.notices] if opened.new else []
+        return {"sessionId": session_id, "model": model, "notices": notices}
+
     async def close(self) -> None:
-        for loop in self._loops.values():
-            await loop.aclose()
-        for runtime in self._runtimes.values():
-            runtime.close()
+        if self._own_workspaces:
+            await self._workspaces.close()
 
     # -- helpers ---------------------------------------------------------------------------
 
     def _workspace(self, cwd: str) -> tuple[Runtime, AgentLoop]:
-        if not Path(cwd).is_absolute():  # ACP: "Must be an absolute path"; it would resolve against our cwd
-            raise RequestError.invalid_params(
-                {"message": f"cwd {cwd} is not an absolute path: send the workspace folder's absolute path"}
-            )
-        root = Path(cwd).resolve()
-        if not root.is_dir():
-            raise RequestError.invalid_params({"message": f"cwd {cwd} is not a directory: open a folder first"})
-        if root not in self._runtimes:
-            try:
-                runtime = Runtime.build(root, policy="interactive")
-                model = choose_model(None, runtime.config.agents.coder.model, os.environ, runtime.config.providers)
-                loop = AgentLoop(runtime, provider_for(model or ""))
-            except OpencodeError as error:
-                raise RequestError.invalid_params({"message": str(error)}) from None
-            for notice in [*runtime.notices, *runtime.commands.notices]:
-                log.warning("%s", notice)
-            self._runtimes[root], self._loops[root] = runtime, loop
-            log.info("workspace %s", root)
-        return self._runtimes[root], self._loops[root]
+        opened = self._workspaces.open(cwd)
+        return opened.runtime, opened.loop
 
     def _open(self, session_id: str, runtime: Runtime, loop: AgentLoop) -> AcpSession:
         session = self._sessions.get(session_id) or AcpSession(session_id, runtime, loop)
@@ -260,6 +270,16 @@ def prompt_text(blocks: list[Any]) -> str:
             case "resource" if hasattr(block.resource, "text"):
                 pieces.append(f"{block.resource.uri}\n```\n{block.resource.text}\n```")
     return "\n\n".join(pieces)
+
+
+def turn_summary(result: TurnResult, max_steps: int, unapproved: list[Any]) -> dict[str, Any]:
+    """A finished turn as ``-p`` reports it: its answer, usage, cost and changed files,
+    why it ended, the loop's step limit and the calls refused for want of approval."""
+    return {
+        "response": result.response, "usage": result.usage, "cost": result.cost,
+        "filesChanged": result.files_changed, "reason": result.reason, "error": result.error,
+        "maxSteps": max_steps, "unapproved": [{"tool": e.tool, "subject": e.subject} for e in unapproved],
+    }  # fmt: skip
 
 
 def _modes(current: str) -> SessionModeState:

@@ -4,6 +4,8 @@ rule written to config."""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from acp.schema import AllowedOutcome, PermissionOption, RequestPermissionResponse
 
 from app.permission import PermissionReply
@@ -28,6 +30,16 @@ def reply_for(response: RequestPermissionResponse) -> PermissionReply:
     if isinstance(outcome, AllowedOutcome) and outcome.option_id in DECISIONS:
         return PermissionReply(DECISIONS[outcome.option_id])  # type: ignore[arg-type]
     return PermissionReply("deny", "the editor cancelled the question", automatic=True)
+
+
+def headless_policy(response: RequestPermissionResponse) -> Literal["headless", "headless-yes"] | None:
+    """The policy a headless client answers by, named in the answer's ``_meta.opencode.policy``
+    (a ``-p`` attached to ``opencode serve``): the question is then answered as that policy
+    answers it in a run of its own (``PermissionService.headless_reply``), the same refusal
+    message and the same calls counted as needing approval. None for a person's answer."""
+    meta = (response.field_meta or {}).get("opencode")
+    policy = meta.get("policy") if isinstance(meta, dict) else None
+    return policy if policy in ("headless", "headless-yes") else None
 
 
 def unanswered(error: Exception) -> PermissionReply:

@@ -25,7 +25,7 @@ from acp.schema import (
 )
 
 from app.acp.channel import ClientChannel
-from app.acp.permissions import OPTIONS, reply_for, unanswered
+from app.acp.permissions import OPTIONS, headless_policy, reply_for, unanswered
 from app.acp.updates import (
     created_paths,
     file_diff,
@@ -47,7 +47,7 @@ from app.llm.events import (
     ToolCallStarted,
     UsageUpdated,
 )
-from app.permission import PermissionGranted, PermissionRequest, PermissionRequested
+from app.permission import ApprovalMissing, PermissionGranted, PermissionRequest, PermissionRequested
 from app.runtime import Runtime
 from app.store.events import FileVersionCreated, TodosUpdated
 from app.store.history import INITIAL
@@ -55,7 +55,7 @@ from app.store.history import INITIAL
 log = logging.getLogger(__name__)
 RELAYED = (
     TextDelta, ReasoningDelta, ToolCallStarted, ToolCallFinished, UsageUpdated, FileVersionCreated,
-    PermissionRequested, PermissionGranted, MentionRefused, TodosUpdated,
+    PermissionRequested, PermissionGranted, MentionRefused, TodosUpdated, ApprovalMissing,
 )
 
 
@@ -71,6 +71,8 @@ class TurnRelay:
         self._open_calls: dict[str, ToolCallStarted] = {}
         self._changes: dict[str, list[FileVersionCreated]] = {}
         self._questions: set[asyncio.Task[None]] = set()
+        self.unapproved: list[ApprovalMissing] = []
+        """Calls of this session (and its sub-agents) refused for want of approval."""
         self._pump = asyncio.create_task(self._relay())
 
     async def finish(self) -> None:
@@ -94,6 +96,10 @@ class TurnRelay:
                 self._questions.add(task)
                 task.add_done_callback(self._questions.discard)
             return
+        if isinstance(event, ApprovalMissing):
+            if self._owns(event.session_id):
+                self.unapproved.append(event)
+            return
         if getattr(event, "session_id", None) != self._session_id:
             return  # sub-agents' own events stay in their child session
         update = self._update_for(event)
@@ -107,7 +113,10 @@ class TurnRelay:
             case ReasoningDelta(text=text):
                 return AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(text))
             case MentionRefused(line=line):  # before the turn's first words: its own paragraph
-                return AgentMessageChunk(session_update="agent_message_chunk", content=_text(f"{line}\n\n"))
+                meta = {"opencode": {"mentionRefused": line}}  # so a -p attached to opencode serve says it on stderr
+                return AgentMessageChunk(
+                    session_update="agent_message_chunk", content=_text(f"{line}\n\n"), field_meta=meta
+                )
             case ToolCallStarted():
                 self._open_calls[event.call_id] = event
                 self._changes[event.call_id] = []
@@ -200,7 +209,9 @@ class TurnRelay:
             raw_input=call.arguments if call else {"subject": request.subject},
         )
         try:
-            reply = reply_for(await self._channel.request_permission(self._session_id, tool_call, OPTIONS))
+            answer = await self._channel.request_permission(self._session_id, tool_call, OPTIONS)
+            policy = headless_policy(answer)
+            reply = self._runtime.permissions.headless_reply(request, policy) if policy else reply_for(answer)
         except Exception as error:  # an error answer or a lost editor: the call must not wait forever
             log.warning("permission question %s got no answer: %s", call_id, error)
             reply = unanswered(error)

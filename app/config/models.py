@@ -192,6 +192,12 @@ class ToolsConfig(ConfigModel):
     webfetch: WebfetchToolConfig = WebfetchToolConfig()
 
 
+class ServeConfig(ConfigModel):
+    idle_timeout: float = Field(
+        30, gt=0, description="Minutes `opencode serve` runs with no client connected before it exits (read from the user's global config)."
+    )
+
+
 class ConfigShape(ConfigModel):
     """The keys of the configuration and what each holds: one file or the variables are
     validated against it alone (every key has a default, so a partial layer is valid)."""
@@ -213,6 +219,7 @@ class ConfigShape(ConfigModel):
     data: DataConfig = DataConfig()
     debug: bool = False
     tools: ToolsConfig = ToolsConfig()
+    serve: ServeConfig = ServeConfig()
 
     def data_dir(self, workspace: Path) -> Path:
         """The data directory: ``data.directory`` resolved against ``workspace`` (not created here)."""

@@ -13,7 +13,7 @@ in every front-end; one that is not attached is said on stderr.
 
 Exit codes: 0 the model finished (or the command acted); 1 the turn failed or hit the step limit; 2 nothing
 could start (no model configured, a model litellm does not know or whose provider has no
-API key, bad script, no session to continue); 3 the model finished but a call that
+API key, bad script, no session to continue or none of the id --session gives); 3 the model finished but a call that
 needed approval was refused (run again with --yes, or allow it in the permission rules;
 a call a deny rule refuses is the rules working, exit 0); 130 interrupted.
 """
@@ -23,16 +23,26 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import Literal, TextIO
 
 from app.bus import Event, Subscription
 from app.errors import OpencodeError
-from app.llm.agent import AgentLoop, TurnResult
+from app.llm.agent import AgentLoop, ModelProvider, TurnResult
 from app.llm.events import MentionRefused, ModelRetrying, ToolCallFinished, ToolCallStarted
+from app.llm.headless_report import (
+    EMPTY_PROMPT_LINE,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_NEEDS_APPROVAL,
+    EXIT_OK,
+    EXIT_USAGE,
+    INTERRUPTED_LINE,
+    call_subject,
+    report,
+)
 from app.llm.models import ONBOARDING_MESSAGE, choose_model
 from app.llm.preflight import model_problem
 from app.llm.scripted import provider_for
@@ -43,11 +53,16 @@ from app.slash_commands import CommandCall, CommandError, Invocation, session_ha
 from app.tools.readable import readable_output
 from app.turn_undo import redo_turn, undo_turn
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_NEEDS_APPROVAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-SUBJECT_KEYS = ("filePath", "path", "pattern", "command", "url", "description")
+__all__ = [
+    "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_NEEDS_APPROVAL", "EXIT_OK", "EXIT_USAGE",
+    "CannotStart", "call_subject", "pick_session", "progress_line", "run_headless", "usable_model",
+]  # fmt: skip
 TURN_COMMANDS = {"undo": undo_turn, "redo": redo_turn}
 """Slash commands on the session's turns, run without choosing a model."""
-_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTILINE)
+
+
+class CannotStart(OpencodeError):
+    """Why a headless turn cannot begin; ``str`` is the whole stderr line (exit 2)."""
 
 
 def run_headless(
@@ -59,6 +74,7 @@ def run_headless(
     yes: bool = False,
     model: str | None = None,
     continue_last: bool = False,
+    session_id: str | None = None,
     env: Mapping[str, str] | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
@@ -67,7 +83,7 @@ def run_headless(
     out, err = stdout or sys.stdout, stderr or sys.stderr
     env = os.environ if env is None else env
     if not prompt.strip():
-        print("opencode: error: the prompt is empty: pass the request after -p", file=err)
+        print(EMPTY_PROMPT_LINE, file=err)
         return EXIT_USAGE
     try:
         runtime = Runtime.build(root, policy="headless-yes" if yes else "headless")
@@ -87,20 +103,16 @@ def run_headless(
         agent, model = "coder", (invocation.command.model if invocation else None) or model
         if invocation is not None and invocation.command.kind == "prompt":
             prompt, agent = invocation.prompt(), invocation.command.agent or agent
-        agent_config = runtime.config.agents.get(agent)
-        chosen = choose_model(model, agent_config.model if agent_config else None, env, runtime.config.providers)
-        if chosen is None:
-            print(ONBOARDING_MESSAGE, file=err)
-            return EXIT_USAGE
-        problem = model_problem(chosen, runtime.config.providers, env)
-        if problem is not None:
-            print(f"opencode: error: {problem}", file=err)
+        try:
+            chosen, provider = usable_model(runtime, agent, model, env)
+        except CannotStart as stop:
+            print(stop, file=err)
             return EXIT_USAGE
         try:
-            loop = AgentLoop(runtime, provider_for(chosen), env=env)
+            loop = AgentLoop(runtime, provider, env=env)
             if invocation is not None and invocation.command.kind == "session":
                 return _session_command(loop, invocation, chosen, continue_last, output_format, (out, err))
-            session_id = _session(runtime, prompt, continue_last)
+            session_id = pick_session(runtime, prompt, continue_last, session_id)
         except OpencodeError as error:
             print(f"opencode: error: {error}", file=err)
             return EXIT_USAGE
@@ -110,14 +122,33 @@ def run_headless(
                 _turn(loop, session_id, prompt, chosen, agent, None if quiet else err, err, unapproved)
             )
         except KeyboardInterrupt:
-            print("opencode: interrupted; what was done is saved: resume with --continue", file=err)
+            print(INTERRUPTED_LINE, file=err)
             return EXIT_INTERRUPTED
         except OpencodeError as error:  # refused before the turn began (an image the model cannot take)
             print(f"opencode: error: {error}", file=err)
             return EXIT_USAGE
-        return _report(result, session_id, output_format, out, err, loop.max_steps, unapproved)
+        return report(result, session_id, output_format, out, err, loop.max_steps, unapproved)
     finally:
         runtime.close()
+
+
+def usable_model(
+    runtime: Runtime, agent: str, model: str | None, env: Mapping[str, str]
+) -> tuple[str, ModelProvider]:
+    """The model of the turn (--model, else the agent's, else the first provider with a
+    key), checked before any request, and its provider. Raises CannotStart. ``opencode
+    serve`` runs it for attached clients too."""
+    agent_config = runtime.config.agents.get(agent)
+    chosen = choose_model(model, agent_config.model if agent_config else None, env, runtime.config.providers)
+    if chosen is None:
+        raise CannotStart(ONBOARDING_MESSAGE)
+    try:
+        problem = model_problem(chosen, runtime.config.providers, env)
+        if problem is not None:
+            raise OpencodeError(problem)
+        return chosen, provider_for(chosen)
+    except OpencodeError as error:
+        raise CannotStart(f"opencode: error: {error}") from None
 
 
 def _session_command(
@@ -135,7 +166,7 @@ def _session_command(
     name = invocation.command.name
     if not continue_last:
         raise CommandError(f"/{name} acts on a conversation: add --continue to act on the latest one")
-    session_id = _session(loop.runtime, "", continue_last=True)
+    session_id = pick_session(loop.runtime, "", continue_last=True)
     handler = session_handler(invocation.command)
     try:
         line = asyncio.run(handler(CommandCall(loop, session_id, invocation.arguments, model=model)))
@@ -161,7 +192,7 @@ def _turn_command(
         print(f"opencode: error: /{name} acts on an earlier turn: add --continue to pick the last session", file=err)
         return EXIT_USAGE
     try:
-        session_id = _session(runtime, "", continue_last)
+        session_id = pick_session(runtime, "", continue_last)
         step = asyncio.run(TURN_COMMANDS[name](runtime, session_id))
     except OpencodeError as error:
         print(f"opencode: error: {error}", file=err)
@@ -179,9 +210,13 @@ def _turn_command(
     return EXIT_OK
 
 
-def _session(runtime: Runtime, prompt: str, continue_last: bool) -> str:
-    """The latest session for --continue, else a new one titled from the prompt (a
-    one-shot run does not spend a model call on a title)."""
+def pick_session(runtime: Runtime, prompt: str, continue_last: bool, session_id: str | None = None) -> str:
+    """The session --session names, the latest for --continue, else a new one titled from
+    the prompt (a one-shot run does not spend a model call on a title)."""
+    if session_id is not None:
+        if runtime.store.sessions.get(session_id) is None:
+            raise OpencodeError(f"no session {session_id} in {runtime.root}: pass an id that 'opencode changes' lists")
+        return session_id
     if not continue_last:
         return runtime.store.sessions.create(title=fallback_title(prompt)).id
     latest = runtime.store.sessions.latest()
@@ -246,57 +281,3 @@ def progress_line(event: Event, session_id: str) -> str | None:
     if isinstance(event, ModelRetrying):
         return f"… the model call failed ({event.reason}); retrying in {event.delay:.1f} s"
     return None
-
-
-def call_subject(arguments: Mapping[str, Any]) -> str:
-    """What a call is about, in a few words: its path, pattern, command or patched files."""
-    patch = arguments.get("patch")
-    if isinstance(patch, str):
-        return ", ".join(_PATCH_FILE.findall(patch))
-    for key in SUBJECT_KEYS:
-        value = arguments.get(key)
-        if isinstance(value, str) and value.strip():
-            flat = " ".join(value.split())
-            return flat if len(flat) <= 80 else flat[:79] + "…"
-    return ""
-
-
-def _report(
-    result: TurnResult,
-    session_id: str,
-    output_format: str,
-    out: TextIO,
-    err: TextIO,
-    max_steps: int,
-    unapproved: list[ApprovalMissing],
-) -> int:
-    problem, code = result.error, EXIT_FAILED
-    if result.reason == "max_steps":
-        problem = f"stopped at the step limit ({max_steps} model calls) before the model finished: resume with --continue"
-    elif not problem and unapproved:
-        problem, code = _unapproved_line(unapproved), EXIT_NEEDS_APPROVAL
-    if output_format == "json":
-        payload: dict[str, Any] = {
-            "session_id": session_id,
-            "response": result.response,
-            "usage": result.usage,
-            "cost": result.cost,
-            "files_changed": result.files_changed,
-        }
-        if problem:  # the documented five keys on success; a failed run also says why
-            payload["error"] = problem
-        print(json.dumps(payload, ensure_ascii=False), file=out)
-    elif result.response:
-        print(result.response, file=out)
-    if problem:
-        print(f"opencode: error: {problem}", file=err)
-        return code
-    return EXIT_OK
-
-
-def _unapproved_line(unapproved: list[ApprovalMissing]) -> str:
-    """One line naming what went unapproved (the first few calls) and how to allow it."""
-    calls = [f"{event.tool} {call_subject({'command': event.subject})}" for event in unapproved]
-    named = ", ".join(calls[:3]) + (f" and {len(calls) - 3} more" if len(calls) > 3 else "")
-    count = "1 call" if len(calls) == 1 else f"{len(calls)} calls"
-    return f"{count} needed approval and {'was' if len(calls) == 1 else 'were'} refused ({named}): run with --yes to allow them, or allow them in the permission rules"

@@ -48,6 +48,8 @@ from app.llm.provider import (
     ToolCall,
     Usage,
 )
+from app.llm.provider import context_window as litellm_window
+from app.llm.provider import supports_vision as litellm_vision
 
 SCRIPTED_PREFIX = "scripted/"
 DEMO_MODEL = "scripted/demo"
@@ -264,3 +266,31 @@ def provider_for(model: str) -> ScriptedProvider | Provider:
     """The provider that serves ``model``: a ScriptedProvider for ``scripted/...``,
     otherwise the litellm Provider. Raises ScriptError for a bad script."""
     return ScriptedProvider.from_model(model) if is_scripted(model) else Provider()
+
+
+class ProviderPerModel:
+    """A provider for a loop whose turns may each name a different model (the sessions of
+    ``opencode acp`` and ``opencode serve``): every call goes to the provider of its own
+    model. A script is read again on each call, so a turn plays the file as it is now,
+    as the run of a fresh process would; every other model shares one litellm Provider."""
+
+    def __init__(self) -> None:
+        self._litellm = Provider()
+
+    def provider(self, model: str) -> ScriptedProvider | Provider:
+        return ScriptedProvider.from_model(model) if is_scripted(model) else self._litellm
+
+    def context_window(self, model: str) -> int:
+        provider = self.provider(model)
+        if isinstance(provider, ScriptedProvider):
+            return provider.context_window(model)
+        return litellm_window(model)
+
+    def supports_vision(self, model: str) -> bool:
+        provider = self.provider(model)
+        if isinstance(provider, ScriptedProvider):
+            return provider.supports_vision(model)
+        return litellm_vision(model)
+
+    def stream(self, *, model: str, **options: Any) -> AsyncIterator[StreamEvent]:
+        return self.provider(model).stream(model=model, **options)

@@ -25,7 +25,8 @@ class PermissionRequest:
     """One tool call asking to go ahead. `subject` is what the rules match (workspace-relative
     POSIX path, or the bash command); `absolute` is the absolute path for path tools;
     `task` is the description of the task a sub-agent runs (None for a primary agent),
-    so the question can say which sub-agent asks and for what."""
+    so the question can say which sub-agent asks and for what; `person_only` is why only a
+    person may approve it (set on a question asked although rules or --yes would allow it)."""
 
     session_id: str
     tool: str
@@ -35,6 +36,7 @@ class PermissionRequest:
     preview: PermissionPreview
     absolute: str | None = None
     task: str | None = None
+    person_only: str | None = None
 
 
 @dataclass(frozen=True)

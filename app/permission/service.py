@@ -183,21 +183,22 @@ class PermissionService:
         if decision.action == "deny":
             return _reply_for(decision)
         if person_only is not None:
-            if self.policy == "interactive":
-                return await self._ask(req, make_preview)
-            return self._nobody_to_ask(req, _needs_a_person(person_only))
-        if decision.action == "allow" and not (ask_anyway and decision.level != "session"):
+            req = replace(req, person_only=person_only)
+        elif decision.action == "allow" and not (ask_anyway and decision.level != "session"):
             return _reply_for(decision)
-        if self.policy == "headless":
-            return self._nobody_to_ask(req, _HEADLESS_DENIED)
-        if self.policy == "headless-yes":
-            return _HEADLESS_ALLOWED
+        if self.policy != "interactive":
+            return self.headless_reply(req, self.policy)
         return await self._ask(req, make_preview)
 
-    def _nobody_to_ask(self, req: PermissionRequest, reply: PermissionReply) -> PermissionReply:
-        """A question a person had to answer, refused since no person can be asked here."""
+    def headless_reply(self, req: PermissionRequest, policy: Policy) -> PermissionReply:
+        """What a headless policy answers a question: --yes (headless-yes) allows it unless
+        only a person may approve it; otherwise it is refused as needing approval
+        (ApprovalMissing). A client attached to ``opencode serve`` has its questions
+        answered by this too, so it behaves as the run in its own process would."""
+        if policy == "headless-yes" and req.person_only is None:
+            return _HEADLESS_ALLOWED
         self._bus.publish(ApprovalMissing(req.session_id, req.tool, req.subject))
-        return reply
+        return _HEADLESS_DENIED if req.person_only is None else _needs_a_person(req.person_only)
 
     async def _ask(
         self, req: PermissionRequest, make_preview: Callable[[], PermissionPreview] | None = None

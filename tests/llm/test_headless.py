@@ -1,11 +1,14 @@
-"""`opencode -p` in-process: what goes to stdout and stderr, exit codes, the headless
-permission policy, --continue, and the offline demo. The scripted model keeps it offline;
-tests/e2e runs the same through the real CLI and the fake OpenAI server."""
+"""`opencode -p`: what goes to stdout and stderr, exit codes, the headless permission
+policy, --continue, and the offline demo. Every test runs twice: in-process, and attached
+to one `opencode serve` shared by the module (a real server in a subprocess), whose output
+and exit codes must be the same. The scripted model keeps it offline; tests/e2e runs the
+same through the real CLI and the fake OpenAI server."""
 
 from __future__ import annotations
 
 import io
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,9 @@ from app.llm.headless import EXIT_FAILED, EXIT_NEEDS_APPROVAL, EXIT_OK, EXIT_USA
 from app.llm.models import ONBOARDING_MESSAGE
 from app.llm.scripted import DEMO_SCRIPT
 from app.runtime import Runtime
+from app.serve.address import connect
+from app.serve.client import run_attached
+from tests.serve.running import runtime_folder, socket_of, start_server, stop_server
 
 WRITE_NOTES = {"name": "write", "arguments": {"filePath": "notes.txt", "content": "remember the milk\n"}}
 
@@ -27,10 +33,41 @@ class Run:
         return json.loads(self.out)
 
 
-def headless(root: Path, prompt: str, **options) -> Run:
+def in_process(root: Path, prompt: str, **options) -> Run:
     out, err = io.StringIO(), io.StringIO()
     code = run_headless(root, prompt, stdout=out, stderr=err, env=options.pop("env", {}), **options)
     return Run(code, out.getvalue(), err.getvalue())
+
+
+def attached(socket: Path, root: Path, prompt: str, **options) -> Run:
+    """The same run through the server's socket; the server's environment has no
+    provider keys, as the in-process runs' ``env={}``."""
+    assert options.pop("env", {}) == {}
+    out, err = io.StringIO(), io.StringIO()
+    sock = connect(socket)
+    assert sock is not None
+    code = run_attached(sock, root, prompt, stdout=out, stderr=err, **options)
+    return Run(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Path]:
+    """One `opencode serve` for the module's attached runs; its socket."""
+    with runtime_folder() as folder:
+        process = start_server(folder)
+        try:
+            yield socket_of(folder)
+        finally:
+            stop_server(process)
+
+
+@pytest.fixture(params=["in-process", "attached"])
+def headless(request: pytest.FixtureRequest) -> Callable[..., Run]:
+    """``headless(root, prompt, **run_headless options) -> Run``, run each way."""
+    if request.param == "in-process":
+        return in_process
+    socket = request.getfixturevalue("server")
+    return lambda root, prompt, **options: attached(socket, root, prompt, **options)
 
 
 @pytest.fixture
@@ -45,7 +82,7 @@ def script(tmp_path: Path):
     return write
 
 
-def test_text_output_prints_the_answer_and_progress_goes_to_stderr(workspace: Path, script):
+def test_text_output_prints_the_answer_and_progress_goes_to_stderr(workspace: Path, script, headless):
     model = script([{"steps": [{"toolCalls": [WRITE_NOTES]}, {"text": "Wrote notes.txt."}]}])
 
     run = headless(workspace, "take a note", model=model, yes=True)
@@ -56,13 +93,13 @@ def test_text_output_prints_the_answer_and_progress_goes_to_stderr(workspace: Pa
     assert (workspace / "notes.txt").read_text() == "remember the milk\n"
 
 
-def test_quiet_hides_the_progress_lines(workspace: Path, script):
+def test_quiet_hides_the_progress_lines(workspace: Path, script, headless):
     model = script([{"steps": [{"toolCalls": [WRITE_NOTES]}, {"text": "ok"}]}])
     run = headless(workspace, "take a note", model=model, yes=True, quiet=True)
     assert (run.code, run.out, run.err) == (EXIT_OK, "ok\n", "")
 
 
-def test_json_output_has_the_documented_keys(workspace: Path, script):
+def test_json_output_has_the_documented_keys(workspace: Path, script, headless):
     model = script([{"steps": [{"toolCalls": [WRITE_NOTES]}, {"text": "Wrote it."}]}])
 
     run = headless(workspace, "take a note", model=model, yes=True, output_format="json")
@@ -82,7 +119,7 @@ def test_json_output_has_the_documented_keys(workspace: Path, script):
         runtime.close()
 
 
-def test_without_yes_what_would_be_asked_is_denied_and_the_model_is_told(workspace: Path, script):
+def test_without_yes_what_would_be_asked_is_denied_and_the_model_is_told(workspace: Path, script, headless):
     model = script([{"steps": [{"toolCalls": [WRITE_NOTES]}, {"text": "I was not allowed."}]}])
 
     run = headless(workspace, "take a note", model=model)
@@ -96,7 +133,7 @@ def test_without_yes_what_would_be_asked_is_denied_and_the_model_is_told(workspa
     )
 
 
-def test_a_call_a_deny_rule_refuses_is_a_normal_outcome(workspace: Path, script):
+def test_a_call_a_deny_rule_refuses_is_a_normal_outcome(workspace: Path, script, headless):
     model = script([{"steps": [{"toolCalls": [WRITE_NOTES]}, {"text": "Not allowed to."}]}])
     (workspace / ".opencode.json").write_text(json.dumps({"permission": {"rules": {"write": {"*": "deny"}}}}))
 
@@ -106,7 +143,7 @@ def test_a_call_a_deny_rule_refuses_is_a_normal_outcome(workspace: Path, script)
     assert not (workspace / "notes.txt").exists() and "the rules forbid write" in run.err
 
 
-def test_several_unapproved_calls_make_one_line_and_json_says_why(workspace: Path, script):
+def test_several_unapproved_calls_make_one_line_and_json_says_why(workspace: Path, script, headless):
     writes = [
         {"toolCalls": [{"name": "write", "arguments": {"filePath": name, "content": "x"}}]} for name in "abcd"
     ]
@@ -120,7 +157,7 @@ def test_several_unapproved_calls_make_one_line_and_json_says_why(workspace: Pat
     )
 
 
-def test_continue_resumes_the_latest_session(workspace: Path, script):
+def test_continue_resumes_the_latest_session(workspace: Path, script, headless):
     model = script([
         {"match": "^first", "steps": [{"text": "one"}]},
         {"match": "^second", "steps": [{"text": "two"}]},
@@ -141,7 +178,7 @@ def test_continue_resumes_the_latest_session(workspace: Path, script):
     assert texts == ["first prompt", "one", "second prompt", "two"]
 
 
-def test_continue_without_a_session_is_a_usage_error(workspace: Path, script):
+def test_continue_without_a_session_is_a_usage_error(workspace: Path, script, headless):
     run = headless(workspace, "go on", model=script([{"steps": [{"text": "x"}]}]), continue_last=True)
     assert run.code == EXIT_USAGE
     assert (
@@ -150,13 +187,13 @@ def test_continue_without_a_session_is_a_usage_error(workspace: Path, script):
     )
 
 
-def test_no_model_prints_the_onboarding_message(workspace: Path):
+def test_no_model_prints_the_onboarding_message(workspace: Path, headless):
     run = headless(workspace, "hello")
     assert run.code == EXIT_USAGE and run.out == ""
     assert run.err == ONBOARDING_MESSAGE + "\n"
 
 
-def test_a_bad_script_or_an_empty_prompt_is_a_usage_error(workspace: Path, tmp_path: Path):
+def test_a_bad_script_or_an_empty_prompt_is_a_usage_error(workspace: Path, tmp_path: Path, headless):
     (tmp_path / "bad.json").write_text("{")
     bad = headless(workspace, "hello", model=f"scripted/{tmp_path / 'bad.json'}")
     assert bad.code == EXIT_USAGE and bad.err.count("\n") == 1 and "not valid JSON" in bad.err
@@ -164,7 +201,7 @@ def test_a_bad_script_or_an_empty_prompt_is_a_usage_error(workspace: Path, tmp_p
     assert empty.code == EXIT_USAGE and "the prompt is empty" in empty.err
 
 
-def test_a_failed_turn_exits_1_with_one_line_on_stderr(workspace: Path, script):
+def test_a_failed_turn_exits_1_with_one_line_on_stderr(workspace: Path, script, headless):
     model = script([{"match": "^only", "steps": [{"text": "x"}]}])
 
     run = headless(workspace, "something else", model=model, output_format="json")
@@ -175,7 +212,7 @@ def test_a_failed_turn_exits_1_with_one_line_on_stderr(workspace: Path, script):
     assert set(run.json()) == {"session_id", "response", "usage", "cost", "files_changed", "error"}
 
 
-def test_the_step_limit_exits_1_and_says_how_to_go_on(workspace: Path, script):
+def test_the_step_limit_exits_1_and_says_how_to_go_on(workspace: Path, script, headless):
     listing = {"toolCalls": [{"name": "ls", "arguments": {}}]}
     model = script([{"steps": [listing] * (DEFAULT_MAX_STEPS + 1)}])
 
@@ -194,7 +231,7 @@ def test_call_subjects_name_what_a_call_is_about():
     assert call_subject({}) == ""
 
 
-def test_the_offline_demo_works_in_any_folder_in_its_own_subfolder(workspace: Path, tmp_path: Path):
+def test_the_offline_demo_works_in_any_folder_in_its_own_subfolder(workspace: Path, tmp_path: Path, headless):
     """`make run` with no provider in any project (a fresh clone of this one, say): the
     demo sets up its own project in opencode-demo/ and leaves everything else alone."""
     (workspace / "README.md").write_text("# Someone's project\n")
@@ -237,7 +274,7 @@ def test_the_offline_demo_works_in_any_folder_in_its_own_subfolder(workspace: Pa
     ]
 
 
-def test_a_refused_patch_prints_its_reason_not_the_tools_json(workspace: Path, script):
+def test_a_refused_patch_prints_its_reason_not_the_tools_json(workspace: Path, script, headless):
     patch = "*** Begin Patch\n*** Add File: new.txt\n+x\n*** End Patch"
     model = script([{"steps": [{"toolCalls": [{"name": "patch", "arguments": {"patch": patch}}]}, {"text": "ok"}]}])
 
@@ -246,7 +283,7 @@ def test_a_refused_patch_prints_its_reason_not_the_tools_json(workspace: Path, s
     assert run.err.splitlines()[1] == "  ✗ patch new.txt: needs approval: run with --yes to allow it"
 
 
-def test_a_sub_agents_unapproved_call_counts_too(workspace: Path, script):
+def test_a_sub_agents_unapproved_call_counts_too(workspace: Path, script, headless):
     outside = {"name": "view", "arguments": {"filePath": "/etc/hostname"}}
     task = {"name": "task", "arguments": {"description": "peek", "prompt": "look outside"}}
     model = script([
@@ -258,3 +295,29 @@ def test_a_sub_agents_unapproved_call_counts_too(workspace: Path, script):
 
     assert (run.code, run.out) == (EXIT_NEEDS_APPROVAL, "ok\n")
     assert "(external_directory /etc/hostname)" in run.err
+
+
+def test_session_continues_the_named_session_and_an_unknown_one_is_a_usage_error(workspace: Path, script, headless):
+    model = script([{"match": "^first", "steps": [{"text": "one"}]}, {"steps": [{"text": "more"}]}])
+    first = headless(workspace, "first prompt", model=model, output_format="json").json()
+    headless(workspace, "another", model=model)
+
+    named = headless(workspace, "again", model=model, output_format="json", session_id=first["session_id"])
+    unknown = headless(workspace, "again", model=model, session_id="nope")
+
+    assert named.json()["session_id"] == first["session_id"]
+    assert unknown.code == EXIT_USAGE and unknown.out == ""
+    assert unknown.err == (
+        f"opencode: error: no session nope in {workspace.resolve()}: pass an id that 'opencode changes' lists\n"
+    )
+
+
+def test_a_mention_not_attached_is_said_on_stderr(workspace: Path, script, headless):
+    (workspace / ".env").write_text("TOKEN=secret\n")
+    (workspace / ".opencode.json").write_text(json.dumps({"permission": {"rules": {"view": {"*.env": "deny"}}}}))
+    model = script([{"steps": [{"text": "ok"}]}])
+
+    run = headless(workspace, "check @.env", model=model, quiet=True)
+
+    assert (run.code, run.out) == (EXIT_OK, "ok\n")
+    assert run.err.startswith("opencode: @.env was not attached: ") and run.err.count("\n") == 1

@@ -1,0 +1,66 @@
+"""The workspaces ACP sessions live in: one Runtime and one AgentLoop per folder, built
+when a session first names it and shared by every later session there. ``opencode acp``
+has one set per editor; ``opencode serve`` one for all its connections, so a workspace's
+store, language servers and MCP servers are started once however many clients come."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+from acp import RequestError
+
+from app.errors import OpencodeError
+from app.llm.agent import AgentLoop
+from app.llm.scripted import ProviderPerModel
+from app.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Opened:
+    runtime: Runtime
+    loop: AgentLoop
+    new: bool
+    """Built by this call: its ``runtime.notices`` have not been shown to anyone yet."""
+
+
+class Workspaces:
+    def __init__(self) -> None:
+        self._opened: dict[Path, Opened] = {}
+
+    def open(self, cwd: str) -> Opened:
+        """The workspace at ``cwd`` (an absolute folder, as ACP requires), built on first
+        use with the interactive permission policy. Raises the ACP invalid-params error."""
+        if not Path(cwd).is_absolute():  # ACP: "Must be an absolute path"; it would resolve against our cwd
+            raise RequestError.invalid_params(
+                {"message": f"cwd {cwd} is not an absolute path: send the workspace folder's absolute path"}
+            )
+        root = Path(cwd).resolve()
+        if not root.is_dir():
+            raise RequestError.invalid_params(
+                {"message": f"cwd {cwd} is not a directory: open a folder first"}
+            )
+        opened = self._opened.get(root)
+        if opened is not None:
+            return Opened(opened.runtime, opened.loop, new=False)
+        try:
+            runtime = Runtime.build(root, policy="interactive")
+        except OpencodeError as error:
+            raise RequestError.invalid_params({"message": str(error)}) from None
+        for notice in [*runtime.notices, *runtime.commands.notices]:
+            log.warning("%s", notice)
+        self._opened[root] = Opened(runtime, AgentLoop(runtime, ProviderPerModel()), new=False)
+        log.info("workspace %s", root)
+        return Opened(runtime, self._opened[root].loop, new=True)
+
+    def __len__(self) -> int:
+        return len(self._opened)
+
+    async def close(self) -> None:
+        for opened in self._opened.values():
+            await opened.loop.aclose()
+            opened.runtime.close()
+        self._opened.clear()
