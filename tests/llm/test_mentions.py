@@ -14,6 +14,7 @@ import pytest
 from app.llm.headless import EXIT_FAILED, EXIT_NEEDS_APPROVAL, EXIT_OK, EXIT_USAGE, run_headless
 from app.llm.mentions import attach_mentions, mentioned_paths
 from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
+from tests.llm.test_agent import harness  # noqa: F401 - the fixture, shared
 
 APP = "import sys\n\n\ndef main():\n    print('hi')\n"
 
@@ -251,3 +252,21 @@ async def test_a_sub_agent_mention_keeps_the_denies_of_the_agents_above_it(make_
     assert attached == [] and [r.path for r in refused] == [".env"]
     attached, refused = await attach_mentions("@.env", runtime.context(parent, "explorer"), runtime.tools)
     assert [a.path for a in attached] == [".env"] and refused == []  # the explorer alone may read it
+
+
+async def test_an_attached_file_counts_toward_compaction(harness, workspace: Path):  # noqa: F811 - the fixture
+    """The request's size is the last one's plus what the prompt adds, attachments
+    included: a large mention that takes the context past 90% compacts first."""
+    (workspace / "big.txt").write_text("".join(f"{n:>5} some words on every line of it\n" for n in range(1900)))
+    h = harness()
+    window = 128_000  # litellm does not know the fake model: the default window applies
+    h.fake.reply(Text("Hello."), usage=(int(window * 0.8), 10))
+    h.fake.reply(Text("SUMMARY: greetings."))
+    h.fake.reply(Text("It counts."))
+    await h.run("hello")
+
+    result = await h.run("what does @big.txt hold?")
+
+    assert result.response == "It counts."
+    assert h.fake.requests[1].get("tools") is None  # the summarizer ran before the request
+    assert "0 some words on every line" in json.dumps(h.fake.requests[1]["messages"])
