@@ -262,3 +262,16 @@ async def test_a_reopened_session_shows_its_mentions_as_chips(make_app, tui_runt
         text = user.text
         chips = [text[span.start : span.end] for span in user.render().spans if str(span.style) == CHIP_STYLE]
         assert sorted(chips) == ["@a.py", "@src/"]  # @b.py attached nothing: plain text
+
+
+async def test_enter_after_a_path_typed_whole_sends(make_app, script, workspace, tui_runtime):
+    make_project(workspace)
+    app = make_app(script([{"steps": [{"text": "ok"}]}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press(*"look at @src/app.py")
+        await wait_until(pilot, lambda: listed(app)[:1] == ["src/app.py"])
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.session_id is not None and not app.turn_running)
+        assert app.prompt.text == "" and not is_open(app)
+        [user] = app.query(UserMessage)
+        assert user.text == "look at @src/app.py"
