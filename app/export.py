@@ -221,12 +221,12 @@ def free_name(folder: Path, stem: str, suffix: str) -> Path:
     return candidate
 
 
-def export_to_workspace(store: Store, session_id: str, root: Path) -> Path:
-    """``/export``: the session as markdown in ``root``, named after it, never replacing
-    a file (the next free name is taken); returns the path written."""
-    text = markdown(transcript(store, session_id))
+def export_to_workspace(store: Store, session_id: str, root: Path, fmt: str = "md") -> Path:
+    """``/export``: the session as markdown (or ``fmt`` "json") in ``root``, named after
+    it, never replacing a file (the next free name is taken); returns the path written."""
+    text = render(transcript(store, session_id), fmt)
     while True:
-        path = free_name(root, f"opencode-session-{session_id}", "md")
+        path = free_name(root, f"opencode-session-{session_id}", fmt)
         try:
             write_new(path, text)
         except FileExistsError:

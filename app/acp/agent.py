@@ -232,12 +232,22 @@ class OpencodeAgent:
         session id from that response and may drop updates for an id it does not know
         yet (Zed does, for session/new). The task is queued now and runs when this
         request's handler has returned, and the SDK queues the response before then."""
+        task = asyncio.create_task(self._send_commands(session))
+        self._announcements.add(task)
+        task.add_done_callback(self._announcements.discard)
+
+    async def _send_commands(self, session: AcpSession) -> None:
+        """The command files are read again for each session, so one added since the
+        editor's last session is offered (and runs) without restarting the agent."""
+        known = set(session.runtime.commands.notices)
+        registry = await asyncio.to_thread(session.runtime.reload_commands)
+        for notice in registry.notices:
+            if notice not in known:
+                log.warning("%s", notice)
         update = AvailableCommandsUpdate(
             session_update="available_commands_update", available_commands=available_commands(session.runtime)
         )
-        task = asyncio.create_task(self._send(session.id, update))
-        self._announcements.add(task)
-        task.add_done_callback(self._announcements.discard)
+        await self._send(session.id, update)
 
     async def _send(self, session_id: str, update: Any) -> None:
         assert self.channel is not None, "the server sets the channel before serving"

@@ -250,7 +250,8 @@ class AgentLoop:
             if first_prompt:
                 self._in_background(self._generate_title(session_id, prompt, model))
             try:
-                turn = self._new_turn(session_id, agent, model, prompt)
+                # What the request grows by: the prompt and the files it attached.
+                turn = self._new_turn(session_id, agent, model, prompt + "".join(part["text"] for part in files))
                 turn.vision = await self._takes_images(turn.route)
                 return await self._turn(turn, active)
             finally:

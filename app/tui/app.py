@@ -502,27 +502,11 @@ class OpencodeApp(App[None]):
             self.notify(f"Turn undone: {files} put back; its prompt is in the input")
         self.prompt.focus()
 
-    def action_export(self) -> None:
-        if self._runtime_or_why("The session cannot be exported") is None:
-            return
-        if self.session_id is None:
-            self.notify("Nothing to export yet: send a prompt first", severity="warning")
-            return
-        self._export(self.session_id)
-
-    @work(group="export", exit_on_error=False)
-    async def _export(self, session_id: str) -> None:
-        """The session's transcript as markdown, in a new file in the workspace root (a
-        name already taken gets -2, -3...), as /export does in Claude Code (docs/export.md)."""
-        from app.export import export_to_workspace
-
-        assert self.runtime is not None
-        try:
-            path = await asyncio.to_thread(export_to_workspace, self.runtime.store, session_id, self.runtime.root)
-        except OpencodeError as err:
-            self.notify(str(err), severity="error")
-            return
-        self.notify(f"Session exported to {path.relative_to(self.runtime.root)}")
+    async def action_export(self) -> None:
+        """The session's transcript as markdown in a new file in the workspace root, as
+        /export does (the palette's "Export session"; docs/export.md)."""
+        if self._runtime_or_why("The session cannot be exported") is not None and self._commands is not None:
+            await self._commands.run("/export")
 
     # -- sessions --------------------------------------------------------------------------
 

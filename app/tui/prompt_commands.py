@@ -3,9 +3,10 @@ offers, and what a sent ``/command`` does here.
 
 Commands come from the runtime's registry (app/slash_commands.py). A ``screen`` command
 runs the app action ``SCREEN_ACTIONS`` names; a ``session`` command runs the app action
-named there if the app has its own (``/compact`` shows progress in the status bar), else
-the registry's handler, whose line is shown as a notification; a ``prompt`` command sends
-its text as the prompt.
+named there if the app has its own (``/compact`` shows progress in the status bar, ``/undo``
+puts the prompt back), else the registry's handler with the arguments typed (``/export
+json``), whose line is shown as a notification; a ``prompt`` command sends its text as the
+prompt.
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ SCREEN_ACTIONS = {
     "compact": "compact",
     "undo": "undo_turn",
     "redo": "redo_turn",
-    "export": "export",
 }
 """Command name -> the app action that runs it in the TUI."""
 SYNC_RANK_LIMIT = 2_000

@@ -56,3 +56,15 @@ async def test_commands_are_advertised_and_run(workspace: Path, fake_llm, acp_ag
         assert await prompt("/compact") == "Session compacted: the next request starts from the summary"
         assert "look at @src/app.py" in json.dumps(fake_llm.requests[2]["messages"])
         assert len(fake_llm.requests) == 3
+
+
+async def test_a_command_file_added_since_is_offered_to_the_next_session(workspace: Path, fake_llm, acp_agent):
+    async with acp_agent(workspace, fake_llm) as client:
+        first = (await client.connection.new_session(cwd=str(workspace))).session_id
+        await eventually(lambda: client.updates(first, "available_commands_update"))
+        (workspace / ".opencode" / "commands").mkdir(parents=True)
+        (workspace / ".opencode" / "commands" / "later.md").write_text("Added later")
+        second = (await client.connection.new_session(cwd=str(workspace))).session_id
+        await eventually(lambda: client.updates(second, "available_commands_update"))
+        names = [c["name"] for c in client.updates(second, "available_commands_update")[0]["availableCommands"]]
+        assert "later" in names

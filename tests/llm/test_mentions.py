@@ -14,6 +14,7 @@ import pytest
 from app.llm.headless import EXIT_FAILED, EXIT_NEEDS_APPROVAL, EXIT_OK, EXIT_USAGE, run_headless
 from app.llm.mentions import attach_mentions, mentioned_paths
 from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
+from tests.llm.test_agent import harness  # noqa: F401 - the fixture, shared
 
 APP = "import sys\n\n\ndef main():\n    print('hi')\n"
 
@@ -251,3 +252,38 @@ async def test_a_sub_agent_mention_keeps_the_denies_of_the_agents_above_it(make_
     assert attached == [] and [r.path for r in refused] == [".env"]
     attached, refused = await attach_mentions("@.env", runtime.context(parent, "explorer"), runtime.tools)
     assert [a.path for a in attached] == [".env"] and refused == []  # the explorer alone may read it
+
+
+async def test_an_attached_file_counts_toward_compaction(harness, workspace: Path):  # noqa: F811 - the fixture
+    """The request's size is the last one's plus what the prompt adds, attachments
+    included: a large mention that takes the context past 90% compacts first."""
+    (workspace / "big.txt").write_text("".join(f"{n:>5} some words on every line of it\n" for n in range(1900)))
+    h = harness()
+    window = 128_000  # litellm does not know the fake model: the default window applies
+    h.fake.reply(Text("Hello."), usage=(int(window * 0.8), 10))
+    h.fake.reply(Text("SUMMARY: greetings."))
+    h.fake.reply(Text("It counts."))
+    await h.run("hello")
+
+    result = await h.run("what does @big.txt hold?")
+
+    assert result.response == "It counts."
+    assert h.fake.requests[1].get("tools") is None  # the summarizer ran before the request
+    assert "0 some words on every line" in json.dumps(h.fake.requests[1]["messages"])
+
+
+def test_export_headless_writes_the_transcript_in_the_workspace(project: Path, fake: FakeOpenAI):
+    fake.reply(Text("The answer is 42."))
+    assert run(project, fake, "what is the answer?")[0] == EXIT_OK
+    code, out, err = run(project, fake, "/export json", continue_last=True)
+    assert code == EXIT_OK, err
+    [written] = project.glob("opencode-session-*.json")
+    assert out == f"Session exported to {written.name}\n"
+    document = json.loads(written.read_text())
+    assert "what is the answer?" in json.dumps(document) and "The answer is 42." in json.dumps(document)
+    code, out, err = run(project, fake, "/export", continue_last=True)
+    assert code == EXIT_OK and len(list(project.glob("opencode-session-*.md"))) == 1
+    assert run(project, fake, "/export pdf", continue_last=True)[::2] == (
+        EXIT_FAILED, "opencode: error: /export takes md or json, not 'pdf': e.g. /export json\n"
+    )
+    assert len(fake.requests) == 1  # no command reached the model

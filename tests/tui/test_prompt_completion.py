@@ -244,3 +244,34 @@ async def test_screen_commands_open_their_screen(make_app, tui_runtime, command,
         await wait_until(pilot, lambda: type(app.screen).__name__ == screen)
         if screen == "CommandPalette":
             await wait_until(pilot, lambda: palette_offers(app, "Theme: "))
+
+
+async def test_a_reopened_session_shows_its_mentions_as_chips(make_app, tui_runtime):
+    session = tui_runtime.store.sessions.create(title="stored")
+    parts = [
+        {"type": "text", "text": "compare @src/ with @a.py, not @b.py"},
+        {"type": "file", "path": "src", "kind": "folder", "text": "src/\n  x.py"},
+        {"type": "file", "path": "a.py", "kind": "file", "text": "     1\tx"},
+    ]
+    tui_runtime.store.messages.add(session.id, "user", parts)
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.open_session(session.id)
+        await wait_until(pilot, lambda: app.query(UserMessage))
+        [user] = app.query(UserMessage)
+        text = user.text
+        chips = [text[span.start : span.end] for span in user.render().spans if str(span.style) == CHIP_STYLE]
+        assert sorted(chips) == ["@a.py", "@src/"]  # @b.py attached nothing: plain text
+
+
+async def test_enter_after_a_path_typed_whole_sends(make_app, script, workspace, tui_runtime):
+    make_project(workspace)
+    app = make_app(script([{"steps": [{"text": "ok"}]}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press(*"look at @src/app.py")
+        await wait_until(pilot, lambda: listed(app)[:1] == ["src/app.py"])
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.session_id is not None and not app.turn_running)
+        assert app.prompt.text == "" and not is_open(app)
+        [user] = app.query(UserMessage)
+        assert user.text == "look at @src/app.py"

@@ -8,8 +8,9 @@ or delete next to it removes it whole), and is sent in full.
 
 Typing ``/`` at the start of the prompt, or ``@`` anywhere, opens a completion list above
 it (the app says what it offers): while it is open up/down move in it, tab takes the
-choice, enter takes it too (and sends a command that needs nothing more), escape closes
-it; those keys mean nothing else then, so a Tab of the app is not reached either."""
+choice, enter takes it too (and sends a command that needs nothing more; it sends the
+prompt when the path is typed whole already), escape closes it; those keys mean nothing
+else then, so a Tab of the app is not reached either."""
 
 from __future__ import annotations
 
@@ -200,6 +201,10 @@ class PromptInput(TextArea):
         elif key in LIST_KEYS:
             listing.move(LIST_KEYS[key])
         elif key in ("tab", "enter") and (choice := listing.chosen) is not None:
+            token = self.document.get_line(trigger.row)[trigger.start : trigger.end]
+            if key == "enter" and trigger.kind == "file" and token == choice.insert.rstrip():
+                listing.close()  # the path is typed whole already: enter sends
+                return False
             end = self.replace(choice.insert, (trigger.row, trigger.start), (trigger.row, trigger.end)).end_location
             self.move_cursor(end)
             if key == "enter" and choice.runs:
