@@ -444,13 +444,18 @@ class OpencodeApp(App[None]):
         for loop in self._loops.values():
             loop.cancel(self._turn_session)
 
-    async def on_task_view_open_requested(self, message: TaskView.OpenRequested) -> None:
+    def on_task_view_open_requested(self, message: TaskView.OpenRequested) -> None:
         """Enter on a task block in the chat: the sub-agent's transcript, over the chat."""
+        self.open_transcript(message.session_id, message.title)
+
+    @work(group="transcript", exclusive=True, exit_on_error=False)
+    async def open_transcript(self, session_id: str, title: str) -> None:
+        """A sub-agent's session, full screen and live (escape returns)."""
         from app.tui.screens.transcript import TranscriptScreen
 
         if self.runtime is not None:
-            messages = await asyncio.to_thread(self.runtime.store.messages.list, message.session_id)
-            await self.push_screen(TranscriptScreen(message.session_id, message.title, messages))
+            messages = await asyncio.to_thread(self.runtime.store.messages.list, session_id)
+            await self.push_screen(TranscriptScreen(session_id, title, messages))
 
 
     # -- undo and redo of a whole turn (docs/undo.md) --------------------------------------
@@ -748,6 +753,15 @@ class OpencodeApp(App[None]):
             PaletteCommand("Help", "List every key binding", self.action_help),
             PaletteCommand("Quit", "Leave opencode", self.action_quit),
         ]
+        if self.runtime is not None and self.session_id is not None:
+            commands += [
+                PaletteCommand(
+                    f"Sub-agent: {child.title}",
+                    "Open the transcript of this task of the session",
+                    partial(self.open_transcript, child.id, child.title),
+                )
+                for child in self.runtime.store.sessions.children(self.session_id)
+            ]
         saved_in = "this project's .opencode.json" if project_theme(self.root) else "your global config"
         commands += [
             PaletteCommand(f"Theme: {name}", f"Use this theme (saved in {saved_in})", partial(self.use_theme, name))

@@ -17,7 +17,7 @@ from app.tui.screens.transcript import TranscriptScreen
 from app.tui.widgets.task_view import TaskView
 from app.tui.widgets.tool_render import ToolCallView
 from tests.llm.fake_openai import Text, ToolCall
-from tests.tui.conftest import wait_until
+from tests.tui.conftest import palette_offers, wait_until
 
 ASK_VIEW = {"agents": {"explorer": {"permission": {"view": "ask"}}}, "lsp": {"python": {"disabled": True}}}
 """The explorer asks before it reads, so a test can hold a child mid-run on the question."""
@@ -112,6 +112,13 @@ async def test_a_reopened_session_shows_the_finished_task_block_whose_transcript
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, TranscriptScreen))
         assert [view.tool for view in app.screen.chat.query(ToolCallView)] == ["grep", "view"]
+        await pilot.press("escape")
+        # The palette lists the session's tasks too, wherever their blocks are.
+        await pilot.press("ctrl+p", *"sub-agent find")
+        await wait_until(pilot, lambda: palette_offers(app, "Sub-agent: find the greeting"))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, TranscriptScreen))
+        assert app.screen.session_id == block.child_session_id
 
 
 def priced_fake(fake_llm) -> dict:

@@ -97,15 +97,6 @@ class ChatLog(VerticalScroll):
         return view if isinstance(view, TaskView) else None
 
     @property
-    def running_children(self) -> list[str]:
-        """The child sessions of this chat's task calls that are still running."""
-        return [
-            child
-            for call_id, (child, _, _) in self._subagents.items()
-            if (view := self._tool_view(call_id)) is None or not view.finished
-        ]
-
-    @property
     def child_sessions(self) -> list[str]:
         """Every child session this chat's task calls started while it was shown."""
         return [child for child, _, _ in self._subagents.values()]
