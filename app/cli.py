@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from app import __version__
+from app import __version__, gc_policy
 from app.errors import OpencodeError
 
 USAGE_ERROR = 2
@@ -207,8 +207,6 @@ def _cmd_default(args: argparse.Namespace) -> int:
         )
     if args.model:
         _check_model_name(root, args.model)
-    from app import gc_policy
-
     gc_policy.pause()  # the app resumes it once started (OpencodeApp's pause_gc, which run_tui sets)
     from app.tui.app import run_tui
 
@@ -264,9 +262,17 @@ def console_main() -> NoReturn:
     sys.exit(code)
 
 
+ONE_SHOT = frozenset({"schema", "permission", "tool", "changes"})
+"""Commands that do one thing and end: the collector stays paused while they run
+(see app.gc_policy)."""
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     handler = COMMANDS.get(args.command, _cmd_default)
     try:
+        if args.command in ONE_SHOT:
+            with gc_policy.paused():
+                return handler(args)
         return handler(args)
     except OpencodeError as err:
         print(f"opencode: error: {err}", file=sys.stderr)

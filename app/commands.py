@@ -12,7 +12,7 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app import boundedjson, gc_policy
+from app import boundedjson
 from app.errors import OpencodeError, ToolError
 
 if TYPE_CHECKING:
@@ -102,9 +102,8 @@ def run_tool(root: Path, name: str, raw_arguments: str | None, *, yes: bool, ses
             return USAGE
         session = session or runtime.store.sessions.create(title=f"opencode tool {name}", kind="tool").id
         try:
-            with gc_policy.paused():
-                call = tool.run_guarded(params, runtime.context(session))
-                result = asyncio.run(_cancelled_on_sigterm(_then_stop_servers(runtime, call)))
+            call = tool.run_guarded(params, runtime.context(session))
+            result = asyncio.run(_cancelled_on_sigterm(_then_stop_servers(runtime, call)))
         except asyncio.CancelledError:
             print("opencode: terminated", file=sys.stderr)
             return TERMINATED

@@ -6,8 +6,9 @@
 - litellm's import makes a few hundred thousand such objects in a background thread: no
   full pass runs while it imports (each would scan them all and stall the screen), and
   they are frozen once it is done.
-- A one-shot tool call (a big patch builds long line lists, all alive) runs with the
-  collector paused; its few cycles are collected after it or end with the process.
+- A one-shot command (`opencode tool`, `changes`, `permission`, `schema`) runs with the
+  collector paused from start to end: its imports, its services and a big patch's line
+  lists all live until the process ends; its few cycles end with the process.
 """
 
 from __future__ import annotations

@@ -214,6 +214,17 @@ def test_tool_command_loads_only_what_the_tool_needs(project: Path) -> None:
     assert loaded & NOT_FOR_HEADLESS_COMMANDS == set()
 
 
+def test_viewing_a_file_that_exists_loads_no_fuzzy_matcher_and_no_image_code(project: Path) -> None:
+    """Near-miss names (rapidfuzz) serve a missing path, images a model that takes them:
+    reading a text file pays for neither."""
+    loaded = loaded_modules(project, "tool", "view", json.dumps({"filePath": "src/app.py"}))
+    assert "app.tools.view" in loaded
+    assert "rapidfuzz" not in loaded and "app.images" not in loaded
+    code, missing = tool(project, "view", {"filePath": "src/ap.py"})
+    assert code == 1
+    assert "src/app.py" in missing["output"]  # the near miss is still suggested
+
+
 def test_changes_command_loads_no_tool_and_no_language_server_client(project: Path) -> None:
     code, _ = tool(project, "edit", {"filePath": "doc.md", "oldString": "", "newString": "one\n"}, "--yes")
     assert code == 0

@@ -7,8 +7,6 @@ so every tool suggests the same names the same way.
 
 from pathlib import Path
 
-from rapidfuzz import fuzz, process, utils
-
 # Below this similarity (0-100) a name is noise rather than a plausible typo.
 _MIN_SCORE = 60.0
 
@@ -21,6 +19,8 @@ def similar_names(directory: Path, name: str, limit: int = 3) -> list[str]:
     directory gives no suggestions rather than an error: the caller is already
     reporting a missing path and a second failure would only add noise.
     """
+    from rapidfuzz import fuzz, process, utils  # only a missing path pays for its import
+
     try:
         entries = sorted(entry.name for entry in directory.iterdir())
     except OSError:

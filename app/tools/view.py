@@ -18,7 +18,6 @@ from typing import BinaryIO
 from pydantic import Field
 
 from app.errors import BinaryFileError, ToolError
-from app.images import ImageError, is_image_name, load_image
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.descriptions import tool_description
 from app.tools.reading import (
@@ -79,8 +78,11 @@ class ViewTool(Tool):
 
     async def run(self, params: ViewParams, ctx: ToolContext) -> ToolResult:
         target = await authorize_read(ctx, self.name, params.filePath)
-        if ctx.vision and is_image_name(target.path.name):
-            return await self._image(target, ctx)
+        if ctx.vision:  # only a model that takes images needs app.images
+            from app.images import is_image_name
+
+            if is_image_name(target.path.name):
+                return await self._image(target, ctx)
         try:
             page = await asyncio.to_thread(read_page, target, params.offset, params.limit)
         except OSError as err:  # a name too long, no permission: an answer, not a crash
@@ -101,6 +103,8 @@ class ViewTool(Tool):
     async def _image(self, target: ReadTarget, ctx: ToolContext) -> ToolResult:
         """The image itself, for a model that takes images: the loop shows it to the model
         after the call's result (metadata["image"])."""
+        from app.images import ImageError, load_image
+
         if not target.path.is_file():
             raise missing_file_error(target.path, target.shown)
         try:
