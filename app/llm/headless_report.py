@@ -22,19 +22,27 @@ _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", re.MULTIL
 class Outcome(Protocol):
     """A finished turn as the report needs it (the agent loop's TurnResult is one)."""
 
-    response: str
-    usage: dict[str, int]
-    cost: float
-    files_changed: list[str]
-    reason: str
-    error: str | None
+    @property
+    def response(self) -> str: ...
+    @property
+    def usage(self) -> dict[str, int]: ...
+    @property
+    def cost(self) -> float: ...
+    @property
+    def files_changed(self) -> list[str]: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def error(self) -> str | None: ...
 
 
 class Unapproved(Protocol):
     """A call refused for want of approval (the permission service's ApprovalMissing is one)."""
 
-    tool: str
-    subject: str
+    @property
+    def tool(self) -> str: ...
+    @property
+    def subject(self) -> str: ...
 
 
 def call_subject(arguments: Mapping[str, Any]) -> str:

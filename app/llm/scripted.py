@@ -292,5 +292,5 @@ class ProviderPerModel:
             return provider.supports_vision(model)
         return litellm_vision(model)
 
-    def stream(self, *, model: str, **options: Any) -> AsyncIterator[StreamEvent]:
+    def stream(self, *, model: str, **options: Any) -> AsyncGenerator[StreamEvent, None]:
         return self.provider(model).stream(model=model, **options)
