@@ -26,6 +26,7 @@ class Outcome(Protocol):
     usage: dict[str, int]
     cost: float
     files_changed: list[str]
+    files_deleted: list[str]
     reason: str
     error: str | None
 
@@ -72,8 +73,9 @@ def report(
             "usage": result.usage,
             "cost": result.cost,
             "files_changed": result.files_changed,
+            "files_deleted": result.files_deleted,
         }
-        if problem:  # the documented five keys on success; a failed run also says why
+        if problem:  # the documented six keys on success; a failed run also says why
             payload["error"] = problem
         print(json.dumps(payload, ensure_ascii=False), file=out)
     elif result.response:
