@@ -19,6 +19,7 @@ from app.llm.events import SubagentStarted, ToolCallFinished, ToolCallStarted, T
 from app.llm.headless import EXIT_OK, run_headless
 from app.llm.provider import Provider
 from app.runtime import Runtime
+from app.tools.revert import revert_file
 from tests.llm.fake_openai import Reply, Text, ToolCall
 from tests.llm.fake_routes import RoutedOpenAI
 
@@ -331,3 +332,26 @@ def _drain(subscription) -> list:
     while (event := subscription.get_nowait()) is not None:
         events.append(event)
     return events
+
+
+async def test_a_child_s_change_is_reverted_from_the_parent_s_session(make_runtime, workspace: Path, routed):
+    (workspace / "notes.txt").write_text("before\n")
+    routed.route("PARENT", calls(task("t1", "WORK: rewrite notes", subagent_type="workhorse")), text("done"))
+    routed.route(
+        "WORK",
+        calls(call("view", "w1", filePath="notes.txt")),
+        calls(call("write", "w2", filePath="notes.txt", content="after\n"), call("write", "w3", filePath="new.txt", content="n\n")),
+        text("rewrote it"),
+    )
+    runtime = make_runtime()
+    parent = runtime.store.sessions.create(title="revert").id
+    await asyncio.wait_for(loop_for(runtime, routed).run(parent, "PARENT: go", model=routed.model), BOUND)
+    assert (workspace / "notes.txt").read_text() == "after\n"
+
+    ctx = runtime.context(parent)
+    await revert_file(ctx, "notes.txt", confirmed=True)
+    await revert_file(ctx, "new.txt", confirmed=True)
+
+    assert (workspace / "notes.txt").read_text() == "before\n" and not (workspace / "new.txt").exists()
+    listed = {change.path: change.unchanged for change in runtime.store.history.list_latest_session_files(parent)}
+    assert listed == {"notes.txt": True, "new.txt": True}
