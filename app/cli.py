@@ -42,12 +42,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-p", "--prompt", default=None, metavar="PROMPT",
                         help="run one prompt without the TUI and print the answer")
     parser.add_argument("-f", "--output-format", choices=("text", "json"), default="text",
-                        help="with -p: text, or one JSON object {session_id, response, usage, cost, files_changed}")
+                        help="with -p: text, or one JSON object {session_id, response, usage, cost, files_changed, files_deleted}")
     parser.add_argument("-q", "--quiet", action="store_true", help="with -p: no progress lines on stderr")
     parser.add_argument("--yes", action="store_true",
                         help="with -p: approve what would be asked (deny rules still apply)")
     parser.add_argument("--model", default=None, metavar="MODEL",
                         help="the model, e.g. anthropic/claude-sonnet-4-5, openai/gpt-5, scripted/PATH.json")
+    parser.add_argument("--agent", default="coder", metavar="NAME",
+                        help="with -p: the primary agent: coder (default), plan (reads and plans, changes nothing) or one of .opencode/agents")
     parser.add_argument("-c", "--continue", dest="continue_last", action="store_true",
                         help="continue the most recent conversation (not an 'opencode tool' call's session)")
     parser.add_argument("--session", dest="session_id", default=None, metavar="ID",
@@ -203,7 +205,7 @@ def _cmd_default(args: argparse.Namespace) -> int:
 
         return run_headless(
             root, args.prompt, output_format=args.output_format, quiet=args.quiet, yes=args.yes,
-            model=args.model, continue_last=args.continue_last, session_id=args.session_id,
+            model=args.model, continue_last=args.continue_last, session_id=args.session_id, agent=args.agent,
         )
     if args.model:
         _check_model_name(root, args.model)

@@ -5,7 +5,7 @@ and handed out from here. Tests build a whole runtime on a temp directory in one
 from __future__ import annotations
 
 import os
-from collections.abc import MutableMapping
+from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 
 from app.bus import Bus
 from app.config import Config, load_config
+from app.llm.agent_files import load_catalog
+from app.llm.agents import AgentCatalog
 from app.permission import PermissionService
 from app.permission.service import Policy
 from app.store import Store, open_store
@@ -50,6 +52,8 @@ class Runtime:
     folder for this workspace when that cannot be written (see app.store.location)."""
     workspace_lock: WorkspaceLock
     """Held by the change path and recovery; shared with every opencode process here."""
+    agents: AgentCatalog = field(default_factory=AgentCatalog)
+    """The built-in agents and those of the agent files (app/llm/agent_files.py)."""
     notices: list[str] = field(default_factory=list)
     """One-line warnings from building it (a damaged database set aside, the data kept
     outside an unwritable workspace, a change a crash interrupted rolled back) that every
@@ -63,8 +67,10 @@ class Runtime:
         config: Config | None = None,
         policy: Policy = "interactive",
         bus: Bus | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> Runtime:
-        """``policy`` is the permission policy: interactive, headless or headless-yes."""
+        """``policy`` is the permission policy: interactive, headless or headless-yes;
+        ``env`` is where the user's agent folder is found (os.environ by default)."""
         root = Path(root).resolve()
         config = config if config is not None else load_config(root)
         bus = bus or Bus()
@@ -72,6 +78,7 @@ class Runtime:
         store = open_store(data.path / "opencode.db", bus)
         workspace = Workspace(root)
         workspace_lock = WorkspaceLock(data.path / "changes.lock")
+        agents = load_catalog(root, os.environ if env is None else env)
         return cls(
             root=root,
             config=config,
@@ -79,14 +86,16 @@ class Runtime:
             store=store,
             workspace=workspace,
             records=FileRecords(workspace, store.seen),
-            permissions=PermissionService(config, bus, policy),
+            permissions=PermissionService(config, bus, policy, agents.rules()),
             tools=ToolTable(),
             notices=[
                 *(notice for notice in (data.notice, store.db.notice) if notice),
                 *recover(workspace.root, store.journal, workspace_lock),
+                *agents.notices,
             ],
             data_dir=data.path,
             workspace_lock=workspace_lock,
+            agents=agents,
         )
 
     @cached_property

@@ -48,10 +48,6 @@ from app.runtime import Runtime
 from app.slash_commands import CommandCall, session_handler
 
 log = logging.getLogger(__name__)
-MODES = [
-    SessionMode(id="coder", name="Coder", description="The assistant: reads, edits and runs, delegating research"),
-    SessionMode(id="workhorse", name="Workhorse", description="Implementation work without sub-agents"),
-]
 CHANGES = AvailableCommand(name="changes", description="List the files this session changed (no model call)")
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "max_steps": "max_turn_requests",
                 "cancelled": "cancelled", "content_filter": "refusal", "refusal": "refusal"}  # fmt: skip
@@ -99,7 +95,7 @@ class OpencodeAgent:
         connect_editor_servers(runtime, mcp_servers or [])
         session = self._open(runtime.store.sessions.create().id, runtime, loop)
         self._announce_commands(session)
-        return NewSessionResponse(session_id=session.id, modes=_modes(session.mode))
+        return NewSessionResponse(session_id=session.id, modes=_modes(session))
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: list[EditorServer] | None = None, **_: Any
@@ -112,12 +108,13 @@ class OpencodeAgent:
         for update in replay(runtime, session_id):
             await self._send(session_id, update)
         self._announce_commands(session)
-        return LoadSessionResponse(modes=_modes(session.mode))
+        return LoadSessionResponse(modes=_modes(session))
 
     async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> SetSessionModeResponse:
         session = self._session(session_id)
-        if mode_id not in {mode.id for mode in MODES}:
-            raise RequestError.invalid_params({"message": f"unknown mode {mode_id!r}: use coder or workhorse"})
+        primary = [agent.name for agent in session.runtime.agents.primary()]
+        if mode_id not in primary:
+            raise RequestError.invalid_params({"message": f"unknown mode {mode_id!r}: use one of {', '.join(primary)}"})
         session.mode = mode_id
         await self._send(session_id, CurrentModeUpdate(session_update="current_mode_update", current_mode_id=mode_id))
         return SetSessionModeResponse()
@@ -287,13 +284,19 @@ def turn_summary(result: TurnResult, max_steps: int, unapproved: list[Any]) -> d
     why it ended, the loop's step limit and the calls refused for want of approval."""
     return {
         "response": result.response, "usage": result.usage, "cost": result.cost,
-        "filesChanged": result.files_changed, "reason": result.reason, "error": result.error,
+        "filesChanged": result.files_changed, "filesDeleted": result.files_deleted, "reason": result.reason,
+        "error": result.error,
         "maxSteps": max_steps, "unapproved": [{"tool": e.tool, "subject": e.subject} for e in unapproved],
     }  # fmt: skip
 
 
-def _modes(current: str) -> SessionModeState:
-    return SessionModeState(current_mode_id=current, available_modes=MODES)
+def _modes(session: AcpSession) -> SessionModeState:
+    """The session's primary agents as modes: coder, plan and the custom primary agents."""
+    modes = [
+        SessionMode(id=agent.name, name=agent.name.capitalize(), description=agent.description or None)
+        for agent in session.runtime.agents.primary()
+    ]
+    return SessionModeState(current_mode_id=session.mode, available_modes=modes)
 
 
 def _agent_text(text: str) -> AgentMessageChunk:

@@ -3,9 +3,15 @@
 Text and reasoning deltas become message and thought chunks; the session's todo list,
 each time todowrite changes it, a ``plan`` update; each tool call becomes a
 ``tool_call`` (pending) and ``tool_call_update``s (in_progress once it may run, then
-completed or failed with its content). A writing call runs alone, so the file versions
-history records between its start and its end are its changes: they become the diff
-content, each against the version before it."""
+completed or failed with its content). Within one session a writing call runs alone, so
+the file versions history records for that session between its start and its end are
+its changes: they become the diff content, each against the version before it.
+
+Sub-agents' tool calls (the sessions a ``task`` of this prompt started, announced by
+``SubagentStarted``) are relayed as tool calls of the editor's session: their title
+starts with the sub-agent's name (``workhorse: edit a.py``) and their id with the child
+session's, so two children's calls never share one. Their text stays in their own
+session: the task's result carries their answer."""
 
 from __future__ import annotations
 
@@ -42,6 +48,7 @@ from app.bus import Event
 from app.llm.events import (
     MentionRefused,
     ReasoningDelta,
+    SubagentStarted,
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
@@ -53,9 +60,11 @@ from app.store.events import FileVersionCreated, TodosUpdated
 from app.store.history import INITIAL
 
 log = logging.getLogger(__name__)
+SUBAGENT_RELAYED = (ToolCallStarted, ToolCallFinished, FileVersionCreated, PermissionGranted)
+"""What of a sub-agent's session reaches the editor: its tool calls and their changes."""
 RELAYED = (
     TextDelta, ReasoningDelta, ToolCallStarted, ToolCallFinished, UsageUpdated, FileVersionCreated,
-    PermissionRequested, PermissionGranted, MentionRefused, TodosUpdated, ApprovalMissing,
+    PermissionRequested, PermissionGranted, MentionRefused, TodosUpdated, ApprovalMissing, SubagentStarted,
 )
 
 
@@ -69,7 +78,10 @@ class TurnRelay:
         self._session_id = session_id
         self._subscription = runtime.bus.subscribe(*RELAYED)
         self._open_calls: dict[str, ToolCallStarted] = {}
+        """Relayed id -> the call, while it runs (sub-agents' calls too)."""
         self._changes: dict[str, list[FileVersionCreated]] = {}
+        self._subagents: dict[str, str] = {}
+        """Child session -> its sub-agent's name, for the tasks this prompt started."""
         self._questions: set[asyncio.Task[None]] = set()
         self.unapproved: list[ApprovalMissing] = []
         """Calls of this session (and its sub-agents) refused for want of approval."""
@@ -100,8 +112,15 @@ class TurnRelay:
             if self._owns(event.session_id):
                 self.unapproved.append(event)
             return
-        if getattr(event, "session_id", None) != self._session_id:
-            return  # sub-agents' own events stay in their child session
+        if isinstance(event, SubagentStarted):
+            if event.session_id == self._session_id or event.session_id in self._subagents:
+                self._subagents[event.child_session_id] = event.agent
+            return
+        session_id = getattr(event, "session_id", None)
+        if session_id != self._session_id and not (
+            session_id in self._subagents and isinstance(event, SUBAGENT_RELAYED)
+        ):
+            return  # other sessions' events, and sub-agents' text and usage, stay where they are
         update = self._update_for(event)
         if update is not None:
             await self._channel.update(self._session_id, update)
@@ -118,14 +137,16 @@ class TurnRelay:
                     session_update="agent_message_chunk", content=_text(f"{line}\n\n"), field_meta=meta
                 )
             case ToolCallStarted():
-                self._open_calls[event.call_id] = event
-                self._changes[event.call_id] = []
+                relayed = self._relayed_id(event.session_id, event.call_id)
+                self._open_calls[relayed] = event
+                self._changes[relayed] = []
                 return self._started(event)
             case PermissionGranted():
                 return self._running(event)
             case FileVersionCreated() if event.version != INITIAL:
-                for changes in self._changes.values():
-                    changes.append(event)
+                for relayed, changes in self._changes.items():
+                    if self._open_calls[relayed].session_id == event.session_id:
+                        changes.append(event)
                 return None
             case ToolCallFinished():
                 return self._finished(event)
@@ -140,12 +161,19 @@ class TurnRelay:
                 )
         return None
 
+    def _relayed_id(self, session_id: str, call_id: str) -> str:
+        """A call's id for the editor: its own in this session, prefixed with the child
+        session's id for a sub-agent's call."""
+        return call_id if session_id == self._session_id else f"{session_id}/{call_id}"
+
     def _started(self, event: ToolCallStarted) -> ToolCallStart:
         tool = self._runtime.tools.get(event.tool)
+        title = tool_title(event.tool, event.arguments)
+        subagent = self._subagents.get(event.session_id)
         return ToolCallStart(
             session_update="tool_call",
-            tool_call_id=event.call_id,
-            title=tool_title(event.tool, event.arguments),
+            tool_call_id=self._relayed_id(event.session_id, event.call_id),
+            title=f"{subagent}: {title}" if subagent else title,
             kind=tool_kind(event.tool, event.arguments),
             status="in_progress" if tool is not None and tool.read_only else "pending",
             locations=tool_locations(self._runtime.root, event.arguments),
@@ -155,15 +183,20 @@ class TurnRelay:
     def _running(self, event: PermissionGranted) -> Any:
         """A pending call (one that changes things) allowed with no question: in_progress,
         as after a question answered yes. Read-only calls started in_progress already."""
-        calls = [call for call in self._open_calls.values() if call.tool == event.tool]
+        calls = [
+            relayed
+            for relayed, call in self._open_calls.items()
+            if call.tool == event.tool and call.session_id == event.session_id
+        ]
         tool = self._runtime.tools.get(event.tool)
         if not calls or (tool is not None and tool.read_only):
             return None
-        return update_tool_call(calls[-1].call_id, status="in_progress")
+        return update_tool_call(calls[-1], status="in_progress")
 
     def _finished(self, event: ToolCallFinished) -> Any:
-        self._open_calls.pop(event.call_id, None)
-        changes = self._changes.pop(event.call_id, [])
+        relayed = self._relayed_id(event.session_id, event.call_id)
+        self._open_calls.pop(relayed, None)
+        changes = self._changes.pop(relayed, [])
         created = created_paths(event.metadata)
         diffs = [self._diff(change, change.path in created) for change in changes]
         content = diffs or [output_content(event.output)]
@@ -172,7 +205,7 @@ class TurnRelay:
         if isinstance(image := event.metadata.get("image"), dict):
             content.append(image_content(image))
         return update_tool_call(
-            event.call_id,
+            relayed,
             status="failed" if event.error else "completed",
             content=content,
             raw_output={"output": event.output, "metadata": without_image_data(event.metadata)},
@@ -198,11 +231,12 @@ class TurnRelay:
         """One question to the editor. The answer is sent to the service after the
         in_progress update, so that update precedes the call's own results."""
         request = event.request
-        call = self._call_asking(request)
-        call_id = call.call_id if call else f"permission-{event.request_id}"
+        asking = self._call_asking(request)
+        call = self._open_calls[asking] if asking else None
+        call_id = asking or f"permission-{event.request_id}"
         tool_call = ToolCallUpdate(
             tool_call_id=call_id,
-            title=request.title,
+            title=f"{request.agent} · {request.task}: {request.title}" if request.task else request.title,
             kind=tool_kind(call.tool, call.arguments) if call else tool_kind(request.tool, {}),
             status="pending",
             content=[text_content(request.preview.text)] if request.preview.text else None,
@@ -219,18 +253,18 @@ class TurnRelay:
             await self._channel.update(self._session_id, update_tool_call(call_id, status="in_progress"))
         self._runtime.permissions.reply(event.request_id, reply)
 
-    def _call_asking(self, request: PermissionRequest) -> ToolCallStarted | None:
-        """The open call that asked. A writing call runs alone, so its tool names it;
-        read-only calls run together, so among them the one about the asked path wins,
-        and a read outside the workspace (asked as external_directory) is found by that
-        path alone. A sub-agent's question has none: the editor never saw its calls."""
-        if request.session_id != self._session_id:
-            return None
-        calls = list(self._open_calls.values())
-        same_tool = [call for call in calls if call.tool == request.tool]
-        about = [call for call in calls if request.absolute in self._locations(call)]
-        matching = [call for call in same_tool if call in about] or same_tool or about
-        return matching[-1] if matching else None
+    def _call_asking(self, request: PermissionRequest) -> str | None:
+        """The relayed id of the open call that asked, among its session's calls. A
+        writing call runs alone in its session, so its tool names it; read-only calls run
+        together, so among them the one about the asked path wins, and a read outside the
+        workspace (asked as external_directory) is found by that path alone."""
+        calls = [
+            (relayed, call) for relayed, call in self._open_calls.items() if call.session_id == request.session_id
+        ]
+        same_tool = [(relayed, call) for relayed, call in calls if call.tool == request.tool]
+        about = [(relayed, call) for relayed, call in calls if request.absolute in self._locations(call)]
+        matching = [pair for pair in same_tool if pair in about] or same_tool or about
+        return matching[-1][0] if matching else None
 
     def _locations(self, call: ToolCallStarted) -> set[str]:
         return {location.path for location in tool_locations(self._runtime.root, call.arguments)}

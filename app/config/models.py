@@ -19,7 +19,7 @@ ENV_PREFIX = "OPENCODE_"
 ENV_SEPARATOR = "__"
 
 ActionName = Literal["allow", "ask", "deny"]
-AgentName = Literal["coder", "workhorse", "explorer", "title", "summarizer"]
+AgentName = Literal["coder", "plan", "workhorse", "explorer", "title", "summarizer"]
 ReasoningEffort = Literal["low", "medium", "high"]
 
 
@@ -107,6 +107,7 @@ class AgentConfig(ConfigModel):
 
 class AgentsConfig(ConfigModel):
     coder: AgentConfig = AgentConfig()
+    plan: AgentConfig = AgentConfig()
     workhorse: AgentConfig = AgentConfig()
     explorer: AgentConfig = AgentConfig()
     title: AgentConfig = AgentConfig()

@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from app.errors import OpencodeError
+from app.errors import OpencodeError, ToolError
 from app.images import Image, ImageError, image_mentions, load_image
 from app.llm import compaction
-from app.llm.agents import get_agent, tools_for
+from app.llm.agents import Agent, configured_model, tools_for
 from app.llm.context import allowed_outside, build_system_prompt
 from app.llm.events import (
     MentionRefused,
@@ -125,6 +125,8 @@ class TurnResult:
     reason: str
     """stop, length, max_steps, cancelled or failed."""
     error: str | None = None
+    files_deleted: list[str] = field(default_factory=list)
+    """Of ``files_changed``, those the turn left deleted (their latest version is a deletion)."""
 
 
 @dataclass
@@ -168,6 +170,8 @@ class _Active:
     model: str
     agent: str
     cancel_requested: bool = False
+    turn: _Turn | None = None
+    """The turn running, once it has begun (its sub-agents' usage is added to it)."""
 
 
 class AgentLoop:
@@ -191,7 +195,7 @@ class AgentLoop:
         self.max_steps = max_steps
         self.flush_interval = flush_interval
         self._env = os.environ if env is None else env
-        self._tools: dict[str, Tool] = {**runtime.tools, TaskTool.name: TaskTool(self)}
+        self._tools: dict[str, Tool] = {**runtime.tools, TaskTool.name: TaskTool(self, runtime.agents)}
         self._transcripts = Transcripts(runtime.store.messages, runtime.bus)
         self._active: dict[str, _Active] = {}
         self._background: set[asyncio.Task] = set()
@@ -200,15 +204,15 @@ class AgentLoop:
         self._context_tokens: dict[str, int] = {}
         self._specs: dict[str, dict[str, Any]] = {}
         """Tool name -> definition: building a JSON schema costs about a millisecond."""
+        self._task_agents: dict[str, str] = {}
+        """Child session -> the sub-agent it runs, for the tasks started by this loop."""
 
     # -- public API ------------------------------------------------------------------------
 
     def resolve_model(self, agent: str, model: str | None = None) -> str:
-        """--model, else the agent's model in config, else the first provider with a key."""
-        agent_config = self.runtime.config.agents.get(agent)
-        chosen = choose_model(
-            model, agent_config.model if agent_config else None, self._env, self.runtime.config.providers
-        )
+        """--model, else the agent's model (config, or its agent file), else the first
+        provider with a key."""
+        chosen = choose_model(model, self._agent_model(agent), self._env, self.runtime.config.providers)
         if chosen is None:
             raise ModelNotConfiguredError(ONBOARDING_NOTE)
         return chosen
@@ -228,7 +232,7 @@ class AgentLoop:
         """One turn of ``agent`` in an existing session. Model failures end the turn with
         reason "failed" (and TurnFailed); cancelling through ``cancel`` returns reason
         "cancelled"; cancelling the task itself saves the same state and re-raises."""
-        get_agent(agent)
+        self.runtime.agents.get(agent)
         session = self._idle_session(
             session_id,
             busy="is already running a turn: wait for it or cancel it",
@@ -251,7 +255,8 @@ class AgentLoop:
                 self._in_background(self._generate_title(session_id, prompt, model))
             try:
                 # What the request grows by: the prompt and the files it attached.
-                turn = self._new_turn(session_id, agent, model, prompt + "".join(part["text"] for part in files))
+                grown = prompt + "".join(part["text"] for part in files)
+                turn = active.turn = self._new_turn(session_id, agent, model, grown)
                 turn.vision = await self._takes_images(turn.route)
                 return await self._turn(turn, active)
             finally:
@@ -317,18 +322,66 @@ class AgentLoop:
         return session_id in self._active
 
     async def run_subagent(
-        self, parent_session_id: str, agent: str, title: str, prompt: str, call_id: str | None = None
+        self,
+        parent_session_id: str,
+        agent: str,
+        title: str,
+        prompt: str,
+        call_id: str | None = None,
+        task_id: str | None = None,
     ) -> tuple[str, TurnResult]:
-        """Run ``agent`` in a new child session of the parent (the task tool call
-        ``call_id``). Its model is the agent's model in config, else the parent turn's model."""
+        """Run ``agent`` in a child session of the parent (the task tool call ``call_id``):
+        a new one, or the earlier child ``task_id`` (checked with ``task_agent``), which
+        goes on with its history. Its model is the agent's own (config, agent file), else
+        the parent turn's. The child's usage and cost are added to the parent's turn."""
         parent = self._active.get(parent_session_id)
-        agent_config = self.runtime.config.agents.get(agent)
-        model = (agent_config.model if agent_config else None) or (parent.model if parent else None)
-        child = self.runtime.store.sessions.create(title=title, parent_id=parent_session_id)
-        # The child's rules are its own agent's, narrowed by every deny of the agents above it.
-        self.runtime.permissions.inherit(child.id, parent_session_id, parent.agent if parent else "coder")
-        self.runtime.bus.publish(SubagentStarted(parent_session_id, call_id, child.id, agent, title))
-        return child.id, await self.run(child.id, prompt, agent=agent, model=model)
+        model = self._agent_model(agent) or (parent.model if parent else None)
+        if task_id is not None:
+            self.task_agent(parent_session_id, task_id)
+            child_id = task_id
+        else:
+            child_id = self.runtime.store.sessions.create(title=title, parent_id=parent_session_id).id
+        self._task_agents[child_id] = agent
+        # The child's rules are its own agent's, narrowed by every deny of the agents above it;
+        # its questions name its task.
+        self.runtime.permissions.inherit(
+            child_id, parent_session_id, parent.agent if parent else "coder", title
+        )
+        self.runtime.bus.publish(SubagentStarted(parent_session_id, call_id, child_id, agent, title))
+        result = await self.run(child_id, prompt, agent=agent, model=model)
+        if parent is not None and parent.turn is not None:
+            _add_child_usage(parent.turn, result)
+        return child_id, result
+
+    def task_agent(self, parent_session_id: str, task_id: str) -> str:
+        """The sub-agent the earlier task ``task_id`` of this parent ran (from this loop's
+        memory, else from the parent's stored task results); ToolError, one line, for an
+        id that is not a child session of this parent."""
+        child = self.runtime.store.sessions.get(task_id)
+        if child is None or child.parent_id != parent_session_id:
+            raise ToolError(
+                f"task: {task_id} is not a task_id of this session: pass one a task result of "
+                "this session gave, or omit task_id to start a new task"
+            )
+        agent = self._task_agents.get(task_id) or self._stored_task_agent(parent_session_id, task_id)
+        if agent is None:
+            raise ToolError(
+                f"task: task {task_id} has no recorded sub-agent: omit task_id to start a new task"
+            )
+        return agent
+
+    def _stored_task_agent(self, parent_session_id: str, task_id: str) -> str | None:
+        """The subagent_type the parent's stored task result for ``task_id`` names."""
+        for message in reversed(self.runtime.store.messages.list(parent_session_id)):
+            for part in message.parts:
+                metadata = part.get("metadata") if part.get("type") == "tool_result" else None
+                if isinstance(metadata, dict) and metadata.get("task_id") == task_id:
+                    agent = metadata.get("subagent_type")
+                    return agent if isinstance(agent, str) else None
+        return None
+
+    def _agent_model(self, agent: str) -> str | None:
+        return configured_model(self.runtime.config, self._agent(agent))
 
     async def wait_background(self) -> None:
         """Wait for background work (session titles) to finish."""
@@ -354,7 +407,7 @@ class AgentLoop:
         }
         # The agent's own settings win over the model's configured maxOutput.
         options = {**route.stream_options(), **{key: value for key, value in chosen.items() if value is not None}}
-        tools = tools_for(get_agent(agent), self._tools, self.runtime.mcp.tools())
+        tools = tools_for(self._agent(agent), self._tools, self.runtime.mcp.tools())
         for name, tool in tools.items():
             if name not in self._specs:
                 self._specs[name] = tool.spec()
@@ -397,7 +450,7 @@ class AgentLoop:
 
     async def _steps(self, turn: _Turn) -> str:
         """Model responses and tool rounds until the model stops; returns the turn's reason."""
-        if get_agent(turn.agent).conversational:
+        if self._agent(turn.agent).conversational:
             runtime = self.runtime
             turn.outside_context = await allowed_outside(
                 runtime.root, runtime.config, runtime.permissions, turn.session_id, turn.agent
@@ -440,7 +493,9 @@ class AgentLoop:
         ``for_model``: another model than the turn's reads it (the summarizer), so it gets
         neither the turn model's thinking nor images it may not take."""
         session = self.runtime.store.sessions.get(turn.session_id)
-        system = build_system_prompt(turn.agent, self.runtime.root, self.runtime.config, turn.outside_context)
+        system = build_system_prompt(
+            self._agent(turn.agent), self.runtime.root, self.runtime.config, turn.outside_context
+        )
         history = to_chat(
             self._transcripts.list(turn.session_id),
             session.summary_message_id if session else None,
@@ -662,7 +717,10 @@ class AgentLoop:
     def _result(
         self, turn: _Turn, before: dict[str, tuple[str, str]], reason: str, error: str | None = None
     ) -> TurnResult:
-        after = self._latest_versions(turn.session_id)
+        changes = self.runtime.store.history.list_latest_session_files(turn.session_id)
+        changed = [
+            change for change in changes if before.get(change.path) != (change.session_id, change.version)
+        ]
         return TurnResult(
             response=turn.response,
             usage={
@@ -672,9 +730,10 @@ class AgentLoop:
                 "cache_write_tokens": turn.cache_write_tokens,
             },
             cost=turn.cost,
-            files_changed=sorted(path for path, version in after.items() if before.get(path) != version),
+            files_changed=[change.path for change in changed],
             reason=reason,
             error=error,
+            files_deleted=[change.path for change in changed if change.deleted],
         )
 
     def _latest_versions(self, session_id: str) -> dict[str, tuple[str, str]]:
@@ -692,7 +751,7 @@ class AgentLoop:
         turn.compacted = True
         model = self._helper_model("summarizer", turn.model)
         request = compaction.summary_request(
-            build_system_prompt("summarizer", self.runtime.root, self.runtime.config),
+            build_system_prompt(self._agent("summarizer"), self.runtime.root, self.runtime.config),
             self._messages(turn, for_model=model)[1:],
         )
         try:
@@ -716,7 +775,7 @@ class AgentLoop:
     async def _generate_title(self, session_id: str, prompt: str, turn_model: str) -> None:
         """Title the session from its first prompt; the prompt's first words if the model fails."""
         model = self._helper_model("title", turn_model)
-        system = build_system_prompt("title", self.runtime.root, self.runtime.config)
+        system = build_system_prompt(self._agent("title"), self.runtime.root, self.runtime.config)
         try:
             reply, usage = await self._complete(model, title_request(system, prompt))
             self.runtime.store.sessions.add_usage(
@@ -729,8 +788,10 @@ class AgentLoop:
             self.runtime.store.sessions.update(session_id, title=title)
 
     def _helper_model(self, agent: str, turn_model: str) -> str:
-        agent_config = self.runtime.config.agents.get(agent)
-        return (agent_config.model if agent_config else None) or turn_model
+        return self._agent_model(agent) or turn_model
+
+    def _agent(self, name: str) -> Agent:
+        return self.runtime.agents.get(name)
 
     async def _complete(self, model: str, messages: list[dict[str, Any]]) -> tuple[str, Usage]:
         """A whole answer without tools, as text, and its usage."""
@@ -754,6 +815,15 @@ class AgentLoop:
         task = asyncio.create_task(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+
+
+def _add_child_usage(turn: _Turn, child: TurnResult) -> None:
+    """A sub-agent's usage and cost counted in its parent's turn (not in its context size)."""
+    turn.prompt_tokens += child.usage["prompt_tokens"]
+    turn.completion_tokens += child.usage["completion_tokens"]
+    turn.cache_read_tokens += child.usage["cache_read_tokens"]
+    turn.cache_write_tokens += child.usage["cache_write_tokens"]
+    turn.cost += child.cost
 
 
 def _grown(known_tokens: int, added: object) -> int:

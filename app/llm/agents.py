@@ -1,22 +1,34 @@
-"""The agents: who gets which system prompt (app/llm/prompts/<name>.md) and which tools.
+"""The agents: who gets which system prompt and which tools, and in which role.
+
+Built-in agents have their prompt in app/llm/prompts/<name>.md; agents defined in files
+(app/llm/agent_files.py) carry theirs. An ``AgentCatalog`` holds both for one workspace
+(``Runtime.agents``): the loop, the task tool and the front-ends ask it.
+
+Modes: a ``primary`` agent answers the user (coder, plan, a custom primary agent: what
+Tab, ``-p --agent`` and ACP's modes choose from); a ``subagent`` runs in a child session
+when the ``task`` tool hands it work (explorer, workhorse, a custom sub-agent); a
+``helper`` answers once with no tools (title, summarizer).
 
 Tools are chosen by name from what the runtime offers; a name that is not there (a tool
 still being written, or disabled) is skipped, so an agent works with whatever exists.
-Permissions are not decided here: the PermissionService applies the config's
-``agents.<name>.permission`` rules given the agent name in the ToolContext.
+Permissions are decided by the PermissionService, which gets each agent's own rules from
+``AgentCatalog.rules()``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TypeVar
+from typing import Literal, TypeVar
 
+from app.config import Config
 from app.errors import OpencodeError
+from app.permission.rules import READ_ONLY_TOOLS, AgentRules, Rules
 
 T = TypeVar("T")
+Mode = Literal["primary", "subagent", "helper"]
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
 
@@ -27,6 +39,24 @@ CHANGE_TOOLS = ("write", "edit", "multiedit", "patch", "delete", "bash")
 CODING_TOOLS = (*READ_TOOLS, "diagnostics", *CHANGE_TOOLS)
 # The plan the agent keeps for multi-step work, shown to the user beside the chat.
 TODO_TOOLS = ("todowrite", "todoread")
+TASK_TOOL = "task"
+DEFAULT_SUBAGENT = "explorer"
+
+PLAN_MODE = (
+    "plan mode: the plan agent only reads, searches and plans; switch to the coder agent "
+    "(Tab in the TUI, --agent coder, the editor's mode) to change files or run commands"
+)
+# Plan mode's locked rules: every key but those that only read is denied, whatever any
+# rule allows (so a write reached through any tool or spelling is refused), and task may
+# start only the explorer.
+_PLAN_LOCK: Rules = {
+    "*": "deny",
+    **{key: "allow" for key in sorted(READ_ONLY_TOOLS - {TASK_TOOL})},
+    "external_directory": "allow",
+    "webfetch": "allow",
+    "fetch": "allow",
+    TASK_TOOL: {"*": "deny", DEFAULT_SUBAGENT: "allow"},
+}
 
 
 @dataclass(frozen=True)
@@ -34,41 +64,158 @@ class Agent:
     name: str
     tools: tuple[str, ...]
     """Tool names in the order the model sees them."""
-    conversational: bool = True
-    """False for helpers (title, summarizer) that answer once, with no tools."""
+    mode: Mode = "primary"
+    description: str = ""
+    """What it does: shown in the task tool's description (sub-agents) and in lists of agents."""
     mcp_tools: bool = False
     """Also gets every tool of the connected MCP servers, after its own."""
+    prompt: str | None = None
+    """The system prompt of an agent from a file; built-in agents read prompts/<name>.md."""
+    model: str | None = None
+    """The model an agent file names; config's agents.<name>.model names a built-in's."""
+    permission: Rules = field(default_factory=dict)
+    """An agent file's own rules (config's agents.<name>.permission holds a built-in's)."""
+    locked: Rules = field(default_factory=dict)
+    """Denies no rule can lift (plan mode's), reported with ``locked_reason``."""
+    locked_reason: str = ""
+    origin: str | None = None
+    """The file that defines it; None for a built-in agent."""
+
+    @property
+    def conversational(self) -> bool:
+        """False for helpers (title, summarizer) that answer once, with no tools."""
+        return self.mode != "helper"
+
+    def system_prompt(self) -> str:
+        return self.prompt if self.prompt is not None else system_prompt(self.name)
 
 
-AGENTS: dict[str, Agent] = {
+BUILTIN_AGENTS: dict[str, Agent] = {
     agent.name: agent
     for agent in (
-        Agent("coder", (*CODING_TOOLS, *TODO_TOOLS, "webfetch", "task"), mcp_tools=True),
-        Agent("workhorse", (*CODING_TOOLS, *TODO_TOOLS, "webfetch"), mcp_tools=True),
-        Agent("explorer", READ_TOOLS),
-        Agent("title", (), conversational=False),
-        Agent("summarizer", (), conversational=False),
+        Agent(
+            "coder",
+            (*CODING_TOOLS, *TODO_TOOLS, "webfetch", TASK_TOOL),
+            description="The assistant: reads, changes and runs things, delegating to sub-agents",
+            mcp_tools=True,
+        ),
+        Agent(
+            "plan",
+            (*READ_TOOLS, "diagnostics", *CHANGE_TOOLS, *TODO_TOOLS, "webfetch", TASK_TOOL),
+            description="Reads, searches and plans; changes nothing",
+            locked=_PLAN_LOCK,
+            locked_reason=PLAN_MODE,
+        ),
+        Agent(
+            "explorer",
+            READ_TOOLS,
+            mode="subagent",
+            description="Read-only research: searches and reads the project to answer one question",
+        ),
+        Agent(
+            "workhorse",
+            (*CODING_TOOLS, *TODO_TOOLS, "webfetch"),
+            mode="subagent",
+            description=(
+                "Implementation work: reads, edits, creates and deletes files and runs commands "
+                "(tests, builds) to carry one self-contained piece of work through"
+            ),
+            mcp_tools=True,
+        ),
+        Agent("title", (), mode="helper"),
+        Agent("summarizer", (), mode="helper"),
     )
 }
 
 
+class UnknownAgentError(OpencodeError):
+    """A name no agent has; the message lists the agents that fit."""
+
+
+@dataclass(frozen=True)
+class AgentCatalog:
+    """The agents of one workspace: the built-in ones, then those of agent files (which
+    may not take a built-in's name). ``notices``: one line per agent file left out."""
+
+    agents: Mapping[str, Agent] = field(default_factory=lambda: dict(BUILTIN_AGENTS))
+    notices: tuple[str, ...] = ()
+
+    @classmethod
+    def with_files(cls, defined: Iterable[Agent], notices: Iterable[str] = ()) -> AgentCatalog:
+        return cls({**BUILTIN_AGENTS, **{agent.name: agent for agent in defined}}, tuple(notices))
+
+    def get(self, name: str) -> Agent:
+        """The agent called ``name``; UnknownAgentError listing every agent otherwise."""
+        agent = self.agents.get(name)
+        if agent is None:
+            raise UnknownAgentError(f"unknown agent {name!r}: use one of {', '.join(self.agents)}")
+        return agent
+
+    def primary(self) -> list[Agent]:
+        """The agents a user talks to (coder, plan, then custom primary agents by name):
+        what Tab cycles through, ``-p --agent`` takes and ACP offers as modes."""
+        return self._of_mode("primary")
+
+    def subagents(self) -> list[Agent]:
+        """The agents the task tool can start (explorer, workhorse, then custom ones by name)."""
+        return self._of_mode("subagent")
+
+    def primary_agent(self, name: str) -> Agent:
+        """The primary agent ``name``; UnknownAgentError listing the primary agents otherwise."""
+        agent = self.agents.get(name)
+        if agent is None or agent.mode != "primary":
+            names = ", ".join(agent.name for agent in self.primary())
+            raise UnknownAgentError(f"unknown agent {name!r}: use one of {names}")
+        return agent
+
+    def subagent(self, name: str) -> Agent:
+        """The sub-agent ``name``; UnknownAgentError listing the sub-agents otherwise."""
+        agent = self.agents.get(name)
+        if agent is None or agent.mode != "subagent":
+            names = ", ".join(agent.name for agent in self.subagents())
+            raise UnknownAgentError(f"unknown sub-agent {name!r}: use one of {names}")
+        return agent
+
+    def rules(self) -> dict[str, AgentRules]:
+        """What each agent's definition adds to the config's rules, for the PermissionService."""
+        return {
+            agent.name: AgentRules(agent.permission, agent.locked, agent.locked_reason)
+            for agent in self.agents.values()
+            if agent.permission or agent.locked
+        }
+
+    def _of_mode(self, mode: Mode) -> list[Agent]:
+        builtin = [agent for agent in self.agents.values() if agent.mode == mode and agent.origin is None]
+        custom = sorted(
+            (agent for agent in self.agents.values() if agent.mode == mode and agent.origin is not None),
+            key=lambda agent: agent.name,
+        )
+        return [*builtin, *custom]
+
+
+def configured_model(config: Config, agent: Agent) -> str | None:
+    """The model chosen for ``agent``: config's agents.<name>.model, else its agent file's."""
+    settings = config.agents.get(agent.name)
+    return (settings.model if settings is not None else None) or agent.model
+
+
 def get_agent(name: str) -> Agent:
-    agent = AGENTS.get(name)
-    if agent is None:
-        raise OpencodeError(f"unknown agent {name!r}: use one of {', '.join(AGENTS)}")
-    return agent
+    """A built-in agent by name (``AgentCatalog.get`` also knows the agent files')."""
+    return AgentCatalog().get(name)
 
 
 @cache
 def system_prompt(name: str) -> str:
-    """The agent's own prompt text (packaged beside this module)."""
+    """A built-in agent's own prompt text (packaged beside this module)."""
     return (PROMPTS_DIR / f"{name}.md").read_text(encoding="utf-8").strip()
 
 
 def tools_for(agent: Agent, available: Mapping[str, T], mcp: Mapping[str, T] | None = None) -> dict[str, T]:
     """The agent's tools that ``available`` has, in the agent's order, then the MCP tools
-    (``mcp``) if the agent takes them; a built-in tool keeps its name over an MCP one."""
-    tools = {name: available[name] for name in agent.tools if name in available}
+    (``mcp``) if the agent takes them; a built-in tool keeps its name over an MCP one.
+    A sub-agent never gets ``task``: sub-agents do not start sub-agents."""
+    names = [name for name in agent.tools if not (name == TASK_TOOL and agent.mode == "subagent")]
+    tools = {name: available[name] for name in names if name in available}
     if agent.mcp_tools and mcp:
         tools.update((name, tool) for name, tool in mcp.items() if name not in tools)
     return tools

@@ -28,7 +28,7 @@ from app.config import Config
 from app.config.models import DEFAULT_CONTEXT_PATHS
 from app.config.sources import CONFIG_FILE, read_json_object
 from app.errors import ConfigError, PermissionDeniedError
-from app.llm.agents import get_agent, system_prompt
+from app.llm.agents import Agent
 from app.permission import PermissionPreview, PermissionService
 
 ALWAYS_READ = ("AGENTS.md", "CLAUDE.md", ".cursorrules")
@@ -193,12 +193,12 @@ def environment(root: Path) -> str:
 
 
 def build_system_prompt(
-    agent: str, root: Path, config: Config, outside_allowed: frozenset[Path] = frozenset()
+    agent: Agent, root: Path, config: Config, outside_allowed: frozenset[Path] = frozenset()
 ) -> str:
     """The whole system message for ``agent`` working in ``root``; instructions files
     outside the workspace are read only if ``outside_allowed`` holds them."""
-    sections = [system_prompt(agent)]
-    if get_agent(agent).conversational:
+    sections = [agent.system_prompt()]
+    if agent.conversational:
         sections.append(environment(root))
         candidates = context_candidates(root, config)
         if files := _readable(candidates, outside_allowed):

@@ -31,6 +31,7 @@ from typing import Literal, TextIO
 from app.bus import Event, Subscription
 from app.errors import OpencodeError
 from app.llm.agent import AgentLoop, ModelProvider, TurnResult
+from app.llm.agents import UnknownAgentError, configured_model
 from app.llm.events import MentionRefused, ModelRetrying, ToolCallFinished, ToolCallStarted
 from app.llm.headless_report import (
     EMPTY_PROMPT_LINE,
@@ -75,11 +76,13 @@ def run_headless(
     model: str | None = None,
     continue_last: bool = False,
     session_id: str | None = None,
+    agent: str = "coder",
     env: Mapping[str, str] | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
 ) -> int:
-    """Run one coder turn in ``root`` and print its answer; returns the exit code."""
+    """Run one turn of the primary ``agent`` (coder, plan or a custom primary agent) in
+    ``root`` and print its answer; returns the exit code."""
     out, err = stdout or sys.stdout, stderr or sys.stderr
     env = os.environ if env is None else env
     if not prompt.strip():
@@ -94,13 +97,14 @@ def run_headless(
         print(f"opencode: {notice}", file=err)
     try:
         try:
+            runtime.agents.primary_agent(agent)
             invocation = runtime.commands.resolve(prompt, "headless")
-        except CommandError as error:
+        except (CommandError, UnknownAgentError) as error:
             print(f"opencode: error: {error}", file=err)
             return EXIT_USAGE
         if invocation is not None and invocation.command.name in TURN_COMMANDS:  # no model needed
             return _turn_command(runtime, invocation.command.name, continue_last, output_format, out, err)
-        agent, model = "coder", (invocation.command.model if invocation else None) or model
+        model = (invocation.command.model if invocation else None) or model
         if invocation is not None and invocation.command.kind == "prompt":
             prompt, agent = invocation.prompt(), invocation.command.agent or agent
         try:
@@ -138,8 +142,9 @@ def usable_model(
     """The model of the turn (--model, else the agent's, else the first provider with a
     key), checked before any request, and its provider. Raises CannotStart. ``opencode
     serve`` runs it for attached clients too."""
-    agent_config = runtime.config.agents.get(agent)
-    chosen = choose_model(model, agent_config.model if agent_config else None, env, runtime.config.providers)
+    defined = runtime.agents.agents.get(agent)
+    agent_model = configured_model(runtime.config, defined) if defined is not None else None
+    chosen = choose_model(model, agent_model, env, runtime.config.providers)
     if chosen is None:
         raise CannotStart(ONBOARDING_MESSAGE)
     try:

@@ -31,6 +31,8 @@ class Outcome(Protocol):
     @property
     def files_changed(self) -> list[str]: ...
     @property
+    def files_deleted(self) -> list[str]: ...
+    @property
     def reason(self) -> str: ...
     @property
     def error(self) -> str | None: ...
@@ -80,8 +82,9 @@ def report(
             "usage": result.usage,
             "cost": result.cost,
             "files_changed": result.files_changed,
+            "files_deleted": result.files_deleted,
         }
-        if problem:  # the documented five keys on success; a failed run also says why
+        if problem:  # the documented six keys on success; a failed run also says why
             payload["error"] = problem
         print(json.dumps(payload, ensure_ascii=False), file=out)
     elif result.response:

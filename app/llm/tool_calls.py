@@ -16,18 +16,19 @@ from app.tools.base import Tool, ToolContext
 
 
 def batches(calls: list[ToolCall], tools: Mapping[str, Tool]) -> list[list[ToolCall]]:
-    """Consecutive read-only calls share a batch (run concurrently); any other call is a
-    batch of its own, so file changes keep the model's order."""
+    """Consecutive calls that may run together (read-only tools, and tools that run
+    alongside, such as task) share a batch, run concurrently; any other call is a batch
+    of its own, so the caller's own file changes keep the model's order."""
     groups: list[list[ToolCall]] = []
-    previous_read_only = False
+    previous_together = False
     for call in calls:
         tool = tools.get(call.name)
-        read_only = tool is not None and tool.read_only
-        if read_only and previous_read_only:
+        together = tool is not None and (tool.read_only or tool.runs_alongside)
+        if together and previous_together:
             groups[-1].append(call)
         else:
             groups.append([call])
-        previous_read_only = read_only
+        previous_together = together
     return groups
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
@@ -46,6 +46,18 @@ class Decision:
     reason: str
     pattern: str | None
     level: Level
+
+
+@dataclass(frozen=True)
+class AgentRules:
+    """What an agent's definition adds to the config's rules. ``own``: an agent file's
+    `permission` (the config's agents.<name>.permission, when it has the agent, wins key by
+    key). ``locked``: rules whose denies hold whatever any other rule allows (plan mode);
+    such a denial gives ``locked_reason`` as its reason."""
+
+    own: Rules = field(default_factory=dict)
+    locked: Rules = field(default_factory=dict)
+    locked_reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)

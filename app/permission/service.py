@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
@@ -19,7 +19,7 @@ from app.errors import PermissionDeniedError
 from app.permission.effects import OWN_CONFIG, Effect, Judgement, judge_all
 from app.permission.events import ApprovalMissing, PermissionGranted, PermissionRequested, PermissionResolved
 from app.permission.request import PermissionPreview, PermissionReply, PermissionRequest
-from app.permission.rules import Action, Decision, Rules, evaluate_rules
+from app.permission.rules import Action, AgentRules, Decision, Rules, evaluate_rules
 
 Policy = Literal["interactive", "headless", "headless-yes"]
 
@@ -31,10 +31,16 @@ _UNMADE_PREVIEW = PermissionPreview("text", "(made only when a person is asked)"
 """Stands in a request whose preview is made on asking; no front-end ever sees it."""
 
 
-def config_rules(config: Config, agent: str) -> tuple[Rules | None, Rules]:
-    """(agent rules, global rules) from the config; an agent missing from it has none."""
+def config_rules(
+    config: Config, agent: str, defined: Mapping[str, AgentRules] | None = None
+) -> tuple[Rules | None, Rules]:
+    """(agent rules, global rules): the agent's rules in the config, over (key by key) the
+    rules its definition brings (``defined``: an agent file's `permission`); an agent with
+    neither has none."""
     agent_config = config.agents.get(agent)
-    agent_rules = agent_config.permission if agent_config is not None else None
+    configured = agent_config.permission if agent_config is not None else None
+    own = defined[agent].own if defined and agent in defined else None
+    agent_rules = {**own, **(configured or {})} if own else configured
     return agent_rules, config.permission.rules
 
 
@@ -54,21 +60,50 @@ class PermissionService:
     """Built once per runtime. Session answers are kept in memory for the process's life
     (or until `forget_session`): they are a convenience, not configuration."""
 
-    def __init__(self, config: Config, bus: Bus, policy: Policy = "interactive") -> None:
+    def __init__(
+        self,
+        config: Config,
+        bus: Bus,
+        policy: Policy = "interactive",
+        agents: Mapping[str, AgentRules] | None = None,
+    ) -> None:
+        """``agents``: what agent definitions add to the config's rules (an agent file's
+        own rules, plan mode's locked denies), by agent name."""
         if policy not in get_args(Policy):
             raise ValueError(f"unknown permission policy {policy!r}: use interactive, headless or headless-yes")
         self._config = config
         self._bus = bus
         self.policy = policy
+        self._agents: Mapping[str, AgentRules] = agents or {}
         self._pending: dict[str, _Pending] = {}
         self._session_answers: dict[str, dict[tuple[str, str], Action]] = {}
         self._ancestors: dict[str, tuple[str, ...]] = {}
+        self._parents: dict[str, str] = {}
+        self._tasks: dict[str, str] = {}
 
-    def inherit(self, child_session_id: str, parent_session_id: str, parent_agent: str) -> None:
+    def inherit(
+        self, child_session_id: str, parent_session_id: str, parent_agent: str, task: str | None = None
+    ) -> None:
         """A sub-agent's session starts: every deny of the agents above it (the parent and
-        the parent's own ancestors) holds in it too, whatever its own rules allow."""
+        the parent's own ancestors) holds in it too, whatever its own rules allow; the
+        answers "for this session" given in the conversation hold in it too; and each
+        question it asks carries ``task`` (the description of the task it runs)."""
         above = (*self._ancestors.get(parent_session_id, ()), parent_agent)
         self._ancestors[child_session_id] = tuple(dict.fromkeys(above))
+        self._parents[child_session_id] = parent_session_id
+        if task is not None:
+            self._tasks[child_session_id] = task
+
+    def conversation(self, session_id: str) -> str:
+        """The top session of a sub-agent's session (the session itself for a top one):
+        where answers "for this session" are kept, so they hold in the whole conversation."""
+        while session_id in self._parents:
+            session_id = self._parents[session_id]
+        return session_id
+
+    def task_of(self, session_id: str) -> str | None:
+        """The description of the task a sub-agent's session runs; None for a top session."""
+        return self._tasks.get(session_id)
 
     def agents_above(self, session_id: str) -> tuple[str, ...]:
         """The agents whose denies a session inherits, outermost first (none for a top session)."""
@@ -87,24 +122,42 @@ class PermissionService:
         """The rules' decision (with the denies a sub-agent's session inherits), except that
         an "ask" the user already answered for this session (allow_session / deny_session on
         this tool and subject) is answered again, unless ``remembered`` is False."""
-        agent_rules, global_rules = config_rules(self._config, agent)
+        locked = self._locked_deny(tool, subject, absolute, agent)
+        if locked is not None:
+            return locked
+        agent_rules, global_rules = config_rules(self._config, agent, self._agents)
         decision = evaluate_rules(
             tool, subject, agent_rules=agent_rules, global_rules=global_rules, absolute=absolute, agent=agent
         )
         if decision.action != "deny" and session_id in self._ancestors:
             decision = self._inherited_deny(tool, subject, absolute, agent, self._ancestors[session_id]) or decision
         if decision.action == "ask" and session_id is not None and remembered:
-            answer = self._session_answers.get(session_id, {}).get((tool, subject))
+            answer = self._session_answers.get(self.conversation(session_id), {}).get((tool, subject))
             if answer is not None:
                 return Decision(answer, "the user, for this session", None, "session")
         return decision
+
+    def _locked_deny(self, tool: str, subject: str, absolute: str | None, agent: str) -> Decision | None:
+        """The deny of the agent's locked rules (plan mode), which no rule lifts."""
+        defined = self._agents.get(agent)
+        if defined is None or not defined.locked:
+            return None
+        decision = evaluate_rules(
+            tool, subject, agent_rules=defined.locked, global_rules=None, absolute=absolute, agent=agent
+        )
+        if decision.action != "deny":
+            return None
+        return replace(decision, reason=defined.locked_reason or decision.reason, pattern=None)
 
     def _inherited_deny(
         self, tool: str, subject: str, absolute: str | None, agent: str, ancestors: tuple[str, ...]
     ) -> Decision | None:
         """The first deny an ancestor agent's own rules give (the stricter wins)."""
         for ancestor in ancestors:
-            rules, _ = config_rules(self._config, ancestor)
+            locked = self._locked_deny(tool, subject, absolute, ancestor)
+            if locked is not None:
+                return replace(locked, reason=f"{locked.reason}, inherited by {agent}")
+            rules, _ = config_rules(self._config, ancestor, self._agents)
             if not rules:
                 continue
             decision = evaluate_rules(
@@ -138,7 +191,9 @@ class PermissionService:
         (then any key may)."""
         keys: set[str] = set()
         agents = (agent, *(self._ancestors.get(session_id, ()) if session_id else ()))
-        for rules in (rules for name in agents for rules in config_rules(self._config, name)):
+        locked = [self._agents[name].locked for name in agents if name in self._agents]
+        configured = [rules for name in agents for rules in config_rules(self._config, name, self._agents)]
+        for rules in (*configured, *locked):
             for key, value in (rules or {}).items():
                 values = {value} if isinstance(value, str) else set(value.values())
                 if not actions or values.intersection(actions):
@@ -229,14 +284,16 @@ class PermissionService:
         return True
 
     def _remember(self, req: PermissionRequest, action: Action) -> None:
-        """Keep a session answer for this tool and this exact subject, and answer the same
-        question if parallel calls are still waiting on it."""
-        self._session_answers.setdefault(req.session_id, {})[(req.tool, req.subject)] = action
+        """Keep a session answer for this tool and this exact subject, for the whole
+        conversation (its sub-agents' sessions too), and answer the same question if
+        parallel calls of the conversation are still waiting on it."""
+        conversation = self.conversation(req.session_id)
+        self._session_answers.setdefault(conversation, {})[(req.tool, req.subject)] = action
         same_question = [
             request_id
             for request_id, other in self._pending.items()
-            if (other.request.session_id, other.request.tool, other.request.subject)
-            == (req.session_id, req.tool, req.subject)
+            if (self.conversation(other.request.session_id), other.request.tool, other.request.subject)
+            == (conversation, req.tool, req.subject)
         ]
         remembered = _reply_for(Decision(action, "the user, for this session", None, "session"))
         for request_id in same_question:
@@ -249,16 +306,27 @@ class PermissionService:
         self._bus.publish(PermissionResolved(request_id, reply))
 
     def cancel_session(self, session_id: str) -> None:
-        """Deny every question of that session still waiting (the turn was cancelled)."""
-        for request_id in [rid for rid, p in self._pending.items() if p.request.session_id == session_id]:
+        """Deny every question of that session and of its sub-agents' sessions still
+        waiting (the turn was cancelled)."""
+        for request_id in [
+            rid for rid, p in self._pending.items() if self._within(p.request.session_id, session_id)
+        ]:
             self._resolve(request_id, _CANCELLED)
+
+    def _within(self, session_id: str, top: str) -> bool:
+        """Whether ``session_id`` is ``top`` or a sub-agent's session below it."""
+        while session_id != top:
+            if session_id not in self._parents:
+                return False
+            session_id = self._parents[session_id]
+        return True
 
     def pending(self) -> list[PermissionRequested]:
         """The questions still waiting, as the events a late subscriber missed."""
         return [PermissionRequested(request_id, p.request) for request_id, p in self._pending.items()]
 
     def forget_session(self, session_id: str) -> None:
-        self._session_answers.pop(session_id, None)
+        self._session_answers.pop(self.conversation(session_id), None)
 
     async def check(
         self,
@@ -277,7 +345,16 @@ class PermissionService:
         ``preview`` may be the function that makes it, called only when a person is asked:
         the diff of a big patch that rules or --yes approve is then not made for nobody."""
         made = preview if isinstance(preview, PermissionPreview) else None
-        req = PermissionRequest(session_id, tool, subject, agent, title, made or _UNMADE_PREVIEW, absolute)
+        req = PermissionRequest(
+            session_id,
+            tool,
+            subject,
+            agent,
+            title,
+            made or _UNMADE_PREVIEW,
+            absolute,
+            self._tasks.get(session_id),
+        )
         reply = await self.request(
             req,
             ask_anyway=ask_anyway,

@@ -56,6 +56,7 @@ class Outcome:
     files_changed: list[str]
     reason: str
     error: str | None
+    files_deleted: list[str]
 
 
 @dataclass
@@ -191,7 +192,7 @@ def _turn(
     summary = (answer.get("_meta") or {}).get("opencode") or follower.command_summary()
     outcome = Outcome(
         summary["response"], summary["usage"], summary["cost"], summary["filesChanged"], summary["reason"],
-        summary["error"],
+        summary["error"], summary["filesDeleted"],
     )  # fmt: skip
     unapproved = [Unapproved(item["tool"], item["subject"]) for item in summary["unapproved"]]
     return report(outcome, session, output_format, out, err, summary["maxSteps"], unapproved)
@@ -232,7 +233,7 @@ class _Follower:
         as /changes): its text is the response; no model was called."""
         usage = {"prompt_tokens": 0, "completion_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0}
         return {
-            "response": "".join(self._text), "usage": usage, "cost": 0.0, "filesChanged": [], "reason": "stop",
+            "response": "".join(self._text), "usage": usage, "cost": 0.0, "filesChanged": [], "filesDeleted": [], "reason": "stop",
             "error": None, "maxSteps": 0, "unapproved": [],
         }  # fmt: skip
 

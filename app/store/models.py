@@ -32,6 +32,15 @@ class Session:
 
 
 @dataclass(frozen=True)
+class TreeUsage:
+    """A session's token counts and cost with those of every sub-agent session below it."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float
+
+
+@dataclass(frozen=True)
 class Message:
     id: str
     session_id: str

@@ -12,7 +12,7 @@ from app.store.db import Database
 from app.store.errors import InvalidRecordError, RecordNotFoundError
 from app.store.events import SessionCreated, SessionDeleted, SessionUpdated
 from app.store.ids import new_id, now_ms
-from app.store.models import Session, SessionKind
+from app.store.models import Session, SessionKind, TreeUsage
 
 _COLUMNS = ", ".join(field.name for field in dataclasses.fields(Session))
 _PLACEHOLDERS = ", ".join("?" for _ in dataclasses.fields(Session))
@@ -136,6 +136,21 @@ class SessionStore:
                 (prompt_tokens, completion_tokens, cost, now_ms(), session_id),
             )
             return self._changed(session_id, changed)
+
+    def tree_usage(self, session_id: str) -> TreeUsage:
+        """The session's usage plus that of its sub-agents' sessions (and theirs): what a
+        conversation cost in all, for a status bar. A front-end keeps it live by calling it
+        again on each ``UsageUpdated`` of the session or of a child that
+        ``SubagentStarted`` announced. Zero for an unknown session."""
+        row = self._db.query_one(
+            f"""{SESSION_TREE_SQL}
+            SELECT COALESCE(SUM(prompt_tokens), 0) AS prompt_tokens,
+                   COALESCE(SUM(completion_tokens), 0) AS completion_tokens,
+                   COALESCE(SUM(cost), 0.0) AS cost
+            FROM sessions JOIN tree ON sessions.id = tree.id""",
+            (session_id,),
+        )
+        return TreeUsage(row["prompt_tokens"], row["completion_tokens"], float(row["cost"]))
 
     def delete(self, session_id: str) -> None:
         """Delete the session with its descendants, messages and file history."""

@@ -73,6 +73,10 @@ class Tool(ABC):
     params: ClassVar[type[ToolParams]]
     description: str
     read_only: ClassVar[bool] = False
+    runs_alongside: ClassVar[bool] = False
+    """Runs at the same time as the other such calls of its message, though it may change
+    files (task: each child's changes go through the change path's locks and checks).
+    Read-only tools always do."""
 
     @abstractmethod
     async def run(self, params: Any, ctx: ToolContext) -> ToolResult: ...

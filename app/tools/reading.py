@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.permission import PermissionPreview
-from app.permission.service import config_rules
 from app.tools.base import ToolContext
 
 MAX_LINE_CHARS = 2000
@@ -136,10 +135,5 @@ def allowed_by_rules(ctx: ToolContext, tool: str, target: ReadTarget) -> Callabl
 def _rules_can_deny(ctx: ToolContext, tool: str) -> bool:
     """Whether the agent's, its ancestors' (a sub-agent inherits their denies) or the
     global rules for ``tool``, or for every tool (the key `*`), contain a deny at all."""
-    agents = (ctx.agent, *ctx.permissions.agents_above(ctx.session_id))
-    for rules in (rules for agent in agents for rules in config_rules(ctx.config, agent)):
-        for key in (tool, "*"):
-            value = rules.get(key) if rules else None
-            if value == "deny" or (isinstance(value, dict) and "deny" in value.values()):
-                return True
-    return False
+    keys = ctx.permissions.keys_with(ctx.agent, ctx.session_id, "deny")
+    return keys is None or tool in keys

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from acp import RequestError
 from acp.schema import TextContentBlock
 
 from app.llm.agent import DEFAULT_MAX_STEPS
@@ -94,7 +95,7 @@ async def test_a_prompt_edits_patches_with_a_move_and_deletes_a_directory(worksp
         session = await client.connection.new_session(cwd=str(workspace))
         sid = session.session_id
         assert session.modes.current_mode_id == "coder"
-        assert [m.id for m in session.modes.available_modes] == ["coder", "workhorse"]
+        assert [m.id for m in session.modes.available_modes] == ["coder", "plan"]
         response = await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text("tidy up")), 60)
 
         assert response.stop_reason == "end_turn"
@@ -188,10 +189,10 @@ async def test_cancel_mid_stream_stops_the_turn(workspace, fake_llm, acp_agent):
         assert response.stop_reason == "cancelled"
 
 
-async def test_session_answers_hold_for_the_session_and_the_mode_picks_the_agent(workspace, fake_llm, acp_agent):
+async def test_session_answers_hold_for_the_session(workspace, fake_llm, acp_agent):
     """allow_always lets the same tool on the same file through without asking again,
-    reject_always refuses it without asking; workhorse offers no sub-agents (task).
-    The commands are announced once the editor knows the session, after its response."""
+    reject_always refuses it without asking. The commands are announced once the editor
+    knows the session, after its response."""
     for call_id, path, content in [("w1", "b.txt", "b\n"), ("w2", "b.txt", "c\n"), ("w3", "c.txt", "c\n"), ("w4", "c.txt", "d\n")]:
         fake_llm.reply(ToolCall("write", json.dumps({"filePath": path, "content": content}), id=call_id))
     fake_llm.reply(Text("Done."))
@@ -202,10 +203,6 @@ async def test_session_answers_hold_for_the_session_and_the_mode_picks_the_agent
         assert position(client, is_commands_update) > response_at
         assert client.updates(sid, "available_commands_update")[0]["availableCommands"][0]["name"] == "changes"
 
-        await client.connection.set_session_mode(session_id=sid, mode_id="workhorse")
-        assert client.updates(sid, "current_mode_update") == [
-            {"sessionUpdate": "current_mode_update", "currentModeId": "workhorse"}
-        ]
         response = await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text("write")), 60)
 
         assert response.stop_reason == "end_turn"
@@ -216,8 +213,77 @@ async def test_session_answers_hold_for_the_session_and_the_mode_picks_the_agent
         w2 = [u.get("status") for u in client.updates(sid) if u.get("toolCallId") == "w2" and u.get("status")]
         assert w2 == ["pending", "in_progress", "completed"]
         assert (workspace / "b.txt").read_text() == "c\n" and not (workspace / "c.txt").exists()
-        offered = {tool["function"]["name"] for tool in fake_llm.requests[0]["tools"]}
-        assert "write" in offered and "task" not in offered
+
+
+async def test_the_mode_picks_the_primary_agent_and_plan_mode_changes_nothing(workspace, fake_llm, acp_agent):
+    """Modes are the primary agents (coder, plan, the custom ones of .opencode/agents);
+    workhorse is a sub-agent, no longer a mode. In plan mode a write is refused, unasked."""
+    agents = workspace / ".opencode" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "architect.md").write_text("---\nmode: primary\ndescription: Designs\n---\nYou design.\n")
+    fake_llm.reply(ToolCall("write", json.dumps({"filePath": "b.txt", "content": "b\n"}), id="w1"))
+    fake_llm.reply(Text("Here is the plan."))
+    async with acp_agent(workspace, fake_llm, []) as client:
+        session = await client.connection.new_session(cwd=str(workspace))
+        sid = session.session_id
+        assert [(m.id, m.description) for m in session.modes.available_modes][1:] == [
+            ("plan", "Reads, searches and plans; changes nothing"), ("architect", "Designs"),
+        ]  # fmt: skip
+        with pytest.raises(RequestError) as refused:
+            await client.connection.set_session_mode(session_id=sid, mode_id="workhorse")
+        assert refused.value.data == {"message": "unknown mode 'workhorse': use one of coder, plan, architect"}
+        await client.connection.set_session_mode(session_id=sid, mode_id="plan")
+        assert client.updates(sid, "current_mode_update") == [
+            {"sessionUpdate": "current_mode_update", "currentModeId": "plan"}
+        ]
+        response = await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text("write")), 60)
+
+        assert response.stop_reason == "end_turn" and client.permission_requests == []
+        done = final_updates(client, sid)["w1"]
+        assert done["status"] == "failed" and "plan mode" in done["rawOutput"]["output"]
+        assert not (workspace / "b.txt").exists()
+        assert fake_llm.requests[0]["messages"][0]["content"].startswith("You are opencode in plan mode")
+
+
+async def test_a_sub_agent_s_calls_and_questions_reach_the_editor_as_the_session_s(workspace, fake_llm, acp_agent):
+    """A workhorse's edit arrives as a tool_call of the editor's session, titled with the
+    sub-agent's name, with its diff (a deletion flagged); its question names the sub-agent
+    and its task."""
+    (workspace / "src").mkdir()
+    (workspace / "src/app.py").write_text("x = 1\n")
+    (workspace / "old.txt").write_text("old\n")
+    work = {"description": "fix app", "prompt": "set x to 2, remove old.txt", "subagent_type": "workhorse"}
+    fake_llm.reply(ToolCall("task", json.dumps(work), id="t1"))
+    fake_llm.reply(ToolCall("view", json.dumps({"filePath": "src/app.py"}), id="c1"))
+    fake_llm.reply(ToolCall("edit", json.dumps({"filePath": "src/app.py", "oldString": "x = 1", "newString": "x = 2"}), id="c2"))
+    fake_llm.reply(ToolCall("delete", json.dumps({"path": "old.txt"}), id="c3"))
+    fake_llm.reply(Text("x is 2; old.txt is gone."))
+    fake_llm.reply(Text("The workhorse fixed it."))
+    async with acp_agent(workspace, fake_llm, ["allow_once", "allow_once"]) as client:
+        sid = (await client.connection.new_session(cwd=str(workspace))).session_id
+        response = await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text("fix it")), 60)
+
+        assert response.stop_reason == "end_turn"
+        starts = {u["toolCallId"]: u for u in client.updates(sid, "tool_call")}
+        children = {cid: u for cid, u in starts.items() if cid != "t1"}
+        assert sorted((u["title"], u["kind"]) for u in children.values()) == [
+            ("workhorse: delete old.txt", "delete"), ("workhorse: edit src/app.py", "edit"),
+            ("workhorse: view src/app.py", "read"),
+        ]  # fmt: skip
+        assert starts["t1"]["kind"] == "think"
+        edit_id = next(cid for cid, u in children.items() if u["title"] == "workhorse: edit src/app.py")
+        delete_id = next(cid for cid, u in children.items() if u["title"] == "workhorse: delete old.txt")
+        assert edit_id.endswith("/c2")
+        titles = [request["toolCall"]["title"] for request in client.permission_requests]
+        assert titles == ["workhorse · fix app: Edit src/app.py", "workhorse · fix app: Delete old.txt (1 line)"]
+        assert [request["toolCall"]["toolCallId"] for request in client.permission_requests] == [edit_id, delete_id]
+        diffs = diffs_by_call(client, sid)
+        assert diffs[edit_id] == [("app.py", "x = 1\n", "x = 2\n", None)]
+        assert diffs[delete_id] == [("old.txt", "old\n", "", True)]
+        assert diffs["t1"] == []
+        # The child's text stays in its session; the editor's session shows the parent's.
+        said = "".join(u["content"]["text"] for u in client.updates(sid, "agent_message_chunk"))
+        assert said == "The workhorse fixed it."
 
 
 async def test_a_question_the_editor_fails_to_answer_is_a_denial(workspace, fake_llm, acp_agent):

@@ -183,7 +183,7 @@ async def test_every_frame_of_a_session_and_its_reload_follows_the_schema(worksp
     script_a_session(fake_llm)
     async with acp_agent(workspace, fake_llm, ["allow_once", "allow_once", "reject_once", "cancel"]) as client:
         sid = (await client.connection.new_session(cwd=str(workspace))).session_id
-        await client.connection.set_session_mode(session_id=sid, mode_id="workhorse")
+        await client.connection.set_session_mode(session_id=sid, mode_id="coder")
         stops = [await stop_reason(client, sid, with_context(workspace, "tidy up"))]
         stops.append(await stop_reason(client, sid, "remove build"))
         stops.append(await prompt_and_cancel_once_talking(client, sid))

@@ -127,7 +127,7 @@ def test_other_variables_are_ignored(workspace: Path, env: dict[str, str]) -> No
         (
             {"OPENCODE_AGENTS__REVIEWER__MODEL": "x"},
             'environment variable OPENCODE_AGENTS__REVIEWER__MODEL: unknown key "agents.reviewer": '
-            "valid keys here are coder, workhorse, explorer, title, summarizer",
+            "valid keys here are coder, plan, workhorse, explorer, title, summarizer",
         ),
         (
             {"OPENCODE_CONTEXTPATHS": '["a", '},

@@ -63,7 +63,7 @@ def test_an_unreadable_path_is_named(workspace: Path, env: dict[str, str]) -> No
         ({"autocompact": True}, 'unknown key "autocompact": did you mean "autoCompact"?'),
         (
             {"agents": {"reviewer": {"model": "x"}}},
-            'unknown key "agents.reviewer": valid keys here are coder, workhorse, explorer, title, summarizer',
+            'unknown key "agents.reviewer": valid keys here are coder, plan, workhorse, explorer, title, summarizer',
         ),
         ({"tools": {"delete": {"maxFiles": "many"}}}, '"tools.delete.maxFiles" must be an integer (got "many")'),
         ({"tools": {"delete": {"maxFiles": "20"}}}, '"tools.delete.maxFiles" must be an integer (got "20")'),

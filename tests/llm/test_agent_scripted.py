@@ -148,7 +148,10 @@ async def test_the_task_tool_runs_the_explorer_in_a_child_session(runtime: Runti
     [child] = runtime.store.sessions.children(session_id)
     assert child.title == "find greeting"
     task_result = [e for e in drain(finished) if e.tool == "task"][0]
-    assert task_result.output == "greet.py line 1 greets." and task_result.metadata["session_id"] == child.id
+    assert task_result.output.startswith("greet.py line 1 greets.\n\ntask_id: " + child.id)
+    assert task_result.metadata == {
+        "task_id": child.id, "session_id": child.id, "subagent_type": "explorer", "reason": "stop"
+    }
     # Front-ends learn the child's id while it runs, tied to the parent's tool call.
     [announced] = drain(started)
     assert (announced.session_id, announced.call_id, announced.child_session_id) == (

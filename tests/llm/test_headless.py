@@ -105,8 +105,9 @@ def test_json_output_has_the_documented_keys(workspace: Path, script, headless):
     run = headless(workspace, "take a note", model=model, yes=True, output_format="json")
 
     payload = run.json()
-    assert set(payload) == {"session_id", "response", "usage", "cost", "files_changed"}
+    assert set(payload) == {"session_id", "response", "usage", "cost", "files_changed", "files_deleted"}
     assert payload["response"] == "Wrote it." and payload["files_changed"] == ["notes.txt"]
+    assert payload["files_deleted"] == []
     assert set(payload["usage"]) == {"prompt_tokens", "completion_tokens", "cache_read_tokens", "cache_write_tokens"}
     assert all(type(count) is int for count in payload["usage"].values())
     assert payload["usage"]["prompt_tokens"] > 0 and type(payload["cost"]) is float and payload["cost"] == 0.0
@@ -209,7 +210,7 @@ def test_a_failed_turn_exits_1_with_one_line_on_stderr(workspace: Path, script, 
     assert run.code == EXIT_FAILED
     assert run.err.count("\n") == 1 and run.err.startswith("opencode: error: scripted model")
     assert "no turn matches" in run.json()["error"]
-    assert set(run.json()) == {"session_id", "response", "usage", "cost", "files_changed", "error"}
+    assert set(run.json()) == {"session_id", "response", "usage", "cost", "files_changed", "files_deleted", "error"}
 
 
 def test_the_step_limit_exits_1_and_says_how_to_go_on(workspace: Path, script, headless):

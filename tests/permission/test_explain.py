@@ -86,7 +86,7 @@ def test_explain_uses_the_named_agent_s_rules():
 
 
 def test_an_unknown_agent_is_named_with_the_known_ones():
-    with pytest.raises(ConfigError, match='unknown agent "codr": use one of coder, workhorse, explorer'):
+    with pytest.raises(ConfigError, match='unknown agent "codr": use one of coder, plan, workhorse, explorer'):
         explain(CONFIG, ROOT, "delete", "main.go", agent="codr")
 
 

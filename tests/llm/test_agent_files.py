@@ -1,0 +1,161 @@
+"""Agents defined in files (.opencode/agents, ~/.config/opencode/agents), the primary
+agents the front-ends offer, and `-p --agent`."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from app.llm.agent_files import load_catalog, read_agent
+from app.llm.agents import PLAN_MODE
+from app.llm.headless import EXIT_OK, EXIT_USAGE, run_headless
+from app.runtime import Runtime
+from tests.llm.fake_openai import Reply, Text, ToolCall
+from tests.llm.fake_routes import RoutedOpenAI
+from tests.llm.test_subagents import BOUND, loop_for
+
+REVIEWER = """---
+description: Reviews a change for bugs and names each one with its line
+mode: subagent
+tools: [view, grep]
+---
+You are the reviewer. Read what you are pointed at and list the bugs, one a line.
+"""
+
+
+def agent_file(root: Path, name: str, text: str) -> Path:
+    folder = root / ".opencode" / "agents"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.md"
+    path.write_text(text)
+    return path
+
+
+def test_the_project_s_agent_file_wins_over_the_user_s(tmp_path: Path, workspace: Path):
+    user = tmp_path / "xdg" / "opencode" / "agents"
+    user.mkdir(parents=True)
+    (user / "reviewer.md").write_text(REVIEWER.replace("Reviews a change", "The user's reviewer"))
+    (user / "helper.md").write_text("---\ndescription: helps\n---\nHelp.\n")
+    agent_file(workspace, "reviewer", REVIEWER)
+
+    catalog = load_catalog(workspace, {"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
+
+    assert [agent.name for agent in catalog.subagents()] == ["explorer", "workhorse", "helper", "reviewer"]
+    reviewer = catalog.get("reviewer")
+    assert reviewer.description.startswith("Reviews a change") and reviewer.tools == ("view", "grep")
+    assert reviewer.prompt == "You are the reviewer. Read what you are pointed at and list the bugs, one a line."
+    assert catalog.notices == ()
+
+
+@pytest.mark.parametrize("text, problem", [
+    ("---\ndescription: x\nmodle: gpt\n---\nPrompt.\n", "unknown key 'modle': use description, mode, model, tools, permission"),
+    ("---\ndescription: x\nmode: sidekick\n---\nPrompt.\n", "mode 'sidekick': use subagent or primary"),
+    ("---\ndescription: x\ntools: view\n---\nPrompt.\n", "tools must be a list of tool names, e.g. [view, grep]"),
+    ("---\ndescription: x\ntools: [view, telepathy]\n---\nPrompt.\n", "tools: unknown tool 'telepathy'"),
+    ("---\ndescription: x\ntools: [task]\n---\nPrompt.\n", "tools: a sub-agent cannot have task"),
+    ("---\ndescription: x\npermission: {edit: maybe}\n---\nPrompt.\n", "permission.edit: 'maybe' is not an action"),
+    ("---\nmode: subagent\n---\nPrompt.\n", "description is missing"),
+    ("---\ndescription: x\n---\n", "the system prompt is empty"),
+    ("---\ndescription: [unclosed\n---\nPrompt.\n", "front matter at line"),
+])  # fmt: skip
+def test_a_bad_agent_file_is_one_line_naming_the_file_and_the_key(workspace: Path, text: str, problem: str):
+    path = agent_file(workspace, "broken", text)
+    catalog = load_catalog(workspace, {})
+    [notice] = catalog.notices
+    assert notice.startswith(f"agent not loaded: {path}: ") and problem in notice and "\n" not in notice
+    assert "broken" not in catalog.agents
+
+
+def test_an_agent_file_may_not_take_a_built_in_name(workspace: Path):
+    path = agent_file(workspace, "coder", "---\ndescription: x\n---\nPrompt.\n")
+    with pytest.raises(ValueError, match="coder is a built-in agent: rename the file"):
+        read_agent(path)
+
+
+def test_a_malformed_agent_file_is_a_notice_and_everything_else_starts(workspace: Path):
+    agent_file(workspace, "broken", "---\ndescription: x\nmodle: gpt\n---\nPrompt.\n")
+    agent_file(workspace, "reviewer", REVIEWER)
+    runtime = Runtime.build(workspace, policy="headless")
+    try:
+        assert any("broken.md: unknown key 'modle'" in notice for notice in runtime.notices)
+        assert "reviewer" in runtime.agents.agents
+    finally:
+        runtime.close()
+
+
+def test_primary_agents_are_coder_plan_then_custom_primaries(workspace: Path):
+    agent_file(workspace, "architect", "---\nmode: primary\n---\nYou design systems.\n")
+    catalog = load_catalog(workspace, {})
+    assert [agent.name for agent in catalog.primary()] == ["coder", "plan", "architect"]
+    assert catalog.get("architect").description == "You design systems."
+
+
+async def test_the_reviewer_is_offered_to_the_coder_and_runs_with_exactly_its_tools(make_runtime, workspace: Path):
+    agent_file(workspace, "reviewer", REVIEWER)
+    (workspace / "app.txt").write_text("x = 1\n")
+    server = RoutedOpenAI().start()
+    try:
+        server.route(
+            "PARENT",
+            Reply((ToolCall("task", json.dumps({"description": "review app", "prompt": "REVIEW: app.txt", "subagent_type": "reviewer"}), id="t1"),)),
+            Reply((Text("reviewed"),)),
+        )
+        server.route("REVIEW", Reply((Text("no bugs"),)))
+        runtime = make_runtime()
+        loop = loop_for(runtime, server)
+        parent = runtime.store.sessions.create(title="review").id
+
+        result = await asyncio.wait_for(loop.run(parent, "PARENT: review it", model=server.model), BOUND)
+
+        assert result.response == "reviewed"
+        coder_request, review_request = server.requests[0], server.requests[1]
+        task_spec = next(tool for tool in coder_request["tools"] if tool["function"]["name"] == "task")
+        assert "- reviewer: Reviews a change for bugs and names each one with its line" in task_spec["function"]["description"]
+        assert [tool["function"]["name"] for tool in review_request["tools"]] == ["view", "grep"]
+        assert review_request["messages"][0]["content"].startswith("You are the reviewer.")
+        [child] = runtime.store.sessions.children(parent)
+        assert child.parent_id == parent
+    finally:
+        server.close()
+
+
+# -- -p --agent ------------------------------------------------------------------------------
+
+
+def headless(root: Path, prompt: str, **options) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = run_headless(root, prompt, stdout=out, stderr=err, env={}, **options)
+    return code, out.getvalue(), err.getvalue()
+
+
+def script(tmp_path: Path, steps: list[dict]) -> str:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps({"turns": [{"steps": steps}]}))
+    return f"scripted/{path}"
+
+
+def test_plan_mode_headless_refuses_the_edit_names_plan_mode_and_exits_0(tmp_path: Path, workspace: Path):
+    (workspace / "a.txt").write_text("one\n")
+    model = script(tmp_path, [
+        {"toolCalls": [{"name": "view", "arguments": {"filePath": "a.txt"}}]},
+        {"toolCalls": [{"name": "edit", "arguments": {"filePath": "a.txt", "oldString": "one", "newString": "two"}}]},
+        {"text": "Plan: change one to two in a.txt."},
+    ])  # fmt: skip
+
+    code, out, err = headless(workspace, "change a.txt", model=model, yes=True, agent="plan", output_format="json")
+
+    assert code == EXIT_OK, err
+    payload = json.loads(out)
+    assert payload["response"] == "Plan: change one to two in a.txt." and payload["files_changed"] == []
+    assert f"✗ Permission denied: the rules forbid write on a.txt ({PLAN_MODE}); nothing was changed" in err
+    assert (workspace / "a.txt").read_text() == "one\n"
+
+
+def test_an_unknown_agent_is_one_line_listing_the_primary_agents_and_exit_2(tmp_path: Path, workspace: Path):
+    code, out, err = headless(workspace, "hi", model=script(tmp_path, [{"text": "x"}]), agent="workhorse")
+    assert (code, out) == (EXIT_USAGE, "")
+    assert err == "opencode: error: unknown agent 'workhorse': use one of coder, plan\n"
