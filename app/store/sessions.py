@@ -150,6 +150,8 @@ class SessionStore:
             FROM sessions JOIN tree ON sessions.id = tree.id""",
             (session_id,),
         )
+        if row is None:  # an aggregate always has a row; an empty tree sums to nothing
+            return TreeUsage(0, 0, 0.0)
         return TreeUsage(row["prompt_tokens"], row["completion_tokens"], float(row["cost"]))
 
     def delete(self, session_id: str) -> None:
