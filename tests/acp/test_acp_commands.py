@@ -58,7 +58,7 @@ async def test_commands_are_advertised_and_run(workspace: Path, fake_llm, acp_ag
         assert len(fake_llm.requests) == 3
 
 
-async def test_undo_and_redo_over_acp(workspace: Path, fake_llm, acp_agent):
+async def test_undo_redo_and_export_over_acp(workspace: Path, fake_llm, acp_agent):
     fake_llm.reply(ToolCall("write", json.dumps({"filePath": "b.py", "content": "b = 2\n"}), id="call_1"))
     fake_llm.reply(Text("Wrote b.py."))
     async with acp_agent(workspace, fake_llm, answers=["allow_once"]) as client:
@@ -76,4 +76,8 @@ async def test_undo_and_redo_over_acp(workspace: Path, fake_llm, acp_agent):
         assert not (workspace / "b.py").exists()
         assert await prompt("/redo") == "Redid the turn: write b\n  restored b.py"
         assert (workspace / "b.py").read_text() == "b = 2\n"
-        assert len(fake_llm.requests) == 2  # neither reached the model
+        assert await prompt("/export json") == f"Session exported to opencode-session-{sid}.json"
+        exported = json.loads((workspace / f"opencode-session-{sid}.json").read_text())
+        assert [m["text"] for m in exported["messages"] if m["role"] == "user"] == ["write b"]
+        assert await prompt("/export pdf") == "/export takes md or json, not 'pdf': for example /export json"
+        assert len(fake_llm.requests) == 2  # none of these reached the model
