@@ -283,3 +283,19 @@ async def test_a_deny_rule_refuses_the_whole_undo(chat: Chat, make_runtime):
     assert "a.py" in str(refused.value) and "nothing was changed" in str(refused.value)
     assert chat.disk() == after  # b.py is not removed nor c.py restored either
     assert guarded.store.turns.last_done(chat.session_id) is not None
+
+
+async def test_an_undo_whose_files_are_already_back_only_marks_the_turn(chat: Chat):
+    """As after a crash between the undo's change and the marking of its turn: asked
+    again, the undo finds the files as it would leave them, changes nothing, and marks it."""
+    await chat.big_turn()
+    for name, data in {"a.py": A_BEFORE, "c.py": C_BEFORE}.items():
+        (chat.root / name).write_bytes(data)
+    (chat.root / "b.py").unlink()
+    versions = len(chat.runtime.store.history.versions(chat.session_id, "a.py"))
+
+    step = await undo_turn(chat.runtime, chat.session_id)
+
+    assert step.files == [FileStep("a.py", "edited"), FileStep("b.py", "removed"), FileStep("c.py", "restored")]
+    assert len(chat.runtime.store.history.versions(chat.session_id, "a.py")) == versions  # nothing written
+    assert [m.role for m in chat.runtime.store.messages.list(chat.session_id)] == ["user", "assistant", "tool", "assistant"]
