@@ -10,6 +10,7 @@ Core: no Textual, no litellm.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from datetime import UTC, datetime
@@ -19,6 +20,7 @@ from typing import Any
 from app.diff import unified_diff
 from app.errors import OpencodeError
 from app.llm.messages import text_of
+from app.slash_commands import CommandCall
 from app.store import Message, Store
 
 FORMAT = "opencode.transcript"
@@ -222,8 +224,8 @@ def free_name(folder: Path, stem: str, suffix: str) -> Path:
 
 
 def export_to_workspace(store: Store, session_id: str, root: Path, fmt: str = "md") -> Path:
-    """``/export``: the session as markdown (or ``fmt`` "json") in ``root``, named after
-    it, never replacing a file (the next free name is taken); returns the path written."""
+    """``/export``: the session in ``root``, named after it, never replacing a file (the
+    next free name is taken); returns the path written."""
     text = render(transcript(store, session_id), fmt)
     while True:
         path = free_name(root, f"opencode-session-{session_id}", fmt)
@@ -237,3 +239,13 @@ def export_to_workspace(store: Store, session_id: str, root: Path, fmt: str = "m
                 "export elsewhere with opencode export -o FILE"
             ) from None
         return path
+
+
+async def export_command(call: CommandCall) -> str:
+    """``/export [md|json]`` as a slash command (headless, ACP): the file written, for the user."""
+    fmt = call.arguments.strip().lower() or "md"
+    if fmt not in FORMATS:
+        raise ExportError(f"/export takes md or json, not {call.arguments.strip()!r}: for example /export json")
+    runtime = call.loop.runtime
+    path = await asyncio.to_thread(export_to_workspace, runtime.store, call.session_id, runtime.root, fmt)
+    return f"Session exported to {path.relative_to(runtime.root)}"

@@ -10,8 +10,7 @@ A command is one of three kinds:
   use (as the tools' table does), with the signature
   ``async def handler(call: CommandCall) -> str``: it returns the one line the user sees,
   and raises ``OpencodeError`` (one line too) when it cannot act. A command registers its
-  action by naming that function in ``BUILTIN_COMMANDS`` below; a command listed without
-  one says it is not available.
+  action by naming that function in ``BUILTIN_COMMANDS`` below.
 - ``prompt``: a template sent to the agent as the user's prompt, with ``$ARGUMENTS`` (all
   that follows the name) and ``$1``, ``$2``... (its words; quotes group words) replaced:
   ``/init`` and every custom command (``app/custom_commands.py``).
@@ -117,8 +116,8 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
         handler="app.llm.session_commands:compact",
     ),
     SlashCommand(
-        "export", "Save the conversation as Markdown or JSON in the workspace", "session",
-        handler="app.llm.session_commands:export", hint="[md|json]",
+        "export", "Save the conversation as Markdown or JSON", "session", hint="[md|json]",
+        handler="app.export:export_command",
     ),
     SlashCommand(
         "init", "Study the repository and write or update AGENTS.md", "prompt", template="", hint="[what to stress]"

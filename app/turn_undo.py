@@ -9,7 +9,9 @@ is deleted: the files' history gains versions, the messages keep their rows.
 
 Both are all or nothing: under the change path's locks, every file must still be as the
 turn left it (undo) or as the undo left it (redo); a file changed since, by anything
-else, refuses the whole step with one line naming it, before anything is written.
+else, refuses the whole step with one line naming it, before anything is written. A file
+already as the step would leave it is left alone, so a step whose files changed but
+whose turn a crash left unmarked completes when asked again.
 A new prompt after an undo ends the redo (app/store/turns.py).
 
 The caller makes sure no turn is running in the session (front-ends ask their loop).
@@ -107,10 +109,12 @@ async def _apply(runtime: Runtime, turn: Turn, action: Literal["undo", "redo"]) 
         for item in files:
             expected, wanted = _ends(item, action)
             found = snapshot[targets[item.path]].data
+            steps.append(FileStep(item.path, _effect(expected.data, wanted.data)))
+            if found == wanted.data:
+                continue  # already so: a step a crash cut short before the turn was marked, or a no-op
             if found != expected.data:
                 raise UndoError(_changed_since(item.path, action))
             changes.append(Change(targets[item.path], wanted.data))
-            steps.append(FileStep(item.path, _effect(found, wanted.data)))
         subject = files[0].path if len(files) == 1 else f"{len(files)} files"
         return ChangeSet(changes=changes, title=f"{action.capitalize()} the turn that changed {subject}", ask_subject=subject)
 

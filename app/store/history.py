@@ -181,12 +181,12 @@ class HistoryService:
         when the change found it (an editor, another session, a sub-agent wrote it since):
         that content is then recorded as a version of its own before the change, so every
         content the change path replaced stays in history (undo of a turn puts it back)."""
-        row = self._db.query_one(
-            "SELECT content, data, deleted FROM files WHERE session_id = ? AND path = ? AND seq = ?",
-            (session_id, change.path, seq),
+        row = self._db.query_one(  # compared inside SQLite: no copy of the content is made
+            "SELECT content = ? AND data IS ? AND deleted = ? AS same FROM files "
+            "WHERE session_id = ? AND path = ? AND seq = ?",
+            (change.before, change.before_data, change.created, session_id, change.path, seq),
         )
-        assert row is not None, "seq is a version this session recorded"
-        return (row["content"], row["data"], bool(row["deleted"])) != (change.before, change.before_data, change.created)
+        return row is None or not row["same"]
 
     def publish(self, events: Sequence[FileVersionCreated]) -> None:
         """Announce versions recorded earlier (those of a change set, once it is done)."""

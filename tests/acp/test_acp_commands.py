@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from tests.acp.test_acp import eventually, text
-from tests.llm.fake_openai import Text
+from tests.llm.fake_openai import Text, ToolCall
 
 
 def agent_text(client, session_id: str) -> str:
@@ -68,3 +68,28 @@ async def test_a_command_file_added_since_is_offered_to_the_next_session(workspa
         await eventually(lambda: client.updates(second, "available_commands_update"))
         names = [c["name"] for c in client.updates(second, "available_commands_update")[0]["availableCommands"]]
         assert "later" in names
+
+
+async def test_undo_redo_and_export_over_acp(workspace: Path, fake_llm, acp_agent):
+    fake_llm.reply(ToolCall("write", json.dumps({"filePath": "b.py", "content": "b = 2\n"}), id="call_1"))
+    fake_llm.reply(Text("Wrote b.py."))
+    async with acp_agent(workspace, fake_llm, answers=["allow_once"]) as client:
+        sid = (await client.connection.new_session(cwd=str(workspace))).session_id
+
+        async def prompt(words: str) -> str:
+            before = len(client.updates(sid, "agent_message_chunk"))
+            response = await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text(words)), 60)
+            assert response.stop_reason == "end_turn"
+            return "".join(chunk["content"]["text"] for chunk in client.updates(sid, "agent_message_chunk")[before:])
+
+        await prompt("write b")
+        assert (workspace / "b.py").read_text() == "b = 2\n"
+        assert await prompt("/undo") == "Undid the turn: write b\n  removed b.py"
+        assert not (workspace / "b.py").exists()
+        assert await prompt("/redo") == "Redid the turn: write b\n  restored b.py"
+        assert (workspace / "b.py").read_text() == "b = 2\n"
+        assert await prompt("/export json") == f"Session exported to opencode-session-{sid}.json"
+        exported = json.loads((workspace / f"opencode-session-{sid}.json").read_text())
+        assert [m["text"] for m in exported["messages"] if m["role"] == "user"] == ["write b"]
+        assert await prompt("/export pdf") == "/export takes md or json, not 'pdf': for example /export json"
+        assert len(fake_llm.requests) == 2  # none of these reached the model

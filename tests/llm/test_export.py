@@ -3,6 +3,8 @@ through the fake OpenAI server: real tools, real files, real SQLite, the real CL
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 import subprocess
 import sys
@@ -11,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
+from app.llm.headless import run_headless
 from app.turn_undo import undo_turn
 from tests.llm.test_turn_undo import Chat
 
@@ -129,3 +132,13 @@ async def test_the_command_imports_neither_textual_nor_litellm(chat: Chat):
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["session"]["id"] == chat.session_id
     assert done.stderr == "[]\n"
+
+
+async def test_headless_export_command_writes_in_the_workspace(chat: Chat):
+    out, err = io.StringIO(), io.StringIO()
+    env = {"OPENAI_API_KEY": chat.fake.api_key, "OPENAI_BASE_URL": chat.fake.base_url}
+    code = await asyncio.to_thread(  # run_headless runs its own event loop
+        run_headless, chat.root, "/export", continue_last=True, model=chat.fake.model, env=env, stdout=out, stderr=err
+    )
+    assert (code, out.getvalue()) == (0, f"Session exported to opencode-session-{chat.session_id}.md\n")
+    assert "## User\n\nchange the three files\n" in (chat.root / f"opencode-session-{chat.session_id}.md").read_text()

@@ -251,3 +251,51 @@ async def test_undo_gives_back_a_change_made_by_hand_between_turns(chat: Chat):
     assert (chat.root / "n.txt").read_text() == "mine\n"
     await redo_turn(chat.runtime, chat.session_id)
     assert (chat.root / "n.txt").read_text() == "2\n"
+
+
+async def test_a_deleted_folder_and_a_binary_file_come_back_byte_for_byte(chat: Chat):
+    folder = chat.root / "pkg" / "deep"
+    folder.mkdir(parents=True)
+    image = bytes(range(256)) * 4
+    (folder / "logo.png").write_bytes(image)
+    (chat.root / "pkg" / "mod.py").write_text("x = 1\n")
+    await chat.run("clean up", [call("delete", path="pkg")])
+    assert not (chat.root / "pkg").exists()
+
+    step = await undo_turn(chat.runtime, chat.session_id)
+
+    assert (folder / "logo.png").read_bytes() == image
+    assert (chat.root / "pkg" / "mod.py").read_text() == "x = 1\n"
+    assert step.files == [FileStep("pkg/deep/logo.png", "restored"), FileStep("pkg/mod.py", "restored")]
+    await redo_turn(chat.runtime, chat.session_id)
+    assert not (chat.root / "pkg" / "mod.py").exists() and not (folder / "logo.png").exists()
+
+
+async def test_a_deny_rule_refuses_the_whole_undo(chat: Chat, make_runtime):
+    await chat.big_turn()
+    after = chat.disk()
+    guarded = make_runtime(config={"permission": {"rules": {"edit": {"a.py": "deny"}}}})
+
+    with pytest.raises(UndoError) as refused:
+        await undo_turn(guarded, chat.session_id)
+
+    assert str(refused.value).startswith("Could not undo the turn: Permission denied")
+    assert "a.py" in str(refused.value) and "nothing was changed" in str(refused.value)
+    assert chat.disk() == after  # b.py is not removed nor c.py restored either
+    assert guarded.store.turns.last_done(chat.session_id) is not None
+
+
+async def test_an_undo_whose_files_are_already_back_only_marks_the_turn(chat: Chat):
+    """As after a crash between the undo's change and the marking of its turn: asked
+    again, the undo finds the files as it would leave them, changes nothing, and marks it."""
+    await chat.big_turn()
+    for name, data in {"a.py": A_BEFORE, "c.py": C_BEFORE}.items():
+        (chat.root / name).write_bytes(data)
+    (chat.root / "b.py").unlink()
+    versions = len(chat.runtime.store.history.versions(chat.session_id, "a.py"))
+
+    step = await undo_turn(chat.runtime, chat.session_id)
+
+    assert step.files == [FileStep("a.py", "edited"), FileStep("b.py", "removed"), FileStep("c.py", "restored")]
+    assert len(chat.runtime.store.history.versions(chat.session_id, "a.py")) == versions  # nothing written
+    assert [m.role for m in chat.runtime.store.messages.list(chat.session_id)] == ["user", "assistant", "tool", "assistant"]

@@ -56,8 +56,10 @@ async def test_undo_redo_of_a_turn_from_the_prompt(make_runtime, make_app, fake_
         after = disk(workspace)
         assert after == {"a.py": b"a = 2\r\n", "b.py": b"b = 2\n", "c.py": None}
 
-        await pilot.press(*"/und")
-        await pilot.press("o", "enter")
+        await pilot.press(*"/und")  # the command list offers /undo: enter takes it and runs it
+        await wait_until(pilot, lambda: app.prompt.completion is not None and app.prompt.completion.is_open)
+        assert app.prompt.completion.chosen.insert.startswith("/undo")
+        await pilot.press("enter")
         await wait_until(pilot, lambda: app.prompt.text == "change the files")
 
         assert disk(workspace) == {"a.py": A_BEFORE, "b.py": None, "c.py": b"c = 3\n"}
