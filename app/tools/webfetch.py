@@ -20,6 +20,7 @@ from pydantic import Field
 
 from app.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionPreview
+from app.permission.rules import permission_key
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.web_address import WebTarget, checked_addresses, web_target
 from app.tools.web_page import Format, convert, is_text
@@ -29,7 +30,6 @@ MAX_OUTPUT_CHARS = 100_000
 MAX_REDIRECTS = 5
 DEFAULT_TIMEOUT = 30
 MAX_TIMEOUT = 120
-PERMISSION_KEY = "fetch"
 USER_AGENT = "opencode-webfetch (+https://github.com/sst/opencode)"
 UNTRUSTED_TAG = "untrusted-web-content"
 _CLOSING_TAG = re.compile(rf"</\s*{UNTRUSTED_TAG}", re.IGNORECASE)
@@ -72,6 +72,9 @@ class _Page:
     charset: str | None
     body: bytes
     cut: bool
+
+
+PERMISSION_KEY = permission_key("webfetch")
 
 
 class WebfetchTool(Tool):
