@@ -48,6 +48,7 @@ from app.llm.events import (
     UsageUpdated,
 )
 from app.permission import PermissionGranted, PermissionRequest, PermissionRequested
+from app.permission.rules import permission_key
 from app.runtime import Runtime
 from app.store.events import FileVersionCreated, TodosUpdated
 from app.store.history import INITIAL
@@ -216,7 +217,7 @@ class TurnRelay:
         if request.session_id != self._session_id:
             return None
         calls = list(self._open_calls.values())
-        same_tool = [call for call in calls if call.tool == request.tool]
+        same_tool = [call for call in calls if permission_key(call.tool) == request.tool]
         about = [call for call in calls if request.absolute in self._locations(call)]
         matching = [call for call in same_tool if call in about] or same_tool or about
         return matching[-1] if matching else None
