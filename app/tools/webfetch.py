@@ -144,7 +144,11 @@ async def _fetch(target: WebTarget, timeout: int, ctx: ToolContext) -> _Page:
     allow_private = ctx.config.tools.webfetch.allow_private
     budget = float(timeout)
     loop = asyncio.get_running_loop()
-    async with httpx.AsyncClient(trust_env=False, follow_redirects=False, timeout=timeout) as client:
+    # No proxy or .netrc from the environment (the request must reach the checked
+    # address, and carry no credentials), but its certificate settings (SSL_CERT_FILE,
+    # SSL_CERT_DIR) are honoured: a company's own authority keeps working.
+    verify = httpx.create_ssl_context(trust_env=True)
+    async with httpx.AsyncClient(verify=verify, trust_env=False, follow_redirects=False, timeout=timeout) as client:
         for _ in range(MAX_REDIRECTS + 1):
             await _authorize(ctx, target)
             started = loop.time()
