@@ -144,6 +144,10 @@ def _cmd_permission(args: argparse.Namespace) -> int:
         from app.tools.bash_judge import explain_command
 
         print(explain_command(config, root, args.subject, args.agent))
+    elif args.tool == "fetch":  # the URL as webfetch spells it for the rules
+        from app.tools.web_address import web_target
+
+        print(explain(config, root, args.tool, web_target(args.subject).url, agent=args.agent))
     else:
         print(explain(config, root, args.tool, args.subject, agent=args.agent))
     return 0

@@ -106,6 +106,26 @@ def test_permission_check_judges_a_command_as_the_bash_tool_does(tmp_path):
         assert (result.returncode, result.stdout.splitlines()[0]) == (0, line), result.stderr
 
 
+def test_permission_check_judges_a_url_as_webfetch_spells_it(tmp_path):
+    """The rules see the URL webfetch would fetch: scheme and host in lower case, no
+    default port, no fragment, escaped letters decoded; a URL it refuses is one line."""
+    rules = {"fetch": {"https://example.com/api*": "deny", "https://docs.python.org/*": "allow"}}
+    (tmp_path / ".opencode.json").write_text(json.dumps({"permission": {"rules": rules}}))
+    expected = {
+        "HTTPS://Example.COM:443/%61pi/v1#top": 'deny  (global rule "https://example.com/api*")',
+        "https://docs.python.org/3/": 'allow (global rule "https://docs.python.org/*")',
+        "https://example.org/": "ask   (default for fetch)",
+    }
+    for url, line in expected.items():
+        result = opencode("permission", "check", "fetch", url, "-C", str(tmp_path), home=tmp_path / "home")
+        assert (result.returncode, result.stdout.strip()) == (0, line), result.stderr
+    refused = opencode("permission", "check", "fetch", "file:///etc/passwd", "-C", str(tmp_path), home=tmp_path / "home")
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == (
+        "opencode: error: webfetch: file:///etc/passwd is a URL of scheme file: only http and https URLs are fetched"
+    )
+
+
 def test_unknown_subcommand_is_a_usage_error():
     result = opencode("frobnicate")
     assert result.returncode == 2

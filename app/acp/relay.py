@@ -55,6 +55,7 @@ from app.llm.events import (
     UsageUpdated,
 )
 from app.permission import ApprovalMissing, PermissionGranted, PermissionRequest, PermissionRequested
+from app.permission.rules import permission_key
 from app.runtime import Runtime
 from app.store.events import FileVersionCreated, TodosUpdated
 from app.store.history import INITIAL
@@ -261,7 +262,7 @@ class TurnRelay:
         calls = [
             (relayed, call) for relayed, call in self._open_calls.items() if call.session_id == request.session_id
         ]
-        same_tool = [(relayed, call) for relayed, call in calls if call.tool == request.tool]
+        same_tool = [(relayed, call) for relayed, call in calls if permission_key(call.tool) == request.tool]
         about = [(relayed, call) for relayed, call in calls if request.absolute in self._locations(call)]
         matching = [pair for pair in same_tool if pair in about] or same_tool or about
         return matching[-1][0] if matching else None

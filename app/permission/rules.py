@@ -35,6 +35,15 @@ PATH_TOOLS = frozenset(
     {"view", "ls", "glob", "grep", "diagnostics", "write", "edit", "multiedit", "patch", "delete", "external_directory"}
 )
 
+PERMISSION_KEYS = {"webfetch": "fetch"}
+"""Tools whose rules are kept under another key than their name (OpenCode's key names)."""
+
+
+def permission_key(tool: str) -> str:
+    """The rules key a tool's calls are judged under."""
+    return PERMISSION_KEYS.get(tool, tool)
+
+
 _WILDCARD_RUN = re.compile(r"(\*+|\?)")
 
 

@@ -94,14 +94,18 @@ def _shown(text: str) -> str:
 
 
 def why_refused(address: IPAddress) -> str | None:
-    """What kind of non-global address this is (None for a global one): an IPv6 address
-    embedding an IPv4 one (mapped, 6to4, Teredo, NAT64) is judged by that one as well."""
-    embedded = []
+    """What kind of non-global address this is (None for a global one). An IPv4-mapped
+    or NAT64 address is the IPv4 address it carries; a 6to4 or Teredo one is judged by
+    the IPv4 addresses inside it as well."""
+    embedded: list[IPAddress] = []
     if isinstance(address, ipaddress.IPv6Address):
-        embedded = [address.ipv4_mapped, address.sixtofour, *(address.teredo or ())]
+        if address.ipv4_mapped is not None:
+            return why_refused(address.ipv4_mapped)
         if address in _NAT64:
-            embedded.append(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
-    for candidate in (address, *(found for found in embedded if found is not None)):
+            return why_refused(ipaddress.IPv4Address(int(address) & 0xFFFFFFFF))
+        inside = [address.sixtofour, *(address.teredo or ())]
+        embedded = [found for found in inside if found is not None]
+    for candidate in (address, *embedded):
         if candidate.is_loopback:
             return "a loopback address"
         if candidate.is_link_local:

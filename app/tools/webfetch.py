@@ -20,6 +20,7 @@ from pydantic import Field
 
 from app.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionPreview
+from app.permission.rules import permission_key
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.descriptions import tool_description
 from app.tools.web_address import WebTarget, checked_addresses, web_target
@@ -30,7 +31,6 @@ MAX_OUTPUT_CHARS = 100_000
 MAX_REDIRECTS = 5
 DEFAULT_TIMEOUT = 30
 MAX_TIMEOUT = 120
-PERMISSION_KEY = "fetch"
 USER_AGENT = "opencode-webfetch (+https://github.com/sst/opencode)"
 UNTRUSTED_TAG = "untrusted-web-content"
 _CLOSING_TAG = re.compile(rf"</\s*{UNTRUSTED_TAG}", re.IGNORECASE)
@@ -52,6 +52,9 @@ class _Page:
     charset: str | None
     body: bytes
     cut: bool
+
+
+PERMISSION_KEY = permission_key("webfetch")
 
 
 class WebfetchTool(Tool):
@@ -127,7 +130,11 @@ async def _fetch(target: WebTarget, timeout: int, ctx: ToolContext) -> _Page:
     allow_private = ctx.config.tools.webfetch.allow_private
     budget = float(timeout)
     loop = asyncio.get_running_loop()
-    async with httpx.AsyncClient(trust_env=False, follow_redirects=False, timeout=timeout) as client:
+    # No proxy or .netrc from the environment (the request must reach the checked
+    # address, and carry no credentials), but its certificate settings (SSL_CERT_FILE,
+    # SSL_CERT_DIR) are honoured: a company's own authority keeps working.
+    verify = httpx.create_ssl_context(trust_env=True)
+    async with httpx.AsyncClient(verify=verify, trust_env=False, follow_redirects=False, timeout=timeout) as client:
         for _ in range(MAX_REDIRECTS + 1):
             await _authorize(ctx, target)
             started = loop.time()

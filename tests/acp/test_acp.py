@@ -460,3 +460,23 @@ async def test_the_todo_list_reaches_the_editor_as_plan_updates_and_comes_back_o
         replayed = [update for update in client.updates(sid) if update["sessionUpdate"] != "available_commands_update"]
         assert replayed[-1] == {"sessionUpdate": "plan", "entries": expected_last}
         assert len(client.updates(sid, "plan")) == 1
+
+
+async def test_a_fetch_question_is_asked_about_the_webfetch_call_that_asks(workspace, fake_llm, acp_agent):
+    """The permission key (fetch) is not the tool's name (webfetch): the editor's question
+    still names the call, with the URL. Allowed, the loopback address is then refused
+    (the project cannot set tools.webfetch.allowPrivate), in one line."""
+    fake_llm.reply(ToolCall("webfetch", json.dumps({"url": "http://127.0.0.1:9/docs"}), id="f1"))
+    fake_llm.reply(Text("Could not read it."))
+    async with acp_agent(workspace, fake_llm, ["allow_once"]) as client:
+        sid = (await client.connection.new_session(cwd=str(workspace))).session_id
+        response = await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text("read the docs")), 60)
+        assert response.stop_reason == "end_turn"
+        [question] = client.permission_requests
+        assert question["toolCall"]["toolCallId"] == "f1"
+        assert question["toolCall"]["title"] == "Fetch http://127.0.0.1:9/docs"
+        started = client.updates(sid, "tool_call")[0]
+        assert (started["kind"], started["title"]) == ("fetch", "webfetch http://127.0.0.1:9/docs")
+        done = final_updates(client, sid)["f1"]
+        assert done["status"] == "failed"
+        assert "127.0.0.1 is a loopback address" in done["rawOutput"]["output"]

@@ -4,6 +4,7 @@ and counts the body bytes each response managed to send before the client hung u
 
 from __future__ import annotations
 
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -80,10 +81,13 @@ class Handler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def web_server(routes: dict[str, Route]) -> Iterator[WebServer]:
+def web_server(routes: dict[str, Route], tls: ssl.SSLContext | None = None) -> Iterator[WebServer]:
+    """Serve ``routes``; with ``tls`` (a server context holding its certificate), HTTPS."""
     state = WebServer(routes)
     handler = type("BoundHandler", (Handler,), {"server_state": state})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     server.daemon_threads = True
     state.port = server.server_address[1]
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)

@@ -61,6 +61,8 @@ def session_scope(request: PermissionRequest) -> str:
     this tool and this exact subject, in this session, for as long as the app runs."""
     if request.tool == "bash":
         covered, others = "this exact command", "other commands"
+    elif request.tool == "fetch":
+        covered, others = "this exact URL", "other URLs"
     elif request.absolute is not None or request.preview.kind in ("diff", "files"):  # a path
         covered, others = f"{request.tool} on {request.subject}", "other files"
     else:
