@@ -19,7 +19,7 @@ USAGE_ERROR = 2
 class _Parser(argparse.ArgumentParser):
     """argparse exits with 2 on usage errors already; this keeps its message to one line."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         self.exit(USAGE_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 

@@ -9,6 +9,7 @@ from typing import Literal
 from acp.schema import AllowedOutcome, PermissionOption, RequestPermissionResponse
 
 from app.permission import PermissionReply
+from app.permission.request import ReplyDecision
 
 OPTIONS = [
     PermissionOption(option_id="allow_once", name="Allow once", kind="allow_once"),
@@ -16,7 +17,7 @@ OPTIONS = [
     PermissionOption(option_id="reject_once", name="Reject", kind="reject_once"),
     PermissionOption(option_id="reject_always", name="Reject for this session", kind="reject_always"),
 ]
-DECISIONS = {
+DECISIONS: dict[str, ReplyDecision] = {
     "allow_once": "allow_once",
     "allow_always": "allow_session",
     "reject_once": "deny",
@@ -28,7 +29,7 @@ def reply_for(response: RequestPermissionResponse) -> PermissionReply:
     """The service's reply for the client's answer; a cancelled or unknown answer denies."""
     outcome = response.outcome
     if isinstance(outcome, AllowedOutcome) and outcome.option_id in DECISIONS:
-        return PermissionReply(DECISIONS[outcome.option_id])  # type: ignore[arg-type]
+        return PermissionReply(DECISIONS[outcome.option_id])
     return PermissionReply("deny", "the editor cancelled the question", automatic=True)
 
 

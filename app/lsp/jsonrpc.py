@@ -122,7 +122,8 @@ class JsonRpcConnection:
     async def _dispatch(self, message: dict[str, Any]) -> None:
         method = message.get("method")
         if method is None:  # an answer to one of our requests
-            future = self._pending.get(message.get("id"))  # type: ignore[arg-type]
+            request_id = message.get("id")  # ours are ints: any other id answers nothing we sent
+            future = self._pending.get(request_id) if isinstance(request_id, int) else None
             if future is None or future.done():
                 return
             if "error" in message:

@@ -4,7 +4,7 @@ lists its commands (``palette_commands``), so adding an action never touches thi
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple, Protocol
+from typing import NamedTuple, Protocol, runtime_checkable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
@@ -18,13 +18,15 @@ class PaletteCommand(NamedTuple):
     run: Callable[[], object]
 
 
+@runtime_checkable
 class HasPaletteCommands(Protocol):
     def palette_commands(self) -> list[PaletteCommand]: ...
 
 
 class AppCommands(Provider):
     def _commands(self) -> list[PaletteCommand]:
-        app: HasPaletteCommands = self.app  # type: ignore[assignment]
+        app = self.app
+        assert isinstance(app, HasPaletteCommands), "the palette's provider serves OpencodeApp"
         return app.palette_commands()
 
     async def discover(self) -> Hits:

@@ -14,6 +14,8 @@ screen replies to the permission service (see PermissionQueue).
 
 from __future__ import annotations
 
+from typing import Literal
+
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -28,7 +30,7 @@ from app.permission import PermissionReply, PermissionRequest
 from app.permission.request import ReplyDecision
 from app.tui.widgets.permission_preview import PermissionPreviewView
 
-_BUTTONS: tuple[tuple[str, str, ButtonVariant], ...] = (
+_BUTTONS: tuple[tuple[ReplyDecision | Literal["deny_message"], str, ButtonVariant], ...] = (
     ("allow_once", "Allow once (a)", "success"),
     ("allow_session", "Allow for session (s)", "primary"),
     ("deny", "Deny (d)", "error"),
@@ -174,11 +176,11 @@ class PermissionScreen(ModalScreen[PermissionReply | None]):
 
     @on(Button.Pressed)
     def _button(self, event: Button.Pressed) -> None:
-        decision = (event.button.id or "").removeprefix("permission-")
+        decision = next(decision for decision, _, _ in _BUTTONS if event.button.id == f"permission-{decision}")
         if decision == "deny_message":
             self.action_deny_with_message()
         else:
-            self.action_answer(decision)  # type: ignore[arg-type]
+            self.action_answer(decision)
 
     @on(Input.Submitted, "#permission-message")
     def _send_message(self, event: Input.Submitted) -> None:
