@@ -552,15 +552,14 @@ class OpencodeApp(App[None]):
         await self.chat.show_session(session_id, messages)
         if in_chat:
             self.prompt.focus()
-        session, children_cost = None, 0.0
+        session, cost = None, 0.0
         if session_id is not None and self.runtime is not None:
-            from app.tui import listener
-
-            session = await asyncio.to_thread(self.runtime.store.sessions.get, session_id)
-            children_cost = await asyncio.to_thread(listener.children_cost, self.runtime.store.sessions, session_id)
+            sessions = self.runtime.store.sessions
+            session = await asyncio.to_thread(sessions.get, session_id)
+            cost = (await asyncio.to_thread(sessions.tree_usage, session_id)).cost  # its sub-agents' included
         status = self.status
         status.title = session.title if session else ""
-        status.cost = (session.cost if session else 0.0) + children_cost  # its sub-agents' included
+        status.cost = cost
         status.context_tokens = 0
         self.sidebar.session_id = session_id
 
