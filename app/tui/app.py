@@ -119,6 +119,8 @@ class OpencodeApp(App[None]):
         self.cli_model = model
         self.continue_last = continue_last
         self.model = ""
+        self.agent = "coder"
+        """The primary agent the next prompt goes to (Tab in the prompt switches)."""
         self.session_id: str | None = None
         self.keybindings: dict[str, str] = {}
         self._providers = providers
@@ -406,7 +408,7 @@ class OpencodeApp(App[None]):
         if self.session_id is None:
             session = await asyncio.to_thread(self.runtime.store.sessions.create, "", None, self.model)
             await self._show_session(session.id, [])
-        self._run_turn(self.session_id, text, agent or "coder", model or self.model)
+        self._run_turn(self.session_id, text, agent or self.agent, model or self.model)
 
     @work(group="turn", exit_on_error=False)
     async def _run_turn(self, session_id: str, text: str, agent: str, model: str) -> None:
@@ -433,6 +435,19 @@ class OpencodeApp(App[None]):
             provider = (self._providers or provider_for)(model)
             self._loops[key] = AgentLoop(self.runtime, provider, env=self.env)
         return self._loops[key]
+
+    def action_next_agent(self) -> None:
+        """Tab in the prompt: the next primary agent (coder, plan, then custom ones) takes
+        the next prompt; a running reply keeps the agent it started with."""
+        runtime = self._runtime_or_why("The agent cannot change")
+        if runtime is None:
+            return
+        agents = runtime.agents.primary()
+        names = [agent.name for agent in agents]
+        chosen = agents[(names.index(self.agent) + 1) % len(agents)] if self.agent in names else agents[0]
+        self.agent = chosen.name
+        self.status.agent = chosen.name
+        self.notify(f"Agent: {chosen.name}" + (f" · {chosen.description}" if chosen.description else ""), timeout=3)
 
     def action_cancel_turn(self) -> None:
         """Escape: from the files sidebar back to the prompt; at the prompt, cancel the reply."""
@@ -537,15 +552,14 @@ class OpencodeApp(App[None]):
         await self.chat.show_session(session_id, messages)
         if in_chat:
             self.prompt.focus()
-        session, children_cost = None, 0.0
+        session, cost = None, 0.0
         if session_id is not None and self.runtime is not None:
-            from app.tui import listener
-
-            session = await asyncio.to_thread(self.runtime.store.sessions.get, session_id)
-            children_cost = await asyncio.to_thread(listener.children_cost, self.runtime.store.sessions, session_id)
+            sessions = self.runtime.store.sessions
+            session = await asyncio.to_thread(sessions.get, session_id)
+            cost = (await asyncio.to_thread(sessions.tree_usage, session_id)).cost  # its sub-agents' included
         status = self.status
         status.title = session.title if session else ""
-        status.cost = (session.cost if session else 0.0) + children_cost  # its sub-agents' included
+        status.cost = cost
         status.context_tokens = 0
         self.sidebar.session_id = session_id
 
@@ -743,6 +757,7 @@ class OpencodeApp(App[None]):
             PaletteCommand("New session", "Start a new conversation", self.action_new_session),
             PaletteCommand("Sessions", "Switch, rename or delete sessions", self.action_sessions),
             PaletteCommand("Model", "Choose the model", self.action_models),
+            PaletteCommand("Next agent", "Switch the agent of the next prompt (tab in the prompt)", self.action_next_agent),
             PaletteCommand("Toggle sidebar", "Show or hide the modified files", self.action_toggle_sidebar),
             PaletteCommand("Files", "Move the keyboard to the modified files", self.action_focus_files),
             PaletteCommand("Servers", "Language and MCP servers: their states and errors", self.action_services),

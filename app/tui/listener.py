@@ -36,7 +36,6 @@ from app.workspace.events import FileChangedOnDisk
 
 if TYPE_CHECKING:
     from app.runtime import Runtime
-    from app.store.sessions import SessionStore
     from app.tui.app import OpencodeApp
     from app.tui.widgets.chat_log import ChatLog
 
@@ -110,12 +109,6 @@ def open_chats(app: OpencodeApp) -> list[ChatLog]:
     return [app.chat, *(screen.chat for screen in app.screen_stack if isinstance(screen, TranscriptScreen))]
 
 
-def children_cost(sessions: SessionStore, session_id: str) -> float:
-    """What the session's sub-agents' sessions (and theirs) cost: the status bar adds it
-    to the session's own cost."""
-    return sum(child.cost + children_cost(sessions, child.id) for child in sessions.children(session_id))
-
-
 async def show_event(app: OpencodeApp, event: Event) -> None:
     for chat in open_chats(app):
         await draw_in_chat(chat, event)
@@ -126,14 +119,11 @@ async def show_event(app: OpencodeApp, event: Event) -> None:
     # A sub-agent's progress and retries are the running turn's too.
     ours_or_child = ours or event_session(event) in app.chat.child_sessions
     match event:
-        case SessionUpdated(session=session) if session.id == app.session_id:
-            status.title = session.title
-            status.cost = session.cost + await asyncio.to_thread(children_cost, sessions, session.id)
-        case SessionUpdated(session=session) if session.id in app.chat.child_sessions:
-            # A sub-agent's usage: the status bar shows what the whole tree cost.
-            parent = await asyncio.to_thread(sessions.get, app.session_id) if app.session_id else None
-            if parent is not None:
-                status.cost = parent.cost + await asyncio.to_thread(children_cost, sessions, parent.id)
+        case SessionUpdated(session=session) if app.session_id in (session.id, session.parent_id):
+            # The session's usage or a sub-agent's: the bar shows what the whole tree cost.
+            if session.id == app.session_id:
+                status.title = session.title
+            status.cost = (await asyncio.to_thread(sessions.tree_usage, session.parent_id or session.id)).cost
         case SessionDeleted(session_id=deleted) if deleted == app.session_id:
             await app.open_session(None)
         case TurnStarted() if ours:
@@ -143,7 +133,6 @@ async def show_event(app: OpencodeApp, event: Event) -> None:
         case UsageUpdated() if ours:
             status.context_tokens = event.prompt_tokens + event.completion_tokens
             status.context_window = event.context_window
-            status.cost = event.cost + await asyncio.to_thread(children_cost, sessions, event.session_id)
             status.cache_read = event.cache_read_tokens
             status.cache_write = event.cache_write_tokens
         case FileChangedOnDisk(path=path, change=change) if app.session_id in event.session_ids:

@@ -59,6 +59,7 @@ def test_snapshot_of_a_reply_frozen_mid_stream(snap_compare, make_app, tui_runti
         bus.publish(ReasoningDelta(session.id, "m-1", "The user asks about the patch tool."))
         for word in STREAMED.split(" "):
             bus.publish(TextDelta(session.id, "m-1", word + " "))
+        tui_runtime.store.sessions.add_usage(session.id, 12_000, 300, 0.0123)  # the bar's cost is the store's
         bus.publish(UsageUpdated(session.id, 12_000, 300, 0.0123, 200_000))
         await wait_until(pilot, lambda: app.query(AssistantMessage) and _rendered(app) == _expected())
         await pilot.pause()

@@ -296,3 +296,53 @@ def test_the_answer_shown_leaves_out_the_task_tools_note_to_the_model():
     assert model_note_removed("Added **two** tests." + note, "c-1") == "Added **two** tests."
     assert model_note_removed("An answer mentioning task_id: c-1", None) == "An answer mentioning task_id: c-1"
     assert model_note_removed("No note here.", "c-1") == "No note here."
+
+
+WORKHORSE_TASK = [
+    {"match": "^add tests", "steps": [
+        {"toolCalls": [{"name": "task", "arguments": {
+            "description": "add tests", "prompt": "WORK: add a test", "subagent_type": "workhorse"}}]},
+        {"text": "The workhorse added the test."},
+    ]},
+    {"match": "^WORK", "steps": [
+        {"toolCalls": [{"name": "view", "arguments": {"filePath": "tests/test_api.py"}}]},
+        {"toolCalls": [{"name": "edit", "arguments": {
+            "filePath": "tests/test_api.py", "oldString": "    pass", "newString": "    assert get() == 200"}}]},
+        {"text": "Added the assertion."},
+    ]},
+]  # fmt: skip
+
+
+async def test_a_workhorse_asks_naming_itself_and_its_task_and_the_parent_shows_its_work(
+    make_app, make_runtime, script, workspace: Path
+):
+    """The issue's "Done when": a workhorse's ask opens the modal naming the sub-agent and
+    task; a approves; the sidebar shows the child's file with its counts; the task block
+    shows the sub-agent and its live call; its transcript opens and escape returns."""
+    (workspace / "tests").mkdir()
+    (workspace / "tests" / "test_api.py").write_text("def test_get():\n    pass\n")
+    runtime = make_runtime(policy="interactive", config={"lsp": {"python": {"disabled": True}}})
+    app = make_app(script(WORKHORSE_TASK), runtime=runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"add tests for the API", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        question = app.screen
+        assert (question.request.agent, question.request.task) == ("workhorse", "add tests")
+        heading = str(question.query_one("#permission-heading").render())
+        assert heading == "Permission required  workhorse · add tests: edit tests/test_api.py"
+        block = task_block(app)
+        assert block.state == "running" and block.title == "workhorse · add tests" and block.calls == 2
+        assert "↳ edit tests/test_api.py" in str(block.query_one(".task-status").render())
+        await pilot.press("a")
+        await wait_until(pilot, lambda: [(c.path, c.additions, c.deletions) for c in app.sidebar.changes] == [("tests/test_api.py", 1, 1)])
+        await wait_until(pilot, lambda: not app.turn_running and block.finished)
+        assert (workspace / "tests" / "test_api.py").read_text() == "def test_get():\n    assert get() == 200\n"
+        assert block.state == "done" and "Added the assertion." in block.query_one(".task-answer").source
+        assert "task_id" not in block.query_one(".task-answer").source  # the model's note, not the person's
+        block.focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, TranscriptScreen))
+        assert [view.tool for view in app.screen.chat.query(ToolCallView)] == ["view", "edit"]
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.prompt.screen)
+        assert app.focused is block

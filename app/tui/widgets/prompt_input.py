@@ -4,7 +4,8 @@ with the arrows still works (rows as drawn: a long line wraps over several). ctr
 deletes to the start of the line as readline does: the whole line as typed, however
 many rows it wraps over (at the start of a line it joins it to the one above). A long
 paste shows as one label, "[pasted 10,000 characters]" (ctrl+r shows it whole; backspace
-or delete next to it removes it whole), and is sent in full.
+or delete next to it removes it whole), and is sent in full. Tab switches the agent the
+next prompt goes to (the app's action).
 
 Typing ``/`` at the start of the prompt, or ``@`` anywhere, opens a completion list above
 it (the app says what it offers): while it is open up/down move in it, tab takes the
@@ -43,6 +44,8 @@ class PromptInput(TextArea):
         Binding("ctrl+u", "delete_to_line_start", "Delete to the start of the line", id="prompt.delete_to_line_start",
                 show=False),
         Binding("ctrl+r", "expand_pastes", "Show pasted text whole", id="prompt.expand_pastes", show=False),
+        # shift+tab keeps moving the keyboard (back into the chat, to its last block).
+        Binding("tab", "app.next_agent", "Next agent (coder, plan, ...)", id="prompt.next_agent"),
     ]
 
     class Submitted(Message):

@@ -1,8 +1,8 @@
-"""One line at the bottom: what is running, in which session, on which model, and what
-it costs. Its spinner advances when the turn shows progress (``pulse``), not on a clock,
-so it never moves while nothing happens and snapshots stay stable. While a permission
-question is open the turn waits on the user, not on the model: the bar says so instead
-of showing a spinner that would look stuck."""
+"""One line at the bottom: what is running, in which session, with which agent (when
+not the coder) on which model, and what it costs. Its spinner advances when the turn
+shows progress (``pulse``), not on a clock, so it never moves while nothing happens and
+snapshots stay stable. While a permission question is open the turn waits on the user,
+not on the model: the bar says so instead of showing a spinner that would look stuck."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from textual.widget import Widget
 
 from app.tui import css_beside
 
+DEFAULT_AGENT = "coder"
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SEPARATOR = "  "
 STATE_MARKS = {
@@ -70,6 +71,9 @@ class StatusBar(Widget):
     DEFAULT_CSS = css_beside(__file__)
 
     model_label: reactive[str] = reactive("")
+    agent: reactive[str] = reactive("")
+    """The primary agent the next prompt goes to, shown before the model unless it is the
+    default one (coder), so the usual bar stays as short as it was."""
     title: reactive[str] = reactive("")
     context_tokens: reactive[int] = reactive(0)
     context_window: reactive[int] = reactive(0)
@@ -123,6 +127,7 @@ class StatusBar(Widget):
                 "$text-muted",
             ),
             SEPARATOR,
+            *(((self.agent, "bold $accent"), " · ") if self.agent and self.agent != DEFAULT_AGENT else ()),
             (self.model_label, "$primary"),
         )
         room = max(self.size.width - left.cell_length - right.cell_length - len(SEPARATOR), 0)

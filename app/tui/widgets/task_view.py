@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Markdown, Static
 
+from app.llm.agents import DEFAULT_SUBAGENT
 from app.llm.messages import CANCELLED_OUTPUT
 from app.tools.readable import readable_output
 from app.tui import css_beside
@@ -25,8 +26,6 @@ from app.tui.widgets import tool_render_text as describe
 from app.tui.widgets.chat_log import CANCELLED_CALL
 from app.tui.widgets.tool_render import ToolCallView
 
-DEFAULT_SUBAGENT = "explorer"
-"""The sub-agent a ``task`` call without ``subagent_type`` starts."""
 ANSWER_PREVIEW_LINES = 6
 CANCELLED = (CANCELLED_CALL, CANCELLED_OUTPUT)
 """A call's result when its turn was cancelled: the chat's own, and the loop's."""
