@@ -93,6 +93,7 @@ def _message(message: Message, calls: dict[str, dict[str, Any]]) -> dict[str, An
     if message.role == "user":
         entry["text"] = text_of(message.parts)
         entry["images"] = [part["path"] for part in message.parts if part.get("type") == "image"]
+        entry["attached"] = [part["path"] for part in message.parts if part.get("type") == "file"]
         return entry
     finish = next((part for part in message.parts if part.get("type") == "finish"), {})
     entry.update(
@@ -159,6 +160,7 @@ def _markdown_messages(lines: list[str], messages: list[dict[str, Any]], level: 
         if message["role"] == "user":
             lines += [f"{heading} User", "", message["text"], ""]
             lines += [f"(image: {path})" for path in message["images"]]
+            lines += [f"(attached: {path})" for path in message["attached"]]
             continue
         lines += [f"{heading} Assistant", ""]
         if message["text"]:

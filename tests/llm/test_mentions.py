@@ -274,15 +274,16 @@ async def test_an_attached_file_counts_toward_compaction(harness, workspace: Pat
 
 def test_export_headless_writes_the_transcript_in_the_workspace(project: Path, fake: FakeOpenAI):
     fake.reply(Text("The answer is 42."))
-    assert run(project, fake, "what is the answer?")[0] == EXIT_OK
+    assert run(project, fake, "what does @src/util.py say?")[0] == EXIT_OK
     code, out, err = run(project, fake, "/export json", continue_last=True)
     assert code == EXIT_OK, err
     [written] = project.glob("opencode-session-*.json")
     assert out == f"Session exported to {written.name}\n"
-    document = json.loads(written.read_text())
-    assert "what is the answer?" in json.dumps(document) and "The answer is 42." in json.dumps(document)
+    user, answer = json.loads(written.read_text())["messages"]
+    assert (user["text"], user["attached"], answer["text"]) == ("what does @src/util.py say?", ["src/util.py"], "The answer is 42.")
     code, out, err = run(project, fake, "/export", continue_last=True)
-    assert code == EXIT_OK and len(list(project.glob("opencode-session-*.md"))) == 1
+    [markdown] = project.glob("opencode-session-*.md")
+    assert code == EXIT_OK and "what does @src/util.py say?\n\n(attached: src/util.py)" in markdown.read_text()
     assert run(project, fake, "/export pdf", continue_last=True)[::2] == (
         EXIT_FAILED, "opencode: error: /export takes md or json, not 'pdf': e.g. /export json\n"
     )

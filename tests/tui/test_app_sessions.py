@@ -243,7 +243,8 @@ async def test_at_80x24_help_shows_every_binding_id_whole(make_app):
             lines = console.export_text().splitlines()
             assert max(len(line.rstrip()) for line in lines) <= width
             for row in rows:
-                assert any(line.rstrip().endswith(f" {row.binding_id}") for line in lines), row.binding_id
+                if row.binding_id:  # the slash commands' section has no ids
+                    assert any(line.rstrip().endswith(f" {row.binding_id}") for line in lines), row.binding_id
 
 
 async def test_a_misspelt_binding_id_in_the_config_is_reported_and_the_good_ones_apply(make_runtime, make_app):
