@@ -120,8 +120,6 @@ async def _apply(runtime: Runtime, turn: Turn, action: Literal["undo", "redo"]) 
 
     try:
         await apply_changes(ctx, TOOL, list(targets.values()), plan, confirmed=True)
-    except UndoError:
-        raise
     except ToolError as err:  # a deny rule, an unwritable file: still nothing changed
         raise UndoError(f"Could not {action} the turn: {err}") from None
     return steps
@@ -132,10 +130,11 @@ def _ends(item: TurnFile, action: str) -> tuple[Content, Content]:
     return (item.after, item.before) if action == "undo" else (item.before, item.after)
 
 
-def _effect(found: bytes | None, wanted: bytes | None) -> Effect:
+def _effect(now: bytes | None, wanted: bytes | None) -> Effect:
+    """What the step does to a file holding ``now``."""
     if wanted is None:
         return "removed"
-    return "restored" if found is None else "edited"
+    return "restored" if now is None else "edited"
 
 
 def _changed_since(path: str, action: str) -> str:

@@ -299,3 +299,25 @@ async def test_an_undo_whose_files_are_already_back_only_marks_the_turn(chat: Ch
     assert step.files == [FileStep("a.py", "edited"), FileStep("b.py", "removed"), FileStep("c.py", "restored")]
     assert len(chat.runtime.store.history.versions(chat.session_id, "a.py")) == versions  # nothing written
     assert [m.role for m in chat.runtime.store.messages.list(chat.session_id)] == ["user", "assistant", "tool", "assistant"]
+
+
+async def test_a_workhorse_sub_agents_changes_are_undone_with_its_turn(chat: Chat):
+    """Through the real loop: the turn's own write and the one its sub-agent made in a
+    child session both go, and both come back with redo."""
+    await chat.run(
+        "delegate",
+        [call("write", filePath="e.py", content="e = 1\n")],
+        [call("task", description="make d", prompt="create d.py", subagent_type="workhorse")],
+        [call("write", filePath="d.py", content="d = 1\n")],  # the child's request
+        [Text("child made d.py")],  # the child's answer
+    )
+    assert (chat.root / "d.py").exists() and (chat.root / "e.py").exists()
+    children = chat.runtime.store.sessions.children(chat.session_id)
+    assert len(children) == 1
+
+    step = await undo_turn(chat.runtime, chat.session_id)
+
+    assert step.files == [FileStep("d.py", "removed"), FileStep("e.py", "removed")]
+    assert not (chat.root / "d.py").exists() and not (chat.root / "e.py").exists()
+    await redo_turn(chat.runtime, chat.session_id)
+    assert (chat.root / "d.py").read_text() == "d = 1\n" and (chat.root / "e.py").read_text() == "e = 1\n"

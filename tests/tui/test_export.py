@@ -37,4 +37,8 @@ async def test_export_writes_the_transcript_in_the_workspace(make_runtime, make_
         assert "## User\n\nwrite b\n" in text and "**Tool call: write**" in text and "+b = 2" in text
         assert taken.read_text() == "an earlier export\n"
         await wait_until(pilot, lambda: any(written.name in str(t.render()) for t in app.screen.query("Toast")))
+        await pilot.press(*"/export json", "enter")
+        as_json = workspace / f"opencode-session-{session.id}.json"
+        await wait_until(pilot, as_json.exists)
+        assert json.loads(as_json.read_text())["session"]["title"] == "export me"
         assert len(fake_llm.requests) == 2  # /export never reached the model
