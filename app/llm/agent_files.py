@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from app.llm.agents import BUILTIN_AGENTS, CODING_TOOLS, TASK_TOOL, Agent, AgentCatalog
-from app.permission.rules import ACTIONS, Rules
+from app.permission.rules import ACTIONS, RuleValue, Rules
 from app.tools.registry import BUILTIN_TOOLS
 
 AGENTS_FOLDER = "agents"
@@ -160,7 +160,7 @@ def _permission(value: Any, path: Path) -> Rules:
         return {}
     if not isinstance(value, dict):
         raise AgentFileError(f"{path}: permission must map tool names to rules, e.g. {{edit: deny}}")
-    rules: Rules = {}
+    rules: dict[str, RuleValue] = {}
     for tool, rule in value.items():
         where = f"{path}: permission.{tool}"
         if isinstance(rule, str):

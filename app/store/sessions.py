@@ -150,6 +150,7 @@ class SessionStore:
             FROM sessions JOIN tree ON sessions.id = tree.id""",
             (session_id,),
         )
+        assert row is not None, "an aggregate query returns one row"
         return TreeUsage(row["prompt_tokens"], row["completion_tokens"], float(row["cost"]))
 
     def delete(self, session_id: str) -> None:

@@ -56,8 +56,10 @@ class Subagents(Protocol):
 
 
 class Described(Protocol):
-    name: str
-    description: str
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
 
 
 class SubagentDirectory(Protocol):
