@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from app.llm.agents import BUILTIN_AGENTS, CODING_TOOLS, TASK_TOOL, Agent, AgentCatalog
-from app.permission.rules import ACTIONS, RuleValue, Rules
+from app.permission.rules import ACTIONS, Rules, RuleValue
 from app.tools.registry import BUILTIN_TOOLS
 
 AGENTS_FOLDER = "agents"
