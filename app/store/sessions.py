@@ -150,8 +150,7 @@ class SessionStore:
             FROM sessions JOIN tree ON sessions.id = tree.id""",
             (session_id,),
         )
-        if row is None:  # an aggregate always has a row; an empty tree sums to nothing
-            return TreeUsage(0, 0, 0.0)
+        assert row is not None, "an aggregate query returns one row"
         return TreeUsage(row["prompt_tokens"], row["completion_tokens"], float(row["cost"]))
 
     def delete(self, session_id: str) -> None:
