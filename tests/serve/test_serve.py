@@ -335,3 +335,18 @@ def test_a_socket_path_too_long_is_refused_in_one_line(tmp_path: Path):
         f"opencode: error: the socket path {deep / 'opencode' / 'serve.sock'} is too long for a Unix socket: "
         "set XDG_RUNTIME_DIR to a shorter folder\n"
     )
+
+
+def test_a_rule_added_between_two_runs_holds_for_the_next(folder: Path, server, workspace: Path, tmp_path: Path):
+    """The server keeps each workspace warm, but reads its configuration again once a file
+    of it has changed: a deny rule saved after one run holds for the next, as in-process."""
+    model = scripted(tmp_path, [{"steps": [{"toolCalls": [NOTE]}, {"text": "done"}]}])
+    first = opencode(folder, workspace, "-p", "note it", "--model", model, "--yes", "--attach")
+    (workspace / "note.txt").unlink()
+    (workspace / ".opencode.json").write_text(json.dumps({"permission": {"rules": {"write": {"*": "deny"}}}}))
+
+    second = opencode(folder, workspace, "-p", "note it", "--model", model, "--yes", "--attach")
+
+    assert (first.returncode, first.stderr) == (0, "→ write note.txt\n")
+    assert second.returncode == 0 and "the rules forbid write" in second.stderr
+    assert not (workspace / "note.txt").exists()
