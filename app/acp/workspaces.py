@@ -11,6 +11,7 @@ from pathlib import Path
 
 from acp import RequestError
 
+from app.config import Fingerprint, config_fingerprint
 from app.errors import OpencodeError
 from app.llm.agent import AgentLoop
 from app.llm.scripted import ProviderPerModel
@@ -25,11 +26,19 @@ class Opened:
     loop: AgentLoop
     new: bool
     """Built by this call: its ``runtime.notices`` have not been shown to anyone yet."""
+    read: Fingerprint = ()
+    """The configuration files as they were when the runtime read them."""
 
 
 class Workspaces:
+    """A workspace's configuration is read again when one of its files (the project's
+    ``.opencode.json``, the global one) has changed since: a new session then gets a
+    runtime built on it, as a fresh process would, so a deny rule just added holds for
+    it. Sessions already open keep the runtime they began on until the end."""
+
     def __init__(self) -> None:
         self._opened: dict[Path, Opened] = {}
+        self._retired: list[Opened] = []
 
     def open(self, cwd: str) -> Opened:
         """The workspace at ``cwd`` (an absolute folder, as ACP requires), built on first
@@ -44,15 +53,19 @@ class Workspaces:
                 {"message": f"cwd {cwd} is not a directory: open a folder first"}
             )
         opened = self._opened.get(root)
-        if opened is not None:
+        read = config_fingerprint(root)
+        if opened is not None and opened.read == read:
             return Opened(opened.runtime, opened.loop, new=False)
+        if opened is not None:
+            log.info("the configuration of %s changed: read again for new sessions", root)
+            self._retired.append(self._opened.pop(root))
         try:
             runtime = Runtime.build(root, policy="interactive")
         except OpencodeError as error:
             raise RequestError.invalid_params({"message": str(error)}) from None
         for notice in [*runtime.notices, *runtime.commands.notices]:
             log.warning("%s", notice)
-        self._opened[root] = Opened(runtime, AgentLoop(runtime, ProviderPerModel()), new=False)
+        self._opened[root] = Opened(runtime, AgentLoop(runtime, ProviderPerModel()), new=False, read=read)
         log.info("workspace %s", root)
         return Opened(runtime, self._opened[root].loop, new=True)
 
@@ -60,7 +73,8 @@ class Workspaces:
         return len(self._opened)
 
     async def close(self) -> None:
-        for opened in self._opened.values():
+        for opened in [*self._opened.values(), *self._retired]:
             await opened.loop.aclose()
             opened.runtime.close()
         self._opened.clear()
+        self._retired.clear()

@@ -6,7 +6,7 @@ doing anything else."""
 from importlib import import_module
 from typing import Any
 
-from app.config.loader import config_files, load_config
+from app.config.loader import Fingerprint, config_files, config_fingerprint, load_config
 from app.config.models import (
     ActionName,
     AgentConfig,
@@ -25,7 +25,9 @@ __all__ = [
     "McpServerConfig",
     "PermissionRules",
     "ToolRule",
+    "Fingerprint",
     "config_files",
+    "config_fingerprint",
     "config_json_schema",
     "load_config",
     "save_project_setting",

@@ -58,6 +58,25 @@ def config_files(workspace: Path, global_path: Path | None = None, env: Mapping[
     return [path for path in load.paths if path is not None]
 
 
+Fingerprint = tuple[tuple[int, int, int] | None, ...]
+
+
+def config_fingerprint(
+    workspace: Path, global_path: Path | None = None, env: Mapping[str, str] | None = None
+) -> Fingerprint:
+    """(mtime_ns, size, inode) of each file ``config_files`` lists, None where absent: it
+    changes when one of them is saved, so a long-lived front-end knows to read them again."""
+    stamps: list[tuple[int, int, int] | None] = []
+    for path in config_files(workspace, global_path, env):
+        try:
+            stat = os.stat(path)
+        except OSError:
+            stamps.append(None)
+        else:
+            stamps.append((stat.st_mtime_ns, stat.st_size, stat.st_ino))
+    return tuple(stamps)
+
+
 def _names(load: Load) -> str:
     return " + ".join(layer.source for layer in load.layers)
 

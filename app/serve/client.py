@@ -213,6 +213,8 @@ class _Follower:
 
     def handle(self, message: dict[str, Any]) -> None:
         method, params = message.get("method"), message.get("params") or {}
+        if method == "session/update" and self.interrupted:
+            return  # as in-process: after ctrl+c, only the line saying so
         if method == "session/update" and params.get("sessionId") == self._session_id:
             update = params.get("update") or {}
             refused = ((update.get("_meta") or {}).get("opencode") or {}).get("mentionRefused")

@@ -6,27 +6,17 @@ library, imported only here) wakes the check up as soon as a file changes."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from app.config import config_files
+from app.config import Fingerprint, config_files, config_fingerprint
 
-Fingerprint = tuple[tuple[int, int, int] | None, ...]
 RECHECK_MS = 1000
 """Without news from watchfiles, the fingerprint is checked again this often."""
 
 
 def fingerprint(workspace: Path) -> Fingerprint:
     """(mtime_ns, size, inode) of each file the configuration is read from; None where absent."""
-    stamps: list[tuple[int, int, int] | None] = []
-    for path in config_files(workspace):
-        try:
-            stat = os.stat(path)
-        except OSError:
-            stamps.append(None)
-        else:
-            stamps.append((stat.st_mtime_ns, stat.st_size, stat.st_ino))
-    return tuple(stamps)
+    return config_fingerprint(workspace)
 
 
 async def config_saved(workspace: Path, since: Fingerprint) -> None:

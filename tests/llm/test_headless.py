@@ -322,3 +322,21 @@ def test_a_mention_not_attached_is_said_on_stderr(workspace: Path, script, headl
 
     assert (run.code, run.out) == (EXIT_OK, "ok\n")
     assert run.err.startswith("opencode: @.env was not attached: ") and run.err.count("\n") == 1
+
+
+def test_a_delete_only_a_person_may_approve_is_refused_even_with_yes(workspace: Path, script, headless):
+    """Past tools.delete.maxFiles, --yes does not cover a delete: attached, the question
+    goes to the client, which answers by its policy, and the refusal is the same."""
+    (workspace / ".opencode.json").write_text(json.dumps({"tools": {"delete": {"maxFiles": 3}}}))
+    for n in range(5):
+        (workspace / "build").mkdir(exist_ok=True)
+        (workspace / "build" / f"f{n}.txt").write_text(f"{n}\n")
+    delete = {"name": "delete", "arguments": {"path": "build"}}
+    model = script([{"steps": [{"toolCalls": [delete]}, {"text": "could not"}]}])
+
+    run = headless(workspace, "clean up", model=model, yes=True)
+
+    assert (run.code, run.out) == (EXIT_NEEDS_APPROVAL, "could not\n")
+    assert len(list((workspace / "build").iterdir())) == 5
+    assert "--yes does not cover it" in run.err.splitlines()[1]
+    assert run.err.splitlines()[-1].startswith("opencode: error: 1 call needed approval and was refused (delete build)")

@@ -50,6 +50,18 @@ def server(folder: Path) -> Iterator[subprocess.Popen[str]]:
         stop_server(process)
 
 
+@pytest.fixture(scope="module")
+def warm() -> Iterator[Path]:
+    """One server for the tests that only need one running (each in its own workspace);
+    its runtime folder."""
+    with runtime_folder() as made:
+        process = start_server(made)
+        try:
+            yield made
+        finally:
+            stop_server(process)
+
+
 def scripted(tmp_path: Path, turns: list[dict], **extra) -> str:
     path = tmp_path / "script.json"
     path.write_text(json.dumps({"turns": turns, **extra}))
@@ -240,7 +252,7 @@ def test_tcp_listens_on_loopback_only(folder: Path):
     )
 
 
-def test_the_attached_client_imports_neither_litellm_nor_textual(folder: Path, server, workspace: Path, tmp_path):
+def test_the_attached_client_imports_neither_litellm_nor_textual(warm: Path, workspace: Path, tmp_path):
     model = scripted(tmp_path, [{"steps": [{"toolCalls": [NOTE]}, {"text": "noted"}]}])
     program = (
         "import json, sys\n"
@@ -250,7 +262,7 @@ def test_the_attached_client_imports_neither_litellm_nor_textual(folder: Path, s
         "print(json.dumps([code, heavy]), file=sys.stderr)\n"
     )
     run = subprocess.run(
-        [sys.executable, "-c", program], cwd=REPO, env=clean_env(folder), capture_output=True, text=True,
+        [sys.executable, "-c", program], cwd=REPO, env=clean_env(warm), capture_output=True, text=True,
         timeout=RUN_TIMEOUT,
     )  # fmt: skip
 
@@ -277,12 +289,12 @@ def endless_turn(folder: Path, workspace: Path, tmp_path: Path) -> tuple[subproc
     return client, model
 
 
-def test_ctrl_c_cancels_the_turn_on_the_server(folder: Path, server, workspace: Path, tmp_path: Path):
-    client, model = endless_turn(folder, workspace, tmp_path)
+def test_ctrl_c_cancels_the_turn_on_the_server(warm: Path, workspace: Path, tmp_path: Path):
+    client, model = endless_turn(warm, workspace, tmp_path)
 
     client.send_signal(signal.SIGINT)
     out, err = client.communicate(timeout=RUN_TIMEOUT)
-    after = opencode(folder, workspace, "-p", "next", "--model", model, "--continue", "--attach")
+    after = opencode(warm, workspace, "-p", "next", "--model", model, "--continue", "--attach")
 
     assert (client.returncode, out, err) == (130, "", INTERRUPTED_LINE + "\n")
     assert (after.returncode, after.stdout) == (0, "here\n")  # the session is idle again: the turn ended
@@ -313,12 +325,12 @@ def test_a_turn_through_litellm_prints_the_same_attached_and_in_process(folder: 
     assert answers[0] == answers[1] and answers[0]["files_changed"] == ["note.txt"]
 
 
-def test_a_client_that_dies_has_its_turn_cancelled_on_the_server(folder: Path, server, workspace: Path, tmp_path):
-    client, model = endless_turn(folder, workspace, tmp_path)
+def test_a_client_that_dies_has_its_turn_cancelled_on_the_server(warm: Path, workspace: Path, tmp_path):
+    client, model = endless_turn(warm, workspace, tmp_path)
 
     client.kill()
     client.communicate(timeout=RUN_TIMEOUT)
-    after = opencode(folder, workspace, "-p", "next", "--model", model, "--continue", "--attach")
+    after = opencode(warm, workspace, "-p", "next", "--model", model, "--continue", "--attach")
 
     assert (after.returncode, after.stdout) == (0, "here\n")  # not "is already running a turn"
 
@@ -335,3 +347,18 @@ def test_a_socket_path_too_long_is_refused_in_one_line(tmp_path: Path):
         f"opencode: error: the socket path {deep / 'opencode' / 'serve.sock'} is too long for a Unix socket: "
         "set XDG_RUNTIME_DIR to a shorter folder\n"
     )
+
+
+def test_a_rule_added_between_two_runs_holds_for_the_next(warm: Path, workspace: Path, tmp_path: Path):
+    """The server keeps each workspace warm, but reads its configuration again once a file
+    of it has changed: a deny rule saved after one run holds for the next, as in-process."""
+    model = scripted(tmp_path, [{"steps": [{"toolCalls": [NOTE]}, {"text": "done"}]}])
+    first = opencode(warm, workspace, "-p", "note it", "--model", model, "--yes", "--attach")
+    (workspace / "note.txt").unlink()
+    (workspace / ".opencode.json").write_text(json.dumps({"permission": {"rules": {"write": {"*": "deny"}}}}))
+
+    second = opencode(warm, workspace, "-p", "note it", "--model", model, "--yes", "--attach")
+
+    assert (first.returncode, first.stderr) == (0, "→ write note.txt\n")
+    assert second.returncode == 0 and "the rules forbid write" in second.stderr
+    assert not (workspace / "note.txt").exists()
