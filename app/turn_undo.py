@@ -3,8 +3,9 @@
 ``undo_turn`` takes back the session's latest turn not yet undone: every file it changed
 (its sub-agents' changes included) goes back to what it held before the turn, as one
 change through the change path (journal, locks, history, FileVersionCreated), and the
-turn's messages are marked undone, so the model no longer sees them. ``redo_turn``
-re-applies the last turn undone, byte for byte, and brings its messages back. Nothing
+turn's messages are marked undone, so the model no longer sees them, and the todo list
+goes back to what the last todowrite still seen wrote. ``redo_turn`` re-applies the last
+turn undone, byte for byte, and brings its messages (and its todo list) back. Nothing
 is deleted: the files' history gains versions, the messages keep their rows.
 
 Both are all or nothing: under the change path's locks, every file must still be as the
@@ -28,6 +29,7 @@ from app.runtime import Runtime
 from app.slash_commands import CommandCall
 from app.store.turns import Content, Turn, TurnFile
 from app.tools.changes import Change, ChangeSet, Snapshot, apply_changes
+from app.tools.todo import latest_written
 
 TOOL = "undo"
 """The permission key the change is judged under: deny rules (this key's, and the edit
@@ -75,6 +77,7 @@ async def undo_turn(runtime: Runtime, session_id: str) -> TurnStep:
     files = await _apply(runtime, turn, "undo")
     turns.set_state(turn, "undone")
     runtime.store.messages.set_undone(_message_ids(runtime, turn), True)
+    _sync_todos(runtime, session_id)
     return TurnStep("undo", session_id, _prompt(runtime, turn), files)
 
 
@@ -89,7 +92,16 @@ async def redo_turn(runtime: Runtime, session_id: str) -> TurnStep:
     files = await _apply(runtime, turn, "redo")
     turns.set_state(turn, "done")
     runtime.store.messages.set_undone(_message_ids(runtime, turn), False)
+    _sync_todos(runtime, session_id)
     return TurnStep("redo", session_id, _prompt(runtime, turn), files)
+
+
+def _sync_todos(runtime: Runtime, session_id: str) -> None:
+    """The todo list follows the turns the model sees: the one the last todowrite of a
+    turn still done wrote (front-ends are told through TodosUpdated when it changes)."""
+    todos = latest_written(runtime.store.messages.list(session_id))
+    if todos != runtime.store.todos.get(session_id):
+        runtime.store.todos.replace(session_id, todos)
 
 
 async def _apply(runtime: Runtime, turn: Turn, action: Literal["undo", "redo"]) -> list[FileStep]:

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.errors import ToolError
 from app.permission import PermissionPreview
-from app.store.models import TodoItem, TodoPriority, TodoStatus
+from app.store.models import Message, TodoItem, TodoPriority, TodoStatus
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.descriptions import tool_description
 
@@ -70,6 +70,19 @@ async def _authorize(tool: Tool, ctx: ToolContext, preview: str) -> None:
     await ctx.permissions.check(
         ctx.session_id, tool.name, SUBJECT, ctx.agent, f"{tool.name} {SUBJECT}", PermissionPreview("text", preview)
     )
+
+
+def latest_written(messages: list[Message]) -> list[TodoItem]:
+    """The list the last successful todowrite among ``messages`` wrote (empty when none
+    did): the session's list once the turns an undo took back are left out."""
+    for message in reversed(messages):
+        for part in reversed(message.parts) if message.role == "tool" else ():
+            if part.get("type") != "tool_result" or part.get("name") != TodoWriteTool.name or part.get("error"):
+                continue
+            todos = (part.get("metadata") or {}).get("todos")
+            if isinstance(todos, list):
+                return [TodoItem(**todo) for todo in todos]
+    return []
 
 
 def _metadata(todos: list[TodoItem]) -> dict[str, object]:

@@ -162,6 +162,7 @@ async def _get(client: httpx.AsyncClient, target: WebTarget, addresses: list[str
     extensions = {"sni_hostname": target.host} if target.scheme == "https" else {}
     failure: Exception | None = None
     for address in addresses:
+        client.cookies.clear()  # a cookie one hop of a redirect set is not sent to the next
         request = client.build_request("GET", target.at(address), headers=headers, extensions=extensions)
         try:
             response = await client.send(request, stream=True)

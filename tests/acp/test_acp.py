@@ -433,50 +433,48 @@ async def test_view_of_an_image_reaches_the_editor_as_image_content(workspace, f
         assert "data" not in done["rawOutput"]["metadata"]["image"]
 
 
-async def test_the_todo_list_reaches_the_editor_as_plan_updates_and_comes_back_on_load(workspace, fake_llm, acp_agent):
+async def test_the_todo_list_reaches_the_editor_as_plans_and_a_fetch_question_names_its_call(
+    workspace, fake_llm, acp_agent
+):
     """Each todowrite sends the whole list as a `plan` update (a cancelled item as
-    completed, saying so); session/load sends the stored list once more, after the replay."""
+    completed, saying so), with no question; session/load sends the stored list once more,
+    after the replay. A webfetch asks under its permission key, fetch, yet the editor's
+    question names the webfetch call, with the URL; allowed, the loopback address is then
+    refused (a project cannot set tools.webfetch.allowPrivate), in one line."""
     first = [{"id": "a", "content": "Read the code", "status": "in_progress", "priority": "high"},
              {"id": "b", "content": "Write the fix", "status": "pending"}]  # fmt: skip
     second = [{**first[0], "status": "completed"}, {**first[1], "status": "cancelled"}]
     fake_llm.reply(ToolCall("todowrite", json.dumps({"todos": first}), id="t1"))
     fake_llm.reply(ToolCall("todowrite", json.dumps({"todos": second}), id="t2"))
     fake_llm.reply(Text("Planned."))
+    fake_llm.reply(ToolCall("webfetch", json.dumps({"url": "http://127.0.0.1:9/docs"}), id="f1"))
+    fake_llm.reply(Text("Could not read it."))
     expected_last = [
         {"content": "Read the code", "priority": "high", "status": "completed", "_meta": {"opencode": {"id": "a"}}},
         {"content": "Cancelled: Write the fix", "priority": "medium", "status": "completed",
          "_meta": {"opencode": {"status": "cancelled", "id": "b"}}},
     ]  # fmt: skip
-    async with acp_agent(workspace, fake_llm) as client:  # no question: todowrite changes no file
+    async with acp_agent(workspace, fake_llm, ["allow_once"]) as client:
         sid = (await client.connection.new_session(cwd=str(workspace))).session_id
         response = await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text("plan it")), 60)
         assert response.stop_reason == "end_turn"
         plans = [update["entries"] for update in client.updates(sid, "plan")]
         assert [[entry["status"] for entry in plan] for plan in plans] == [["in_progress", "pending"], ["completed", "completed"]]
         assert plans[-1] == expected_last
-        assert client.permission_requests == []
-    async with acp_agent(workspace, fake_llm) as client:
-        await client.connection.load_session(cwd=str(workspace), session_id=sid)
-        replayed = [update for update in client.updates(sid) if update["sessionUpdate"] != "available_commands_update"]
-        assert replayed[-1] == {"sessionUpdate": "plan", "entries": expected_last}
-        assert len(client.updates(sid, "plan")) == 1
+        assert client.permission_requests == []  # todowrite changes no file: nobody is asked
 
-
-async def test_a_fetch_question_is_asked_about_the_webfetch_call_that_asks(workspace, fake_llm, acp_agent):
-    """The permission key (fetch) is not the tool's name (webfetch): the editor's question
-    still names the call, with the URL. Allowed, the loopback address is then refused
-    (the project cannot set tools.webfetch.allowPrivate), in one line."""
-    fake_llm.reply(ToolCall("webfetch", json.dumps({"url": "http://127.0.0.1:9/docs"}), id="f1"))
-    fake_llm.reply(Text("Could not read it."))
-    async with acp_agent(workspace, fake_llm, ["allow_once"]) as client:
-        sid = (await client.connection.new_session(cwd=str(workspace))).session_id
         response = await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text("read the docs")), 60)
         assert response.stop_reason == "end_turn"
         [question] = client.permission_requests
         assert question["toolCall"]["toolCallId"] == "f1"
         assert question["toolCall"]["title"] == "Fetch http://127.0.0.1:9/docs"
-        started = client.updates(sid, "tool_call")[0]
-        assert (started["kind"], started["title"]) == ("fetch", "webfetch http://127.0.0.1:9/docs")
+        started = [update for update in client.updates(sid, "tool_call") if update["toolCallId"] == "f1"]
+        assert [(update["kind"], update["title"]) for update in started] == [("fetch", "webfetch http://127.0.0.1:9/docs")]
         done = final_updates(client, sid)["f1"]
         assert done["status"] == "failed"
         assert "127.0.0.1 is a loopback address" in done["rawOutput"]["output"]
+    async with acp_agent(workspace, fake_llm) as client:
+        await client.connection.load_session(cwd=str(workspace), session_id=sid)
+        replayed = [update for update in client.updates(sid) if update["sessionUpdate"] != "available_commands_update"]
+        assert replayed[-1] == {"sessionUpdate": "plan", "entries": expected_last}
+        assert len(client.updates(sid, "plan")) == 1

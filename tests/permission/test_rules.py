@@ -164,7 +164,7 @@ def test_tools_that_change_things_default_to_ask(tool):
     assert decide(tool, "x", global_rules={}).action == "ask"
 
 
-@pytest.mark.parametrize("tool", ["view", "ls", "glob", "grep", "diagnostics", "task", "todo"])
+@pytest.mark.parametrize("tool", ["view", "ls", "glob", "grep", "diagnostics", "task", "todowrite", "todoread"])
 def test_read_only_tools_default_to_allow(tool):
     assert decide(tool, "x", global_rules=None).action == "allow"
 

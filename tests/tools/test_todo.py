@@ -130,3 +130,30 @@ async def test_a_deny_rule_holds(make_runtime):
     with pytest.raises(ToolError, match='todowrite the todo list: denied by global rule "\\*"'):
         await TodoWriteTool().call({"todos": PLAN}, ctx)
     assert runtime.store.todos.get(ctx.session_id) == []
+
+
+async def test_undo_and_redo_of_a_turn_take_its_todo_list_back_and_bring_it_again(make_runtime):
+    from app.turn_undo import redo_turn, undo_turn
+
+    runtime = make_runtime()
+    session = runtime.store.sessions.create()
+    later = [{**PLAN[1], "status": "completed"}]
+    script = Script.model_validate({"turns": [
+        {"match": "first", "steps": [{"toolCalls": [{"name": "todowrite", "arguments": {"todos": PLAN}}]}, {"text": "ok"}]},
+        {"match": "second", "steps": [{"toolCalls": [{"name": "todowrite", "arguments": {"todos": later}}]}, {"text": "ok"}]},
+    ]})  # fmt: skip
+    loop = AgentLoop(runtime, ScriptedProvider(script))
+    try:
+        await loop.run(session.id, "first", model="scripted/test")
+        await loop.run(session.id, "second", model="scripted/test")
+    finally:
+        await loop.aclose()
+    contents = lambda: [todo.content for todo in runtime.store.todos.get(session.id)]  # noqa: E731
+    assert contents() == [PLAN[1]["content"]]
+    await undo_turn(runtime, session.id)
+    assert contents() == [item["content"] for item in PLAN]
+    await undo_turn(runtime, session.id)
+    assert contents() == []
+    await redo_turn(runtime, session.id)
+    await redo_turn(runtime, session.id)
+    assert contents() == [PLAN[1]["content"]]

@@ -59,6 +59,7 @@ ROUTES = {
     "/loop": lambda h: h.redirect("/loop?again"),
     "/no-location": lambda h: h.reply(302, "text/plain", b""),
     "/to-ftp": lambda h: h.redirect("ftp://127.0.0.1/file"),
+    "/set-cookie": lambda h: h.reply(302, "text/plain", b"", Location="/page", Set_Cookie="session=secret; Path=/"),
 }
 
 OPEN = {"tools": {"webfetch": {"allowPrivate": True}}, "lsp": {"python": {"disabled": True}}}
@@ -178,6 +179,12 @@ async def test_redirects_are_followed_and_bounded(fetch, server):
     with pytest.raises(ToolError, match=f"more than {MAX_REDIRECTS} redirects from http://127.0.0.1:[0-9]+/loop"):
         await fetch({"url": server.url("/loop")})
     assert len(server.requests) == 2 + MAX_REDIRECTS + 1
+
+
+async def test_no_cookie_is_carried_from_one_hop_to_the_next(fetch, server):
+    await fetch({"url": server.url("/set-cookie")})
+    assert [path for path, _ in server.requests] == ["/set-cookie", "/page"]
+    assert server.cookies == [None, None]
 
 
 @pytest.mark.parametrize(

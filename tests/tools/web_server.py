@@ -19,6 +19,8 @@ class WebServer:
     routes: dict[str, Route]
     requests: list[tuple[str, str]] = field(default_factory=list)
     """(path, Host header) of every request, in arrival order."""
+    cookies: list[str | None] = field(default_factory=list)
+    """The Cookie header of every request (None without one), in arrival order."""
     sent: dict[str, int] = field(default_factory=dict)
     """Path -> body bytes written before the client closed (streaming routes)."""
     finished: dict[str, threading.Event] = field(default_factory=dict)
@@ -37,6 +39,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
         path = self.path.split("?", 1)[0]
         self.server_state.requests.append((self.path, self.headers.get("Host", "")))
+        self.server_state.cookies.append(self.headers.get("Cookie"))
         route = self.server_state.routes.get(path)
         try:
             if route is None:
