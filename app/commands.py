@@ -8,9 +8,9 @@ import asyncio
 import json
 import signal
 import sys
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from app import boundedjson
 from app.errors import OpencodeError, ToolError
@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from app.permission.service import Policy
     from app.runtime import Runtime
     from app.tools.base import ToolResult
+
+T = TypeVar("T")
 
 TOOL_OK, TOOL_FAILED, USAGE = 0, 1, 2
 TERMINATED = 128 + signal.SIGTERM
@@ -59,15 +61,19 @@ def _build_runtime(root: Path, policy: Policy) -> Runtime:
     return runtime
 
 
-async def _then_stop_servers(runtime: Runtime, call: Awaitable[ToolResult]) -> ToolResult:
-    """The call, then the language servers it started, stopped while the loop runs."""
+async def _then_stop_servers(runtime: Runtime, call: Awaitable[ToolResult]) -> Callable[[], ToolResult]:
+    """The call, then the language servers it started, stopped while the loop runs. The
+    result comes back inside a function: when ``asyncio.run`` ends it puts back the ^C
+    handler, and ``signal.getsignal`` formats the old one, which holds the main task,
+    with the task's result (a patch's holds the diff of every file it changed)."""
     try:
-        return await call
+        result = await call
+        return lambda: result
     finally:
         await runtime.stop_language_servers()
 
 
-async def _cancelled_on_sigterm(call: Awaitable[ToolResult]) -> ToolResult:
+async def _cancelled_on_sigterm(call: Awaitable[T]) -> T:
     """SIGTERM (a supervisor, `timeout`, a closing terminal's shell) cancels the call as
     ^C does, so the bash tool kills its process group instead of leaving it running."""
     task = asyncio.ensure_future(call)
@@ -103,7 +109,7 @@ def run_tool(root: Path, name: str, raw_arguments: str | None, *, yes: bool, ses
         session = session or runtime.store.sessions.create(title=f"opencode tool {name}", kind="tool").id
         try:
             call = tool.run_guarded(params, runtime.context(session))
-            result = asyncio.run(_cancelled_on_sigterm(_then_stop_servers(runtime, call)))
+            result = asyncio.run(_cancelled_on_sigterm(_then_stop_servers(runtime, call)))()
         except asyncio.CancelledError:
             print("opencode: terminated", file=sys.stderr)
             return TERMINATED

@@ -225,6 +225,26 @@ def test_viewing_a_file_that_exists_loads_no_fuzzy_matcher_and_no_image_code(pro
     assert "src/app.py" in missing["output"]  # the near miss is still suggested
 
 
+def test_ending_a_tool_calls_event_loop_never_formats_its_result(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A patch's result holds the diff of every file it changed: ending the event loop
+    must not format it (asyncio.run's ^C handler holds the main task, result included)."""
+    from app.cli import main
+    from app.tools.base import ToolResult
+
+    formatted: list[int] = []
+    monkeypatch.setattr(ToolResult, "__repr__", lambda self: formatted.append(1) or "ToolResult(...)")
+    monkeypatch.setenv("HOME", str(project.parent / "home"))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    patch = "*** Begin Patch\n*** Update File: src/app.py\n@@\n-    return 1\n+    return 2\n*** End Patch\n"
+    code = main(["-C", str(project), "tool", "patch", json.dumps({"patch": patch}), "--yes"])
+    assert code == 0
+    assert json.loads(capsys.readouterr().out)["ok"] is True
+    assert (project / "src" / "app.py").read_text() == "def main():\n    return 2\n"
+    assert formatted == []
+
+
 def test_changes_command_loads_no_tool_and_no_language_server_client(project: Path) -> None:
     code, _ = tool(project, "edit", {"filePath": "doc.md", "oldString": "", "newString": "one\n"}, "--yes")
     assert code == 0
