@@ -14,7 +14,10 @@ TOOLS = {*BUILTIN_TOOLS, TaskTool.name}  # task is the agent loop's own
 
 
 def description_of(name: str) -> str:
-    return TaskTool.description if name == TaskTool.name else load_tool(name).description
+    """What the model reads; task's text lists the sub-agents its loop knows."""
+    if name == TaskTool.name:
+        return tool_description(name, agents="- explorer: reads and searches")
+    return load_tool(name).description
 
 
 @pytest.mark.parametrize("name", sorted(TOOLS))

@@ -34,11 +34,26 @@ def read_until(master: int, marker: bytes, seconds: float) -> bytes:
     return seen
 
 
+def wait_for_reply_saved(database: Path, deadline: float) -> None:
+    """Until the model's reply is stored with the turn's end ("stop"), read from a second
+    connection as any reader would."""
+    parts = ""
+    while time.monotonic() < deadline:
+        if database.exists():
+            with closing(sqlite3.connect(database)) as db:
+                parts = "".join(row[0] for row in db.execute("SELECT parts FROM messages"))
+            if "Zebra-42" in parts and '"reason": "stop"' in parts:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"the reply was never saved; the messages hold: {parts}")
+
+
 def test_the_app_ends_normally_when_its_terminal_goes_away_and_keeps_the_session(tmp_path: Path) -> None:
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     model = FakeOpenAI().start()
-    model.reply(Text("Hello from the fake model."))
+    for _ in range(2):  # the turn and the session's title each ask the model once, in either order
+        model.reply(Text("Zebra-42 reporting."))
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY") and not k.startswith("OPENCODE_")}
     env |= {
         "HOME": str(tmp_path),
@@ -48,6 +63,7 @@ def test_the_app_ends_normally_when_its_terminal_goes_away_and_keeps_the_session
     }
     workspace = tmp_path / "ws"
     workspace.mkdir()
+    database = workspace / ".opencode" / "opencode.db"
     process = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "-C", str(workspace)],
         stdin=slave, stdout=slave, stderr=slave, cwd=REPO, env=env,
@@ -58,8 +74,9 @@ def test_the_app_ends_normally_when_its_terminal_goes_away_and_keeps_the_session
         drawn = read_until(master, b"Ask anything", 60)
         assert b"Ask anything" in drawn, drawn[-500:]
         os.write(master, b"hi\r")
-        drawn = read_until(master, b"fake model", 60)
-        assert b"fake model" in drawn, drawn[-500:]
+        drawn = read_until(master, b"Zebra-42", 60)
+        assert b"Zebra-42" in drawn, drawn[-500:]
+        wait_for_reply_saved(database, deadline=time.monotonic() + 60)  # the turn has ended
         os.close(master)
         process.wait(timeout=30)
     finally:
@@ -68,9 +85,7 @@ def test_the_app_ends_normally_when_its_terminal_goes_away_and_keeps_the_session
             process.kill()
     # The app's own exit, with the status SIGHUP would have given, not a kill
     assert process.returncode == HANGUP_EXIT_CODE
-    database = workspace / ".opencode" / "opencode.db"
     assert not database.with_name("opencode.db-wal").exists()  # the store was closed, its log folded in
     with closing(sqlite3.connect(database)) as db:
         assert db.execute("SELECT COUNT(*) FROM sessions").fetchone() == (1,)
-        stored = "".join(row[0] for row in db.execute("SELECT parts FROM messages"))
-    assert "Hello from the fake model." in stored
+        assert db.execute("SELECT COUNT(*) FROM messages WHERE parts LIKE '%Zebra-42 reporting.%'").fetchone() == (1,)
