@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from app.llm.agent_files import load_catalog, read_agent
-from app.llm.agents import PLAN_MODE
+from app.agent_files import load_catalog, read_agent
+from app.agents import PLAN_MODE
 from app.llm.headless import EXIT_OK, EXIT_USAGE, run_headless
 from app.runtime import Runtime
 from tests.llm.fake_openai import Reply, Text, ToolCall
