@@ -135,21 +135,26 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 
 
 def _cmd_permission(args: argparse.Namespace) -> int:
+    from app.agent_files import load_catalog
     from app.config import load_config
     from app.permission import explain
 
     root = _workspace(args)
     config = load_config(root)
+    catalog = load_catalog(root, os.environ)  # plan mode's and agent files' rules count too
+    for notice in catalog.notices:
+        print(f"opencode: {notice}", file=sys.stderr)
+    agents, known = catalog.rules(), list(catalog.agents)
     if args.tool == "bash":  # judged part by part, as the bash tool judges it
         from app.tools.bash_judge import explain_command
 
-        print(explain_command(config, root, args.subject, args.agent))
+        print(explain_command(config, root, args.subject, args.agent, agents, known))
     elif args.tool == "fetch":  # the URL as webfetch spells it for the rules
         from app.tools.web_address import web_target
 
-        print(explain(config, root, args.tool, web_target(args.subject).url, agent=args.agent))
+        print(explain(config, root, args.tool, web_target(args.subject).url, args.agent, agents, known))
     else:
-        print(explain(config, root, args.tool, args.subject, agent=args.agent))
+        print(explain(config, root, args.tool, args.subject, args.agent, agents, known))
     return 0
 
 

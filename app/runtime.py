@@ -11,10 +11,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from app.agent_files import load_catalog
+from app.agents import AgentCatalog
 from app.bus import Bus
 from app.config import Config, load_config
-from app.llm.agent_files import load_catalog
-from app.llm.agents import AgentCatalog
 from app.permission import PermissionService
 from app.permission.service import Policy
 from app.store import Store, open_store
@@ -53,7 +53,7 @@ class Runtime:
     workspace_lock: WorkspaceLock
     """Held by the change path and recovery; shared with every opencode process here."""
     agents: AgentCatalog = field(default_factory=AgentCatalog)
-    """The built-in agents and those of the agent files (app/llm/agent_files.py)."""
+    """The built-in agents and those of the agent files (app/agent_files.py)."""
     notices: list[str] = field(default_factory=list)
     """One-line warnings from building it (a damaged database set aside, the data kept
     outside an unwritable workspace, a change a crash interrupted rolled back) that every

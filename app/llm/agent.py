@@ -24,10 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from app.agents import Agent, configured_model, tools_for
 from app.errors import OpencodeError, ToolError
 from app.images import Image, ImageError, image_mentions, load_image
 from app.llm import compaction
-from app.llm.agents import Agent, configured_model, tools_for
 from app.llm.context import allowed_outside, build_system_prompt
 from app.llm.events import (
     MentionRefused,

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from app.agents import Agent
 from app.config import Config
 from app.config.models import DEFAULT_CONTEXT_PATHS
 from app.config.sources import CONFIG_FILE, read_json_object
 from app.errors import ConfigError, PermissionDeniedError
-from app.llm.agents import Agent
 from app.permission import PermissionPreview, PermissionService
 
 ALWAYS_READ = ("AGENTS.md", "CLAUDE.md", ".cursorrules")

@@ -28,10 +28,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, TextIO
 
+from app.agents import UnknownAgentError, configured_model
 from app.bus import Event, Subscription
 from app.errors import OpencodeError
 from app.llm.agent import AgentLoop, ModelProvider, TurnResult
-from app.llm.agents import UnknownAgentError, configured_model
 from app.llm.events import MentionRefused, ModelRetrying, ToolCallFinished, ToolCallStarted
 from app.llm.headless_report import (
     EMPTY_PROMPT_LINE,

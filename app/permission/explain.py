@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import get_args
 
@@ -15,8 +16,8 @@ from app.bus import Bus
 from app.config import AgentName, Config
 from app.errors import ConfigError
 from app.permission.effects import Effect, EffectKind, protected_roots
-from app.permission.rules import PATH_TOOLS, READ_ONLY_TOOLS, STRICTNESS, Decision, evaluate_rules
-from app.permission.service import PermissionService, config_rules
+from app.permission.rules import PATH_TOOLS, READ_ONLY_TOOLS, STRICTNESS, AgentRules, Decision
+from app.permission.service import PermissionService
 
 
 def normalize_subject(path: str) -> str:
@@ -39,9 +40,10 @@ def _path_subject(workspace_root: Path, path: str) -> tuple[str, str]:
     return absolute, absolute
 
 
-def check_agent(agent: str) -> None:
-    """Refuse an agent name no rules can be looked up for."""
-    agents = get_args(AgentName)
+def check_agent(agent: str, known: Sequence[str] | None = None) -> None:
+    """Refuse an agent name no rules can be looked up for: one of ``known`` (the
+    workspace's agents, agent files' included), else of the configurable agents."""
+    agents = tuple(known) if known is not None else get_args(AgentName)
     if agent not in agents:
         raise ConfigError(f'unknown agent "{agent}": use one of {", ".join(agents)}')
 
@@ -56,20 +58,28 @@ CHANGE_EFFECTS: dict[str, EffectKind] = {
 }
 
 
-def explain(config: Config, workspace_root: Path, tool: str, subject: str, agent: str = "coder") -> str:
+def explain(
+    config: Config,
+    workspace_root: Path,
+    tool: str,
+    subject: str,
+    agent: str = "coder",
+    agents: Mapping[str, AgentRules] | None = None,
+    known: Sequence[str] | None = None,
+) -> str:
     """The lines to print: first the verdict, e.g. `deny  (delete rule "*.go")` (the action
     padded to 5, a space, the reason); for a tool that changes files, then one line per
-    effect with the rule that decided it, e.g. `  write secrets/key.txt: deny (edit rule "secrets/*")`."""
-    check_agent(agent)
+    effect with the rule that decided it, e.g. `  write secrets/key.txt: deny (edit rule "secrets/*")`.
+    ``agents``: what agent definitions add to the rules (plan mode, agent files), and
+    ``known`` the agent names there are, as the runtime's agent catalog gives them."""
+    check_agent(agent, known)
     absolute = None
     if tool in PATH_TOOLS:
         subject, absolute = _path_subject(workspace_root, subject)
-    agent_rules, global_rules = config_rules(config, agent)
+    service = PermissionService(config, Bus(), agents=agents)
 
     def decide(key: str) -> Decision:
-        return evaluate_rules(
-            key, subject, agent_rules=agent_rules, global_rules=global_rules, absolute=absolute, agent=agent
-        )
+        return service.evaluate(key, subject, agent, absolute)
 
     if tool in PATH_TOOLS and tool != "external_directory" and subject.startswith("/"):
         # As at run time: a path outside the workspace is never changed, and a read there
@@ -81,7 +91,6 @@ def explain(config: Config, workspace_root: Path, tool: str, subject: str, agent
             reason = outside.reason if outside.level == "default" else f"external_directory, {outside.reason}"
             return f"{outside.action:<5} ({reason})"
     if tool in CHANGE_EFFECTS:
-        service = PermissionService(config, Bus())
         protected = protected_roots(config.data.directory, normalize_subject(workspace_root.as_posix()))
         effect = Effect(CHANGE_EFFECTS[tool], subject, absolute)
         judgement = service.judge(tool, [effect], agent, protected=protected)[0]

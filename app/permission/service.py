@@ -101,10 +101,6 @@ class PermissionService:
             session_id = self._parents[session_id]
         return session_id
 
-    def task_of(self, session_id: str) -> str | None:
-        """The description of the task a sub-agent's session runs; None for a top session."""
-        return self._tasks.get(session_id)
-
     def agents_above(self, session_id: str) -> tuple[str, ...]:
         """The agents whose denies a session inherits, outermost first (none for a top session)."""
         return self._ancestors.get(session_id, ())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from app.errors import ToolError
 from app.permission import Decision, PermissionService
 from app.permission.effects import OWN_CONFIG, protected_roots
 from app.permission.explain import check_agent
-from app.permission.rules import STRICTNESS, Action
+from app.permission.rules import STRICTNESS, Action, AgentRules
 from app.tools.bash_files import HARMLESS_DEVICES, FileJudge
 from app.tools.shell_parse import ParsedCommand, SimpleCommand, parse_command
 from app.workspace import Workspace
@@ -181,15 +182,22 @@ class CommandJudge:
         return subject if subject.startswith("/") else None
 
 
-def explain_command(config: Config, workspace_root: Path, command: str, agent: str) -> str:
+def explain_command(
+    config: Config,
+    workspace_root: Path,
+    command: str,
+    agent: str,
+    agents: Mapping[str, AgentRules] | None = None,
+    known: Sequence[str] | None = None,
+) -> str:
     """`opencode permission check bash COMMAND`: the bash tool's verdict, with no session's
     earlier answers, as `explain` prints a rule's (the action padded to 5, then why), then
     one line per effect: each part it runs and each file it writes or deletes, with the
-    decision for it."""
-    check_agent(agent)
+    decision for it. ``agents`` and ``known`` as for `explain`."""
+    check_agent(agent, known)
     workspace = Workspace(workspace_root)
     judge = CommandJudge(
-        PermissionService(config, Bus()), workspace, agent, config.tools.bash.banned_commands,
+        PermissionService(config, Bus(), agents=agents), workspace, agent, config.tools.bash.banned_commands,
         protected=protected_roots(config.data.directory, workspace.root.as_posix()),
     )
     verdict = judge.verdict(command)

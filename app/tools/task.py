@@ -19,12 +19,11 @@ from typing import Protocol
 
 from pydantic import Field
 
+from app.agents import DEFAULT_SUBAGENT
 from app.errors import ToolError
 from app.permission import PermissionPreview
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.descriptions import tool_description
-
-DEFAULT_SUBAGENT = "explorer"
 
 
 class SubagentResult(Protocol):
@@ -63,7 +62,7 @@ class Described(Protocol):
 
 
 class SubagentDirectory(Protocol):
-    """What the tool needs of the agent catalog (app.llm.agents.AgentCatalog)."""
+    """What the tool needs of the agent catalog (app.agents.AgentCatalog)."""
 
     def subagents(self) -> Sequence[Described]: ...
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from app.llm.agent_files import load_catalog, read_agent
-from app.llm.agents import PLAN_MODE
+from app.agent_files import load_catalog, read_agent
+from app.agents import PLAN_MODE
 from app.llm.headless import EXIT_OK, EXIT_USAGE, run_headless
 from app.runtime import Runtime
 from tests.llm.fake_openai import Reply, Text, ToolCall
@@ -159,3 +159,15 @@ def test_an_unknown_agent_is_one_line_listing_the_primary_agents_and_exit_2(tmp_
     code, out, err = headless(workspace, "hi", model=script(tmp_path, [{"text": "x"}]), agent="workhorse")
     assert (code, out) == (EXIT_USAGE, "")
     assert err == "opencode: error: unknown agent 'workhorse': use one of coder, plan\n"
+
+
+def test_permission_check_knows_plan_mode_and_the_agent_files(workspace: Path, capsys):
+    from app import cli
+
+    agent_file(workspace, "reviewer", REVIEWER.replace("---\nYou", "permission: {grep: {'*.env': deny}}\n---\nYou"))
+    assert cli.main(["permission", "check", "edit", "a.py", "--agent", "plan", "-C", str(workspace)]) == 0
+    assert capsys.readouterr().out.startswith(f"deny  ({PLAN_MODE})\n  write a.py: deny ({PLAN_MODE})")
+    assert cli.main(["permission", "check", "bash", "ls", "--agent", "plan", "-C", str(workspace)]) == 0
+    assert capsys.readouterr().out.startswith(f"deny  (part \"ls\": {PLAN_MODE})")
+    assert cli.main(["permission", "check", "grep", ".env", "--agent", "reviewer", "-C", str(workspace)]) == 0
+    assert capsys.readouterr().out == 'deny  (agent reviewer rule "*.env")\n'

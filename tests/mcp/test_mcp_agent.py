@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.agents import get_agent, tools_for
 from app.llm.agent import AgentLoop
-from app.llm.agents import get_agent, tools_for
 from app.llm.events import ToolCallFinished
 from app.llm.scripted import Script, ScriptedProvider
 from app.permission import PermissionReply

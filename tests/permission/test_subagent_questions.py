@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from app.agents import PLAN_MODE, AgentCatalog
 from app.bus import Bus
 from app.config import Config
 from app.llm.agent import AgentLoop
-from app.llm.agents import PLAN_MODE, AgentCatalog
 from app.llm.events import ToolCallFinished
 from app.llm.scripted import Script, ScriptedProvider
 from app.permission import PermissionPreview, PermissionReply, PermissionRequested, PermissionService

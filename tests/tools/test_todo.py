@@ -8,9 +8,9 @@ import asyncio
 
 import pytest
 
+from app.agents import get_agent
 from app.errors import ToolError
 from app.llm.agent import AgentLoop
-from app.llm.agents import get_agent
 from app.llm.scripted import Script, ScriptedProvider
 from app.runtime import Runtime
 from app.store import TodoItem, TodosUpdated

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.llm.agents import READ_TOOLS as AGENT_READ_TOOLS
+from app.agents import READ_TOOLS as AGENT_READ_TOOLS
 from app.tui.short_path import shorten_path
 
 ACTIONS: dict[str, str] = {

@@ -1,7 +1,8 @@
 """The agents: who gets which system prompt and which tools, and in which role.
 
-Built-in agents have their prompt in app/llm/prompts/<name>.md; agents defined in files
-(app/llm/agent_files.py) carry theirs. An ``AgentCatalog`` holds both for one workspace
+A core room (no litellm, no textual): the runtime builds the catalog and the permission
+service takes each agent's rules from it, in every command. Built-in agents have their
+prompt in app/llm/prompts/<name>.md; agents defined in files (app/agent_files.py) carry theirs. An ``AgentCatalog`` holds both for one workspace
 (``Runtime.agents``): the loop, the task tool and the front-ends ask it.
 
 Modes: a ``primary`` agent answers the user (coder, plan, a custom primary agent: what
@@ -21,16 +22,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
-from app.config import Config
 from app.errors import OpencodeError
 from app.permission.rules import READ_ONLY_TOOLS, AgentRules, Rules
+
+if TYPE_CHECKING:
+    from app.config import Config
 
 T = TypeVar("T")
 Mode = Literal["primary", "subagent", "helper"]
 
-PROMPTS_DIR = Path(__file__).parent / "prompts"
+PROMPTS_DIR = Path(__file__).parent / "llm" / "prompts"
 
 READ_TOOLS = ("view", "ls", "glob", "grep")
 CHANGE_TOOLS = ("write", "edit", "multiedit", "patch", "delete", "bash")
@@ -41,6 +44,7 @@ CODING_TOOLS = (*READ_TOOLS, "diagnostics", *CHANGE_TOOLS)
 TODO_TOOLS = ("todowrite", "todoread")
 TASK_TOOL = "task"
 DEFAULT_SUBAGENT = "explorer"
+"""The sub-agent a task call without subagent_type starts."""
 
 PLAN_MODE = (
     "plan mode: the plan agent only reads, searches and plans; switch to the coder agent "
@@ -166,14 +170,6 @@ class AgentCatalog:
         if agent is None or agent.mode != "primary":
             names = ", ".join(agent.name for agent in self.primary())
             raise UnknownAgentError(f"unknown agent {name!r}: use one of {names}")
-        return agent
-
-    def subagent(self, name: str) -> Agent:
-        """The sub-agent ``name``; UnknownAgentError listing the sub-agents otherwise."""
-        agent = self.agents.get(name)
-        if agent is None or agent.mode != "subagent":
-            names = ", ".join(agent.name for agent in self.subagents())
-            raise UnknownAgentError(f"unknown sub-agent {name!r}: use one of {names}")
         return agent
 
     def rules(self) -> dict[str, AgentRules]:
