@@ -106,6 +106,7 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("new", "Start a new conversation", "screen", TUI_ONLY),
     SlashCommand("sessions", "Switch, rename or delete sessions", "screen", TUI_ONLY),
     SlashCommand("models", "Choose the model", "screen", TUI_ONLY),
+    SlashCommand("agents", "List the agents: primary ones take your prompts, sub-agents tasks", "screen", TUI_ONLY),
     SlashCommand(
         "undo", "Take back the last turn: its file changes, and the turn itself", "session",
         handler="app.turn_undo:undo_command",

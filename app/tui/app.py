@@ -449,6 +449,18 @@ class OpencodeApp(App[None]):
         self.status.agent = chosen.name
         self.notify(f"Agent: {chosen.name}" + (f" · {chosen.description}" if chosen.description else ""), timeout=3)
 
+    async def action_agents(self) -> None:
+        """``/agents``: the primary agents (the current one marked; tab switches) and the
+        sub-agents the task tool starts, as a notice in the chat."""
+        runtime = self._runtime_or_why("The agents cannot be listed")
+        if runtime is None:
+            return
+        lines = ["Primary agents (tab in the prompt switches; ▸ takes the next prompt):"]
+        lines += [f"{'▸' if a.name == self.agent else ' '} {a.name}: {a.description}" for a in runtime.agents.primary()]
+        lines += ["Sub-agents (the task tool starts them):"]
+        lines += [f"  {a.name}: {a.description}" for a in runtime.agents.subagents()]
+        await self.chat.add_notice("\n".join(lines), "info")
+
     def action_cancel_turn(self) -> None:
         """Escape: from the files sidebar back to the prompt; at the prompt, cancel the reply."""
         if self._files_focused():

@@ -30,6 +30,7 @@ SCREEN_ACTIONS = {
     "new": "new_session",
     "sessions": "sessions",
     "models": "models",
+    "agents": "agents",
     "theme": "themes",
     "help": "help",
     "quit": "quit",

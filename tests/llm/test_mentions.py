@@ -285,6 +285,6 @@ def test_export_headless_writes_the_transcript_in_the_workspace(project: Path, f
     [markdown] = project.glob("opencode-session-*.md")
     assert code == EXIT_OK and "what does @src/util.py say?\n\n(attached: src/util.py)" in markdown.read_text()
     assert run(project, fake, "/export pdf", continue_last=True)[::2] == (
-        EXIT_FAILED, "opencode: error: /export takes md or json, not 'pdf': e.g. /export json\n"
+        EXIT_FAILED, "opencode: error: /export takes md or json, not 'pdf': for example /export json\n"
     )
     assert len(fake.requests) == 1  # no command reached the model

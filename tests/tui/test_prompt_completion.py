@@ -275,3 +275,14 @@ async def test_enter_after_a_path_typed_whole_sends(make_app, script, workspace,
         assert app.prompt.text == "" and not is_open(app)
         [user] = app.query(UserMessage)
         assert user.text == "look at @src/app.py"
+
+
+async def test_slash_agents_lists_the_agents_in_the_chat(make_app, tui_runtime):
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press(*"/agents")
+        await wait_until(pilot, lambda: listed(app)[:1] == ["/agents"])
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.query(ChatNotice))
+        text = app.query(ChatNotice).last().text
+        assert "▸ coder: " in text and "  plan: " in text and "  explorer: " in text and "  workhorse: " in text
