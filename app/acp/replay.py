@@ -88,21 +88,31 @@ def changed_paths(metadata: dict[str, Any]) -> list[str]:
 
 
 class _VersionCursors:
+    """Hands out each path's versions in order, one per replayed change: those the
+    session's turns in place wrote (app.store.turns), each with the version before it,
+    so undone turns, undo and redo, reverts and content written elsewhere take no call's
+    place. A session without recorded turns uses every version after the "initial"."""
+
     def __init__(self, runtime: Runtime, session_id: str) -> None:
         self._runtime = runtime
         self._session_id = session_id
         self._seen: dict[str, int] = {}
+        self._results = runtime.store.turns.results_of_turns(session_id)
 
     def diffs(self, paths: list[str], created: set[str]) -> list[Any]:
         contents = []
         for path in paths:
             versions: list[FileVersion] = self._runtime.store.history.versions(self._session_id, path)
-            index = self._seen.get(path, 0) + 1  # index 0 is "initial"
-            if index < len(versions):
+            start = self._seen.get(path, 0) + 1  # index 0 is "initial"
+            index = next((i for i in range(start, len(versions)) if self._is_result(versions[i])), None)
+            if index is not None:
                 self._seen[path] = index
                 previous, version = versions[index - 1], versions[index]
                 contents.append(file_diff(self._runtime.root, previous, version, created=path in created))
         return contents
+
+    def _is_result(self, version: FileVersion) -> bool:
+        return self._results is None or version.id in self._results
 
 
 def _arguments(raw: Any) -> dict[str, Any]:

@@ -28,6 +28,20 @@ _TURN_ROWS_SQL = f"""
     ORDER BY files.id
 """
 
+_RESULTS_SQL = """
+    SELECT files.id FROM files
+    JOIN turns ON files.id > turns.files_after
+              AND files.id <= COALESCE(turns.files_until, (SELECT MAX(id) FROM files))
+    WHERE turns.session_id = ? AND turns.state = 'done' AND files.session_id = ?
+      AND NOT EXISTS (
+          SELECT 1 FROM files AS later
+          WHERE later.session_id = files.session_id AND later.path = files.path
+            AND later.seq > files.seq AND later.change_set = files.change_set
+      )
+"""
+"""Versions a turn in place wrote as a change's result: a version followed by another of
+the same path in its change set recorded what the change found, not what it wrote."""
+
 _PREVIOUS_SQL = "SELECT content, deleted, data FROM files WHERE session_id = ? AND path = ? AND seq = ?"
 
 
@@ -130,6 +144,17 @@ class TurnStore:
                 before = _content(previous) if previous is not None else Content(None)
             found.append(TurnFile(path, before, _content(last[path])))
         return found
+
+    def results_of_turns(self, session_id: str) -> set[int] | None:
+        """The ids of the session's history versions that its turns still in place wrote
+        as results: not those of undone turns, of undo and redo themselves or of the
+        sidebar's reverts (written between turns), nor the versions that record what a
+        change found (an "initial", content written elsewhere meanwhile). None for a
+        session without recorded turns (made before turns were kept, or by `opencode tool`)."""
+        if self._db.query_one("SELECT 1 FROM turns WHERE session_id = ? LIMIT 1", (session_id,)) is None:
+            return None
+        rows = self._db.query(_RESULTS_SQL, (session_id, session_id))
+        return {row["id"] for row in rows}
 
     def _one(self, where: str, *params: object) -> Turn | None:
         row = self._db.query_one(f"SELECT {_COLUMNS} FROM turns {where} LIMIT 1", params)

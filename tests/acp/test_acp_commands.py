@@ -7,7 +7,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from tests.acp.test_acp import eventually, text
+from tests.acp.test_acp import diffs_by_call, eventually, text
 from tests.llm.fake_openai import Text, ToolCall
 
 
@@ -93,3 +93,21 @@ async def test_undo_redo_and_export_over_acp(workspace: Path, fake_llm, acp_agen
         assert [m["text"] for m in exported["messages"] if m["role"] == "user"] == ["write b"]
         assert await prompt("/export pdf") == "/export takes md or json, not 'pdf': for example /export json"
         assert len(fake_llm.requests) == 2  # none of these reached the model
+
+
+async def test_a_reloaded_session_shows_each_call_s_own_diff_after_an_undo(workspace: Path, fake_llm, acp_agent):
+    """History holds the undo's versions and the undone turn's too: session/load pairs each
+    replayed call with the versions its own turn wrote, not the next ones in the file's list."""
+    for n in ("1", "2", "3"):
+        fake_llm.reply(ToolCall("write", json.dumps({"filePath": "n.txt", "content": f"{n}\n"}), id=f"w{n}"))
+        fake_llm.reply(Text(f"wrote {n}"))
+    async with acp_agent(workspace, fake_llm, answers=["allow_always"]) as client:
+        sid = (await client.connection.new_session(cwd=str(workspace))).session_id
+        for words in ("write 1", "write 2", "/undo", "write 3"):
+            await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text(words)), 60)
+        assert (workspace / "n.txt").read_text() == "3\n"
+    async with acp_agent(workspace, fake_llm) as client:
+        await client.connection.load_session(cwd=str(workspace), session_id=sid)
+        await eventually(lambda: client.updates(sid, "available_commands_update"))
+        replayed = diffs_by_call(client, sid)
+    assert replayed == {"w1": [("n.txt", None, "1\n", None)], "w3": [("n.txt", "1\n", "3\n", None)]}

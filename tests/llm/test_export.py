@@ -15,7 +15,8 @@ import pytest
 from app.cli import main
 from app.llm.headless import run_headless
 from app.turn_undo import undo_turn
-from tests.llm.test_turn_undo import Chat
+from tests.llm.fake_openai import Text
+from tests.llm.test_turn_undo import Chat, call
 
 
 @pytest.fixture
@@ -142,3 +143,23 @@ async def test_headless_export_command_writes_in_the_workspace(chat: Chat):
     )
     assert (code, out.getvalue()) == (0, f"Session exported to opencode-session-{chat.session_id}.md\n")
     assert "## User\n\nchange the three files\n" in (chat.root / f"opencode-session-{chat.session_id}.md").read_text()
+
+
+async def test_a_sub_agents_transcript_is_exported_under_its_task_call(make_runtime, fake_llm, workspace, capsys):
+    chat = Chat(make_runtime(), fake_llm, workspace)
+    await chat.run(
+        "delegate",
+        [call("task", description="make d", prompt="create d.py", subagent_type="workhorse")],
+        [call("write", filePath="d.py", content="d = 1\n")],
+        [Text("child made d.py")],
+    )
+    _, out, _ = export(capsys, workspace, "--format", "json")
+    document = json.loads(out)
+    [task] = [c for m in document["messages"] if m["role"] == "assistant" for c in m["tool_calls"]]
+    child = task["subagent"]
+    assert child["title"] and child["messages"][0] == {**child["messages"][0], "role": "user", "text": "create d.py"}
+    [write] = [c for m in child["messages"] if m["role"] == "assistant" for c in m["tool_calls"]]
+    assert write["arguments"] == {"filePath": "d.py", "content": "d = 1\n"} and "+d = 1" in write["diff"]
+    assert [f["path"] for f in document["files"]] == ["d.py"]  # the sub-agent's change counts as the session's
+    _, md, _ = export(capsys, workspace)
+    assert "Sub-agent session" in md and "### User\n\ncreate d.py" in md

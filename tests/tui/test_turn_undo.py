@@ -55,6 +55,7 @@ async def test_undo_redo_of_a_turn_from_the_prompt(make_runtime, make_app, fake_
         await wait_until(pilot, lambda: not app.turn_running and len(fake_llm.requests) == 5)
         after = disk(workspace)
         assert after == {"a.py": b"a = 2\r\n", "b.py": b"b = 2\n", "c.py": None}
+        await wait_until(pilot, lambda: [c.path for c in app.sidebar.changes] == ["a.py", "b.py", "c.py"])
 
         await pilot.press(*"/und")  # the command list offers /undo: enter takes it and runs it
         await wait_until(pilot, lambda: app.prompt.completion is not None and app.prompt.completion.is_open)
@@ -64,10 +65,12 @@ async def test_undo_redo_of_a_turn_from_the_prompt(make_runtime, make_app, fake_
 
         assert disk(workspace) == {"a.py": A_BEFORE, "b.py": None, "c.py": b"c = 3\n"}
         assert not app.query(UserMessage)  # the chat shows the session without the turn
+        await wait_until(pilot, lambda: app.sidebar.changes == [])  # the files are as before the session
 
         await pilot.press("ctrl+a", "ctrl+k", *"/redo", "enter")
         await wait_until(pilot, lambda: disk(workspace) == after)
         await wait_until(pilot, lambda: [m.text for m in app.query(UserMessage)] == ["change the files"])
+        await wait_until(pilot, lambda: [c.path for c in app.sidebar.changes] == ["a.py", "b.py", "c.py"])
 
         await pilot.press("ctrl+t")  # the key undoes too
         await wait_until(pilot, lambda: app.prompt.text == "change the files")
