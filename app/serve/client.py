@@ -4,7 +4,7 @@ It speaks the same newline-delimited JSON-RPC as an editor, with the standard li
 alone (no litellm, no textual, not even the ACP SDK: the point is to start in a blink):
 ``initialize``; ``_opencode/headless``, where the server picks the model and the session
 with the code a run in its own process uses; ``session/prompt``. Meanwhile it prints the
-progress lines from ``session/update`` and answers ``session/request_permission`` as its
+progress lines from ``session/update`` (``_meta.opencode.progress``) and answers ``session/request_permission`` as its
 policy does (``--yes`` or not), naming the policy so the server answers exactly as that
 policy does in-process. The turn's report (``_meta.opencode`` of the answer) is printed
 by app/llm/headless_report.py, as in-process. ctrl+c sends ``session/cancel``.
@@ -271,16 +271,11 @@ class _InterruptGuard:
 
 
 def _progress_line(update: dict[str, Any]) -> str | None:
-    """The stderr line ``run_headless`` prints for the same event: a call as it starts
-    (its ACP title is the tool and its subject), and the first line of a failed call's output."""
-    kind = update.get("sessionUpdate")
-    if kind == "tool_call":
-        return f"→ {update.get('title', '')}"
-    if kind == "tool_call_update" and update.get("status") == "failed":
-        texts = [item["content"].get("text", "") for item in update.get("content") or [] if item.get("type") == "content"]
-        output = texts[0].strip() if texts else ""
-        return f"  ✗ {output.splitlines()[0] if output else 'failed'}"
-    return None
+    """The stderr line ``run_headless`` prints for the same event, which the server made
+    with the same function (``_meta.opencode.progress``): a call starting, a call failed,
+    a model call retried."""
+    line = ((update.get("_meta") or {}).get("opencode") or {}).get("progress")
+    return line if isinstance(line, str) else None
 
 
 def request_once(method: str) -> dict[str, Any] | None:
