@@ -132,6 +132,7 @@ def run_attached(
     model: str | None = None,
     continue_last: bool = False,
     session_id: str | None = None,
+    agent: str = "coder",
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
 ) -> int:
@@ -143,7 +144,9 @@ def run_attached(
         return EXIT_USAGE
     wire = Wire(sock)
     try:
-        return _turn(wire, root, prompt, output_format, quiet, yes, model, continue_last, session_id, out, err)
+        request = {"cwd": str(root), "prompt": prompt, "model": model, "continue": continue_last,
+                   "sessionId": session_id, "agent": agent}  # fmt: skip
+        return _turn(wire, request, output_format, quiet, yes, out, err)
     except ServerGone:
         print(
             f"opencode: error: the opencode server ({socket_path()}) went away during the turn: "
@@ -156,16 +159,14 @@ def run_attached(
 
 
 def _turn(
-    wire: Wire, root: Path, prompt: str, output_format: str, quiet: bool, yes: bool,
-    model: str | None, continue_last: bool, session_id: str | None, out: TextIO, err: TextIO,
-) -> int:  # fmt: skip
+    wire: Wire, request: dict[str, Any], output_format: str, quiet: bool, yes: bool, out: TextIO, err: TextIO
+) -> int:
     wire.request("initialize", {"protocolVersion": ACP_PROTOCOL_VERSION, "clientCapabilities": {}})
     try:
-        started = wire.request(
-            "_opencode/headless",
-            {"cwd": str(root), "prompt": prompt, "model": model, "continue": continue_last, "sessionId": session_id},
-        )
+        started = wire.request("_opencode/headless", request)
     except RpcError as error:
+        for notice in error.data.get("notices", []):
+            print(f"opencode: {notice}", file=err)
         print(error.data.get("line") or f"opencode: error: {error.data.get('message', error)}", file=err)
         return EXIT_USAGE
     for notice in started.get("notices", []):
@@ -174,7 +175,7 @@ def _turn(
     follower = _Follower(wire, session, None if quiet else err, err, yes)
     params = {
         "sessionId": session,
-        "prompt": [{"type": "text", "text": prompt}],
+        "prompt": [{"type": "text", "text": request["prompt"]}],
         "_meta": {"opencode": {"model": started["model"]}},
     }
     with follower.cancelling_on_interrupt():

@@ -356,3 +356,16 @@ def test_a_retried_model_call_is_one_progress_line(workspace: Path, fake_llm, he
     assert (run.code, run.out) == (EXIT_OK, "ok\n")
     [line] = run.err.splitlines()
     assert line.startswith("… the model call failed (") and line.endswith("); retrying in 0.0 s")
+
+
+def test_the_agent_option_picks_the_primary_agent_and_an_unknown_one_is_a_usage_error(
+    workspace: Path, script, headless
+):
+    """The plan agent has no tool that writes: its attempt is refused, whichever way it runs."""
+    model = script([{"steps": [{"toolCalls": [WRITE_NOTES]}, {"text": "Here is the plan."}]}])
+
+    planned = headless(workspace, "plan a note", model=model, yes=True, agent="plan")
+    unknown = headless(workspace, "plan a note", model=model, agent="nosuch")
+
+    assert (planned.code, planned.out) == (EXIT_OK, "Here is the plan.\n") and not (workspace / "notes.txt").exists()
+    assert unknown.code == EXIT_USAGE and unknown.err.startswith("opencode: error: unknown agent 'nosuch': use one of ")
