@@ -228,11 +228,10 @@ def _run_attached(root: Path, args: argparse.Namespace) -> int | None:
     """-p on the user's `opencode serve`, when one listens (or --attach requires it); None
     to run in this process. The client imports neither litellm nor the agent. A slash
     command runs in this process (it acts on the store, or sends its prompt once), so its
-    output is the in-process run's by construction; so does a turn of another agent than
-    the coder (--agent), which the server's headless turns do not take."""
+    output is the in-process run's by construction."""
     from app.slash_commands import parse
 
-    if args.attach == "never" or parse(args.prompt) is not None or args.agent != "coder":
+    if args.attach == "never" or parse(args.prompt) is not None:
         return None
     from app.serve.client import run_attached, server_socket
 
@@ -241,7 +240,7 @@ def _run_attached(root: Path, args: argparse.Namespace) -> int | None:
         return None
     return run_attached(
         sock, root, args.prompt, output_format=args.output_format, quiet=args.quiet, yes=args.yes,
-        model=args.model, continue_last=args.continue_last, session_id=args.session_id,
+        model=args.model, continue_last=args.continue_last, session_id=args.session_id, agent=args.agent,
     )  # fmt: skip
 
 

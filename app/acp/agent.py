@@ -178,23 +178,25 @@ class OpencodeAgent:
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         """``_opencode/headless``: what a ``-p`` attached to ``opencode serve`` needs before
-        its turn, decided by the same code as a run in its own process (model, its check,
-        the session: a new one, ``continue`` or ``sessionId``). The session joins this
-        connection. An error's ``data.line`` is the whole line ``-p`` prints (exit 2)."""
+        its turn, decided by the same code as a run in its own process (the primary agent,
+        the model and its check, the session: a new one, ``continue`` or ``sessionId``).
+        The session joins this connection, in the agent's mode. An error's ``data.line`` is
+        the whole line ``-p`` prints (exit 2); ``notices`` are a new workspace's lines."""
         if method != "opencode/headless":
             raise RequestError.method_not_found(f"_{method}")
         opened = self._workspaces.open(str(params.get("cwd", "")))
-        runtime, prompt = opened.runtime, str(params.get("prompt", ""))
+        runtime, prompt, agent = opened.runtime, str(params.get("prompt", "")), str(params.get("agent") or "coder")
+        notices = [*runtime.notices, *runtime.commands.notices] if opened.new else []
         try:
-            model, _ = usable_model(runtime, "coder", params.get("model"), os.environ)
+            runtime.agents.primary_agent(agent)
+            model, _ = usable_model(runtime, agent, params.get("model"), os.environ)
             session_id = pick_session(runtime, prompt, bool(params.get("continue")), params.get("sessionId"))
         except CannotStart as stop:
-            raise RequestError.invalid_params({"message": str(stop), "line": str(stop)}) from None
+            raise RequestError.invalid_params({"message": str(stop), "line": str(stop), "notices": notices}) from None
         except OpencodeError as error:
             line = f"opencode: error: {error}"
-            raise RequestError.invalid_params({"message": str(error), "line": line}) from None
-        self._open(session_id, runtime, opened.loop)
-        notices = [*runtime.notices, *runtime.commands.notices] if opened.new else []
+            raise RequestError.invalid_params({"message": str(error), "line": line, "notices": notices}) from None
+        self._open(session_id, runtime, opened.loop).mode = agent
         return {"sessionId": session_id, "model": model, "notices": notices}
 
     async def close(self) -> None:

@@ -47,6 +47,7 @@ from app.acp.updates import (
 from app.bus import Event
 from app.llm.events import (
     MentionRefused,
+    ModelRetrying,
     ReasoningDelta,
     SubagentStarted,
     TextDelta,
@@ -54,6 +55,7 @@ from app.llm.events import (
     ToolCallStarted,
     UsageUpdated,
 )
+from app.llm.headless import progress_line
 from app.permission import ApprovalMissing, PermissionGranted, PermissionRequest, PermissionRequested
 from app.permission.rules import permission_key
 from app.runtime import Runtime
@@ -66,6 +68,7 @@ SUBAGENT_RELAYED = (ToolCallStarted, ToolCallFinished, FileVersionCreated, Permi
 RELAYED = (
     TextDelta, ReasoningDelta, ToolCallStarted, ToolCallFinished, UsageUpdated, FileVersionCreated,
     PermissionRequested, PermissionGranted, MentionRefused, TodosUpdated, ApprovalMissing, SubagentStarted,
+    ModelRetrying,
 )
 
 
@@ -124,7 +127,7 @@ class TurnRelay:
             return  # other sessions' events, and sub-agents' text and usage, stay where they are
         update = self._update_for(event)
         if update is not None:
-            await self._channel.update(self._session_id, update)
+            await self._channel.update(self._session_id, _with_progress(update, progress_line(event, self._session_id)))
 
     def _update_for(self, event: Event) -> Any:
         match event:
@@ -132,6 +135,9 @@ class TurnRelay:
                 return AgentMessageChunk(session_update="agent_message_chunk", content=_text(text))
             case ReasoningDelta(text=text):
                 return AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(text))
+            case ModelRetrying():  # why nothing streams yet
+                line = progress_line(event, self._session_id) or ""
+                return AgentThoughtChunk(session_update="agent_thought_chunk", content=_text(f"{line}\n"))
             case MentionRefused(line=line):  # before the turn's first words: its own paragraph
                 meta = {"opencode": {"mentionRefused": line}}  # so a -p attached to opencode serve says it on stderr
                 return AgentMessageChunk(
@@ -269,6 +275,16 @@ class TurnRelay:
 
     def _locations(self, call: ToolCallStarted) -> set[str]:
         return {location.path for location in tool_locations(self._runtime.root, call.arguments)}
+
+
+def _with_progress(update: Any, line: str | None) -> Any:
+    """The update with ``_meta.opencode.progress``, the line ``opencode -p`` prints on
+    stderr for the same event (app.llm.headless.progress_line), so a -p attached to
+    ``opencode serve`` prints exactly what it would in-process."""
+    if line is not None:
+        meta = update.field_meta or {}
+        update.field_meta = {**meta, "opencode": {**meta.get("opencode", {}), "progress": line}}
+    return update
 
 
 def _text(text: str) -> TextContentBlock:

@@ -4,7 +4,7 @@ It speaks the same newline-delimited JSON-RPC as an editor, with the standard li
 alone (no litellm, no textual, not even the ACP SDK: the point is to start in a blink):
 ``initialize``; ``_opencode/headless``, where the server picks the model and the session
 with the code a run in its own process uses; ``session/prompt``. Meanwhile it prints the
-progress lines from ``session/update`` and answers ``session/request_permission`` as its
+progress lines from ``session/update`` (``_meta.opencode.progress``) and answers ``session/request_permission`` as its
 policy does (``--yes`` or not), naming the policy so the server answers exactly as that
 policy does in-process. The turn's report (``_meta.opencode`` of the answer) is printed
 by app/llm/headless_report.py, as in-process. ctrl+c sends ``session/cancel``.
@@ -132,6 +132,7 @@ def run_attached(
     model: str | None = None,
     continue_last: bool = False,
     session_id: str | None = None,
+    agent: str = "coder",
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
 ) -> int:
@@ -143,7 +144,9 @@ def run_attached(
         return EXIT_USAGE
     wire = Wire(sock)
     try:
-        return _turn(wire, root, prompt, output_format, quiet, yes, model, continue_last, session_id, out, err)
+        request = {"cwd": str(root), "prompt": prompt, "model": model, "continue": continue_last,
+                   "sessionId": session_id, "agent": agent}  # fmt: skip
+        return _turn(wire, request, output_format, quiet, yes, out, err)
     except ServerGone:
         print(
             f"opencode: error: the opencode server ({socket_path()}) went away during the turn: "
@@ -156,16 +159,14 @@ def run_attached(
 
 
 def _turn(
-    wire: Wire, root: Path, prompt: str, output_format: str, quiet: bool, yes: bool,
-    model: str | None, continue_last: bool, session_id: str | None, out: TextIO, err: TextIO,
-) -> int:  # fmt: skip
+    wire: Wire, request: dict[str, Any], output_format: str, quiet: bool, yes: bool, out: TextIO, err: TextIO
+) -> int:
     wire.request("initialize", {"protocolVersion": ACP_PROTOCOL_VERSION, "clientCapabilities": {}})
     try:
-        started = wire.request(
-            "_opencode/headless",
-            {"cwd": str(root), "prompt": prompt, "model": model, "continue": continue_last, "sessionId": session_id},
-        )
+        started = wire.request("_opencode/headless", request)
     except RpcError as error:
+        for notice in error.data.get("notices", []):
+            print(f"opencode: {notice}", file=err)
         print(error.data.get("line") or f"opencode: error: {error.data.get('message', error)}", file=err)
         return EXIT_USAGE
     for notice in started.get("notices", []):
@@ -174,7 +175,7 @@ def _turn(
     follower = _Follower(wire, session, None if quiet else err, err, yes)
     params = {
         "sessionId": session,
-        "prompt": [{"type": "text", "text": prompt}],
+        "prompt": [{"type": "text", "text": request["prompt"]}],
         "_meta": {"opencode": {"model": started["model"]}},
     }
     with follower.cancelling_on_interrupt():
@@ -271,16 +272,11 @@ class _InterruptGuard:
 
 
 def _progress_line(update: dict[str, Any]) -> str | None:
-    """The stderr line ``run_headless`` prints for the same event: a call as it starts
-    (its ACP title is the tool and its subject), and the first line of a failed call's output."""
-    kind = update.get("sessionUpdate")
-    if kind == "tool_call":
-        return f"→ {update.get('title', '')}"
-    if kind == "tool_call_update" and update.get("status") == "failed":
-        texts = [item["content"].get("text", "") for item in update.get("content") or [] if item.get("type") == "content"]
-        output = texts[0].strip() if texts else ""
-        return f"  ✗ {output.splitlines()[0] if output else 'failed'}"
-    return None
+    """The stderr line ``run_headless`` prints for the same event, which the server made
+    with the same function (``_meta.opencode.progress``): a call starting, a call failed,
+    a model call retried."""
+    line = ((update.get("_meta") or {}).get("opencode") or {}).get("progress")
+    return line if isinstance(line, str) else None
 
 
 def request_once(method: str) -> dict[str, Any] | None:

@@ -20,6 +20,7 @@ from app.llm.scripted import DEMO_SCRIPT
 from app.runtime import Runtime
 from app.serve.address import connect
 from app.serve.client import run_attached
+from tests.llm.fake_openai import Text
 from tests.serve.running import runtime_folder, socket_of, start_server, stop_server
 
 WRITE_NOTES = {"name": "write", "arguments": {"filePath": "notes.txt", "content": "remember the milk\n"}}
@@ -340,3 +341,31 @@ def test_a_delete_only_a_person_may_approve_is_refused_even_with_yes(workspace: 
     assert len(list((workspace / "build").iterdir())) == 5
     assert "--yes does not cover it" in run.err.splitlines()[1]
     assert run.err.splitlines()[-1].startswith("opencode: error: 1 call needed approval and was refused (delete build)")
+
+
+def test_a_retried_model_call_is_one_progress_line(workspace: Path, fake_llm, headless):
+    """Through litellm (a provider of the workspace's config, so the attached server uses
+    it too): a 429 told to retry at once, then the answer."""
+    providers = {"gw": {"api": "openai", "baseURL": fake_llm.base_url, "apiKey": "test", "models": {"m": {}}}}
+    (workspace / ".opencode.json").write_text(json.dumps({"providers": providers}))
+    fake_llm.fail(429, "slow down", retry_after="0")
+    fake_llm.reply(Text("ok"))
+
+    run = headless(workspace, "hello", model="gw/m")
+
+    assert (run.code, run.out) == (EXIT_OK, "ok\n")
+    [line] = run.err.splitlines()
+    assert line.startswith("… the model call failed (") and line.endswith("); retrying in 0.0 s")
+
+
+def test_the_agent_option_picks_the_primary_agent_and_an_unknown_one_is_a_usage_error(
+    workspace: Path, script, headless
+):
+    """The plan agent has no tool that writes: its attempt is refused, whichever way it runs."""
+    model = script([{"steps": [{"toolCalls": [WRITE_NOTES]}, {"text": "Here is the plan."}]}])
+
+    planned = headless(workspace, "plan a note", model=model, yes=True, agent="plan")
+    unknown = headless(workspace, "plan a note", model=model, agent="nosuch")
+
+    assert (planned.code, planned.out) == (EXIT_OK, "Here is the plan.\n") and not (workspace / "notes.txt").exists()
+    assert unknown.code == EXIT_USAGE and unknown.err.startswith("opencode: error: unknown agent 'nosuch': use one of ")
