@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -346,3 +347,33 @@ async def test_a_workhorse_asks_naming_itself_and_its_task_and_the_parent_shows_
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is app.prompt.screen)
         assert app.focused is block
+
+
+async def test_a_continued_task_shows_its_new_calls_in_its_own_block(make_app, make_runtime, workspace: Path):
+    from tests.llm.fake_routes import RoutedOpenAI
+    from tests.llm.test_subagents import call, calls, last_tool_output, task, text
+
+    def continue_the_task(body: dict) -> object:
+        task_id = re.search(r"task_id: (\S+)", last_tool_output(body)).group(1)
+        return calls(call("task", "again", description="follow up", prompt="and the tests?", task_id=task_id))
+
+    (workspace / "greet.py").write_text("print('Hello')\n")
+    server = RoutedOpenAI().start()
+    try:
+        server.route("FIRST", calls(task("t1", "RESEARCH: where is the greeting?")), text("found it"),
+                     continue_the_task, text("both answers in"))  # fmt: skip
+        server.route("RESEARCH", text("greet.py line 1"), calls(call("grep", "g1", pattern="def test")), text("none"))
+        runtime = make_runtime(policy="interactive", config=priced_fake(server))
+        app = make_app(server.model, runtime=runtime)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await app.open_session(runtime.store.sessions.create(title="titled").id)
+            await pilot.press(*"FIRST look", "enter")
+            await wait_until(pilot, lambda: not app.turn_running and len(app.chat.query(TaskView)) == 1)
+            await pilot.press(*"now the tests", "enter")
+            await wait_until(pilot, lambda: not app.turn_running and len(app.chat.query(TaskView)) == 2)
+            first, again = app.chat.query(TaskView)
+            assert first.child_session_id == again.child_session_id
+            assert (first.calls, again.calls) == (0, 1) and again.state == "done"
+            assert again.title == "explorer · follow up"
+    finally:
+        server.close()
