@@ -155,14 +155,16 @@ async def test_two_children_run_live_their_cost_rolls_up_and_escape_stops_both(
     app = make_app(fake_llm.model, runtime=runtime)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.open_session(session.id)
+        frame = app.status.frame
         await pilot.press(*"look around", "enter")
         await wait_until(pilot, lambda: len(app.chat.query(TaskView)) == 2)
         blocks = list(app.chat.query(TaskView))
-        frame = app.status.frame
         # Both children are half way through their answers at once: they run in parallel.
         await wait_until(pilot, lambda: len(fake_llm.requests) == 5 and all(b.calls == 1 for b in blocks))
         assert {b.title for b in blocks} == {"explorer · look at api", "explorer · look at cli"}
-        assert app.status.frame > frame  # the children's progress moves the parent's spinner
+        # The children's progress moves the parent's spinner: the parent's own is its two
+        # task calls, and each child's grep started and finished (four more).
+        await wait_until(pilot, lambda: app.status.frame - frame >= 6)
         assert all("↳ grep def" in str(b.query_one(".task-status").render()) for b in blocks)
         # Three replies of $0.01 have ended (the stalled ones have no usage yet), two of
         # them the children's: the bar shows all three.
