@@ -379,3 +379,19 @@ async def test_a_continued_task_shows_its_new_calls_in_its_own_block(make_app, m
             assert again.title == "explorer · follow up"
     finally:
         server.close()
+
+
+
+async def test_on_a_blank_session_another_sessions_usage_leaves_the_cost_alone(make_app, tui_runtime):
+    from app.lsp.events import LspStatusChanged
+
+    app = make_app("scripted/demo")
+    async with app.run_test(size=(120, 40)) as pilot:
+        bar = lambda: str(app.status.render())  # noqa: E731
+        sessions = tui_runtime.store.sessions
+        other = sessions.create(title="elsewhere")
+        sessions.add_usage(other.id, 1000, 10, 0.5)
+        sessions.add_usage(sessions.create(title="its task", parent_id=other.id).id, 1000, 10, 0.25)
+        tui_runtime.bus.publish(LspStatusChanged("marker", "ready"))  # drawn after the usage events
+        await wait_until(pilot, lambda: "LSP marker" in bar())
+        assert app.session_id is None and "$0.00" in bar()
