@@ -119,7 +119,10 @@ async def show_event(app: OpencodeApp, event: Event) -> None:
     # A sub-agent's progress and retries are the running turn's too.
     ours_or_child = ours or event_session(event) in app.chat.child_sessions
     match event:
-        case SessionUpdated(session=session) if app.session_id in (session.id, session.parent_id):
+        case SessionUpdated(session=session) if app.session_id is not None and app.session_id in (
+            session.id,
+            session.parent_id,
+        ):
             # The session's usage or a sub-agent's: the bar shows what the whole tree cost.
             if session.id == app.session_id:
                 status.title = session.title

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -154,14 +155,16 @@ async def test_two_children_run_live_their_cost_rolls_up_and_escape_stops_both(
     app = make_app(fake_llm.model, runtime=runtime)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.open_session(session.id)
+        frame = app.status.frame
         await pilot.press(*"look around", "enter")
         await wait_until(pilot, lambda: len(app.chat.query(TaskView)) == 2)
         blocks = list(app.chat.query(TaskView))
-        frame = app.status.frame
         # Both children are half way through their answers at once: they run in parallel.
         await wait_until(pilot, lambda: len(fake_llm.requests) == 5 and all(b.calls == 1 for b in blocks))
         assert {b.title for b in blocks} == {"explorer · look at api", "explorer · look at cli"}
-        assert app.status.frame > frame  # the children's progress moves the parent's spinner
+        # The children's progress moves the parent's spinner: the parent's own is its two
+        # task calls, and each child's grep started and finished (four more).
+        await wait_until(pilot, lambda: app.status.frame - frame >= 6)
         assert all("↳ grep def" in str(b.query_one(".task-status").render()) for b in blocks)
         # Three replies of $0.01 have ended (the stalled ones have no usage yet), two of
         # them the children's: the bar shows all three.
@@ -346,3 +349,49 @@ async def test_a_workhorse_asks_naming_itself_and_its_task_and_the_parent_shows_
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is app.prompt.screen)
         assert app.focused is block
+
+
+async def test_a_continued_task_shows_its_new_calls_in_its_own_block(make_app, make_runtime, workspace: Path):
+    from tests.llm.fake_routes import RoutedOpenAI
+    from tests.llm.test_subagents import call, calls, last_tool_output, task, text
+
+    def continue_the_task(body: dict) -> object:
+        task_id = re.search(r"task_id: (\S+)", last_tool_output(body)).group(1)
+        return calls(call("task", "again", description="follow up", prompt="and the tests?", task_id=task_id))
+
+    (workspace / "greet.py").write_text("print('Hello')\n")
+    server = RoutedOpenAI().start()
+    try:
+        server.route("FIRST", calls(task("t1", "RESEARCH: where is the greeting?")), text("found it"),
+                     continue_the_task, text("both answers in"))  # fmt: skip
+        server.route("RESEARCH", text("greet.py line 1"), calls(call("grep", "g1", pattern="def test")), text("none"))
+        runtime = make_runtime(policy="interactive", config=priced_fake(server))
+        app = make_app(server.model, runtime=runtime)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await app.open_session(runtime.store.sessions.create(title="titled").id)
+            await pilot.press(*"FIRST look", "enter")
+            await wait_until(pilot, lambda: not app.turn_running and len(app.chat.query(TaskView)) == 1)
+            await pilot.press(*"now the tests", "enter")
+            await wait_until(pilot, lambda: not app.turn_running and len(app.chat.query(TaskView)) == 2)
+            first, again = app.chat.query(TaskView)
+            assert first.child_session_id == again.child_session_id
+            assert (first.calls, again.calls) == (0, 1) and again.state == "done"
+            assert again.title == "explorer · follow up"
+    finally:
+        server.close()
+
+
+
+async def test_on_a_blank_session_another_sessions_usage_leaves_the_cost_alone(make_app, tui_runtime):
+    from app.lsp.events import LspStatusChanged
+
+    app = make_app("scripted/demo")
+    async with app.run_test(size=(120, 40)) as pilot:
+        bar = lambda: str(app.status.render())  # noqa: E731
+        sessions = tui_runtime.store.sessions
+        other = sessions.create(title="elsewhere")
+        sessions.add_usage(other.id, 1000, 10, 0.5)
+        sessions.add_usage(sessions.create(title="its task", parent_id=other.id).id, 1000, 10, 0.25)
+        tui_runtime.bus.publish(LspStatusChanged("marker", "ready"))  # drawn after the usage events
+        await wait_until(pilot, lambda: "LSP marker" in bar())
+        assert app.session_id is None and "$0.00" in bar()

@@ -84,8 +84,9 @@ class ChatLog(VerticalScroll):
             task.started(child_session_id, agent, description)
 
     def task_of(self, child_session_id: str | None) -> TaskView | None:
-        """The block of the task call that started ``child_session_id`` in this chat."""
-        for call_id, (child, _, _) in self._subagents.items():
+        """The block of the latest task call that ran ``child_session_id`` in this chat:
+        a call with a ``task_id`` continues an earlier child, in a block of its own."""
+        for call_id, (child, _, _) in reversed(self._subagents.items()):
             if child == child_session_id:
                 return self._task_view(call_id)
         return None
