@@ -26,7 +26,7 @@ from tests.llm.fake_server import FakeHandler, Received
 
 Scripted = Reply | ErrorReply | Callable[[dict[str, Any]], Reply]
 
-MEETING_TIMEOUT = 30.0
+MEETING_TIMEOUT = 120.0
 """How long a held request waits for the others before the meeting fails (a bound, not a pace)."""
 
 

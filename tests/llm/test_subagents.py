@@ -23,8 +23,9 @@ from app.tools.revert import revert_file
 from tests.llm.fake_openai import Reply, Text, ToolCall
 from tests.llm.fake_routes import RoutedOpenAI
 
-BOUND = 30.0
-"""A generous bound on waits, so a broken build fails instead of hanging."""
+BOUND = 300.0
+"""A generous bound on waits (the first model call of a process imports litellm, which a
+busy machine makes slow), so a broken build fails instead of hanging."""
 
 
 def call(name: str, call_id: str, **arguments: object) -> ToolCall:

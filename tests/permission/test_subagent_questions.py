@@ -20,7 +20,7 @@ from app.permission.effects import Effect
 from tests.llm.test_agent import drain
 
 MODEL = "scripted/test"
-BOUND = 30.0
+BOUND = 300.0
 
 
 def loop_with(runtime, turns: list[dict]) -> AgentLoop:
