@@ -395,3 +395,23 @@ async def test_on_a_blank_session_another_sessions_usage_leaves_the_cost_alone(m
         tui_runtime.bus.publish(LspStatusChanged("marker", "ready"))  # drawn after the usage events
         await wait_until(pilot, lambda: "LSP marker" in bar())
         assert app.session_id is None and "$0.00" in bar()
+
+
+async def test_a_task_refused_before_it_starts_shows_failed_and_has_no_transcript_to_open(
+    make_app, make_runtime, script, workspace: Path
+):
+    model = script([{"steps": [
+        {"toolCalls": [{"name": "task", "arguments": {"description": "do it", "prompt": "x", "subagent_type": "nobody"}}]},
+        {"text": "Could not."},
+    ]}])  # fmt: skip
+    app = make_app(model, runtime=make_runtime(policy="interactive"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"delegate", "enter")
+        await wait_until(pilot, lambda: app.session_id is not None and not app.turn_running and app.chat.query(TaskView))
+        block = task_block(app)
+        assert block.state == "failed" and block.child_session_id is None
+        assert "nobody" in str(block.query_one(".tool-error").render())
+        block.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is app.prompt.screen
