@@ -114,6 +114,7 @@ TURN_STATES: dict[type[Event], str] = {
 
 
 def open_transcripts(app: OpencodeApp) -> list[TranscriptScreen]:
+    """The sub-agent transcripts open over the app's chat."""
     return [screen for screen in app.screen_stack if isinstance(screen, TranscriptScreen)]
 
 

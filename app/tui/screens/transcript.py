@@ -1,7 +1,8 @@
 """A sub-agent's whole transcript, full screen and read-only: the child session's messages
 and tool calls drawn by the same chat widgets as the main chat, and kept live while the
-sub-agent runs (the app's listener draws into every open transcript). Escape goes back
-to the parent's chat, which is left as it was, scroll position and focus included."""
+sub-agent runs (the app's listener draws into every open transcript and tells its
+heading when the child's turn starts and ends). Escape goes back to the parent's chat,
+which is left as it was, scroll position and focus included."""
 
 from __future__ import annotations
 
