@@ -482,7 +482,8 @@ class OpencodeApp(App[None]):
 
         if self.runtime is not None:
             messages = await asyncio.to_thread(self.runtime.store.messages.list, session_id)
-            await self.push_screen(TranscriptScreen(session_id, title, messages))
+            running = any(loop.is_running(session_id) for loop in self._loops.values())
+            await self.push_screen(TranscriptScreen(session_id, title, messages, running=running))
 
 
     # -- undo and redo of a whole turn (docs/undo.md) --------------------------------------

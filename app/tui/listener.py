@@ -104,14 +104,32 @@ def coalesce_deltas(events: list[Event]) -> list[Event]:
     return merged
 
 
+TURN_STATES: dict[type[Event], str] = {
+    TurnStarted: "running",
+    TurnFinished: "done",
+    TurnFailed: "failed",
+    TurnCancelled: "cancelled",
+}
+"""What a sub-agent transcript's heading says after each of its session's turn events."""
+
+
+def open_transcripts(app: OpencodeApp) -> list[TranscriptScreen]:
+    """The sub-agent transcripts open over the app's chat."""
+    return [screen for screen in app.screen_stack if isinstance(screen, TranscriptScreen)]
+
+
 def open_chats(app: OpencodeApp) -> list[ChatLog]:
     """The app's chat and the chat of every sub-agent transcript open over it."""
-    return [app.chat, *(screen.chat for screen in app.screen_stack if isinstance(screen, TranscriptScreen))]
+    return [app.chat, *(screen.chat for screen in open_transcripts(app))]
 
 
 async def show_event(app: OpencodeApp, event: Event) -> None:
     for chat in open_chats(app):
         await draw_in_chat(chat, event)
+    if type(event) in TURN_STATES:
+        for transcript in open_transcripts(app):
+            if event_session(event) == transcript.session_id:
+                transcript.show_state(TURN_STATES[type(event)])
     status = app.status
     assert app.runtime is not None, "events come from the runtime's bus"
     sessions = app.runtime.store.sessions

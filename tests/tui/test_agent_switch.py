@@ -41,3 +41,20 @@ async def test_tab_in_the_prompt_switches_the_agent_of_the_next_prompt_and_shift
         assert app.agent == "coder" and "plan · " not in bar()
         await pilot.press("shift+tab")
         assert app.focused is not None and app.chat in app.focused.ancestors_with_self  # shift+tab: into the chat
+
+
+async def test_tab_goes_round_the_primary_agents_custom_ones_included(make_app, make_runtime, workspace: Path):
+    agents = workspace / ".opencode" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text(
+        "---\ndescription: Reviews the diff\nmode: primary\ntools: [view, grep]\n---\nYou review code.\n"
+    )
+    (agents / "helper.md").write_text("---\ndescription: Helps\nmode: subagent\n---\nYou help.\n")
+    app = make_app("scripted/demo", runtime=make_runtime(policy="interactive"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        seen = []
+        for _ in range(4):
+            await pilot.press("tab")
+            seen.append(app.agent)
+        assert seen == ["plan", "reviewer", "coder", "plan"]  # a sub-agent is not offered
+        assert "plan · " in str(app.status.render())

@@ -12,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from app.llm.events import SubagentStarted, ToolCallFinished, ToolCallStarted, TurnCancelled
+from app.llm.events import (
+    SubagentStarted,
+    ToolCallFinished,
+    ToolCallStarted,
+    TurnCancelled,
+    TurnFailed,
+    TurnStarted,
+)
 from app.tui.screens.permission_screen import PermissionScreen
 from app.tui.screens.transcript import TranscriptScreen
 from app.tui.widgets.task_view import TaskView
@@ -178,6 +185,7 @@ async def test_two_children_run_live_their_cost_rolls_up_and_escape_stops_both(
         chat = app.screen.chat
         await wait_until(pilot, lambda: chat.query("AssistantMessage") and "Found it" in chat.query("AssistantMessage").last().text)
         assert [view.tool for view in chat.query(ToolCallView)] == ["grep"]
+        assert app.screen.state == "running"
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is app.prompt.screen)
         assert app.focused is blocks[0]
@@ -395,3 +403,39 @@ async def test_on_a_blank_session_another_sessions_usage_leaves_the_cost_alone(m
         tui_runtime.bus.publish(LspStatusChanged("marker", "ready"))  # drawn after the usage events
         await wait_until(pilot, lambda: "LSP marker" in bar())
         assert app.session_id is None and "$0.00" in bar()
+
+
+async def test_a_task_refused_before_it_starts_shows_failed_and_has_no_transcript_to_open(
+    make_app, make_runtime, script, workspace: Path
+):
+    model = script([{"steps": [
+        {"toolCalls": [{"name": "task", "arguments": {"description": "do it", "prompt": "x", "subagent_type": "nobody"}}]},
+        {"text": "Could not."},
+    ]}])  # fmt: skip
+    app = make_app(model, runtime=make_runtime(policy="interactive"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"delegate", "enter")
+        await wait_until(pilot, lambda: app.session_id is not None and not app.turn_running and app.chat.query(TaskView))
+        block = task_block(app)
+        assert block.state == "failed" and block.child_session_id is None
+        assert "nobody" in str(block.query_one(".tool-error").render())
+        block.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is app.prompt.screen
+
+
+async def test_a_transcripts_heading_follows_its_sub_agents_turns(make_app, tui_runtime):
+    app = make_app("scripted/demo")
+    async with app.run_test(size=(120, 40)) as pilot:
+        parent = tui_runtime.store.sessions.create(title="parent")
+        child = tui_runtime.store.sessions.create(title="look", parent_id=parent.id)
+        app.open_transcript(child.id, "explorer · look")
+        await wait_until(pilot, lambda: isinstance(app.screen, TranscriptScreen))
+        transcript = app.screen
+        heading = lambda: str(transcript.query_one("#transcript-title").render())  # noqa: E731
+        await wait_until(pilot, lambda: heading())
+        assert heading() == "explorer · look  sub-agent transcript"  # it had ended (or not begun) when opened
+        for event, state in ((TurnStarted(child.id, "explorer", "m"), "running"), (TurnFailed(child.id, "boom"), "failed")):
+            tui_runtime.bus.publish(event)
+            await wait_until(pilot, lambda: heading().endswith(f" · {state}"))  # noqa: B023 - awaited at once

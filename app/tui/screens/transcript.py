@@ -1,7 +1,8 @@
 """A sub-agent's whole transcript, full screen and read-only: the child session's messages
 and tool calls drawn by the same chat widgets as the main chat, and kept live while the
-sub-agent runs (the app's listener draws into every open transcript). Escape goes back
-to the parent's chat, which is left as it was, scroll position and focus included."""
+sub-agent runs (the app's listener draws into every open transcript and tells its
+heading when the child's turn starts and ends). Escape goes back to the parent's chat,
+which is left as it was, scroll position and focus included."""
 
 from __future__ import annotations
 
@@ -23,21 +24,37 @@ class TranscriptScreen(Screen[None]):
     CSS_PATH = "transcript.tcss"
     BINDINGS = [Binding("escape,q", "close", "Back to the parent's chat", id="transcript.close")]
 
-    def __init__(self, session_id: str, title: str, messages: list[Message]) -> None:
+    def __init__(self, session_id: str, title: str, messages: list[Message], *, running: bool = False) -> None:
         super().__init__()
         self.session_id = session_id
         self.heading = title
+        self.state = "running" if running else ""
+        """running, done, failed or cancelled; empty for a sub-agent that ended before it opened."""
         self._messages = messages
+        self._title = Static(id="transcript-title")
         self.chat = ChatLog(id="transcript-chat")
 
     def compose(self) -> ComposeResult:
-        yield Static(
-            Content.assemble((self.heading, "bold"), ("  sub-agent transcript", "$text-muted")), id="transcript-title"
-        )
+        yield self._title
         yield self.chat
         yield Static(Content.styled("esc back to the parent's chat · ↑↓ scroll", "$text-muted"), id="transcript-keys")
 
+    def show_state(self, state: str) -> None:
+        """The sub-agent started a turn or ended one (the app's listener says which)."""
+        self.state = state
+        self._show_title()
+
+    def _show_title(self) -> None:
+        self._title.update(
+            Content.assemble(
+                (self.heading, "bold"),
+                ("  sub-agent transcript", "$text-muted"),
+                *(((" · ", "$text-muted"), (self.state, "italic $accent")) if self.state else ()),
+            )
+        )
+
     async def on_mount(self) -> None:
+        self._show_title()
         await self.chat.show_session(self.session_id, self._messages)
         self._messages = []
         self.chat.focus()

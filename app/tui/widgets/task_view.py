@@ -149,7 +149,10 @@ class TaskView(ToolCallView, can_focus=True):
 
     def action_open_transcript(self) -> None:
         if self.child_session_id is None:
-            self.notify("The sub-agent has not started yet: its transcript opens once it has", severity="warning")
+            if self.finished:
+                self.notify("This task started no sub-agent (it was refused first): there is no transcript")
+            else:
+                self.notify("The sub-agent has not started yet: its transcript opens once it has", severity="warning")
             return
         self.post_message(self.OpenRequested(self.child_session_id, self.title))
 
