@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 
 from app.llm.headless_report import INTERRUPTED_LINE
-from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
 from tests.serve.running import (
     REPO,
     RUN_TIMEOUT,
@@ -298,31 +297,6 @@ def test_ctrl_c_cancels_the_turn_on_the_server(warm: Path, workspace: Path, tmp_
 
     assert (client.returncode, out, err) == (130, "", INTERRUPTED_LINE + "\n")
     assert (after.returncode, after.stdout) == (0, "here\n")  # the session is idle again: the turn ended
-
-
-def test_a_turn_through_litellm_prints_the_same_attached_and_in_process(folder: Path, tmp_path: Path):
-    """The real provider path (litellm against the fake OpenAI server): the same turn run
-    in-process and attached prints the same JSON (but for the session id) and progress."""
-    fake = FakeOpenAI().start()
-    provider = {"OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": fake.base_url}
-    process = start_server(folder, extra=provider)
-    runs = []
-    try:
-        for how in ("--no-attach", "--attach"):
-            root = tmp_path / how.strip("-")
-            root.mkdir()
-            fake.reply(Text("Writing it."), ToolCall("write", json.dumps(NOTE["arguments"])))
-            fake.reply(Text("note.txt holds it."), usage=(40, 7))
-            runs.append(opencode(folder, root, "-p", "note it", "-f", "json", "--yes", how, extra=provider))
-    finally:
-        stop_server(process)
-        fake.close()
-
-    in_process, attached = runs
-    assert (attached.returncode, attached.stderr) == (in_process.returncode, in_process.stderr) == (0, "→ write note.txt\n")
-    answers = [json.loads(run.stdout) for run in runs]
-    assert answers[0].pop("session_id") != answers[1].pop("session_id")
-    assert answers[0] == answers[1] and answers[0]["files_changed"] == ["note.txt"]
 
 
 def test_a_client_that_dies_has_its_turn_cancelled_on_the_server(warm: Path, workspace: Path, tmp_path):
