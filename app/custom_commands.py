@@ -49,8 +49,8 @@ def load_registry(root: Path, env: Mapping[str, str]) -> CommandRegistry:
 def _read_folder(folder: Path, reserved: set[str], notices: list[str]) -> Iterable[SlashCommand]:
     try:
         files = sorted(path for path in folder.iterdir() if path.suffix == ".md")
-    except FileNotFoundError:
-        return
+    except (FileNotFoundError, NotADirectoryError):
+        return  # no folder of commands (a file on its path is not one either)
     except OSError as err:
         notices.append(f"{folder}: custom commands not read: {err.strerror or err}")
         return

@@ -146,6 +146,12 @@ def test_a_bad_file_is_one_line_naming_it(workspace: Path, env: dict[str, str], 
     assert registry.get("good") is not None
 
 
+def test_a_file_where_the_commands_folder_would_be_is_no_folder_of_commands(workspace: Path, env: dict[str, str]) -> None:
+    (workspace / ".opencode").write_text("a file, not the data folder\n")
+    registry = load_registry(workspace, env)
+    assert registry.notices == [] and registry.get("init") is not None
+
+
 def test_binary_file_is_refused(workspace: Path, env: dict[str, str]) -> None:
     path = project_command(workspace, "bin", "")
     path.write_bytes(b"\xff\xfe\x00binary")
