@@ -10,8 +10,10 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 run: $(STAMP)
 	$(BIN)/opencode
 
+# One worker per core (two on the development machine), whole files per worker so a
+# module's shared fixtures (a fake server, an opencode serve) start once.
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --numprocesses=auto --dist=loadfile
 
 install: $(STAMP)
 
