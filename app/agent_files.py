@@ -63,17 +63,9 @@ def load_catalog(root: Path, env: Mapping[str, str]) -> AgentCatalog:
 
 
 def _read_folder(folder: Path, notices: list[str]) -> Iterable[Agent]:
-    try:
-        files = sorted(path for path in folder.iterdir() if path.suffix == ".md")
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    except OSError as err:
-        notices.append(f"{folder}: agent files not read: {err.strerror or err}")
-        return
-    if len(files) > MAX_FILES:
-        notices.append(f"{folder}: {len(files)} agent files; only the first {MAX_FILES} are read")
-        files = files[:MAX_FILES]
-    for path in files:
+    from app import frontmatter
+
+    for path in frontmatter.markdown_files(folder, "agent files", MAX_FILES, notices):
         try:
             yield read_agent(path)
         except AgentFileError as err:

@@ -47,17 +47,7 @@ def load_registry(root: Path, env: Mapping[str, str]) -> CommandRegistry:
 
 
 def _read_folder(folder: Path, reserved: set[str], notices: list[str]) -> Iterable[SlashCommand]:
-    try:
-        files = sorted(path for path in folder.iterdir() if path.suffix == ".md")
-    except (FileNotFoundError, NotADirectoryError):
-        return  # no folder of commands (a file on its path is not one either)
-    except OSError as err:
-        notices.append(f"{folder}: custom commands not read: {err.strerror or err}")
-        return
-    if len(files) > MAX_FILES:
-        notices.append(f"{folder}: {len(files)} command files; only the first {MAX_FILES} are read")
-        files = files[:MAX_FILES]
-    for path in files:
+    for path in frontmatter.markdown_files(folder, "custom commands", MAX_FILES, notices):
         try:
             yield read_command(path, reserved)
         except frontmatter.FrontMatterError as err:

@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from app.errors import OpencodeError
 
 FENCE = "---"
@@ -43,6 +41,8 @@ def split(text: str, origin: str) -> Document:
             break
     else:
         raise FrontMatterError(f"{origin}: front matter opened with --- is never closed: add a line with ---")
+    import yaml  # only when a file has front matter
+
     try:
         meta = yaml.safe_load(header) if header.strip() else {}
     except yaml.YAMLError as err:
@@ -53,6 +53,22 @@ def split(text: str, origin: str) -> Document:
     if not isinstance(meta, dict):
         raise FrontMatterError(f"{origin}: front matter must be 'key: value' lines, not {type(meta).__name__}")
     return Document({str(key): value for key, value in meta.items()}, body.strip())
+
+
+def markdown_files(folder: Path, what: str, limit: int, notices: list[str]) -> list[Path]:
+    """The ``.md`` files of a definition folder, sorted, at most ``limit``; a missing
+    folder (or a file in its place) has none; other faults and the cut are one notice
+    naming the folder and ``what`` it holds."""
+    try:
+        files = sorted(path for path in folder.iterdir() if path.suffix == ".md")
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as err:
+        notices.append(f"{folder}: {what} not read: {err.strerror or err}")
+        return []
+    if len(files) > limit:
+        notices.append(f"{folder}: {len(files)} {what}; only the first {limit} are read")
+    return files[:limit]
 
 
 def read(path: Path) -> Document:
