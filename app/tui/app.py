@@ -703,6 +703,18 @@ class OpencodeApp(App[None]):
     def _files_focused(self) -> bool:
         return self._focus_within(self.sidebar)
 
+    def on_key(self, event: events.Key) -> None:
+        """A character typed while the keyboard is in the chat (after shift+tab or a click
+        on a block) goes to the prompt, as in a chat app, rather than nowhere; keys a
+        binding uses (space and enter on blocks, say) keep their action."""
+        if not (event.is_printable and event.character) or event.key in self.active_bindings:
+            return
+        if self.screen is not self.prompt.screen or not self._focus_within(self.chat):
+            return
+        event.stop()
+        self.prompt.focus()
+        self.prompt.insert(event.character)
+
     def _focus_within(self, widget: Widget) -> bool:
         """The keyboard is on ``widget`` or inside it, on the main screen."""
         focused = self.prompt.screen.focused

@@ -41,6 +41,8 @@ async def test_tab_in_the_prompt_switches_the_agent_of_the_next_prompt_and_shift
         assert app.agent == "coder" and "plan · " not in bar()
         await pilot.press("shift+tab")
         assert app.focused is not None and app.chat in app.focused.ancestors_with_self  # shift+tab: into the chat
+        await pilot.press(*"ok?")  # a character typed in the chat lands in the prompt
+        assert app.focused is app.prompt and app.prompt.text == "ok?"
 
 
 async def test_tab_goes_round_the_primary_agents_custom_ones_included(make_app, make_runtime, workspace: Path):

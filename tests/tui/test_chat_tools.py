@@ -90,6 +90,20 @@ async def test_the_truncated_bash_output_expands_with_a_click(make_app, tui_runt
         assert "test_39" in str(output.render())
 
 
+async def test_a_block_keeps_its_own_keys_and_other_characters_typed_in_the_chat_go_to_the_prompt(make_app, tui_runtime):
+    session_id = store_tool_conversation(tui_runtime, SAMPLES["bash"])
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(session_id)
+        await pilot.pause()
+        output = app.query_one(ToolOutput)
+        app.set_focus(output)
+        await pilot.press("space")  # the block's own key: expand
+        assert app.focused is output and "test_39" in str(output.render()) and app.prompt.text == ""
+        await pilot.press(*"why?")
+        assert app.focused is app.prompt and app.prompt.text == "why?"
+
+
 @pytest.mark.parametrize("name", list(SAMPLES))
 def test_snapshot_of_each_tool_rendering(name, snap_compare, make_app, tui_runtime):
     session_id = store_tool_conversation(tui_runtime, SAMPLES[name])
