@@ -295,11 +295,12 @@ def _dispatch(args: argparse.Namespace) -> int:
 def _end_now(code: int) -> NoReturn:
     """End the process at once, its output flushed: the ACP SDK's client terminates an
     agent 2 s after closing its input, which the interpreter's teardown can outlast."""
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except OSError:  # the reader has gone: nothing to lose
-        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:  # None: that descriptor was closed when the process started
+                stream.flush()
+        except OSError:  # the reader has gone: nothing to lose
+            pass
     os._exit(code)
 
 
