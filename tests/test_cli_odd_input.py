@@ -70,3 +70,16 @@ def test_output_piped_to_a_reader_that_has_gone_ends_every_command_quietly(worke
         finally:
             os.close(writer)
         assert (command, done.returncode, done.stderr) == (command, 141, "")
+
+
+def test_headless_export_runs_with_no_model_configured(worked_in: Path, tmp_path: Path):
+    """`/export` calls no model: with no provider key and no --model it still writes the
+    transcript (`/compact`, which calls one, still says how to configure one)."""
+    home = tmp_path / "home"
+    exported = opencode("-p", "/export json", "--continue", "-f", "json", "-C", str(worked_in), home=home)
+    compacted = opencode("-p", "/compact", "--continue", "-C", str(worked_in), home=home)
+
+    assert (exported.returncode, exported.stderr) == (0, "")
+    written = worked_in / json.loads(exported.stdout)["response"].removeprefix("Session exported to ")
+    assert json.loads(written.read_text())["messages"][0]["text"] == "take a note"
+    assert compacted.returncode == 2 and "API_KEY" in compacted.stderr
