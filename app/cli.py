@@ -267,10 +267,29 @@ def main(argv: Sequence[str] | None = None) -> int:
 def console_main() -> NoReturn:
     """The ``opencode`` command itself: ``main``, then the end of the process."""
     args = build_parser().parse_args()
-    code = _dispatch(args)
+    try:
+        code = _dispatch(args)
+        if sys.stdout is not None:
+            sys.stdout.flush()  # here, so a reader gone shows now and not in the interpreter's teardown
+    except BrokenPipeError:
+        code = _reader_gone()
     if args.command == "acp":
         _end_now(code)
     sys.exit(code)
+
+
+BROKEN_PIPE = 141
+"""128 + SIGPIPE: the exit code a shell shows for a program that SIGPIPE ended (``cat big | head -1``)."""
+
+
+def _reader_gone() -> int:
+    """Output piped to a reader that closed (``| head -1``) ends the command quietly, as
+    SIGPIPE ends a Unix tool: what is still buffered goes nowhere instead of into a
+    second error when the interpreter flushes it at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return BROKEN_PIPE
 
 
 ONE_SHOT = frozenset({"schema", "permission", "tool", "changes"})
@@ -295,11 +314,12 @@ def _dispatch(args: argparse.Namespace) -> int:
 def _end_now(code: int) -> NoReturn:
     """End the process at once, its output flushed: the ACP SDK's client terminates an
     agent 2 s after closing its input, which the interpreter's teardown can outlast."""
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except OSError:  # the reader has gone: nothing to lose
-        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:  # None: that descriptor was closed when the process started
+                stream.flush()
+        except OSError:  # the reader has gone: nothing to lose
+            pass
     os._exit(code)
 
 

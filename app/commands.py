@@ -141,6 +141,7 @@ def show_changes(root: Path, *, session_id: str | None, as_json: bool, include_t
                 "deleted": change.deleted,
             }
             for change in history.list_latest_session_files(session.id)
+            if not change.unchanged  # net, nothing changed (created then deleted, put back): as the sidebar
         ]
         if as_json:
             _emit({"session_id": session.id, "title": session.title, "files": rows})

@@ -67,6 +67,9 @@ class SlashCommand:
     """Where the command comes from: built-in, or its file."""
     hint: str = ""
     """What the command takes after its name, for lists ("[message]")."""
+    uses_model: bool = False
+    """For ``session`` commands: whether its handler calls the model (``/compact``), so a
+    headless run must find a usable one first; the others run with none configured."""
 
     def works_in(self, surface: Surface) -> bool:
         return surface in self.where
@@ -114,7 +117,7 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("redo", "Put back the turn the last /undo took back", "session", handler="app.turn_undo:redo_command"),
     SlashCommand(
         "compact", "Summarise the conversation to free context", "session",
-        handler="app.llm.session_commands:compact",
+        handler="app.llm.session_commands:compact", uses_model=True,
     ),
     SlashCommand(
         "export", "Save the conversation as Markdown or JSON", "session", hint="[md|json]",

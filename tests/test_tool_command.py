@@ -179,6 +179,26 @@ def test_changes_lists_each_version_of_a_file_in_the_session(project: Path) -> N
     ]
 
 
+def test_changes_leaves_out_a_file_created_then_deleted(project: Path) -> None:
+    """Net, nothing changed: as the TUI's sidebar, `changes` (text and --json) does not list it."""
+    code, created = tool(project, "write", {"filePath": "scratch.txt", "content": "temporary\n"}, "--yes")
+    assert code == 0
+    session = created["session_id"]
+    code, _ = tool(project, "write", {"filePath": "kept.txt", "content": "kept\n"}, "--session", session, "--yes")
+    assert code == 0
+    code, _ = tool(project, "delete", {"path": "scratch.txt"}, "--session", session, "--yes")
+    assert code == 0
+
+    listed = json.loads(opencode(project, "changes", "--session", session, "--json").stdout)["files"]
+    text = opencode(project, "changes", "--session", session).stdout
+    code, _ = tool(project, "delete", {"path": "kept.txt"}, "--session", session, "--yes")
+    assert code == 0
+    nothing = opencode(project, "changes", "--session", session)
+
+    assert [row["path"] for row in listed] == ["kept.txt"]
+    assert "kept.txt" in text and "scratch.txt" not in text
+    assert nothing.stdout == f"session {session}: no files changed\n"
+
 def loaded_modules(workspace: Path, *args: str) -> set[str]:
     """The modules a real `opencode ARGS...` process has imported when it is done."""
     probe = (

@@ -221,7 +221,8 @@ class OpencodeAgent:
         return session
 
     def _changes(self, session: AcpSession) -> str:
-        changes = session.runtime.store.history.list_latest_session_files(session.id)
+        """The files that differ from before the session (one created then deleted does not)."""
+        changes = [c for c in session.runtime.store.history.list_latest_session_files(session.id) if not c.unchanged]
         if not changes:
             return "No files changed in this session."
         return "\n".join(f"{'deleted' if c.deleted else 'changed'} {c.path}" for c in changes)

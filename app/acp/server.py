@@ -9,7 +9,6 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import BinaryIO
 
 from acp.agent.router import build_agent_router
 from acp.connection import Connection
@@ -17,6 +16,7 @@ from acp.stdio import stdio_streams
 
 from app.acp.agent import OpencodeAgent
 from app.acp.channel import ClientChannel
+from app.acp.stdio_pipes import StdioPipes
 from app.config import load_config
 from app.errors import OpencodeError
 from app.store.location import data_directory
@@ -32,28 +32,35 @@ def run_acp(root: Path | None) -> int:
     if not root.is_dir():  # checked before the log folder would be made inside it
         print(f"opencode: error: workspace {root} is not a directory: pass an existing directory to -C", file=sys.stderr)
         return 2
+    if sys.stdout is None:  # fd 1 closed: a file opened later would take its number
+        print("opencode: error: standard output is closed: opencode acp answers the editor on it; "
+              "run it with its output connected (an editor does)", file=sys.stderr)
+        return 2
     try:
         log_file = _start_logging(root)
     except (OpencodeError, OSError) as error:
         print(f"opencode: error: {error}", file=sys.stderr)
         return 2
-    protocol_out = os.fdopen(os.dup(1), "wb")
+    pipes = StdioPipes(sys.stdin.buffer if sys.stdin is not None else None, os.fdopen(os.dup(1), "wb"))
     os.dup2(2, 1)  # a stray print (a library's banner) must not corrupt the protocol
     sys.stdout = sys.stderr
     logging.getLogger(__name__).info("serving ACP; log in %s", log_file)
     try:
-        asyncio.run(_serve(protocol_out))
+        asyncio.run(_serve(pipes))
     except KeyboardInterrupt:
         return 130
+    finally:
+        pipes.close()
     return 0
 
 
-async def _serve(protocol_out: BinaryIO) -> None:
-    sys.stdout = protocol_out  # the SDK's stdio_streams writes to sys.stdout: only for this call
+async def _serve(pipes: StdioPipes) -> None:
+    # The SDK's stdio_streams reads sys.stdin and writes sys.stdout: set only for this call.
+    sys.stdin, sys.stdout = pipes.stdin, pipes.stdout
     try:
         reader, writer = await stdio_streams(limit=STREAM_LIMIT)
     finally:
-        sys.stdout = sys.stderr
+        sys.stdin, sys.stdout = sys.__stdin__, sys.stderr
     agent = OpencodeAgent()
     # The SDK's Agent protocol lists every ACP method; its router serves those an agent
     # defines and answers "method not found" for the rest, which is what this agent wants.

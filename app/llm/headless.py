@@ -46,7 +46,7 @@ from app.llm.headless_report import (
 )
 from app.llm.models import ONBOARDING_MESSAGE, choose_model
 from app.llm.preflight import model_problem
-from app.llm.scripted import provider_for
+from app.llm.scripted import ProviderPerModel, provider_for
 from app.llm.title import fallback_title
 from app.permission import ApprovalMissing
 from app.runtime import Runtime
@@ -107,6 +107,10 @@ def run_headless(
         model = (invocation.command.model if invocation else None) or model
         if invocation is not None and invocation.command.kind == "prompt":
             prompt, agent = invocation.prompt(), invocation.command.agent or agent
+        if invocation is not None and invocation.command.kind == "session" and not invocation.command.uses_model:
+            # /export calls no model: none is chosen, so none need be configured
+            loop = AgentLoop(runtime, ProviderPerModel(), env=env)
+            return _session_command(loop, invocation, None, continue_last, output_format, (out, err))
         try:
             chosen, provider = usable_model(runtime, agent, model, env)
         except CannotStart as stop:
@@ -159,19 +163,24 @@ def usable_model(
 def _session_command(
     loop: AgentLoop,
     invocation: Invocation,
-    model: str,
+    model: str | None,
     continue_last: bool,
     output_format: str,
     streams: tuple[TextIO, TextIO],
 ) -> int:
     """A ``session`` slash command (``-p "/compact" --continue``) on the latest
     conversation: its line on stdout (with -f json, ``{"session_id", "response"}``); exit 1
-    when it could not act."""
+    when it could not act. ``model`` is None for a command that calls no model."""
     out, err = streams
     name = invocation.command.name
     if not continue_last:
-        raise CommandError(f"/{name} acts on a conversation: add --continue to act on the latest one")
-    session_id = pick_session(loop.runtime, "", continue_last=True)
+        print(f"opencode: error: /{name} acts on a conversation: add --continue to act on the latest one", file=err)
+        return EXIT_USAGE
+    try:
+        session_id = pick_session(loop.runtime, "", continue_last=True)
+    except OpencodeError as error:
+        print(f"opencode: error: {error}", file=err)
+        return EXIT_USAGE
     handler = session_handler(invocation.command)
     try:
         line = asyncio.run(handler(CommandCall(loop, session_id, invocation.arguments, model=model)))

@@ -36,6 +36,7 @@ from app.permission.effects import Effect, Judgement, protected_roots
 from app.store.journal import Before, Begun
 from app.store.models import RecordedChange
 from app.tools.base import ToolContext
+from app.tools.reading import special_kind
 from app.workspace.beneath import Beneath, file_operation
 from app.workspace.lock import finish_in_thread
 from app.workspace.recovery import restore
@@ -53,6 +54,9 @@ class FileState:
     data: bytes | None
     mode: int | None = None
     """Its permission bits, when it is a regular file."""
+    special: str | None = None
+    """What is there instead of a regular file when no tool may change it: "a FIFO",
+    "a socket", "a character device" or "a block device" (app.tools.reading.special_kind)."""
 
     @property
     def exists(self) -> bool:
@@ -162,7 +166,22 @@ def _read_state(ctx: ToolContext, fs: Beneath, path: Path) -> FileState:
     all: no data); it is opened without following a symlink anywhere on its path."""
     rel = ctx.workspace.relative(path)
     found = fs.read(rel)
-    return FileState(path, rel, None) if found is None else FileState(path, rel, *found)
+    if found is not None:
+        return FileState(path, rel, *found)
+    info = fs.lstat(rel)
+    return FileState(path, rel, None, special=None if info is None else special_kind(info.st_mode))
+
+
+def _refuse_special(tool: str, states: Iterable[FileState]) -> None:
+    """A FIFO, socket or device is not a file to write over or to remove: its content
+    cannot be recorded, so the change could never be seen or taken back (and the rename
+    would silently replace it with a regular file)."""
+    for state in states:
+        if state.special is not None:
+            raise ToolError(
+                f"{state.rel} is {state.special}, not a regular file: {tool} changes regular files only, "
+                "so nothing was changed; choose another path"
+            )
 
 
 async def apply_changes(
@@ -186,6 +205,7 @@ async def apply_changes(
     async with ctx.records.lock_many(paths), ctx.workspace_lock.holding() as holding:
         with Beneath(ctx.workspace.root) as fs:
             states = {path: _read_state(ctx, fs, path) for path in paths}
+            _refuse_special(tool, states.values())
             for path in require_read:
                 if states[path].exists:
                     ctx.records.assert_fresh(ctx.session_id, path)
@@ -193,7 +213,8 @@ async def apply_changes(
             _refuse_unwritable(fs, states, change_set)
             for change in change_set.changes:
                 if change.path not in states:
-                    states[change.path] = _read_state(ctx, fs, change.path)
+                    states[change.path] = state = _read_state(ctx, fs, change.path)
+                    _refuse_special(tool, [state])
             applied = [_describe(states[c.path], c) for c in change_set.changes]
             if dry_run or not (change_set.changes or change_set.remove_dirs):
                 return applied  # nothing would change: nothing to ask, write or record

@@ -24,10 +24,13 @@ from app.permission import PermissionPreview
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.changes import AppliedFile, Change, ChangeSet, Snapshot, apply_changes
 from app.tools.descriptions import tool_description
+from app.tools.reading import special_kind
 from app.workspace import Workspace
 from app.workspace.textio import is_binary
 
 Kind = Literal["file", "directory", "empty_directory", "symlink"]
+_NOT_KEPT = "which this tool does not remove: history cannot keep it, so its deletion could not be taken back"
+"""Why a FIFO, socket or device is never deleted (and reading a FIFO would block)."""
 _LISTED_ENTRIES = 50
 """How many deleted entries the model's result names one by one."""
 
@@ -94,10 +97,10 @@ def _walk(workspace: Workspace, folder: Path) -> _Tree:
         elif entry.is_file(follow_symlinks=False):
             tree.files.append(path)
         else:
-            # A socket or FIFO cannot be recorded or put back, and reading a FIFO blocks.
             raise ToolError(
-                f"Cannot delete {workspace.relative(folder)}/: {workspace.relative(path)} is a socket or FIFO, "
-                "which this tool does not remove; stop what uses it, or delete the other entries one by one"
+                f"Cannot delete {workspace.relative(folder)}/: {workspace.relative(path)} is "
+                f"{special_kind(entry.stat(follow_symlinks=False).st_mode) or 'no regular file'}, {_NOT_KEPT}; "
+                "stop what uses it, or delete the other entries one by one"
             )
     tree.files.sort()
     tree.links.sort()
@@ -156,9 +159,7 @@ def _find_target(ctx: ToolContext, path: str) -> _Target:
         return _Target(entry, rel, "directory" if tree.files or tree.links else "empty_directory", tree)
     if stat.S_ISREG(mode):
         return _Target(entry, rel, "file", _Tree(files=[entry]))
-    raise ToolError(
-        f"{rel} is a socket or FIFO, not a file, directory or symlink: this tool does not delete it"
-    )
+    raise ToolError(f"{rel} is {special_kind(mode) or 'no regular file'}, {_NOT_KEPT}")
 
 
 def _refuse_own_data(ctx: ToolContext, entry: Path, rel: str) -> None:

@@ -190,15 +190,15 @@ class Beneath:
 
     def read(self, rel: str) -> tuple[bytes, int] | None:
         """(bytes, permission bits) of the regular file at ``rel``; None when there is no
-        regular file there (nothing, a folder, a symlink, a FIFO, a device, no folder on
-        its path): it is never opened for reading unless it is one."""
+        regular file there (nothing, a folder, a symlink, a FIFO, a socket, a device, no
+        folder on its path): it is never opened for reading unless it is one."""
         try:
             fd, name = self.parent(rel)
             handle = os.open(name, _READ_FLAGS, dir_fd=fd)
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PathSwappedError):
             return None
         except OSError as err:
-            if err.errno == errno.ELOOP:  # the file itself is a symlink
+            if err.errno in (errno.ELOOP, errno.ENXIO):  # the file itself is a symlink, or a socket
                 return None
             raise
         try:

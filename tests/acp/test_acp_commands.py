@@ -86,8 +86,10 @@ async def test_undo_redo_and_export_over_acp(workspace: Path, fake_llm, acp_agen
         assert (workspace / "b.py").read_text() == "b = 2\n"
         assert await prompt("/undo") == "Undid the turn: write b\n  removed b.py"
         assert not (workspace / "b.py").exists()
+        assert await prompt("/changes") == "No files changed in this session."  # created, then removed
         assert await prompt("/redo") == "Redid the turn: write b\n  restored b.py"
         assert (workspace / "b.py").read_text() == "b = 2\n"
+        assert await prompt("/changes") == "changed b.py"
         assert await prompt("/export json") == f"Session exported to opencode-session-{sid}.json"
         exported = json.loads((workspace / f"opencode-session-{sid}.json").read_text())
         assert [m["text"] for m in exported["messages"] if m["role"] == "user"] == ["write b"]

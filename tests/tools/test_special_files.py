@@ -1,12 +1,15 @@
-"""The reading tools and deep trees: a FIFO, a socket or a device (or a link to one) is
-never opened as a file, whichever tool meets it, and folder walks have no depth limit of
-their own. Every call is bounded, so a hang fails the test instead of holding the run."""
+"""The tools and special files and deep trees: a FIFO, a socket or a device (or a link to
+one) is never opened as a file nor replaced or removed, whichever tool meets it, and
+folder walks have no depth limit of their own. Every call is bounded, so a hang fails the
+test instead of holding the run."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,11 +17,15 @@ import pytest
 
 from app.errors import ToolError
 from app.tools.delete import DeleteTool
+from app.tools.edit import EditTool
 from app.tools.glob import GlobTool
 from app.tools.grep import GrepTool
 from app.tools.ls import LsTool
+from app.tools.multiedit import MultiEditTool
+from app.tools.patch import PatchTool
 from app.tools.revert import revert_file
 from app.tools.view import ViewTool
+from app.tools.write import WriteTool
 from tests.conftest import DEEP_TREE_LEVELS
 
 CALL_BOUND_S = 30
@@ -83,6 +90,51 @@ async def test_ls_marks_special_files(specials, ctx) -> None:
         "  sock (a socket, which no tool reads)",
         "  zero (a character device, which no tool reads)",
     ]
+
+
+@pytest.fixture
+def device(workspace: Path) -> Path:
+    """A character device node like /dev/null inside the workspace (mknod needs root)."""
+    node = workspace / "dev"
+    try:
+        os.mknod(node, stat.S_IFCHR | 0o644, os.makedev(1, 3))
+    except PermissionError:
+        pytest.skip("mknod needs root")
+    return node
+
+
+def _patch(section: str) -> dict[str, object]:
+    return {"patch": f"*** Begin Patch\n{section}\n*** End Patch\n", "allow_delete": True}
+
+
+CHANGES = {
+    "write": (WriteTool(), lambda path: {"filePath": path, "content": "text\n"}),
+    "edit": (EditTool(), lambda path: {"filePath": path, "oldString": "", "newString": "text\n"}),
+    "multiedit": (MultiEditTool(), lambda path: {"filePath": path, "edits": [{"oldString": "a", "newString": "b"}]}),
+    "patch-add": (PatchTool(), lambda path: _patch(f"*** Add File: {path}\n+text")),
+    "patch-update": (PatchTool(), lambda path: _patch(f"*** Update File: {path}\n@@\n-a\n+b")),
+    "patch-delete": (PatchTool(), lambda path: _patch(f"*** Delete File: {path}")),
+    "delete": (DeleteTool(), lambda path: {"path": path}),
+}
+
+
+@pytest.mark.parametrize(("path", "kind"), [("fifo", "a FIFO"), ("sock", "a socket"), ("dev", "a character device")])
+@pytest.mark.parametrize("change", list(CHANGES))
+async def test_no_tool_replaces_or_removes_a_special_file(specials, device, ctx, change: str, path: str, kind: str) -> None:
+    """The rename would put a regular file in its place (a write), and history cannot keep
+    it (a delete): either way the change could not be taken back, so it is refused."""
+    tool, arguments = CHANGES[change]
+    before = os.lstat(specials / path)
+    with pytest.raises(ToolError) as refused:
+        await call(tool, ctx, **arguments(path))
+    message = str(refused.value)
+    if tool.name == "patch":
+        message = json.loads(message)["error"]
+    assert message.startswith(f"{path} is {kind}, ")
+    assert "not a regular file" in message or "which this tool does not remove" in message
+    after = os.lstat(specials / path)
+    assert (stat.S_IFMT(after.st_mode), after.st_ino) == (stat.S_IFMT(before.st_mode), before.st_ino)
+    assert ctx.history.get_by_path_and_session(path, ctx.session_id) is None
 
 
 async def test_ls_lists_a_tree_a_thousand_folders_deep(deep_tree: Path, ctx) -> None:

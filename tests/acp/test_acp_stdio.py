@@ -1,0 +1,48 @@
+"""`opencode acp` with standard streams that are no pipes: a regular file, /dev/null, a
+closed descriptor. Each ends cleanly at the end of its input (or refuses in one line when
+there is nowhere to answer), never with a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}
+
+
+def _acp(workspace: Path, redirections: str) -> subprocess.CompletedProcess[str]:
+    """`opencode acp -C workspace` with the shell's ``redirections`` (stderr captured)."""
+    command = f'exec "$0" -m app.cli acp -C "$1" {redirections}'
+    env = {**os.environ, "PYTHONPATH": str(REPO), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    return subprocess.run(
+        ["sh", "-c", command, sys.executable, str(workspace)],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
+def test_requests_from_a_regular_file_are_answered_into_a_regular_file(tmp_path: Path):
+    requests, answers = tmp_path / "requests.jsonl", tmp_path / "answers.jsonl"
+    requests.write_text(json.dumps(INITIALIZE) + "\n")
+    done = _acp(tmp_path, f'< "{requests}" > "{answers}"')
+    assert (done.returncode, done.stderr) == (0, "")
+    answer = json.loads(answers.read_text())
+    assert answer["id"] == 1 and answer["result"]["protocolVersion"] == 1
+
+
+@pytest.mark.parametrize("stdin", ["< /dev/null", "<&-"], ids=["dev-null", "closed"])
+def test_an_input_that_is_empty_or_closed_ends_cleanly(tmp_path: Path, stdin: str):
+    done = _acp(tmp_path, stdin)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_a_closed_output_is_refused_in_one_line(tmp_path: Path):
+    done = _acp(tmp_path, "< /dev/null >&-")
+    assert done.returncode == 2
+    assert done.stderr.startswith("opencode: error: standard output is closed")
+    assert len(done.stderr.splitlines()) == 1
