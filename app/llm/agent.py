@@ -22,7 +22,7 @@ import uuid
 from collections.abc import AsyncGenerator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, Unpack
 
 from app.agents import Agent, configured_model, tools_for
 from app.errors import OpencodeError, ToolError
@@ -56,7 +56,7 @@ from app.llm.messages import (
     tool_call_part,
     tool_result_part,
 )
-from app.llm.models import ONBOARDING_NOTE, Prices, Route, choose_model, route_for
+from app.llm.models import ONBOARDING_NOTE, Route, StreamOptions, choose_model, route_for
 from app.llm.preflight import model_problem
 from app.llm.provider import Finish, ProviderError, Retrying, StreamEvent, ThinkingBlock, ToolCall, Usage
 from app.llm.provider import ReasoningDelta as StreamedReasoning
@@ -81,18 +81,8 @@ class ModelProvider(Protocol):
     and ``supports_vision(model)``; otherwise litellm's model map answers."""
 
     def stream(
-        self,
-        *,
-        model: str,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        max_tokens: int | None = None,
-        reasoning_effort: str | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        route: str | None = None,
-        prompt_cache: bool = False,
-        prices: Prices | None = None,
+        self, *, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+        **options: Unpack[StreamOptions],
     ) -> AsyncGenerator[StreamEvent, None]: ...
 
 
@@ -138,8 +128,8 @@ class _Turn:
     tools: dict[str, Tool]
     specs: list[dict[str, Any]]
     """The tools' definitions as sent to the model."""
-    options: dict[str, Any]
-    """max_tokens, reasoning_effort and the route's keywords for provider.stream."""
+    options: StreamOptions
+    """The route's keywords for provider.stream, with the agent's max_tokens and reasoning_effort."""
     context_tokens: int
     """The size of the next request as far as known: the last response's token count plus
     an estimate of what was added since (tool results, a new prompt); 0 when unknown."""
@@ -401,12 +391,12 @@ class AgentLoop:
         settings = self.runtime.config.agents.get(agent)
         route = self._route(model)
         thinks = route.facts.reasoning is not False  # a model configured as not reasoning gets no effort
-        chosen = {
-            "max_tokens": settings.max_tokens if settings else None,
-            "reasoning_effort": settings.reasoning_effort if settings and thinks else None,
-        }
+        options = route.stream_options()
         # The agent's own settings win over the model's configured maxOutput.
-        options = {**route.stream_options(), **{key: value for key, value in chosen.items() if value is not None}}
+        if settings and settings.max_tokens is not None:
+            options["max_tokens"] = settings.max_tokens
+        if settings and thinks and settings.reasoning_effort is not None:
+            options["reasoning_effort"] = settings.reasoning_effort
         tools = tools_for(self._agent(agent), self._tools, self.runtime.mcp.tools())
         for name, tool in tools.items():
             if name not in self._specs:
