@@ -70,10 +70,7 @@ async def listen(app: OpencodeApp, runtime: Runtime) -> None:
         for state in runtime.mcp.statuses():  # what happened before we listened
             await show_event(app, state)
         while (first := await events.get()) is not None:
-            backlog = [first]
-            while (more := events.get_nowait()) is not None:
-                backlog.append(more)
-            for event in coalesce_deltas(backlog):
+            for event in coalesce_deltas([first, *events.drain()]):
                 try:
                     await show_event(app, event)
                 except Exception as err:  # noqa: BLE001 - one bad event must not stop the listener

@@ -45,13 +45,6 @@ def tool_messages(request: dict) -> list[dict]:
     return [m for m in request["messages"] if m["role"] == "tool"]
 
 
-def drain(subscription) -> list:
-    events = []
-    while (event := subscription.get_nowait()) is not None:
-        events.append(event)
-    return events
-
-
 class Harness:
     """A runtime with the built-in tools and an AgentLoop talking to the fake server."""
 
@@ -67,7 +60,7 @@ class Harness:
         return await self.loop.run(self.session_id, prompt, model=self.fake.model, **options)
 
     def published(self, *types: type) -> list:
-        return [event for event in drain(self.events) if not types or isinstance(event, types)]
+        return [event for event in self.events.drain() if not types or isinstance(event, types)]
 
     def stored(self) -> list:
         return self.runtime.store.messages.list(self.session_id)
@@ -450,7 +443,7 @@ async def test_cancel_resolves_a_pending_permission_question_as_denied(harness, 
     assert result.reason == "cancelled"
     assert (workspace / "a.txt").exists()
     assert h.runtime.permissions.pending() == []
-    resolved = [e for e in drain(asked) if isinstance(e, PermissionResolved)]
+    resolved = [e for e in asked.drain() if isinstance(e, PermissionResolved)]
     assert resolved and not resolved[0].reply.allowed
 
 

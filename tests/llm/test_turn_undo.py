@@ -80,9 +80,7 @@ async def test_undo_puts_every_file_back_and_the_model_no_longer_sees_the_turn(c
     assert chat.disk() == {"a.py": A_BEFORE, "b.py": None, "c.py": C_BEFORE}
     assert step.prompt == "change the three files"
     assert step.files == [FileStep("a.py", "edited"), FileStep("b.py", "removed"), FileStep("c.py", "restored")]
-    announced = []
-    while (event := versions.get_nowait()) is not None:
-        announced.append(event.path)
+    announced = [event.path for event in versions.drain()]
     assert sorted(announced) == ["a.py", "b.py", "c.py"]  # the sidebar hears of each file
     # Nothing is deleted: the messages stay, marked, and history gained versions.
     everything = chat.runtime.store.messages.list(chat.session_id, include_undone=True)
