@@ -51,7 +51,7 @@ class Harness:
     def __init__(self, runtime: Runtime, fake: FakeOpenAI, **loop_options) -> None:
         self.runtime = runtime
         self.fake = fake
-        env = {"OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": fake.base_url}
+        env = fake.env
         self.loop = AgentLoop(runtime, Provider(retry_base_delay=0.005), env=env, **loop_options)
         self.session_id = runtime.store.sessions.create(title="test").id
         self.events = runtime.bus.subscribe()

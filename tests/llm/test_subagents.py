@@ -56,12 +56,8 @@ def routed():
     server.close()
 
 
-def env_for(server: RoutedOpenAI) -> dict[str, str]:
-    return {"OPENAI_API_KEY": server.api_key, "OPENAI_BASE_URL": server.base_url}
-
-
 def loop_for(runtime: Runtime, server: RoutedOpenAI) -> AgentLoop:
-    return AgentLoop(runtime, Provider(retry_base_delay=0.005), env=env_for(server))
+    return AgentLoop(runtime, Provider(retry_base_delay=0.005), env=server.env)
 
 
 # -- two workhorses at once ----------------------------------------------------------------
@@ -105,7 +101,7 @@ def test_two_workhorses_run_at_once_and_the_parent_reports_all_their_changes(wor
         output_format="json",
         yes=True,
         model=routed.model,
-        env=env_for(routed),
+        env=routed.env,
         stdout=out,
         stderr=err,
     )

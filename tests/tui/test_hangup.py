@@ -58,8 +58,7 @@ def test_the_app_ends_normally_when_its_terminal_goes_away_and_keeps_the_session
     env |= {
         "HOME": str(tmp_path),
         "TERM": "xterm-256color",
-        "OPENAI_API_KEY": model.api_key,
-        "OPENAI_BASE_URL": model.base_url,
+        **model.env,
     }
     workspace = tmp_path / "ws"
     workspace.mkdir()
