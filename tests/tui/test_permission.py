@@ -13,7 +13,8 @@ from app.permission import PermissionPreview, PermissionReply, PermissionRequest
 from app.tui.screens.permission_screen import PermissionScreen
 from app.tui.widgets.permission_preview import files_summary
 from app.tui.widgets.permission_queue import PermissionQueue
-from tests.tui.panels_harness import PanelsApp, wait_until
+from tests.tui.conftest import wait_until
+from tests.tui.panels_harness import PanelsApp
 
 EDIT = PermissionRequest(
     "s1", "edit", "src/greet.py", "coder", "Edit src/greet.py",
