@@ -70,7 +70,7 @@ from app.llm.transcript import Transcripts
 from app.runtime import Runtime
 from app.store.models import Session
 from app.tools.base import Tool
-from app.tools.task import TaskTool
+from app.tools.task import SubagentTask, TaskTool
 
 DEFAULT_MAX_STEPS = 50
 SKIPPED_OUTPUT = "skipped: an earlier call in this message was denied"
@@ -311,24 +311,17 @@ class AgentLoop:
     def is_running(self, session_id: str) -> bool:
         return session_id in self._active
 
-    async def run_subagent(
-        self,
-        parent_session_id: str,
-        agent: str,
-        title: str,
-        prompt: str,
-        call_id: str | None = None,
-        task_id: str | None = None,
-    ) -> tuple[str, TurnResult]:
-        """Run ``agent`` in a child session of the parent (the task tool call ``call_id``):
-        a new one, or the earlier child ``task_id`` (checked with ``task_agent``), which
-        goes on with its history. Its model is the agent's own (config, agent file), else
-        the parent turn's. The child's usage and cost are added to the parent's turn."""
+    async def run_subagent(self, task: SubagentTask) -> tuple[str, TurnResult]:
+        """Run the task's agent in a child session of its parent: a new one, or the earlier
+        child ``task_id`` (checked with ``task_agent``), which goes on with its history. Its
+        model is the agent's own (config, agent file), else the parent turn's. The child's
+        usage and cost are added to the parent's turn."""
+        parent_session_id, agent, title = task.parent_session_id, task.agent, task.title
         parent = self._active.get(parent_session_id)
         model = self._agent_model(agent) or (parent.model if parent else None)
-        if task_id is not None:
-            self.task_agent(parent_session_id, task_id)
-            child_id = task_id
+        if task.task_id is not None:
+            self.task_agent(parent_session_id, task.task_id)
+            child_id = task.task_id
         else:
             child_id = self.runtime.store.sessions.create(title=title, parent_id=parent_session_id).id
         self._task_agents[child_id] = agent
@@ -337,8 +330,8 @@ class AgentLoop:
         self.runtime.permissions.inherit(
             child_id, parent_session_id, parent.agent if parent else "coder", title
         )
-        self.runtime.bus.publish(SubagentStarted(parent_session_id, call_id, child_id, agent, title))
-        result = await self.run(child_id, prompt, agent=agent, model=model)
+        self.runtime.bus.publish(SubagentStarted(parent_session_id, task.call_id, child_id, agent, title))
+        result = await self.run(child_id, task.prompt, agent=agent, model=model)
         if parent is not None and parent.turn is not None:
             _add_child_usage(parent.turn, result)
         return child_id, result
