@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from app.bus import Event
 from app.llm.events import (
     MentionRefused,
+    MessageDelta,
     ModelRetrying,
     ReasoningDelta,
     SubagentStarted,
@@ -91,7 +92,7 @@ def coalesce_deltas(events: list[Event]) -> list[Event]:
     for event in events:
         last = merged[-1] if merged else None
         if (
-            isinstance(event, TextDelta | ReasoningDelta)
+            isinstance(event, MessageDelta)
             and type(last) is type(event)
             and (last.session_id, last.message_id) == (event.session_id, event.message_id)
         ):
