@@ -28,15 +28,8 @@ from app.llm.provider import (
 from app.runtime import Runtime
 from tests.llm.fake_anthropic import FakeAnthropic, Reasoning, Text, sign
 from tests.llm.fake_anthropic import ToolCall as ScriptedCall
+from tests.llm.fake_server import READ_TOOL
 
-READ_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "read",
-        "description": "Read a file",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-    },
-}
 SYSTEM = {"role": "system", "content": "You are a careful coding assistant. " * 60}
 HELLO = [SYSTEM, {"role": "user", "content": "hello"}]
 
