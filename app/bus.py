@@ -71,6 +71,13 @@ class Subscription:
             self._droppable_count -= 1
         return event
 
+    def drain(self) -> list[Event]:
+        """Every event queued now, in order, taken without waiting."""
+        events = []
+        while (event := self.get_nowait()) is not None:
+            events.append(event)
+        return events
+
     async def get(self) -> Event | None:
         """The next event, or None once the subscription is closed."""
         while not self._items:

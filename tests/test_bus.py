@@ -24,20 +24,13 @@ class Other(Event):
     pass
 
 
-def drain(sub) -> list[Event]:
-    items = []
-    while (event := sub.get_nowait()) is not None:
-        items.append(event)
-    return items
-
-
 async def test_events_arrive_in_publish_order():
     bus = Bus()
     sub = bus.subscribe()
     events = [Delta(1), Finished(2), Delta(3), Finished(4)]
     for event in events:
         bus.publish(event)
-    assert drain(sub) == events
+    assert sub.drain() == events
 
 
 async def test_fan_out_to_every_matching_subscriber():
@@ -47,8 +40,8 @@ async def test_fan_out_to_every_matching_subscriber():
     bus.publish(Delta(1))
     bus.publish(Finished(2))
     bus.publish(Other())
-    assert drain(all_events) == [Delta(1), Finished(2), Other()]
-    assert drain(only_finished) == [Finished(2)]
+    assert all_events.drain() == [Delta(1), Finished(2), Other()]
+    assert only_finished.drain() == [Finished(2)]
 
 
 async def test_closed_subscription_receives_nothing_and_ends_iteration():
@@ -85,7 +78,7 @@ async def test_slow_subscriber_loses_deltas_never_terminal_events():
         bus.publish(Delta(i))
         if i % 10 == 0:
             bus.publish(Finished(i))
-    received = drain(slow)
+    received = slow.drain()
     finished = [e.n for e in received if isinstance(e, Finished)]
     deltas = [e.n for e in received if isinstance(e, Delta)]
     assert finished == list(range(0, 100, 10))
@@ -99,9 +92,9 @@ async def test_reading_frees_room_for_new_deltas():
     bus.publish(Delta(1))
     bus.publish(Delta(2))
     bus.publish(Delta(3))
-    assert drain(sub) == [Delta(1), Delta(2)]
+    assert sub.drain() == [Delta(1), Delta(2)]
     bus.publish(Delta(4))
-    assert drain(sub) == [Delta(4)]
+    assert sub.drain() == [Delta(4)]
 
 
 async def test_publish_from_a_worker_thread_reaches_the_loop():

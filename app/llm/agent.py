@@ -22,7 +22,7 @@ import uuid
 from collections.abc import AsyncGenerator, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, Unpack
 
 from app.agents import Agent, configured_model, tools_for
 from app.errors import OpencodeError, ToolError
@@ -56,7 +56,7 @@ from app.llm.messages import (
     tool_call_part,
     tool_result_part,
 )
-from app.llm.models import ONBOARDING_NOTE, Prices, Route, choose_model, route_for
+from app.llm.models import ONBOARDING_NOTE, Route, StreamOptions, choose_model, route_for
 from app.llm.preflight import model_problem
 from app.llm.provider import Finish, ProviderError, Retrying, StreamEvent, ThinkingBlock, ToolCall, Usage
 from app.llm.provider import ReasoningDelta as StreamedReasoning
@@ -70,7 +70,7 @@ from app.llm.transcript import Transcripts
 from app.runtime import Runtime
 from app.store.models import Session
 from app.tools.base import Tool
-from app.tools.task import TaskTool
+from app.tools.task import SubagentTask, TaskTool
 
 DEFAULT_MAX_STEPS = 50
 SKIPPED_OUTPUT = "skipped: an earlier call in this message was denied"
@@ -81,18 +81,8 @@ class ModelProvider(Protocol):
     and ``supports_vision(model)``; otherwise litellm's model map answers."""
 
     def stream(
-        self,
-        *,
-        model: str,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None,
-        max_tokens: int | None = None,
-        reasoning_effort: str | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        route: str | None = None,
-        prompt_cache: bool = False,
-        prices: Prices | None = None,
+        self, *, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None,
+        **options: Unpack[StreamOptions],
     ) -> AsyncGenerator[StreamEvent, None]: ...
 
 
@@ -138,8 +128,8 @@ class _Turn:
     tools: dict[str, Tool]
     specs: list[dict[str, Any]]
     """The tools' definitions as sent to the model."""
-    options: dict[str, Any]
-    """max_tokens, reasoning_effort and the route's keywords for provider.stream."""
+    options: StreamOptions
+    """The route's keywords for provider.stream, with the agent's max_tokens and reasoning_effort."""
     context_tokens: int
     """The size of the next request as far as known: the last response's token count plus
     an estimate of what was added since (tool results, a new prompt); 0 when unknown."""
@@ -321,24 +311,17 @@ class AgentLoop:
     def is_running(self, session_id: str) -> bool:
         return session_id in self._active
 
-    async def run_subagent(
-        self,
-        parent_session_id: str,
-        agent: str,
-        title: str,
-        prompt: str,
-        call_id: str | None = None,
-        task_id: str | None = None,
-    ) -> tuple[str, TurnResult]:
-        """Run ``agent`` in a child session of the parent (the task tool call ``call_id``):
-        a new one, or the earlier child ``task_id`` (checked with ``task_agent``), which
-        goes on with its history. Its model is the agent's own (config, agent file), else
-        the parent turn's. The child's usage and cost are added to the parent's turn."""
+    async def run_subagent(self, task: SubagentTask) -> tuple[str, TurnResult]:
+        """Run the task's agent in a child session of its parent: a new one, or the earlier
+        child ``task_id`` (checked with ``task_agent``), which goes on with its history. Its
+        model is the agent's own (config, agent file), else the parent turn's. The child's
+        usage and cost are added to the parent's turn."""
+        parent_session_id, agent, title = task.parent_session_id, task.agent, task.title
         parent = self._active.get(parent_session_id)
         model = self._agent_model(agent) or (parent.model if parent else None)
-        if task_id is not None:
-            self.task_agent(parent_session_id, task_id)
-            child_id = task_id
+        if task.task_id is not None:
+            self.task_agent(parent_session_id, task.task_id)
+            child_id = task.task_id
         else:
             child_id = self.runtime.store.sessions.create(title=title, parent_id=parent_session_id).id
         self._task_agents[child_id] = agent
@@ -347,8 +330,8 @@ class AgentLoop:
         self.runtime.permissions.inherit(
             child_id, parent_session_id, parent.agent if parent else "coder", title
         )
-        self.runtime.bus.publish(SubagentStarted(parent_session_id, call_id, child_id, agent, title))
-        result = await self.run(child_id, prompt, agent=agent, model=model)
+        self.runtime.bus.publish(SubagentStarted(parent_session_id, task.call_id, child_id, agent, title))
+        result = await self.run(child_id, task.prompt, agent=agent, model=model)
         if parent is not None and parent.turn is not None:
             _add_child_usage(parent.turn, result)
         return child_id, result
@@ -401,12 +384,12 @@ class AgentLoop:
         settings = self.runtime.config.agents.get(agent)
         route = self._route(model)
         thinks = route.facts.reasoning is not False  # a model configured as not reasoning gets no effort
-        chosen = {
-            "max_tokens": settings.max_tokens if settings else None,
-            "reasoning_effort": settings.reasoning_effort if settings and thinks else None,
-        }
+        options = route.stream_options()
         # The agent's own settings win over the model's configured maxOutput.
-        options = {**route.stream_options(), **{key: value for key, value in chosen.items() if value is not None}}
+        if settings and settings.max_tokens is not None:
+            options["max_tokens"] = settings.max_tokens
+        if settings and thinks and settings.reasoning_effort is not None:
+            options["reasoning_effort"] = settings.reasoning_effort
         tools = tools_for(self._agent(agent), self._tools, self.runtime.mcp.tools())
         for name, tool in tools.items():
             if name not in self._specs:

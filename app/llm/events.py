@@ -41,7 +41,10 @@ class SubagentStarted(Event):
 
 
 @dataclass(frozen=True)
-class TextDelta(Event):
+class MessageDelta(Event):
+    """A piece of the assistant message ``message_id`` as it streams: droppable, as the
+    stored message carries it whole."""
+
     session_id: str
     message_id: str
     text: str
@@ -49,11 +52,13 @@ class TextDelta(Event):
 
 
 @dataclass(frozen=True)
-class ReasoningDelta(Event):
-    session_id: str
-    message_id: str
-    text: str
-    droppable: ClassVar[bool] = True
+class TextDelta(MessageDelta):
+    """A piece of the answer."""
+
+
+@dataclass(frozen=True)
+class ReasoningDelta(MessageDelta):
+    """A piece of the model's reasoning."""
 
 
 @dataclass(frozen=True)

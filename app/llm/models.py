@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 # Provider name (the litellm model prefix) -> the variable holding its API key.
 # The order is the preference order when several keys are present.
@@ -164,6 +164,22 @@ class ModelFacts:
     reasoning: bool | None = None
 
 
+class StreamOptions(TypedDict, total=False):
+    """The keywords of a model call beside its messages and tools, each one optional:
+    what a provider's ``stream`` takes and what a route and an agent's settings set."""
+
+    max_tokens: int | None
+    reasoning_effort: str | None
+    api_key: str | None
+    base_url: str | None
+    route: str | None
+    """litellm's name for the model when it differs from the name the user knows."""
+    prompt_cache: bool
+    """Place prompt-cache breakpoints (for a model that takes them)."""
+    prices: Prices | None
+    """A custom model's prices, replacing litellm's."""
+
+
 @dataclass(frozen=True)
 class Route:
     """How to reach a model: the name litellm routes (a custom provider's
@@ -180,9 +196,9 @@ class Route:
     custom: bool = False
     problem: str | None = None
 
-    def stream_options(self) -> dict[str, Any]:
+    def stream_options(self) -> StreamOptions:
         """The provider.stream keywords this route sets."""
-        options: dict[str, Any] = {"prompt_cache": self.prompt_cache}
+        options: StreamOptions = {"prompt_cache": self.prompt_cache}
         if self.litellm_model != self.model:
             options["route"] = self.litellm_model
         if self.api_key:

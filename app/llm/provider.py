@@ -20,11 +20,11 @@ import time
 from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 from app.errors import OpencodeError
 from app.llm.caching import takes_breakpoints, with_breakpoints
-from app.llm.models import DEFAULT_MODELS, PROVIDER_ENV_VARS, Prices, provider_of
+from app.llm.models import DEFAULT_MODELS, PROVIDER_ENV_VARS, Prices, StreamOptions, provider_of
 
 DEFAULT_CONTEXT_WINDOW = 128_000
 # Modules litellm imports only during the first request, which runs on the event loop:
@@ -554,31 +554,24 @@ class Provider:
         model: str,
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None,
-        max_tokens: int | None = None,
-        reasoning_effort: str | None = None,
-        api_key: str | None = None,
-        base_url: str | None = None,
-        route: str | None = None,
-        prompt_cache: bool = False,
-        prices: Prices | None = None,
+        **options: Unpack[StreamOptions],
     ) -> AsyncGenerator[StreamEvent, None]:
         """Yield the events of one model turn: deltas as they come, then the complete
         ToolCalls and signed ThinkingBlocks, one Usage and one Finish; a Retrying before
         each new attempt. Raises ProviderError.
 
-        `model` is the name the user knows (errors say it); `route` is litellm's name for
-        it when they differ (a custom provider's model). `prompt_cache` places cache
-        breakpoints for a model that takes them; `prices` (a custom model's) replace
-        litellm's."""
+        `model` is the name the user knows (errors say it); the option `route` is
+        litellm's name for it when they differ (a custom provider's model)."""
         litellm = await ensure_litellm()
-        target = route or model
-        if prompt_cache and takes_breakpoints(target):
+        target = options.get("route") or model
+        if options.get("prompt_cache") and takes_breakpoints(target):
             messages = with_breakpoints(messages)
+        base_url, prices = options.get("base_url"), options.get("prices")
         optional = {
             "tools": tools or None,
-            "max_tokens": max_tokens,
-            "reasoning_effort": reasoning_effort,
-            "api_key": api_key,
+            "max_tokens": options.get("max_tokens"),
+            "reasoning_effort": options.get("reasoning_effort"),
+            "api_key": options.get("api_key"),
             "base_url": base_url,
         }
         request = {

@@ -50,7 +50,7 @@ class Transcripts:
         first read (it needs a running event loop), before any session is cached."""
         if self._events is None:
             self._events = self._bus.subscribe(MessageCreated, MessageUpdated, SessionDeleted)
-        while (event := self._events.get_nowait()) is not None:
+        for event in self._events.drain():
             if isinstance(event, SessionDeleted):
                 self._sessions.pop(event.session_id, None)
                 continue

@@ -15,6 +15,7 @@ so this module imports nothing from app/llm.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from pydantic import Field
@@ -37,21 +38,28 @@ class SubagentResult(Protocol):
     def error(self) -> str | None: ...
 
 
+@dataclass(frozen=True)
+class SubagentTask:
+    """A piece of work handed to ``agent`` by the task call ``call_id`` of the parent
+    session: in a new child session titled ``title``, or in the earlier child ``task_id``."""
+
+    parent_session_id: str
+    agent: str
+    title: str
+    prompt: str
+    call_id: str | None = None
+    task_id: str | None = None
+
+
 class Subagents(Protocol):
     def task_agent(self, parent_session_id: str, task_id: str) -> str:
         """The sub-agent an earlier task of this parent ran; ToolError for a task_id that
         is not one of its tasks."""
         ...
 
-    async def run_subagent(
-        self,
-        parent_session_id: str,
-        agent: str,
-        title: str,
-        prompt: str,
-        call_id: str | None = None,
-        task_id: str | None = None,
-    ) -> tuple[str, SubagentResult]: ...
+    async def run_subagent(self, task: SubagentTask) -> tuple[str, SubagentResult]:
+        """Run the task; the child session's id and how its turn ended."""
+        ...
 
 
 class Described(Protocol):
@@ -107,7 +115,7 @@ class TaskTool(Tool):
             PermissionPreview("text", params.prompt),
         )
         child_id, result = await self._subagents.run_subagent(
-            ctx.session_id, agent, description, params.prompt, ctx.call_id, task_id
+            SubagentTask(ctx.session_id, agent, description, params.prompt, ctx.call_id, task_id)
         )
         if result.reason == "failed":
             raise ToolError(

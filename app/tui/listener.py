@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from app.bus import Event
 from app.llm.events import (
     MentionRefused,
+    MessageDelta,
     ModelRetrying,
     ReasoningDelta,
     SubagentStarted,
@@ -70,10 +71,7 @@ async def listen(app: OpencodeApp, runtime: Runtime) -> None:
         for state in runtime.mcp.statuses():  # what happened before we listened
             await show_event(app, state)
         while (first := await events.get()) is not None:
-            backlog = [first]
-            while (more := events.get_nowait()) is not None:
-                backlog.append(more)
-            for event in coalesce_deltas(backlog):
+            for event in coalesce_deltas([first, *events.drain()]):
                 try:
                     await show_event(app, event)
                 except Exception as err:  # noqa: BLE001 - one bad event must not stop the listener
@@ -94,7 +92,7 @@ def coalesce_deltas(events: list[Event]) -> list[Event]:
     for event in events:
         last = merged[-1] if merged else None
         if (
-            isinstance(event, TextDelta | ReasoningDelta)
+            isinstance(event, MessageDelta)
             and type(last) is type(event)
             and (last.session_id, last.message_id) == (event.session_id, event.message_id)
         ):

@@ -76,8 +76,7 @@ def acp_agent(tmp_path: Path) -> Callable[..., Any]:
     async def start(workspace: Path, fake: FakeOpenAI, answers: list[str] = ()) -> AsyncIterator[EditorClient]:
         client = EditorClient(list(answers))
         env = {
-            "OPENAI_API_KEY": fake.api_key,
-            "OPENAI_BASE_URL": fake.base_url,
+            **fake.env,
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
             "PYTHONPATH": str(REPO),
         }

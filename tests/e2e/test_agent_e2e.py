@@ -9,25 +9,13 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from app.llm.headless import EXIT_OK, run_headless
 from app.runtime import Runtime
 from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    server = FakeOpenAI().start()
-    try:
-        yield server
-    finally:
-        server.close()
 
 
 def script_write_then_edit(fake: FakeOpenAI) -> None:
@@ -41,17 +29,13 @@ def script_write_then_edit(fake: FakeOpenAI) -> None:
     fake.reply(Text("src/app.py now sets x = 2."), usage=(50, 9))
 
 
-def provider_env(fake: FakeOpenAI) -> dict[str, str]:
-    return {"OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": fake.base_url}
-
-
-def test_headless_run_changes_files_records_history_and_reports_json(workspace: Path, fake: FakeOpenAI):
-    script_write_then_edit(fake)
+def test_headless_run_changes_files_records_history_and_reports_json(workspace: Path, fake_llm: FakeOpenAI):
+    script_write_then_edit(fake_llm)
     out, err = io.StringIO(), io.StringIO()
 
     code = run_headless(
         workspace, "create src/app.py and set x to 2", output_format="json", yes=True,
-        env=provider_env(fake), stdout=out, stderr=err,
+        env=fake_llm.env, stdout=out, stderr=err,
     )  # fmt: skip
 
     assert code == EXIT_OK, err.getvalue()
@@ -61,7 +45,7 @@ def test_headless_run_changes_files_records_history_and_reports_json(workspace: 
     assert payload["usage"] == {
         "prompt_tokens": 70, "completion_tokens": 19, "cache_read_tokens": 0, "cache_write_tokens": 0
     }
-    assert fake.requests[0]["model"] == "gpt-5"  # chosen from OPENAI_API_KEY in the environment
+    assert fake_llm.requests[0]["model"] == "gpt-5"  # chosen from OPENAI_API_KEY in the environment
     assert (workspace / "src/app.py").read_text() == "x = 2\n"
     assert err.getvalue() == "→ write src/app.py\n→ edit src/app.py\n"
     runtime = Runtime.build(workspace, policy="headless")
@@ -79,7 +63,7 @@ def test_headless_run_changes_files_records_history_and_reports_json(workspace: 
 def cli(workspace: Path, fake: FakeOpenAI, *args: str) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
-        **provider_env(fake),
+        **fake.env,
         "HOME": str(workspace.parent),
         "XDG_CONFIG_HOME": str(workspace.parent / "config"),
         "LITELLM_LOCAL_MODEL_COST_MAP": "True",
@@ -90,60 +74,60 @@ def cli(workspace: Path, fake: FakeOpenAI, *args: str) -> subprocess.CompletedPr
     )  # fmt: skip
 
 
-def test_cli_prompt_json_and_continue_as_real_processes(workspace: Path, fake: FakeOpenAI):
-    script_write_then_edit(fake)
-    fake.reply(Text("Still x = 2."))
+def test_cli_prompt_json_and_continue_as_real_processes(workspace: Path, fake_llm: FakeOpenAI):
+    script_write_then_edit(fake_llm)
+    fake_llm.reply(Text("Still x = 2."))
 
     first = cli(
         workspace,
-        fake,
+        fake_llm,
         "-p",
         "create src/app.py and set x to 2",
         "-f",
         "json",
         "--yes",
         "--model",
-        fake.model,
+        fake_llm.model,
     )
     assert first.returncode == 0, first.stderr
     payload = json.loads(first.stdout)
     assert payload["files_changed"] == ["src/app.py"] and payload["response"] == "src/app.py now sets x = 2."
 
-    again = cli(workspace, fake, "-p", "what is x?", "-f", "json", "-q", "--continue", "--model", fake.model)
+    again = cli(workspace, fake_llm, "-p", "what is x?", "-f", "json", "-q", "--continue", "--model", fake_llm.model)
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["session_id"] == payload["session_id"] and again.stderr == ""
-    assert "create src/app.py" in json.dumps(fake.requests[-1]["messages"])  # the history came along
+    assert "create src/app.py" in json.dumps(fake_llm.requests[-1]["messages"])  # the history came along
 
-    changes = cli(workspace, fake, "changes", "--session", payload["session_id"], "--json")
+    changes = cli(workspace, fake_llm, "changes", "--session", payload["session_id"], "--json")
     [change] = json.loads(changes.stdout)["files"]
     assert change["path"] == "src/app.py" and change["versions"] == ["initial", "v1", "v2"]
 
 
-def test_cli_prompt_failure_exits_non_zero_with_one_line(workspace: Path, fake: FakeOpenAI):
-    fake.fail(401, "invalid api key", type_="invalid_request_error")
+def test_cli_prompt_failure_exits_non_zero_with_one_line(workspace: Path, fake_llm: FakeOpenAI):
+    fake_llm.fail(401, "invalid api key", type_="invalid_request_error")
 
-    run = cli(workspace, fake, "-p", "hello", "--model", fake.model)
+    run = cli(workspace, fake_llm, "-p", "hello", "--model", fake_llm.model)
 
     assert run.returncode == 1 and run.stdout == ""
     assert run.stderr.count("\n") == 1 and "rejected the API key" in run.stderr
 
 
-def test_cli_mentions_and_custom_commands_as_real_processes(workspace: Path, fake: FakeOpenAI):
+def test_cli_mentions_and_custom_commands_as_real_processes(workspace: Path, fake_llm: FakeOpenAI):
     (workspace / "src").mkdir()
     (workspace / "src" / "app.py").write_text("print('hi')\n")
     user_commands = workspace.parent / "config" / "opencode" / "commands"
     user_commands.mkdir(parents=True)
     (user_commands / "hello.md").write_text("Say hello to $ARGUMENTS")
-    fake.reply(Text("It prints hi."))
-    fake.reply(Text("Hello, world!"))
+    fake_llm.reply(Text("It prints hi."))
+    fake_llm.reply(Text("Hello, world!"))
 
-    explained = cli(workspace, fake, "-p", "explain @src/app.py", "--model", fake.model)
-    greeted = cli(workspace, fake, "-p", "/hello world", "--model", fake.model)
+    explained = cli(workspace, fake_llm, "-p", "explain @src/app.py", "--model", fake_llm.model)
+    greeted = cli(workspace, fake_llm, "-p", "/hello world", "--model", fake_llm.model)
 
     assert (explained.returncode, explained.stdout, explained.stderr) == (0, "It prints hi.\n", "")
-    assert fake.requests[0]["messages"][-1]["content"] == (
+    assert fake_llm.requests[0]["messages"][-1]["content"] == (
         'explain @src/app.py\n\n<attached file="src/app.py">\n     1\tprint(\'hi\')\n</attached>'
     )
     assert (greeted.returncode, greeted.stdout) == (0, "Hello, world!\n"), greeted.stderr
-    assert fake.requests[1]["messages"][-1]["content"] == "Say hello to world"
-    assert len(fake.requests) == 2
+    assert fake_llm.requests[1]["messages"][-1]["content"] == "Say hello to world"
+    assert len(fake_llm.requests) == 2

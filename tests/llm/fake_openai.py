@@ -9,6 +9,7 @@ the test's own event loop awaits litellm.
     server.reply(Text("Hel"), Text("lo"), usage=(12, 2))
     server.fail(429, retry_after="1")
     ... model=server.model, base_url=server.base_url, api_key=server.api_key
+    ... run_headless(root, prompt, env=server.env)
     server.requests[0]["messages"]
 """
 
@@ -53,6 +54,12 @@ class FakeOpenAI(FakeServer):
     @property
     def base_url(self) -> str:
         return f"{self.origin}/v1"
+
+    @property
+    def env(self) -> dict[str, str]:
+        """The variables that point the openai provider at this server, as a user's
+        environment would (the model is then chosen from OPENAI_API_KEY)."""
+        return {"OPENAI_API_KEY": self.api_key, "OPENAI_BASE_URL": self.base_url}
 
     def fail(
         self,

@@ -19,6 +19,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+READ_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "read",
+        "description": "Read a file",
+        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    },
+}
+"""A tool definition in the OpenAI format the provider takes, for requests that offer one."""
+
 # -- script items -------------------------------------------------------------------------
 
 

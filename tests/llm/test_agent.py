@@ -45,20 +45,13 @@ def tool_messages(request: dict) -> list[dict]:
     return [m for m in request["messages"] if m["role"] == "tool"]
 
 
-def drain(subscription) -> list:
-    events = []
-    while (event := subscription.get_nowait()) is not None:
-        events.append(event)
-    return events
-
-
 class Harness:
     """A runtime with the built-in tools and an AgentLoop talking to the fake server."""
 
     def __init__(self, runtime: Runtime, fake: FakeOpenAI, **loop_options) -> None:
         self.runtime = runtime
         self.fake = fake
-        env = {"OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": fake.base_url}
+        env = fake.env
         self.loop = AgentLoop(runtime, Provider(retry_base_delay=0.005), env=env, **loop_options)
         self.session_id = runtime.store.sessions.create(title="test").id
         self.events = runtime.bus.subscribe()
@@ -67,7 +60,7 @@ class Harness:
         return await self.loop.run(self.session_id, prompt, model=self.fake.model, **options)
 
     def published(self, *types: type) -> list:
-        return [event for event in drain(self.events) if not types or isinstance(event, types)]
+        return [event for event in self.events.drain() if not types or isinstance(event, types)]
 
     def stored(self) -> list:
         return self.runtime.store.messages.list(self.session_id)
@@ -450,7 +443,7 @@ async def test_cancel_resolves_a_pending_permission_question_as_denied(harness, 
     assert result.reason == "cancelled"
     assert (workspace / "a.txt").exists()
     assert h.runtime.permissions.pending() == []
-    resolved = [e for e in drain(asked) if isinstance(e, PermissionResolved)]
+    resolved = [e for e in asked.drain() if isinstance(e, PermissionResolved)]
     assert resolved and not resolved[0].reply.allowed
 
 

@@ -23,7 +23,6 @@ from app.llm.title import TITLE_INSTRUCTION
 from app.runtime import Runtime
 from app.store import MessageUpdated
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
-from tests.llm.test_agent import drain
 
 MODEL = "scripted/test"
 
@@ -82,7 +81,7 @@ async def test_read_only_calls_of_one_message_run_concurrently(runtime: Runtime)
     result = await loop.run(session_id, "meet", model=MODEL, agent="explorer")
 
     assert result.response == "all met"
-    assert [(e.output, e.error) for e in drain(finished)] == [
+    assert [(e.output, e.error) for e in finished.drain()] == [
         ("a met the others", False), ("b met the others", False), ("c met the others", False),
     ]  # fmt: skip
 
@@ -113,7 +112,7 @@ async def test_a_tool_raising_an_unexpected_exception_is_an_error_result_and_the
     result = await loop.run(session_id, "go", model=MODEL)
 
     assert (result.reason, result.response) == ("stop", "worked around it")
-    broken, view = drain(finished)
+    broken, view = finished.drain()
     assert broken.error
     assert broken.output == "write failed unexpectedly (RuntimeError: index out of range in the tool)"
     assert not view.error and "alpha" in view.output
@@ -147,13 +146,13 @@ async def test_the_task_tool_runs_the_explorer_in_a_child_session(runtime: Runti
     assert result.response == "The explorer says: greet.py."
     [child] = runtime.store.sessions.children(session_id)
     assert child.title == "find greeting"
-    task_result = [e for e in drain(finished) if e.tool == "task"][0]
+    task_result = [e for e in finished.drain() if e.tool == "task"][0]
     assert task_result.output.startswith("greet.py line 1 greets.\n\ntask_id: " + child.id)
     assert task_result.metadata == {
         "task_id": child.id, "session_id": child.id, "subagent_type": "explorer", "reason": "stop"
     }
     # Front-ends learn the child's id while it runs, tied to the parent's tool call.
-    [announced] = drain(started)
+    [announced] = started.drain()
     assert (announced.session_id, announced.call_id, announced.child_session_id) == (
         session_id, task_result.call_id, child.id
     )
@@ -176,7 +175,7 @@ async def test_the_explorer_is_offered_only_read_tools(runtime: Runtime, workspa
 
     await loop.run(session_id, "delete a.txt", model=MODEL, agent="explorer")
 
-    [event] = drain(finished)
+    [event] = finished.drain()
     assert event.error and event.output == "Unknown tool 'delete': use one of view, ls, glob, grep"
     assert (workspace / "a.txt").exists()
 
@@ -240,7 +239,7 @@ async def test_streamed_deltas_are_written_in_batches_not_per_token(runtime: Run
 
     await loop.run(session_id, "talk", model=MODEL)
 
-    published = drain(events)
+    published = events.drain()
     deltas = [e for e in published if isinstance(e, TextDelta)]
     writes = [e for e in published if isinstance(e, MessageUpdated) and e.message.role == "assistant"]
     assert len(deltas) == 400
@@ -267,7 +266,7 @@ async def test_a_small_declared_window_triggers_compaction_mid_turn(runtime: Run
     result = await loop.run(session_id, "read big.txt", model=MODEL)
 
     assert result.response == "Continuing after the summary."
-    [event] = drain(compacted)
+    [event] = compacted.drain()
     assert runtime.store.sessions.get(session_id).summary_message_id == event.summary_message_id
     roles = [m.role for m in runtime.store.messages.list(session_id)]
     assert roles == ["user", "assistant", "tool", "assistant", "assistant"]  # ..., summary, answer
@@ -287,7 +286,7 @@ async def test_compact_on_demand_stores_a_summary_that_the_next_request_starts_f
 
     summary_id = await loop.compact(session_id, model=MODEL)
 
-    [event] = drain(compacted)
+    [event] = compacted.drain()
     assert event.summary_message_id == summary_id
     assert runtime.store.sessions.get(session_id).summary_message_id == summary_id
     summary = runtime.store.messages.list(session_id)[-1]

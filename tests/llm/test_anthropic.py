@@ -28,15 +28,8 @@ from app.llm.provider import (
 from app.runtime import Runtime
 from tests.llm.fake_anthropic import FakeAnthropic, Reasoning, Text, sign
 from tests.llm.fake_anthropic import ToolCall as ScriptedCall
+from tests.llm.fake_server import READ_TOOL
 
-READ_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "read",
-        "description": "Read a file",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-    },
-}
 SYSTEM = {"role": "system", "content": "You are a careful coding assistant. " * 60}
 HELLO = [SYSTEM, {"role": "user", "content": "hello"}]
 
@@ -348,7 +341,7 @@ async def test_switching_model_mid_session_sends_no_thinking_to_the_other_provid
     (workspace / "a.txt").write_text("x\n")
     config = anthropic_config(fake_anthropic, reasoningEffort="low")
     runtime = make_runtime(config=config)
-    env = {"ANTHROPIC_API_KEY": fake_anthropic.api_key, "OPENAI_API_KEY": fake_llm.api_key, "OPENAI_BASE_URL": fake_llm.base_url}
+    env = {"ANTHROPIC_API_KEY": fake_anthropic.api_key, **fake_llm.env}
     loop = AgentLoop(runtime, Provider(retry_base_delay=0.005), env=env)
     session = runtime.store.sessions.create(title="t").id
     fake_anthropic.reply(Reasoning("Read it."), ScriptedCall("view", '{"filePath": "a.txt"}'))

@@ -47,9 +47,7 @@ async def run_turn(workspace: Path, model: str, env: dict) -> tuple[Runtime, Age
     session = runtime.store.sessions.create(title="t").id
     events = runtime.bus.subscribe(UsageUpdated, SessionCompacted)
     result = await loop.run(session, "fix the typo in greet.py", model=model)
-    published = []
-    while (event := events.get_nowait()) is not None:
-        published.append(event)
+    published = events.drain()
     await loop.aclose()
     runtime.close()
     return runtime, loop, result, published

@@ -137,7 +137,7 @@ async def test_the_command_imports_neither_textual_nor_litellm(chat: Chat):
 
 async def test_headless_export_command_writes_in_the_workspace(chat: Chat):
     out, err = io.StringIO(), io.StringIO()
-    env = {"OPENAI_API_KEY": chat.fake.api_key, "OPENAI_BASE_URL": chat.fake.base_url}
+    env = chat.fake.env
     code = await asyncio.to_thread(  # run_headless runs its own event loop
         run_headless, chat.root, "/export", continue_last=True, model=chat.fake.model, env=env, stdout=out, stderr=err
     )

@@ -14,15 +14,8 @@ from app.llm.agent import AgentLoop
 from app.llm.provider import Finish, Provider, ProviderError, ReasoningDelta, TextDelta, ToolCall, Usage
 from tests.llm.fake_gemini import FakeGemini, Reasoning, Text, call_signature
 from tests.llm.fake_gemini import ToolCall as ScriptedCall
+from tests.llm.fake_server import READ_TOOL
 
-READ_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "read",
-        "description": "Read a file",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-    },
-}
 HELLO = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hello"}]
 
 

@@ -68,7 +68,7 @@ async def test_an_attached_image_reaches_a_vision_model_as_an_image_part(make_ru
 async def test_a_model_without_vision_gets_one_line_and_nothing_is_sent(make_runtime, fake_llm: FakeOpenAI, workspace: Path):
     (workspace / "shot.png").write_bytes(png())
     runtime = make_runtime()
-    loop = AgentLoop(runtime, Provider(), env={"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": fake_llm.base_url})
+    loop = AgentLoop(runtime, Provider(), env=fake_llm.env)
     session = runtime.store.sessions.create(title="t").id
 
     with pytest.raises(ImageError) as caught:
@@ -135,7 +135,7 @@ async def test_view_of_an_image_for_a_model_without_vision_is_a_one_line_refusal
 
 def test_headless_refuses_an_image_for_a_model_without_vision_in_one_line(workspace: Path, fake_llm: FakeOpenAI):
     (workspace / "shot.png").write_bytes(png())
-    env = {"OPENAI_API_KEY": "k", "OPENAI_BASE_URL": fake_llm.base_url}
+    env = fake_llm.env
     out, err = io.StringIO(), io.StringIO()
 
     code = run_headless(workspace, "what is in @shot.png", model=fake_llm.model, env=env, stdout=out, stderr=err)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,15 +19,6 @@ APP = "import sys\n\n\ndef main():\n    print('hi')\n"
 
 
 @pytest.fixture
-def fake() -> Iterator[FakeOpenAI]:
-    server = FakeOpenAI().start()
-    try:
-        yield server
-    finally:
-        server.close()
-
-
-@pytest.fixture
 def project(workspace: Path) -> Path:
     (workspace / "src").mkdir()
     (workspace / "src" / "app.py").write_text(APP)
@@ -38,7 +28,7 @@ def project(workspace: Path) -> Path:
 
 def run(root: Path, fake: FakeOpenAI, prompt: str, *, yes: bool = True, **options) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    env = {"OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": fake.base_url, "HOME": str(root.parent / "home")}
+    env = {**fake.env, "HOME": str(root.parent / "home")}
     code = run_headless(root, prompt, stdout=out, stderr=err, env=env, yes=yes, **options)
     return code, out.getvalue(), err.getvalue()
 
@@ -62,110 +52,110 @@ def test_mentioned_paths(prompt: str, paths: list[str]) -> None:
     assert mentioned_paths(prompt) == paths
 
 
-def test_a_mentioned_file_is_sent_with_numbered_lines_and_counts_as_read(project: Path, fake: FakeOpenAI):
-    fake.reply(ToolCall("edit", json.dumps({"filePath": "src/app.py", "oldString": "'hi'", "newString": "'bye'"})))
-    fake.reply(Text("Done."))
+def test_a_mentioned_file_is_sent_with_numbered_lines_and_counts_as_read(project: Path, fake_llm: FakeOpenAI):
+    fake_llm.reply(ToolCall("edit", json.dumps({"filePath": "src/app.py", "oldString": "'hi'", "newString": "'bye'"})))
+    fake_llm.reply(Text("Done."))
 
-    code, out, err = run(project, fake, "explain @src/app.py and change hi to bye")
+    code, out, err = run(project, fake_llm, "explain @src/app.py and change hi to bye")
 
     assert (code, out) == (EXIT_OK, "Done.\n"), err
-    content = user_text(fake)
+    content = user_text(fake_llm)
     assert content.startswith("explain @src/app.py and change hi to bye\n\n<attached file=\"src/app.py\">\n")
     assert "     1\timport sys\n" in content and "     5\t    print('hi')\n</attached>" in content
     assert (project / "src" / "app.py").read_text() == APP.replace("'hi'", "'bye'")  # no view was needed
-    assert "error" not in json.dumps(fake.requests[1]["messages"][-1]).lower()
+    assert "error" not in json.dumps(fake_llm.requests[1]["messages"][-1]).lower()
 
 
-def test_a_folder_mention_attaches_its_listing(project: Path, fake: FakeOpenAI):
-    fake.reply(Text("Two files."))
-    code, _, err = run(project, fake, "what is in @src/ ?")
+def test_a_folder_mention_attaches_its_listing(project: Path, fake_llm: FakeOpenAI):
+    fake_llm.reply(Text("Two files."))
+    code, _, err = run(project, fake_llm, "what is in @src/ ?")
     assert code == EXIT_OK, err
-    content = user_text(fake)
+    content = user_text(fake_llm)
     assert '<attached folder="src">' in content and "app.py" in content and "util.py" in content
 
 
-def test_a_missing_path_stays_plain_text(project: Path, fake: FakeOpenAI):
-    fake.reply(Text("ok"))
-    code, _, err = run(project, fake, "ping @someone about @nothing.py")
+def test_a_missing_path_stays_plain_text(project: Path, fake_llm: FakeOpenAI):
+    fake_llm.reply(Text("ok"))
+    code, _, err = run(project, fake_llm, "ping @someone about @nothing.py")
     assert (code, err) == (EXIT_OK, "")
-    assert user_text(fake) == "ping @someone about @nothing.py"
+    assert user_text(fake_llm) == "ping @someone about @nothing.py"
 
 
-def test_a_denied_file_is_not_attached_and_the_user_is_told(project: Path, fake: FakeOpenAI):
+def test_a_denied_file_is_not_attached_and_the_user_is_told(project: Path, fake_llm: FakeOpenAI):
     (project / ".env").write_text("TOKEN=secret-value\n")
     (project / ".opencode.json").write_text(json.dumps({"permission": {"rules": {"view": {"*.env": "deny"}}}}))
-    fake.reply(Text("ok"))
+    fake_llm.reply(Text("ok"))
 
-    code, _, err = run(project, fake, "check @.env and @src/util.py", quiet=True)
+    code, _, err = run(project, fake_llm, "check @.env and @src/util.py", quiet=True)
 
     assert code == EXIT_OK
     lines = err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("opencode: @.env was not attached: ")
     assert lines[0].endswith("view .env: denied by global rule \"*.env\"")
-    sent = json.dumps(fake.requests[0])
+    sent = json.dumps(fake_llm.requests[0])
     assert "secret-value" not in sent and "X = 1" in sent
 
 
-def test_a_file_outside_the_workspace_is_not_attached(project: Path, fake: FakeOpenAI):
+def test_a_file_outside_the_workspace_is_not_attached(project: Path, fake_llm: FakeOpenAI):
     (project.parent / "outside.txt").write_text("private notes\n")
     (project / "link.txt").symlink_to(project.parent / "outside.txt")
-    fake.reply(Text("ok"))
+    fake_llm.reply(Text("ok"))
 
-    code, _, err = run(project, fake, "read @../outside.txt and @link.txt")
+    code, _, err = run(project, fake_llm, "read @../outside.txt and @link.txt")
 
     assert code == EXIT_OK
     assert err.splitlines() == [
         "opencode: @../outside.txt was not attached: it is outside the workspace (ask the agent to read it instead)",
         "opencode: @link.txt was not attached: it is outside the workspace (ask the agent to read it instead)",
     ]
-    assert "private notes" not in json.dumps(fake.requests[0])
+    assert "private notes" not in json.dumps(fake_llm.requests[0])
 
 
-def test_a_custom_command_sends_its_template(project: Path, fake: FakeOpenAI):
+def test_a_custom_command_sends_its_template(project: Path, fake_llm: FakeOpenAI):
     (project / ".opencode" / "commands").mkdir(parents=True)
     (project / ".opencode" / "commands" / "hello.md").write_text("Say hello to $ARGUMENTS")
-    fake.reply(Text("Hello, world!"))
+    fake_llm.reply(Text("Hello, world!"))
 
-    code, out, err = run(project, fake, "/hello world")
+    code, out, err = run(project, fake_llm, "/hello world")
 
     assert (code, out) == (EXIT_OK, "Hello, world!\n"), err
-    assert user_text(fake) == "Say hello to world"
+    assert user_text(fake_llm) == "Say hello to world"
 
 
-def test_a_mention_in_a_template_attaches_the_file(project: Path, fake: FakeOpenAI):
+def test_a_mention_in_a_template_attaches_the_file(project: Path, fake_llm: FakeOpenAI):
     (project / ".opencode" / "commands").mkdir(parents=True)
     (project / ".opencode" / "commands" / "review.md").write_text(
         "---\ndescription: Review a file\n---\nReview @$1 for bugs"
     )
-    fake.reply(Text("Looks fine."))
-    code, _, err = run(project, fake, "/review src/util.py")
+    fake_llm.reply(Text("Looks fine."))
+    code, _, err = run(project, fake_llm, "/review src/util.py")
     assert code == EXIT_OK, err
-    assert user_text(fake).startswith('Review @src/util.py for bugs\n\n<attached file="src/util.py">\n     1\tX = 1')
+    assert user_text(fake_llm).startswith('Review @src/util.py for bugs\n\n<attached file="src/util.py">\n     1\tX = 1')
 
 
-def test_tui_commands_and_unknown_ones_are_usage_errors(project: Path, fake: FakeOpenAI):
-    assert run(project, fake, "/theme dark")[::2] == (
+def test_tui_commands_and_unknown_ones_are_usage_errors(project: Path, fake_llm: FakeOpenAI):
+    assert run(project, fake_llm, "/theme dark")[::2] == (
         EXIT_USAGE, "opencode: error: /theme works in the TUI only, not in headless runs (-p)\n"
     )
-    assert run(project, fake, "/compct")[::2] == (
+    assert run(project, fake_llm, "/compct")[::2] == (
         EXIT_USAGE, "opencode: error: unknown command /compct: did you mean /compact?\n"
     )
-    assert run(project, fake, "/compact")[::2] == (
+    assert run(project, fake_llm, "/compact")[::2] == (
         EXIT_USAGE, "opencode: error: /compact acts on a conversation: add --continue to act on the latest one\n"
     )
-    assert fake.requests == []
+    assert fake_llm.requests == []
 
 
-def test_compact_continues_the_latest_conversation(project: Path, fake: FakeOpenAI):
-    fake.reply(Text("The answer is 42."))
-    assert run(project, fake, "what is the answer?")[0] == EXIT_OK
-    fake.reply(Text("The user asked for the answer; it is 42."))
+def test_compact_continues_the_latest_conversation(project: Path, fake_llm: FakeOpenAI):
+    fake_llm.reply(Text("The answer is 42."))
+    assert run(project, fake_llm, "what is the answer?")[0] == EXIT_OK
+    fake_llm.reply(Text("The user asked for the answer; it is 42."))
 
-    code, out, err = run(project, fake, "/compact", continue_last=True)
+    code, out, err = run(project, fake_llm, "/compact", continue_last=True)
 
     assert (code, out) == (EXIT_OK, "Session compacted: the next request starts from the summary\n"), err
-    assert "what is the answer?" in json.dumps(fake.requests[1]["messages"])
-    code, _, err = run(project, fake, "/compact", continue_last=True)
+    assert "what is the answer?" in json.dumps(fake_llm.requests[1]["messages"])
+    code, _, err = run(project, fake_llm, "/compact", continue_last=True)
     assert (code, err) == (EXIT_FAILED, "opencode: error: Nothing to compact yet: the session has no messages since its last summary\n")
 
 
@@ -174,35 +164,35 @@ def script_init(fake: FakeOpenAI) -> None:
     fake.reply(Text("AGENTS.md covers the test command."))
 
 
-def test_init_writes_agents_md_through_the_normal_write_path(project: Path, fake: FakeOpenAI):
-    script_init(fake)
-    code, _, err = run(project, fake, "/init", yes=False)  # headless, nobody to approve the write
+def test_init_writes_agents_md_through_the_normal_write_path(project: Path, fake_llm: FakeOpenAI):
+    script_init(fake_llm)
+    code, _, err = run(project, fake_llm, "/init", yes=False)  # headless, nobody to approve the write
     assert code == EXIT_NEEDS_APPROVAL and "write AGENTS.md" in err
     assert not (project / "AGENTS.md").exists()
-    first = user_text(fake)
+    first = user_text(fake_llm)
     assert "AGENTS.md" in first and "build, lint and test commands" in first.lower()
 
-    script_init(fake)
-    code, out, err = run(project, fake, "/init stress the release steps")
+    script_init(fake_llm)
+    code, out, err = run(project, fake_llm, "/init stress the release steps")
     assert (code, out) == (EXIT_OK, "AGENTS.md covers the test command.\n"), err
     assert (project / "AGENTS.md").read_text() == "# Agents\n\nRun `make test`.\n"
-    assert user_text(fake, 2).endswith("stress the release steps")
+    assert user_text(fake_llm, 2).endswith("stress the release steps")
 
 
-def test_a_custom_command_runs_on_its_agent_and_model(project: Path, fake: FakeOpenAI):
+def test_a_custom_command_runs_on_its_agent_and_model(project: Path, fake_llm: FakeOpenAI):
     commands = project / ".opencode" / "commands"
     commands.mkdir(parents=True)
     (commands / "work.md").write_text("---\nagent: workhorse\nmodel: openai/gpt-5-mini\n---\nDo $ARGUMENTS")
     (commands / "ghost.md").write_text("---\nagent: nobody\n---\nDo it")
-    fake.reply(Text("done"))
-    code, _, err = run(project, fake, "/work the thing")
+    fake_llm.reply(Text("done"))
+    code, _, err = run(project, fake_llm, "/work the thing")
     assert code == EXIT_OK, err
-    request = fake.requests[0]
+    request = fake_llm.requests[0]
     assert request["model"] == "gpt-5-mini" and request["messages"][-1]["content"] == "Do the thing"
     assert "task" not in {tool["function"]["name"] for tool in request["tools"]}  # the workhorse has no sub-agents
-    code, _, err = run(project, fake, "/ghost")
+    code, _, err = run(project, fake_llm, "/ghost")
     assert code == EXIT_USAGE and err.startswith("opencode: error: unknown agent 'nobody'")
-    assert len(fake.requests) == 1
+    assert len(fake_llm.requests) == 1
 
 
 async def test_a_long_file_is_cut_as_view_cuts_it_and_a_binary_one_is_refused(runtime, session_id, workspace):
@@ -259,7 +249,7 @@ async def test_an_attached_file_counts_toward_compaction(harness, workspace: Pat
     included: a large mention that takes the context past 90% compacts first."""
     (workspace / "big.txt").write_text("".join(f"{n:>5} some words on every line of it\n" for n in range(1900)))
     h = harness()
-    window = 128_000  # litellm does not know the fake model: the default window applies
+    window = 128_000  # litellm does not know the fake_llm model: the default window applies
     h.fake.reply(Text("Hello."), usage=(int(window * 0.8), 10))
     h.fake.reply(Text("SUMMARY: greetings."))
     h.fake.reply(Text("It counts."))
@@ -272,19 +262,19 @@ async def test_an_attached_file_counts_toward_compaction(harness, workspace: Pat
     assert "0 some words on every line" in json.dumps(h.fake.requests[1]["messages"])
 
 
-def test_export_headless_writes_the_transcript_in_the_workspace(project: Path, fake: FakeOpenAI):
-    fake.reply(Text("The answer is 42."))
-    assert run(project, fake, "what does @src/util.py say?")[0] == EXIT_OK
-    code, out, err = run(project, fake, "/export json", continue_last=True)
+def test_export_headless_writes_the_transcript_in_the_workspace(project: Path, fake_llm: FakeOpenAI):
+    fake_llm.reply(Text("The answer is 42."))
+    assert run(project, fake_llm, "what does @src/util.py say?")[0] == EXIT_OK
+    code, out, err = run(project, fake_llm, "/export json", continue_last=True)
     assert code == EXIT_OK, err
     [written] = project.glob("opencode-session-*.json")
     assert out == f"Session exported to {written.name}\n"
     user, answer = json.loads(written.read_text())["messages"]
     assert (user["text"], user["attached"], answer["text"]) == ("what does @src/util.py say?", ["src/util.py"], "The answer is 42.")
-    code, out, err = run(project, fake, "/export", continue_last=True)
+    code, out, err = run(project, fake_llm, "/export", continue_last=True)
     [markdown] = project.glob("opencode-session-*.md")
     assert code == EXIT_OK and "what does @src/util.py say?\n\n(attached: src/util.py)" in markdown.read_text()
-    assert run(project, fake, "/export pdf", continue_last=True)[::2] == (
+    assert run(project, fake_llm, "/export pdf", continue_last=True)[::2] == (
         EXIT_FAILED, "opencode: error: /export takes md or json, not 'pdf': for example /export json\n"
     )
-    assert len(fake.requests) == 1  # no command reached the model
+    assert len(fake_llm.requests) == 1  # no command reached the model

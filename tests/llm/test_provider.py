@@ -36,16 +36,9 @@ from app.llm.provider import (
 )
 from tests.llm.fake_openai import FakeOpenAI, Reasoning, Text, ToolCallFragment
 from tests.llm.fake_openai import ToolCall as ScriptedCall
+from tests.llm.fake_server import READ_TOOL
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-READ_TOOL = {
-    "type": "function",
-    "function": {
-        "name": "read",
-        "description": "Read a file",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
-    },
-}
 HELLO = [{"role": "user", "content": "hello"}]
 FAST_BASE_DELAY = 0.005  # keeps every retry (and the Retry-After cap) well under a second
 

@@ -56,12 +56,8 @@ def routed():
     server.close()
 
 
-def env_for(server: RoutedOpenAI) -> dict[str, str]:
-    return {"OPENAI_API_KEY": server.api_key, "OPENAI_BASE_URL": server.base_url}
-
-
 def loop_for(runtime: Runtime, server: RoutedOpenAI) -> AgentLoop:
-    return AgentLoop(runtime, Provider(retry_base_delay=0.005), env=env_for(server))
+    return AgentLoop(runtime, Provider(retry_base_delay=0.005), env=server.env)
 
 
 # -- two workhorses at once ----------------------------------------------------------------
@@ -105,7 +101,7 @@ def test_two_workhorses_run_at_once_and_the_parent_reports_all_their_changes(wor
         output_format="json",
         yes=True,
         model=routed.model,
-        env=env_for(routed),
+        env=routed.env,
         stdout=out,
         stderr=err,
     )
@@ -198,7 +194,7 @@ async def test_two_workhorses_editing_one_file_from_one_read_lose_no_edit(
     result = await asyncio.wait_for(loop.run(parent, "PARENT: race", model=routed.model), BOUND)
 
     assert result.reason == "stop"
-    edits = [event for event in _drain(finished) if event.tool == "edit"]
+    edits = [event for event in finished.drain() if event.tool == "edit"]
     assert (workspace / "shared.py").read_text() == "first = 2\nmiddle = 0\nlast = 2\n", [
         e.output for e in edits
     ]
@@ -233,7 +229,7 @@ async def test_task_id_continues_the_same_child_with_its_history(make_runtime, r
 
     assert result.response == "both answers in"
     [child] = runtime.store.sessions.children(parent)
-    first, second = _drain(started)
+    first, second = started.drain()
     assert first.child_session_id == second.child_session_id == child.id
     assert second.agent == "explorer" and second.call_id == "again"
     # The child's second request carries its first exchange.
@@ -266,7 +262,7 @@ async def test_a_task_id_of_another_session_or_none_is_refused_in_one_line(make_
 
     await asyncio.wait_for(loop.run(parent, "TRY-IDS", model=routed.model), BOUND)
 
-    outputs = [event.output for event in _drain(finished) if event.tool == "task"]
+    outputs = [event.output for event in finished.drain() if event.tool == "task"]
     assert outputs[0] == (
         f"task: {foreign} is not a task_id of this session: pass one a task result of this session gave, "
         "or omit task_id to start a new task"
@@ -317,7 +313,7 @@ async def test_cancelling_the_parent_stops_both_running_children_leaving_no_part
     assert result.reason == "cancelled"
     children = runtime.store.sessions.children(parent)
     assert len(children) == 2
-    ended = {event.session_id for event in _drain(cancelled)}
+    ended = {event.session_id for event in cancelled.drain()}
     assert ended == {parent, *(child.id for child in children)}
     for child in children:
         last = runtime.store.messages.list(child.id)[-1]
@@ -326,13 +322,6 @@ async def test_cancelling_the_parent_stops_both_running_children_leaving_no_part
     # The write landed whole or not at all, and no staged temp file is left.
     assert (workspace / "big.py").read_text() in ("old\n", big)
     assert [path.name for path in workspace.rglob("*") if ".opencode-tmp" in path.name] == []
-
-
-def _drain(subscription) -> list:
-    events = []
-    while (event := subscription.get_nowait()) is not None:
-        events.append(event)
-    return events
 
 
 async def test_a_child_s_change_is_reverted_from_the_parent_s_session(make_runtime, workspace: Path, routed):

@@ -33,7 +33,7 @@ class Chat:
 
     def __init__(self, runtime: Runtime, fake: FakeOpenAI, root: Path) -> None:
         self.runtime, self.fake, self.root = runtime, fake, root
-        env = {"OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": fake.base_url}
+        env = fake.env
         self.loop = AgentLoop(runtime, Provider(retry_base_delay=0.005), env=env)
         self.session_id = runtime.store.sessions.create(title="test").id
         (root / "a.py").write_bytes(A_BEFORE)
@@ -80,9 +80,7 @@ async def test_undo_puts_every_file_back_and_the_model_no_longer_sees_the_turn(c
     assert chat.disk() == {"a.py": A_BEFORE, "b.py": None, "c.py": C_BEFORE}
     assert step.prompt == "change the three files"
     assert step.files == [FileStep("a.py", "edited"), FileStep("b.py", "removed"), FileStep("c.py", "restored")]
-    announced = []
-    while (event := versions.get_nowait()) is not None:
-        announced.append(event.path)
+    announced = [event.path for event in versions.drain()]
     assert sorted(announced) == ["a.py", "b.py", "c.py"]  # the sidebar hears of each file
     # Nothing is deleted: the messages stay, marked, and history gained versions.
     everything = chat.runtime.store.messages.list(chat.session_id, include_undone=True)
@@ -192,7 +190,7 @@ async def test_changes_of_a_sub_agent_during_the_turn_are_undone_with_it(chat: C
 
 def headless(root: Path, prompt: str, fake: FakeOpenAI, **options) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    env = {"OPENAI_API_KEY": fake.api_key, "OPENAI_BASE_URL": fake.base_url}
+    env = fake.env
     code = run_headless(root, prompt, stdout=out, stderr=err, env=env, model=fake.model, **options)
     return code, out.getvalue(), err.getvalue()
 

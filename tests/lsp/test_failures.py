@@ -38,7 +38,7 @@ async def edit_twice(runtime, seen_file) -> list[LspStatusChanged]:
             result = await EditTool().call({"filePath": "a.py", "oldString": old, "newString": new}, ctx)
             assert result.output == "Edit applied successfully."
         assert path.read_text() == "x = 3\n"
-        return [event for event in iter(events.get_nowait, None)]
+        return events.drain()
 
 
 @pytest.fixture

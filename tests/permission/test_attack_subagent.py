@@ -13,7 +13,6 @@ from app.llm.agent import AgentLoop
 from app.llm.events import ToolCallFinished
 from app.llm.scripted import Script, ScriptedProvider
 from app.permission import PermissionService
-from tests.llm.test_agent import drain
 
 MODEL = "scripted/test"
 CODER_DENIES = {"view": {"secrets/*": "deny"}, "grep": {"secrets/*": "deny"}, "delete": {"*.go": "deny"}}
@@ -46,7 +45,7 @@ async def run_explorer(runtime, *calls: dict) -> list[ToolCallFinished]:
     finished = runtime.bus.subscribe(ToolCallFinished)
     session_id = runtime.store.sessions.create(title="t").id
     await loop.run(session_id, "Find the key", model=MODEL)
-    return [event for event in drain(finished) if event.tool != "task"]
+    return [event for event in finished.drain() if event.tool != "task"]
 
 
 async def test_the_explorer_cannot_view_what_the_coder_is_denied(runtime):

@@ -17,7 +17,6 @@ from app.llm.events import ToolCallFinished
 from app.llm.scripted import Script, ScriptedProvider
 from app.permission import PermissionPreview, PermissionReply, PermissionRequested, PermissionService
 from app.permission.effects import Effect
-from tests.llm.test_agent import drain
 
 MODEL = "scripted/test"
 BOUND = 300.0
@@ -147,6 +146,6 @@ async def test_plan_mode_in_a_turn_refuses_the_edit_and_leaves_the_file(make_run
     result = await loop.run(session, "change it", model=MODEL, agent="plan")
 
     assert result.reason == "stop" and result.files_changed == []
-    [refused] = [event for event in drain(finished) if event.tool == "edit"]
+    [refused] = [event for event in finished.drain() if event.tool == "edit"]
     assert refused.error and PLAN_MODE in refused.output
     assert (workspace / "a.txt").read_text() == "one\n"

@@ -10,10 +10,11 @@ import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+
+from tests.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 START_TIMEOUT = 120.0
@@ -70,7 +71,7 @@ def start_server(runtime_dir: Path, *args: str, extra: Mapping[str, str] | None 
             [sys.executable, "-m", "app.cli", "serve", *args], cwd=REPO, env=clean_env(runtime_dir, extra),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, text=True,
         )  # fmt: skip
-    wait_until(lambda: answers(socket_of(runtime_dir)) or process.poll() is not None, START_TIMEOUT)
+    wait_until(lambda: answers(socket_of(runtime_dir)) or process.poll() is not None, START_TIMEOUT, "serve listening")
     assert process.poll() is None, (runtime_dir / "serve.err").read_text()
     return process
 
@@ -79,14 +80,6 @@ def stop_server(process: subprocess.Popen[str]) -> None:
     if process.poll() is None:
         process.terminate()
         process.wait(timeout=RUN_TIMEOUT)
-
-
-def wait_until(condition, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not reached within {timeout} s")
-        time.sleep(0.02)
 
 
 def opencode(

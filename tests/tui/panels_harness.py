@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from textual.app import App, ComposeResult
-from textual.pilot import Pilot
 from textual.widget import Widget
 
 from app.tools.base import ToolContext
@@ -38,16 +37,6 @@ class PanelsApp(App[None]):
 
     def compose(self) -> ComposeResult:
         yield from self._widgets()
-
-
-async def wait_until(pilot: Pilot, condition: Callable[[], object], rounds: int = 300) -> None:
-    """Let the app run until ``condition()`` holds (workers and the bus are asynchronous);
-    fails after ``rounds`` short pauses instead of hanging."""
-    for _ in range(rounds):
-        if condition():
-            return
-        await pilot.pause(0.01)
-    raise AssertionError("the app never reached the expected state")
 
 
 async def change(ctx: ToolContext, rel: str, content: str | None) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from app.tui.hangup import HANGUP_EXIT_CODE
 from tests.llm.fake_openai import FakeOpenAI, Text
+from tests.waiting import wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -34,18 +35,14 @@ def read_until(master: int, marker: bytes, seconds: float) -> bytes:
     return seen
 
 
-def wait_for_reply_saved(database: Path, deadline: float) -> None:
-    """Until the model's reply is stored with the turn's end ("stop"), read from a second
+def reply_saved(database: Path) -> bool:
+    """The model's reply is stored with the turn's end ("stop"), read from a second
     connection as any reader would."""
-    parts = ""
-    while time.monotonic() < deadline:
-        if database.exists():
-            with closing(sqlite3.connect(database)) as db:
-                parts = "".join(row[0] for row in db.execute("SELECT parts FROM messages"))
-            if "Zebra-42" in parts and '"reason": "stop"' in parts:
-                return
-        time.sleep(0.05)
-    raise AssertionError(f"the reply was never saved; the messages hold: {parts}")
+    if not database.exists():
+        return False
+    with closing(sqlite3.connect(database)) as db:
+        parts = "".join(row[0] for row in db.execute("SELECT parts FROM messages"))
+    return "Zebra-42" in parts and '"reason": "stop"' in parts
 
 
 def test_the_app_ends_normally_when_its_terminal_goes_away_and_keeps_the_session(tmp_path: Path) -> None:
@@ -58,8 +55,7 @@ def test_the_app_ends_normally_when_its_terminal_goes_away_and_keeps_the_session
     env |= {
         "HOME": str(tmp_path),
         "TERM": "xterm-256color",
-        "OPENAI_API_KEY": model.api_key,
-        "OPENAI_BASE_URL": model.base_url,
+        **model.env,
     }
     workspace = tmp_path / "ws"
     workspace.mkdir()
@@ -76,7 +72,7 @@ def test_the_app_ends_normally_when_its_terminal_goes_away_and_keeps_the_session
         os.write(master, b"hi\r")
         drawn = read_until(master, b"Zebra-42", 60)
         assert b"Zebra-42" in drawn, drawn[-500:]
-        wait_for_reply_saved(database, deadline=time.monotonic() + 60)  # the turn has ended
+        wait_until(lambda: reply_saved(database), 60, "the reply saved")  # the turn has ended
         os.close(master)
         process.wait(timeout=30)
     finally:

@@ -4,16 +4,21 @@ time against a real permission service and bus."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import Button, Input, Static
 
 from app.diff import unified_diff
 from app.permission import PermissionPreview, PermissionReply, PermissionRequest
+from app.runtime import Runtime
 from app.tui.screens.permission_screen import PermissionScreen
 from app.tui.widgets.permission_preview import files_summary
 from app.tui.widgets.permission_queue import PermissionQueue
-from tests.tui.panels_harness import PanelsApp, wait_until
+from tests.tui.conftest import wait_until
+from tests.tui.panels_harness import PanelsApp
 
 EDIT = PermissionRequest(
     "s1", "edit", "src/greet.py", "coder", "Edit src/greet.py",
@@ -149,13 +154,20 @@ async def answer_of(task: asyncio.Task) -> PermissionReply:
     return await asyncio.wait_for(task, 5)
 
 
-async def test_queue_shows_one_question_at_a_time_and_replies_to_the_service(make_runtime):
-    runtime = make_runtime(policy="interactive")
+@asynccontextmanager
+async def queue_listening(runtime: Runtime) -> AsyncIterator[tuple[PanelsApp, Pilot, PermissionQueue]]:
+    """The app with a PermissionQueue showing ``runtime``'s questions as they are asked."""
     app = PanelsApp(chat_behind)
     async with app.run_test(size=(100, 30)) as pilot:
         queue = PermissionQueue(app, runtime.permissions)
         app.run_worker(queue.run(runtime.bus))
         await pilot.pause()
+        yield app, pilot, queue
+
+
+async def test_queue_shows_one_question_at_a_time_and_replies_to_the_service(make_runtime):
+    runtime = make_runtime(policy="interactive")
+    async with queue_listening(runtime) as (app, pilot, queue):
         first = asyncio.create_task(runtime.permissions.request(EDIT))
         second = asyncio.create_task(runtime.permissions.request(BASH))
         await wait_until(pilot, lambda: queue.waiting == 1 and asking(app, EDIT))
@@ -184,11 +196,7 @@ async def test_queue_picks_up_questions_asked_before_it_listened(make_runtime):
 async def test_a_question_answered_elsewhere_closes_its_modal_and_leaves_the_queue(make_runtime):
     runtime = make_runtime(policy="interactive")
     other_session = PermissionRequest("s2", "bash", "ls", "coder", "Run ls", PermissionPreview("command", "ls"))
-    app = PanelsApp(chat_behind)
-    async with app.run_test(size=(100, 30)) as pilot:
-        queue = PermissionQueue(app, runtime.permissions)
-        app.run_worker(queue.run(runtime.bus))
-        await pilot.pause()
+    async with queue_listening(runtime) as (app, pilot, queue):
         shown = asyncio.create_task(runtime.permissions.request(EDIT))
         queued = asyncio.create_task(runtime.permissions.request(BASH))
         later = asyncio.create_task(runtime.permissions.request(other_session))
@@ -203,11 +211,7 @@ async def test_a_question_answered_elsewhere_closes_its_modal_and_leaves_the_que
 
 async def test_allow_for_session_answers_the_same_question_waiting_behind(make_runtime):
     runtime = make_runtime(policy="interactive")
-    app = PanelsApp(chat_behind)
-    async with app.run_test(size=(100, 30)) as pilot:
-        queue = PermissionQueue(app, runtime.permissions)
-        app.run_worker(queue.run(runtime.bus))
-        await pilot.pause()
+    async with queue_listening(runtime) as (app, pilot, queue):
         first = asyncio.create_task(runtime.permissions.request(BASH))
         twin = asyncio.create_task(runtime.permissions.request(BASH))
         await wait_until(pilot, lambda: queue.waiting == 1 and asking(app, BASH))

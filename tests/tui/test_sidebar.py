@@ -15,7 +15,8 @@ from app.tui.screens.diff_screen import DiffScreen
 from app.tui.screens.permission_screen import PermissionScreen
 from app.tui.widgets.permission_queue import PermissionQueue
 from app.tui.widgets.sidebar import FilesSidebar, ModifiedFileList
-from tests.tui.panels_harness import PanelsApp, change, wait_until
+from tests.tui.conftest import wait_until
+from tests.tui.panels_harness import PanelsApp, change
 
 ALLOW_CHANGES = {"permission": {"rules": {"edit": "allow"}}}
 

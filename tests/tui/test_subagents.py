@@ -193,9 +193,7 @@ async def test_two_children_run_live_their_cost_rolls_up_and_escape_stops_both(
         await pilot.press("escape")  # escape in the parent stops the children too
         await wait_until(pilot, lambda: not app.turn_running and all(b.finished for b in blocks))
         assert [b.state for b in blocks] == ["cancelled", "cancelled"]
-        ended = []
-        while (event := cancelled.get_nowait()) is not None:
-            ended.append(event.session_id)
+        ended = [event.session_id for event in cancelled.drain()]
         assert sorted(ended) == sorted([session.id, *(b.child_session_id for b in blocks)])
 
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import os
 import threading
-import time
 from pathlib import Path
 
 from app.runtime import Runtime
 from app.store.journal import Before, Begun
 from app.store.models import RecordedChange
 from app.workspace.beneath import TEMP_PREFIX
+from tests.waiting import wait_until
 
 
 def pending_change(runtime: Runtime, root: Path) -> int:
@@ -76,10 +76,10 @@ def test_a_change_another_holder_is_making_is_left_to_finish(workspace: Path, ma
     started: list[Runtime] = []
     starting = threading.Thread(target=lambda: started.append(make_runtime()))
     starting.start()
-    deadline = time.monotonic() + 60
-    while not _waiting_for(maker.workspace_lock.path):  # the new start waits for the lock
-        assert time.monotonic() < deadline and starting.is_alive()
-        time.sleep(0.01)
+    wait_until(
+        lambda: _waiting_for(maker.workspace_lock.path) or not starting.is_alive(), 60, "the new start waiting for the lock"
+    )
+    assert starting.is_alive()
     (workspace / "sub" / f"{TEMP_PREFIX}0123-b.txt").unlink()
     maker.store.journal.finish(Begun(change_set, []))
     holding.__exit__(None, None, None)
