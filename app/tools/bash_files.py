@@ -52,7 +52,7 @@ class FileJudge:
 
     def judge(self, parsed: ParsedCommand) -> list[Judgement]:
         """A judgement per effect, stopping at the first deny."""
-        bases = _bases(parsed)
+        bases = command_bases(parsed)
         found: dict[tuple[str, str], Judgement] = {}
         for part in parsed.parts:
             for touch in part.touches:
@@ -130,7 +130,7 @@ class FileJudge:
             return absolute[len(root) + 1 :] if absolute.startswith(root + "/") else absolute
 
 
-def _bases(parsed: ParsedCommand) -> list[str]:
+def command_bases(parsed: ParsedCommand) -> list[str]:
     """Where relative paths may start: the root, and every folder a `cd` goes to, chained."""
     bases = ["."]
     for part in parsed.parts:

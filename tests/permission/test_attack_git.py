@@ -125,10 +125,11 @@ async def test_what_git_deletes_or_overwrites_meets_the_delete_and_edit_rules(ru
     ],
 )
 async def test_what_cannot_be_judged_asks(make_runtime, repo, command):
-    runtime = make_runtime("headless", attack_config())
+    """Asked of a person: with deny rules in force, --yes does not run it either."""
+    runtime = make_runtime("headless-yes", attack_config())
     config = (repo / ".git" / "config").read_bytes()
     output = await call(runtime, "bash", {"command": command})
-    assert "needs approval" in output, output
+    assert "only a person can approve this" in output and "--yes does not cover it" in output, output
     assert (repo / ".git" / "config").read_bytes() == config and git(repo, "log", "--format=%s") == "init\n"
 
 

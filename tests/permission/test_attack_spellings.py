@@ -109,10 +109,10 @@ async def test_a_removal_of_a_denied_file_by_any_program_is_refused(runtime, wor
     ['f() { echo "$@"; }; f x', "shopt -s expand_aliases; alias e=echo; e x", "hash -p /bin/echo ls; ls x"],
 )
 async def test_a_script_that_renames_programs_asks_though_every_part_is_allowed(make_runtime, workspace, command):
-    """Without --yes the question is refused; the command did not run."""
-    runtime = make_runtime("headless", attack_config({"bash": {"*": "allow", "rm *": "deny"}}))
+    """Only a person may approve it while a deny rule could apply: --yes does not run it."""
+    runtime = make_runtime("headless-yes", attack_config({"bash": {"*": "allow", "rm *": "deny"}}))
     output = await call(runtime, "bash", {"command": f"{command} > out.txt"})
-    assert "needs approval" in output and not (workspace / "out.txt").exists()
+    assert "only a person can approve this" in output and not (workspace / "out.txt").exists(), output
     line = explain_command(Config.model_validate(attack_config({"bash": {"*": "allow"}})), workspace, command, "coder")
     assert line.startswith("ask   (what it runs cannot be known: ") and "\n  execute " in line
 
