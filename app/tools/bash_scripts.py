@@ -31,7 +31,7 @@ _PEEK = 4096  # enough of a program to tell a script from a binary
 class _Reading:
     workspace: Workspace
     bases: list[str]
-    written: list[str]
+    written: set[str]
     budget: int = MAX_SCRIPT_BYTES
     parts: list[SimpleCommand] = field(default_factory=list)
     doubts: list[str] = field(default_factory=list)
@@ -75,7 +75,7 @@ def _candidates(path: str, reading: _Reading, text: str, *, must_exist: bool = T
     starts = [expanded] if expanded.startswith("/") else [posixpath.join(root, base, expanded) for base in reading.bases]
     found = []
     for start in (posixpath.normpath(start) for start in starts):
-        if any(start == target or start.startswith(target.rstrip("/") + "/") for target in reading.written):
+        if any(folder in reading.written for folder in _self_and_folders(start)):
             reading.doubts.append(f"it runs {path}, which the command itself writes")
             return []
         if os.path.isfile(start):
@@ -149,16 +149,24 @@ def _take(absolute: str, reading: _Reading, depth: int) -> bytes | None:
     return data
 
 
-def _written(parsed: ParsedCommand, bases: list[str], root: str) -> list[str]:
+def _self_and_folders(path: str) -> list[str]:
+    """``/a/b/c``, ``/a/b``, ``/a``: a write to any of them (a tree) may change the file."""
+    found = [path]
+    while (parent := posixpath.dirname(found[-1])) != found[-1]:
+        found.append(parent)
+    return found
+
+
+def _written(parsed: ParsedCommand, bases: list[str], root: str) -> set[str]:
     """The absolute paths the command writes or deletes, from every folder it may be in."""
-    found = []
+    found: set[str] = set()
     for part in parsed.parts:
         for touch in part.touches:
             path = os.path.expanduser(touch.path)
             if not path:
                 continue
             starts = [path] if path.startswith("/") else [posixpath.join(root, base, path) for base in bases]
-            found += [posixpath.normpath(start) for start in starts]
+            found.update(posixpath.normpath(start) for start in starts)
     return found
 
 
