@@ -23,7 +23,7 @@ from app.permission import Decision, PermissionService
 from app.permission.effects import OWN_CONFIG, protected_roots
 from app.permission.explain import check_agent
 from app.permission.rules import STRICTNESS, Action, AgentRules
-from app.tools.bash_files import HARMLESS_DEVICES, FileJudge
+from app.tools.bash_files import HARMLESS_DEVICES, UNKNOWN_PATH, FileJudge
 from app.tools.bash_scripts import with_files_run
 from app.tools.shell_parse import ParsedCommand, SimpleCommand, parse_command
 from app.workspace import Workspace
@@ -109,6 +109,9 @@ class CommandJudge:
             return Verdict("ask", "the command could not be parsed for certain", unknown=True)
         if parsed.doubts:
             return Verdict("ask", f"what it runs cannot be known: {parsed.doubts[0]}", unknown=True)
+        for judgement in files:
+            if judgement.decision is UNKNOWN_PATH:
+                return Verdict("ask", f"{judgement.effect}: {judgement.reason}", unknown=True)
         if not decisions:
             return Verdict("ask", "no command to judge")
         for subject, decision in {**decisions, **outside}.items():

@@ -17,7 +17,7 @@ import posixpath
 import shlex
 from dataclasses import dataclass, field
 
-from app.tools.bash_files import command_bases
+from app.tools.bash_files import Bases, command_bases
 from app.tools.shell_parse import SYSTEM_FOLDERS, ParsedCommand, SimpleCommand, parse_command
 from app.workspace import Workspace
 
@@ -30,7 +30,7 @@ _PEEK = 4096  # enough of a program to tell a script from a binary
 @dataclass
 class _Reading:
     workspace: Workspace
-    bases: list[str]
+    bases: Bases
     written: set[str]
     budget: int = MAX_SCRIPT_BYTES
     parts: list[SimpleCommand] = field(default_factory=list)
@@ -72,7 +72,10 @@ def _candidates(path: str, reading: _Reading, text: str, *, must_exist: bool = T
         return []
     root = reading.workspace.root.as_posix()
     expanded = os.path.expanduser(path)
-    starts = [expanded] if expanded.startswith("/") else [posixpath.join(root, base, expanded) for base in reading.bases]
+    if not expanded.startswith("/") and not reading.bases.followed:
+        reading.doubts.append(f"it runs {path}, from a folder that cannot be known")
+        return []
+    starts = [expanded] if expanded.startswith("/") else [posixpath.join(root, base, expanded) for base in reading.bases.folders]
     found = []
     for start in (posixpath.normpath(start) for start in starts):
         if any(folder in reading.written for folder in _self_and_folders(start)):
@@ -157,7 +160,7 @@ def _self_and_folders(path: str) -> list[str]:
     return found
 
 
-def _written(parsed: ParsedCommand, bases: list[str], root: str) -> set[str]:
+def _written(parsed: ParsedCommand, bases: Bases, root: str) -> set[str]:
     """The absolute paths the command writes or deletes, from every folder it may be in."""
     found: set[str] = set()
     for part in parsed.parts:
@@ -165,7 +168,7 @@ def _written(parsed: ParsedCommand, bases: list[str], root: str) -> set[str]:
             path = os.path.expanduser(touch.path)
             if not path:
                 continue
-            starts = [path] if path.startswith("/") else [posixpath.join(root, base, path) for base in bases]
+            starts = [path] if path.startswith("/") else [posixpath.join(root, base, path) for base in bases.folders]
             found.update(posixpath.normpath(start) for start in starts)
     return found
 

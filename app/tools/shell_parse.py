@@ -666,6 +666,8 @@ def _file_operands(words: list[str | None]) -> tuple[str, ...]:
     """The non-option arguments of a file command (`cat /etc/hosts`), which name paths;
     after `--` every argument is one. A path computed at run time (`cat $HOME/x`) is
     "": where it leads cannot be judged, so it is asked about."""
+    if words and words[0] is not None and program_name(words[0]) == "git":
+        return _git_folders(words[1:])
     if not words or words[0] is None or program_name(words[0]) not in _FILE_COMMANDS:
         return ()
     operands, options_done = [], False
@@ -677,6 +679,19 @@ def _file_operands(words: list[str | None]) -> tuple[str, ...]:
         elif options_done or not word.startswith("-"):
             operands.append(word)
     return tuple(operands)
+
+
+def _git_folders(rest: list[str | None]) -> tuple[str, ...]:
+    """The folders git's options before its subcommand point it at (`-C ..`,
+    `--git-dir=X`, `--work-tree X`): git reads and changes what is there."""
+    found = []
+    for i, word in enumerate(rest):
+        if word is None or not word.startswith("-"):
+            break
+        name, has_value, value = word.partition("=")
+        if name in ("-C", "--git-dir", "--work-tree"):
+            found.append(value if has_value else (rest[i + 1] or "") if i + 1 < len(rest) else "")
+    return tuple(found)
 
 
 def _directory(words: list[str | None]) -> str | None:
@@ -741,6 +756,10 @@ def _programs_in_script(script: str) -> tuple[str, ...]:
 def _static_word(node: Node) -> str | None:
     """The word's value after quote removal, or None when it expands at run time."""
     raw = _text(node)
+    if raw[:2] in ("~+", "~-") and raw[2:3] in ("", "/"):  # bash's $PWD and $OLDPWD
+        if raw[1] == "-":
+            return None
+        raw = "." + raw[2:]
     if _PLAIN.fullmatch(raw):  # nothing to remove or expand: the common case, without shlex
         return raw
     raw = _ANSI_C.sub(lambda match: shlex.quote(ansi_c_text(match.group(1))), raw)

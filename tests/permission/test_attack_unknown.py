@@ -106,6 +106,12 @@ UNKNOWN = {
     "a file fed to sh through cat": "echo 'rm main.go' > f; cat f | sh",
     "a here-document with expansions": "x=rm; sh <<EOF\n$x main.go\nEOF",
     "a script that does not exist yet": "bash later.sh",
+    "a write to a variable's path": "f=secrets/key.txt; echo pwned > $f",
+    "a write in a loop over the folder": "for f in secrets/*; do echo pwned > $f; done",
+    "a write to a computed path": 'echo pwned > "$(pwd)/secrets/key.txt"',
+    "a write after a cd to a computed folder": "cd $(echo secrets) && echo pwned > key.txt",
+    "a write after cd -": "cd secrets; cd -; cd -; echo pwned > key.txt",
+    "a removal of a computed path": "f=main.go; unlink $f",
 }
 
 
