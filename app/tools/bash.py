@@ -172,7 +172,8 @@ def kill_process_group(pgid: int) -> None:
 async def authorize(ctx: ToolContext, command: str, title: str) -> None:
     """Refuse what the judge denies; run unasked what it allows; otherwise ask once about
     the whole command: a rule allowing the whole string (`git *` matches
-    `git log; rm -rf src`) must not skip the question."""
+    `git log; rm -rf src`) must not skip the question. A command whose program cannot be
+    known, where a deny could apply, is asked of a person: --yes does not answer it."""
     judge = CommandJudge(
         ctx.permissions, ctx.workspace, ctx.agent, ctx.config.tools.bash.banned_commands, ctx.session_id,
         protected_roots(ctx.config.data.directory, ctx.workspace.root.as_posix()),
@@ -190,6 +191,7 @@ async def authorize(ctx: ToolContext, command: str, title: str) -> None:
         title,
         PermissionPreview(kind="command", text=command),
         ask_anyway=True,
+        person_only=judge.person_only(verdict),
     )
 
 

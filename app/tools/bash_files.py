@@ -25,11 +25,12 @@ from app.tools.shell_effects import Touch
 from app.tools.shell_parse import ParsedCommand
 from app.workspace import Workspace
 
-_COMPUTED = Decision("ask", "a path known only when the command runs", None, "default")
+UNKNOWN_PATH = Decision("ask", "a path known only when the command runs", None, "default")
+"""A write or delete whose path is computed at run time: it may be any file."""
 _TOO_MANY = Decision("ask", "more files than can be judged one by one", None, "default")
 MAX_TREE_FILES = 100_000
 """Files judged one by one under a folder; beyond, the command is asked about."""
-_MAX_BASES = 16
+_MAX_BASES = 64
 # Devices a command may name without touching anything outside the workspace.
 HARMLESS_DEVICES = frozenset(
     {"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty"}
@@ -52,11 +53,13 @@ class FileJudge:
 
     def judge(self, parsed: ParsedCommand) -> list[Judgement]:
         """A judgement per effect, stopping at the first deny."""
-        bases = _bases(parsed)
+        bases = command_bases(parsed)
         found: dict[tuple[str, str], Judgement] = {}
         for part in parsed.parts:
             for touch in part.touches:
-                for judgement in self._judge_touch(touch, bases, part.text):
+                if not bases.followed and not os.path.expanduser(touch.path).startswith("/"):
+                    touch = Touch(touch.kind, "")  # relative to a folder that cannot be known
+                for judgement in self._judge_touch(touch, bases.folders, part.text):
                     found.setdefault((judgement.effect.kind, judgement.effect.target), judgement)
                     if judgement.action == "deny":
                         return list(found.values())
@@ -65,7 +68,7 @@ class FileJudge:
     def _judge_touch(self, touch: Touch, bases: list[str], text: str) -> Iterator[Judgement]:
         key = GROUP_KEYS[touch.kind]
         if not touch.path:
-            yield Judgement(Effect(touch.kind, f"(a path in {_short(text)})"), _COMPUTED, key)
+            yield Judgement(Effect(touch.kind, f"(a path in {_short(text)})"), UNKNOWN_PATH, key)
             return
         count = 0
         for subject, absolute in self._subjects(touch, bases):
@@ -130,16 +133,31 @@ class FileJudge:
             return absolute[len(root) + 1 :] if absolute.startswith(root + "/") else absolute
 
 
-def _bases(parsed: ParsedCommand) -> list[str]:
-    """Where relative paths may start: the root, and every folder a `cd` goes to, chained."""
-    bases = ["."]
+@dataclass(frozen=True)
+class Bases:
+    """Where a command's relative paths may start: the root (`.`) and every folder a `cd`
+    goes to, chained (relative to the root, or absolute). ``followed`` is False when a
+    `cd` goes where cannot be known (`cd "$X"`, `cd -`, `popd`) or there are more folders
+    than are followed: a relative path may then be anywhere."""
+
+    folders: list[str]
+    followed: bool
+
+
+def command_bases(parsed: ParsedCommand) -> Bases:
+    folders, followed = ["."], True
     for part in parsed.parts:
         target = part.directory
-        if not target or target.startswith(("/", "~")):
-            continue  # computed or outside: the command is asked about already
-        bases += [posixpath.normpath(posixpath.join(base, target)) for base in bases]
-        bases = list(dict.fromkeys(bases))[:_MAX_BASES]
-    return bases
+        if target is None:
+            continue
+        if not target:
+            followed = False
+            continue
+        target = os.path.expanduser(target)
+        merged = list(dict.fromkeys([*folders, *(posixpath.normpath(posixpath.join(f, target)) for f in folders)]))
+        followed &= len(merged) <= _MAX_BASES
+        folders = merged[:_MAX_BASES]
+    return Bases(folders, followed)
 
 
 def _expanded(path: str) -> list[str]:

@@ -23,22 +23,27 @@ from app.permission import Decision, PermissionService
 from app.permission.effects import OWN_CONFIG, protected_roots
 from app.permission.explain import check_agent
 from app.permission.rules import STRICTNESS, Action, AgentRules
-from app.tools.bash_files import HARMLESS_DEVICES, FileJudge
+from app.tools.bash_files import HARMLESS_DEVICES, UNKNOWN_PATH, FileJudge
+from app.tools.bash_scripts import with_files_run
 from app.tools.shell_parse import ParsedCommand, SimpleCommand, parse_command
 from app.workspace import Workspace
 
 _UNFOLLOWED_CD = Decision("ask", "a directory change that cannot be followed", None, "default")
 _CD_OUT = Decision("ask", "a directory change out of the workspace", None, "default")
 _COMPUTED_PATH = Decision("ask", "known only when the command runs", None, "default")
+UNKNOWN_GUARDS = ("bash", "edit", "delete")
+"""Keys whose deny an unknown program may reach: it asks a person, whom --yes does not stand for."""
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """``why`` is one line for a person; ``refusal`` the tool's error when denied."""
+    """``why`` is one line for a person; ``refusal`` the tool's error when denied;
+    ``unknown``: an "ask" because what the command runs cannot be known."""
 
     action: Action
     why: str
     refusal: str | None = None
+    unknown: bool = False
 
 
 @dataclass(frozen=True)
@@ -54,8 +59,12 @@ class CommandJudge:
     protected: tuple[str, ...] = OWN_CONFIG
     """Paths the agent never changes unless a rule names them (app.permission.effects)."""
 
+    def parse(self, command: str) -> ParsedCommand:
+        """The command's parts, with those of the scripts and programs it runs from files."""
+        return with_files_run(parse_command(command), self.workspace)
+
     def verdict(self, command: str) -> Verdict:
-        parsed = parse_command(command)
+        parsed = self.parse(command)
         if banned := banned_programs(parsed, self.banned):
             names = ", ".join(banned)
             return Verdict(
@@ -97,9 +106,12 @@ class CommandJudge:
                     "leave that out",
                 )
         if not parsed.complete:
-            return Verdict("ask", "the command could not be parsed for certain")
+            return Verdict("ask", "the command could not be parsed for certain", unknown=True)
         if parsed.doubts:
-            return Verdict("ask", f"what it runs cannot be known: {parsed.doubts[0]}")
+            return Verdict("ask", f"what it runs cannot be known: {parsed.doubts[0]}", unknown=True)
+        for judgement in files:
+            if judgement.decision is UNKNOWN_PATH:
+                return Verdict("ask", f"{judgement.effect}: {judgement.reason}", unknown=True)
         if not decisions:
             return Verdict("ask", "no command to judge")
         for subject, decision in {**decisions, **outside}.items():
@@ -114,7 +126,7 @@ class CommandJudge:
     def effect_lines(self, command: str) -> list[str]:
         """`execute rm a: deny (global rule "rm *")`, `write out.txt: ...`: every part and
         every file effect with its decision, for a person reading `permission check`."""
-        parsed = parse_command(command)
+        parsed = self.parse(command)
         lines = []
         for part in parsed.parts:
             decision, subject = self._part_decision(part)
@@ -122,6 +134,19 @@ class CommandJudge:
         files = self._file_judge().judge(parsed)
         lines += [judgement.line() for judgement in files]
         return list(dict.fromkeys(lines))
+
+    def person_only(self, verdict: Verdict) -> str | None:
+        """Why only a person may approve the command, or None: what it runs cannot be
+        known and the rules of bash, edit or delete (or `*`) hold a deny it may reach, so
+        neither --yes nor a rule allowing the whole string does (the question is asked)."""
+        if not verdict.unknown:
+            return None
+        denying = self.permissions.keys_with(self.agent, self.session_id, "deny")
+        keys = ["*"] if denying is None else [key for key in UNKNOWN_GUARDS if key in denying]
+        if not keys:
+            return None
+        named = " and ".join(f'"{key}"' for key in keys)
+        return f"{verdict.why}, and it may do what the deny rules under {named} forbid"
 
     def _file_judge(self) -> FileJudge:
         ruled = self.permissions.keys_with(self.agent, self.session_id)
@@ -201,7 +226,9 @@ def explain_command(
         protected=protected_roots(config.data.directory, workspace.root.as_posix()),
     )
     verdict = judge.verdict(command)
-    return "\n".join([f"{verdict.action:<5} ({verdict.why})", *(f"  {line}" for line in judge.effect_lines(command))])
+    why = judge.person_only(verdict)
+    why = f"{why}: only a person may approve it, --yes does not" if why else verdict.why
+    return "\n".join([f"{verdict.action:<5} ({why})", *(f"  {line}" for line in judge.effect_lines(command))])
 
 
 def banned_programs(parsed: ParsedCommand, banned: list[str]) -> list[str]:

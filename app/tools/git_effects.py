@@ -268,6 +268,65 @@ def _subcommand(
         ]
     elif command in ("apply", "am") and not _any(options, "--check", "--stat", "--numstat", "--summary", "--cached"):
         reading.touches.append(_touch("write", here))  # the files its patch names
+    reading.touches += [_touch(kind, here if path == here else at(path)) for kind, path in _tree_work(command, args, here)]
+
+
+def _tree_work(command: str, args: list[str | None], here: str) -> list[tuple[Kind, str]]:
+    """What git's other commands that change the work tree write or delete: `merge-file`
+    its first file, `checkout-index` the files named (all with `-a`, under `--prefix`),
+    `read-tree -u` and `sparse-checkout` the whole tree, `worktree add`/`clone`/`init`
+    the folder they make (outside the workspace too), `worktree remove` the one it removes."""
+    options = [word for word in args if word is not None and word.startswith("-")]
+    paths = _operands(args, _VALUE_OPTIONS.get(command, frozenset()))
+    if command == "merge-file" and paths and not _any(options, "-p", "--stdout"):
+        return [("write", paths[0])]
+    if command == "checkout-index":
+        prefix = next((o.partition("=")[2] for o in options if o.startswith("--prefix=")), "")
+        if prefix:
+            return [("write", prefix.rstrip("/") or prefix)]
+        return [("write", path) for path in paths] + ([("write", here)] if _any(options, "-a", "--all") else [])
+    if command == "read-tree" and _any(options, "-u"):
+        return [("write", here), ("delete", here)]
+    if command == "sparse-checkout" and paths[:1] != ["list"]:
+        return [("write", here), ("delete", here)]
+    if command == "worktree" and paths[:1] == ["add"] and len(paths) > 1:
+        return [("write", paths[1])]
+    if command == "worktree" and paths[:1] in (["remove"], ["move"]) and len(paths) > 1:
+        moved: list[tuple[Kind, str]] = [("write", path) for path in paths[2:3]]
+        return [("delete", paths[1]), *moved]
+    if command == "clone" and paths:
+        target = paths[1] if len(paths) > 1 else posixpath.basename(paths[0].rstrip("/")).removesuffix(".git")
+        return [("write", target)] if target else []
+    if command == "init" and paths:
+        return [("write", paths[0])]
+    return []
+
+
+# Options of those commands whose value is the next word, not an operand.
+_VALUE_OPTIONS = {
+    name: frozenset(options.split())
+    for name, options in {
+        "clone": "-b -o -c -u -j --branch --origin --depth --config --upload-pack --reference --reference-if-able "
+        "--separate-git-dir --template --jobs --filter --shallow-since --shallow-exclude --server-option --bundle-uri",
+        "init": "-b --initial-branch --template --separate-git-dir --object-format --ref-format",
+        "worktree": "-b -B --reason",
+        "merge-file": "-L",
+        "checkout-index": "--stage",
+    }.items()
+}
+
+
+def _operands(args: list[str | None], value_options: frozenset[str]) -> list[str]:
+    """The operands ("" for a computed one), skipping the values of ``value_options``."""
+    found, skip = [], False
+    for word in args:
+        if skip:
+            skip = False
+        elif word is not None and word.startswith("-"):
+            skip = word in value_options
+        else:
+            found.append(word or "")
+    return found
 
 
 def _touch(kind: Kind, path: str, tree: bool = True) -> Touch:

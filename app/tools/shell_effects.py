@@ -57,10 +57,22 @@ _VALUE_OPTIONS: dict[str, frozenset[str]] = {
         "chmod": "--reference",
         "chown": "--reference",
         "chgrp": "--reference",
+        "script": "-c -t -T -I -O -B -E -m --command --timing --log-in --log-out --log-io --echo --logging-format",
+        "split": "-a -b -C -l -n -t --suffix-length --bytes --line-bytes --lines --number --separator "
+        "--additional-suffix --filter",
+        "csplit": "-b -f -n --suffix-format --prefix --digits",
+        "mkfifo": "-m --mode --context",
+        "mknod": "-m --mode --context",
+        "iconv": "-f -t -o --from-code --to-code --output",
+        "awk": "-f -v -i -F -e -l -E --include --file --assign --field-separator --exec --source --load",
+        "gawk": "-f -v -i -F -e -l -E --include --file --assign --field-separator --exec --source --load",
+        "uniq": "-f -s -w --skip-fields --skip-chars --check-chars",
     }.items()
 }
-_DELETERS = frozenset({"rm", "rmdir", "unlink", "shred", "srm", "trash", "trash-put", "gio"})
-_WRITERS = frozenset({"touch", "truncate", "tee", "mkdir", "ed", "ex", "vi", "vim", "nvim", "nano", "emacs"})
+# `rename FROM TO FILES` (or `rename EXPRESSION FILES`): every operand counts, the
+# expressions too (a needless question rather than a missed file).
+_DELETERS = frozenset({"rm", "rmdir", "unlink", "shred", "srm", "trash", "trash-put", "gio", "rename", "prename"})
+_WRITERS = frozenset({"touch", "truncate", "tee", "mkdir", "ed", "ex", "vi", "vim", "nvim", "nano", "emacs", "mkfifo"})
 _MODE_FIRST = frozenset({"chmod", "chown", "chgrp", "setfacl", "chattr"})  # the first operand is not a path
 _COPIERS = frozenset({"cp", "install", "ln", "mv"})
 _COMPRESSORS = frozenset(
@@ -77,10 +89,22 @@ def file_effects(words: list[str | None], implicit: tuple[str, ...] = ()) -> tup
     """The effects of one simple command (``words[0]`` its program). ``implicit``: paths
     the program receives at run time besides its words (xargs, find -exec): any file
     there may be one of them, so each reaches its whole tree."""
-    effects = _program_effects(words, implicit)
+    if implicit and any(word is not None and "{}" in word for word in words[1:]):
+        # `find -exec cp x {} ;`, `xargs -I{} mv {} x`: the names go where `{}` stands
+        placed = [words[0], *(word for each in words[1:] for word in _placed(each, implicit))]
+        effects = _program_effects(placed, ())
+    else:
+        effects = _program_effects(words, implicit)
     if not implicit:
         return effects
     return tuple(Touch(t.kind, t.path, True) if t.path in implicit else t for t in effects)
+
+
+def _placed(word: str | None, implicit: tuple[str, ...]) -> list[str | None]:
+    """``word`` with `{}` replaced by each path the program receives."""
+    if word is None or "{}" not in word:
+        return [word]
+    return [word.replace("{}", path) for path in implicit]
 
 
 def _program_effects(words: list[str | None], implicit: tuple[str, ...]) -> tuple[Touch, ...]:
@@ -311,7 +335,46 @@ def _database(_options: list[str], operands: list[str], _words: list[str | None]
     return (Touch("write", operands[0]),) if operands else ()
 
 
+def _second_operand(_options: list[str], operands: list[str], _words: list[str | None]) -> tuple[Touch, ...]:
+    """`uniq INPUT OUTPUT`, `mknod NAME TYPE` (the first): the file it writes."""
+    return (Touch("write", operands[1]),) if len(operands) > 1 else ()
+
+
+def _node(_options: list[str], operands: list[str], _words: list[str | None]) -> tuple[Touch, ...]:
+    return (Touch("write", operands[0]),) if operands else ()
+
+
+def _split_files(options: list[str], operands: list[str], _words: list[str | None]) -> tuple[Touch, ...]:
+    """`split INPUT PREFIX` (`x` by default), `csplit -f PREFIX INPUT ...` (`xx`): the files
+    named PREFIX and a suffix."""
+    prefix = _option_value(options, "-f", "--prefix")
+    if prefix is None:
+        prefix = operands[1] if len(operands) > 1 else "x"
+    return (Touch("write", f"{prefix}*"),)
+
+
+def _output_option(options: list[str], _operands: list[str], _words: list[str | None]) -> tuple[Touch, ...]:
+    """`iconv -o FILE`: the file named by its output option."""
+    output = _option_value(options, "-o", "--output")
+    return () if output is None else (Touch("write", output),)
+
+
+def _awk(options: list[str], operands: list[str], _words: list[str | None]) -> tuple[Touch, ...]:
+    """gawk's `-i inplace` rewrites its input files (after the program, unless `-f` gave it)."""
+    if _option_value(options, "-i", "--include") not in ("inplace", "inplace.awk"):
+        return ()
+    files = operands if _option_value(options, "-f", "--file", "-e", "--source") is not None else operands[1:]
+    return tuple(Touch("write", path) for path in files)
+
+
 _PROGRAMS = {
+    "uniq": _second_operand,
+    "mknod": _node,
+    "split": _split_files,
+    "csplit": _split_files,
+    "iconv": _output_option,
+    "awk": _awk,
+    "gawk": _awk,
     "sqlite3": _database,
     "zip": _first_operand,
     "script": _first_operand,

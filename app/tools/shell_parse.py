@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from app.tools.command_effects import read_program
 from app.tools.shell_effects import Touch, ansi_c_text, brace_expanded, find_targets, program_name
+from app.tools.shell_input import STDIN_FILES, echoed_text, shell_input
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -103,7 +104,7 @@ _FILE_COMMANDS = frozenset(
 _DIRECTORY_CHANGES = frozenset({"cd", "pushd", "popd"})
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _BLANK = re.compile(r"\s")
-_SYSTEM_FOLDERS = frozenset({"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"})
+SYSTEM_FOLDERS = frozenset({"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"})
 _GLOB = re.compile(r"[*?[]")
 _KNOWN_VARIABLE = re.compile(r"^(\"?)\$(\{PWD\}|PWD\b|\{HOME\}|HOME\b)")
 _PLAIN = re.compile(r"[^\s'\"\\$`#]+")
@@ -136,6 +137,12 @@ class SimpleCommand:
     """Its program is a path outside the system's program folders (`./git`, `/tmp/x/rm`):
     ``normal`` names it by its file name, which a deny holds against, but an allow for
     that name does not cover a file that only shares it."""
+    script_files: tuple[str, ...] = ()
+    """Files whose lines it runs as a shell script (`bash x.sh`, `source x.sh`, `sh < x.sh`);
+    "" for one named only at run time. The judge reads them (bash_scripts)."""
+    program_file: str = ""
+    """Its program as a path to a file (`./x`, `bin/tool`), or, when the command changed
+    PATH, its name: the judge looks at what that file is (bash_scripts)."""
 
 
 @dataclass(frozen=True)
@@ -263,7 +270,7 @@ def _add_simple(whole: Node, command: Node, found: _Found) -> None:
     """The part for ``command`` (its text that of ``whole``, redirections included), then
     the parts of what it runs through another program."""
     written = _words(command)
-    scripts = _inner_scripts(command, written)
+    scripts = _inner_scripts(whole, command, written)
     words = _globbed_program(written)
     values = [value for value, _ in words]
     text = _text(whole)
@@ -271,8 +278,11 @@ def _add_simple(whole: Node, command: Node, found: _Found) -> None:
     assignments = _assignments(command)
     environment = _ENVIRONMENT.get()
     runs = read_program(values, assignments, _IMPLICIT.get(), environment)
+    path_changed = any(name == "PATH" for name, _ in assignments) or (environment is not None and "PATH" in environment)
     if environment is not None and (command.type != "command" or not values):  # `export A=b`, `A=b`
         environment.update(assignments)
+    shell = shell_input(values)
+    fed = _fed_script(whole, command) if shell is not None and shell.stdin else None
     found.parts.append(
         SimpleCommand(
             text,
@@ -282,13 +292,17 @@ def _add_simple(whole: Node, command: Node, found: _Found) -> None:
             "" if normal == text else normal,
             runs.touches + _redirect_writes(whole),
             bool(values) and values[0] is not None and (
-                _named_elsewhere(values[0])  # `./git`, or a PATH the command changed: `PATH=. git`
-                or any(name == "PATH" for name, _ in assignments)
-                or (environment is not None and "PATH" in environment)
+                _named_elsewhere(values[0]) or path_changed  # `./git`, or a PATH the command changed: `PATH=. git`
             ),
+            (shell.files if shell else ()) + ((fed.file,) if fed and fed.file is not None else ()),
+            _program_file(values[0], path_changed) if values and values[0] is not None else "",
         )
     )
     found.doubts += runs.doubts
+    if fed is not None and fed.doubt:
+        found.doubts.append(fed.doubt)
+    if fed is not None and fed.text:
+        scripts.append((fed.text, ()))
     if words and (values[0] is None or _runs_computed_script(program_name(values[0]), values[1:])):
         found.opaque = True  # a program named by an expansion (`$TOOL x`, `eval "$X"`) cannot be judged
     for script, implicit in [*scripts, *((script, ()) for script in runs.scripts)]:
@@ -300,6 +314,78 @@ def _add_simple(whole: Node, command: Node, found: _Found) -> None:
         found.parts.extend(inner.parts)
         found.doubts += inner.doubts
         found.opaque |= not inner.complete
+
+
+@dataclass(frozen=True)
+class _Fed:
+    """What a shell reading its standard input gets: a script known from the command
+    (``text``), a file (``file``, "" when computed), or neither (``doubt`` says why)."""
+
+    text: str = ""
+    file: str | None = None
+    doubt: str = ""
+
+
+_UNKNOWN_INPUT = "a shell runs what its input holds, which cannot be known here"
+
+
+def _fed_script(whole: Node, command: Node) -> _Fed | None:
+    """The script a shell reading its standard input runs (`bash <<< 'rm a'`, a
+    here-document, `bash < x.sh`, `echo 'rm a' | sh`); None when nothing feeds it (the
+    bash tool's commands read an empty input)."""
+    own = [child for child in command.children if child.type == "herestring_redirect"]
+    if whole != command:
+        own += [child for child in whole.children if child.type in ("heredoc_redirect", "file_redirect")]
+    for redirect in reversed(own):
+        fed = _redirected_input(redirect)
+        if fed is not None:
+            return fed
+    node = whole
+    while node.parent is not None and node.parent.type != "program":
+        parent = node.parent
+        if parent.type == "pipeline" and node != parent.named_children[0]:
+            left = node.prev_named_sibling
+            text = echoed_text([value for value, _ in _words(left)]) if node == whole and left is not None else None
+            return _Fed(text=text) if text is not None else _Fed(doubt=_UNKNOWN_INPUT)
+        if parent.type == "pipeline" and parent.parent is not None and parent.parent.type == "heredoc_redirect":
+            return _Fed(doubt=_UNKNOWN_INPUT)  # `cat <<EOF | sh`: fed by the command the document is for
+        if parent.type == "redirected_statement" and node == parent.child_by_field_name("body") and any(
+            _redirected_input(child) is not None for child in parent.children if child != node
+        ):
+            return _Fed(doubt=_UNKNOWN_INPUT)
+        node = parent
+    return None
+
+
+def _redirected_input(redirect: Node) -> _Fed | None:
+    """The input one redirection gives, None when it gives none (`> out`, `2>&1`)."""
+    if redirect.type == "herestring_redirect":
+        value = next((_static_word(child) for child in redirect.named_children), None)
+        return _Fed(text=value + "\n") if value is not None else _Fed(doubt=_UNKNOWN_INPUT)
+    if redirect.type == "heredoc_redirect":
+        start = next((child for child in redirect.children if child.type == "heredoc_start"), None)
+        body = next((child for child in redirect.children if child.type == "heredoc_body"), None)
+        text = _raw(body) if body is not None else ""
+        quoted = start is not None and any(quote in _text(start) for quote in "'\"\\")
+        if quoted or not any(sign in text for sign in "$`\\"):
+            return _Fed(text=text)
+        return _Fed(doubt=_UNKNOWN_INPUT)
+    if redirect.type != "file_redirect":
+        return None
+    destination = redirect.child_by_field_name("destination")
+    operator = "".join(_text(c) for c in redirect.children if c != destination and c.type != "file_descriptor")
+    if destination is None or destination.type == "number" or operator not in ("<", "<>"):
+        return None
+    target = _static_word(destination)
+    return _Fed(doubt=_UNKNOWN_INPUT) if target in STDIN_FILES else _Fed(file=target or "")
+
+
+def _program_file(program: str, path_changed: bool) -> str:
+    """The program as a file the judge looks at: a path outside the system's folders, or
+    any name when the command changed PATH (`PATH=.:$PATH x` may run `./x`)."""
+    if "/" in program.rstrip("/"):
+        return program if _named_elsewhere(program) else ""
+    return program if path_changed and program not in _KEYWORDS else ""
 
 
 def _collect_inside(node: Node, found: _Found) -> None:
@@ -414,7 +500,7 @@ def _globbed_program(words: list[tuple[str | None, Node]]) -> list[tuple[str | N
 def _named_elsewhere(program: str) -> bool:
     """A program path outside the folders the system's programs live in."""
     folder = program.rstrip("/").rpartition("/")[0]
-    return "/" in program.rstrip("/") and posixpath.normpath(folder or "/") not in _SYSTEM_FOLDERS
+    return "/" in program.rstrip("/") and posixpath.normpath(folder or "/") not in SYSTEM_FOLDERS
 
 
 def _unquoted(node: Node) -> bool:
@@ -470,7 +556,9 @@ def _programs_in_words(words: list[str | None]) -> tuple[str, ...]:
     return (program,)
 
 
-def _inner_scripts(command: Node, words: list[tuple[str | None, Node]]) -> list[tuple[str, tuple[str, ...]]]:
+def _inner_scripts(
+    whole: Node, command: Node, words: list[tuple[str | None, Node]]
+) -> list[tuple[str, tuple[str, ...]]]:
     """The command lines ``command`` runs through another program: the rest of the line
     after a wrapper (as written), a shell's or `su`'s `-c` script, `eval`'s and `watch`'s
     arguments, `trap`'s action, `env -S`'s string, each `find -exec` clause; each with the
@@ -485,7 +573,7 @@ def _inner_scripts(command: Node, words: list[tuple[str | None, Node]]) -> list[
     if start is not None and program == "watch":  # watch joins its arguments into a `sh -c` line
         scripts += _joined(rest[start:])
     elif start is not None:
-        wrapped = _source(words[start + 1][1].start_byte, command.end_byte)
+        wrapped = _source(words[start + 1][1].start_byte, whole.end_byte)  # with the here-documents
         scripts.append((wrapped, (".",)) if program == "xargs" else wrapped)
     if program == "env":
         scripts.append(_env_split_string(rest) or "")
@@ -578,6 +666,8 @@ def _file_operands(words: list[str | None]) -> tuple[str, ...]:
     """The non-option arguments of a file command (`cat /etc/hosts`), which name paths;
     after `--` every argument is one. A path computed at run time (`cat $HOME/x`) is
     "": where it leads cannot be judged, so it is asked about."""
+    if words and words[0] is not None and program_name(words[0]) == "git":
+        return _git_folders(words[1:])
     if not words or words[0] is None or program_name(words[0]) not in _FILE_COMMANDS:
         return ()
     operands, options_done = [], False
@@ -589,6 +679,19 @@ def _file_operands(words: list[str | None]) -> tuple[str, ...]:
         elif options_done or not word.startswith("-"):
             operands.append(word)
     return tuple(operands)
+
+
+def _git_folders(rest: list[str | None]) -> tuple[str, ...]:
+    """The folders git's options before its subcommand point it at (`-C ..`,
+    `--git-dir=X`, `--work-tree X`): git reads and changes what is there."""
+    found = []
+    for i, word in enumerate(rest):
+        if word is None or not word.startswith("-"):
+            break
+        name, has_value, value = word.partition("=")
+        if name in ("-C", "--git-dir", "--work-tree"):
+            found.append(value if has_value else (rest[i + 1] or "") if i + 1 < len(rest) else "")
+    return tuple(found)
 
 
 def _directory(words: list[str | None]) -> str | None:
@@ -653,6 +756,10 @@ def _programs_in_script(script: str) -> tuple[str, ...]:
 def _static_word(node: Node) -> str | None:
     """The word's value after quote removal, or None when it expands at run time."""
     raw = _text(node)
+    if raw[:2] in ("~+", "~-") and raw[2:3] in ("", "/"):  # bash's $PWD and $OLDPWD
+        if raw[1] == "-":
+            return None
+        raw = "." + raw[2:]
     if _PLAIN.fullmatch(raw):  # nothing to remove or expand: the common case, without shlex
         return raw
     raw = _ANSI_C.sub(lambda match: shlex.quote(ansi_c_text(match.group(1))), raw)

@@ -77,7 +77,8 @@ class Workspace:
         A NUL character is refused here, for every tool: no file name can hold one."""
         if "\0" in str(path):
             raise ToolError(f"The path {str(path)!r} contains a NUL character, which no file name can hold: remove it")
-        expanded = Path(path).expanduser()
+        # `~name` of no user stays as written, as the shell leaves it (pathlib would raise).
+        expanded = Path(os.path.expanduser(path))
         return expanded if expanded.is_absolute() else self.root / expanded
 
     def _contains(self, absolute: Path) -> bool:

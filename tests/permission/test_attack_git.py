@@ -99,6 +99,11 @@ CHANGES = {
     "git mv a .go file away": ("git mv -k main.go x.txt", 'delete main.go is forbidden (delete rule "*.go")'),
     "git config writes .git/config": ("git config user.name someone", "write .git/config is forbidden (protected: "),
     "git config --file .git/config": ("git config --file .git/config core.fsmonitor true", "write .git/config is forbidden"),
+    "git merge-file into it": ("git merge-file secrets/key.txt a notes.txt", 'write secrets/key.txt is forbidden (edit rule "secrets/*")'),
+    "git checkout-index of it": ("git checkout-index -f secrets/key.txt", 'write secrets/key.txt is forbidden (edit rule "secrets/*")'),
+    "git checkout-index -a": ("git checkout-index -f -a", "is forbidden"),
+    "git read-tree -u": ("git read-tree -u --reset HEAD", "is forbidden"),
+    "git sparse-checkout": ("git sparse-checkout set nothing", "is forbidden"),
 }  # fmt: skip
 
 
@@ -125,11 +130,31 @@ async def test_what_git_deletes_or_overwrites_meets_the_delete_and_edit_rules(ru
     ],
 )
 async def test_what_cannot_be_judged_asks(make_runtime, repo, command):
-    runtime = make_runtime("headless", attack_config())
+    """Asked of a person: with deny rules in force, --yes does not run it either."""
+    runtime = make_runtime("headless-yes", attack_config())
     config = (repo / ".git" / "config").read_bytes()
     output = await call(runtime, "bash", {"command": command})
-    assert "needs approval" in output, output
+    assert "only a person can approve this" in output and "--yes does not cover it" in output, output
     assert (repo / ".git" / "config").read_bytes() == config and git(repo, "log", "--format=%s") == "init\n"
+
+
+@pytest.mark.parametrize(
+    ("command", "made"),
+    [
+        ("git worktree add -q ../wt", "wt"),
+        ("git clone -q . ../copy", "copy"),
+        ("git init -q ../fresh", "fresh"),
+        ("git -C .. init -q fresh", "fresh"),
+        ("cd .. && git init -q fresh", "fresh"),
+    ],
+)
+async def test_a_folder_git_makes_outside_the_workspace_is_asked_about(make_runtime, repo, command, made):
+    """`git *` allows git, not a new repository or work tree outside the workspace: the
+    `external_directory` rules judge it, as they judge `cp` there (headless: refused)."""
+    runtime = make_runtime("headless", attack_config())
+    output = await call(runtime, "bash", {"command": command})
+    assert "needs approval" in output, output
+    assert not (repo.parent / made).exists() and git(repo, "worktree", "list").count("\n") == 1
 
 
 @pytest.mark.parametrize("command", ["git status --short", "git log --oneline", "git diff --stat", "git stash list"])

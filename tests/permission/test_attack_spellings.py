@@ -70,6 +70,14 @@ WRITES = {
     "perl -pi": "perl -pi -e 's/s3cr3t/pwned/' secrets/key.txt",
     "git log --output": "git log --output=secrets/key.txt",
     "history -w": "history -w secrets/key.txt",
+    "uniq's output": "uniq x secrets/key.txt",
+    "split's pieces": "split -b 1 x secrets/key.txt",
+    "csplit's pieces": "csplit -s -f secrets/key.txt x 1",
+    "iconv -o": "iconv -f utf-8 -t ascii x -o secrets/key.txt",
+    "script's log": "script -q -c true secrets/key.txt",
+    "a fifo in its folder": "mkfifo secrets/x",
+    "a redirection to ~+": "echo pwned > ~+/secrets/key.txt",
+    "find -exec cp into {}": "find secrets -name 'key.txt' -exec cp x {} \\;",
 }
 
 
@@ -92,6 +100,7 @@ DELETES = {
     "gzip": "gzip main.go",
     "a brace expansion": "unlink main.{go,txt}",
     "a glob": "unlink *.go",
+    "find -exec mv {} away": "find . -name main.go -exec mv {} main.txt \\;",
 }
 
 
@@ -104,15 +113,38 @@ async def test_a_removal_of_a_denied_file_by_any_program_is_refused(runtime, wor
     assert snapshot(workspace) == before
 
 
+async def test_a_write_after_cd_to_the_workspace_by_its_absolute_path_is_refused(runtime, workspace):
+    for command in [f"cd {workspace}/secrets && echo pwned > key.txt", f"pushd {workspace}/secrets; cp ../x key.txt"]:
+        output = await call(runtime, "bash", {"command": command})
+        assert 'write secrets/key.txt is forbidden (edit rule "secrets/*")' in output, output
+    assert (workspace / "secrets/key.txt").read_text() == "s3cr3t\n"
+
+
+@pytest.mark.parametrize(
+    ("command", "effect"),
+    [
+        ("rename main main2 main.go", 'delete main.go: deny (delete rule "*.go")'),
+        ("rename 's/go/txt/' *.go", 'delete main.go: deny (delete rule "*.go")'),
+        ("gawk -i inplace '{print}' secrets/key.txt", 'write secrets/key.txt: deny (edit rule "secrets/*")'),
+        ("mknod secrets/key.txt p", 'write secrets/key.txt: deny (edit rule "secrets/*")'),
+    ],
+)
+def test_programs_not_installed_here_are_judged_by_what_they_would_change(workspace, command, effect):
+    """rename and gawk are not on every machine: `permission check` shows the judgement."""
+    plant(workspace)
+    line = explain_command(Config.model_validate(attack_config()), workspace, command, "coder")
+    assert line.startswith("deny ") and f"\n  {effect}" in line, line
+
+
 @pytest.mark.parametrize(
     "command",
     ['f() { echo "$@"; }; f x', "shopt -s expand_aliases; alias e=echo; e x", "hash -p /bin/echo ls; ls x"],
 )
 async def test_a_script_that_renames_programs_asks_though_every_part_is_allowed(make_runtime, workspace, command):
-    """Without --yes the question is refused; the command did not run."""
-    runtime = make_runtime("headless", attack_config({"bash": {"*": "allow", "rm *": "deny"}}))
+    """Only a person may approve it while a deny rule could apply: --yes does not run it."""
+    runtime = make_runtime("headless-yes", attack_config({"bash": {"*": "allow", "rm *": "deny"}}))
     output = await call(runtime, "bash", {"command": f"{command} > out.txt"})
-    assert "needs approval" in output and not (workspace / "out.txt").exists()
+    assert "only a person can approve this" in output and not (workspace / "out.txt").exists(), output
     line = explain_command(Config.model_validate(attack_config({"bash": {"*": "allow"}})), workspace, command, "coder")
     assert line.startswith("ask   (what it runs cannot be known: ") and "\n  execute " in line
 
