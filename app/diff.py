@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import compress, count
 from operator import ne
+from typing import cast
 
 Block = tuple[int, int, int]
 """(old_start, new_start, length): a run of equal lines."""
@@ -183,8 +184,11 @@ def _render_hunk(hunk: list[Change], a: list[str], b: list[str], context: int) -
 
 def _printable(lines: list[Line]) -> list[str]:
     """The lines as diff text shows them: a last line without a newline is followed by
-    git's marker (only a text's last line can be one)."""
-    return [line if isinstance(line, str) else f"{line.text}\n{_NO_NEWLINE_MARKER}" for line in lines]
+    git's marker (only a text's last line can be one). Only that last line is looked at:
+    the others are strings already, and the list is used as it is."""
+    if lines and isinstance(last := lines[-1], _Unterminated):
+        return [*cast("list[str]", lines[:-1]), f"{last.text}\n{_NO_NEWLINE_MARKER}"]
+    return cast("list[str]", lines)
 
 
 def _range(start: int, end: int) -> str:
