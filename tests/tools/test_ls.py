@@ -8,6 +8,7 @@ import os
 import pytest
 
 from app.errors import PermissionDeniedError, ToolError
+from app.tools import ls
 from app.tools.ls import MAX_ENTRIES, LsTool
 
 tool = LsTool()
@@ -29,7 +30,7 @@ async def test_tree_folders_first_sorted_and_indented(ctx, write_files) -> None:
             "  b.txt",
         ]
     )
-    assert result.metadata == {"path": ".", "count": 8, "truncated": False}
+    assert result.metadata == {"path": ".", "count": 8, "found": 8, "truncated": False}
 
 
 async def test_skips_tool_folders_gitignored_paths_and_the_database(ctx, runtime, write_files) -> None:
@@ -68,11 +69,21 @@ async def test_cap_cuts_the_deepest_levels_first(ctx, write_files) -> None:
     lines = result.output.split("\n")
     assert lines[:4] == ["./", "  deep/", "    sub/", "      f0000.txt"]
     assert "  top.txt" in lines  # the shallow level survives the cut
-    assert result.metadata == {"path": ".", "count": MAX_ENTRIES, "truncated": True}
+    # 1,050 files, their two folders and top.txt: 53 left out
+    assert result.metadata == {"path": ".", "count": MAX_ENTRIES, "found": MAX_ENTRIES + 53, "truncated": True}
     assert result.output.endswith(
-        "(Listing cut at 1000 entries: the folder holds more. "
+        "(Listing cut at 1000 entries: 53 more left out. "
         "List a subfolder, add ignore patterns, or use glob to find specific files)"
     )
+
+
+async def test_what_is_left_out_is_counted_up_to_a_ceiling(ctx, write_files, monkeypatch) -> None:
+    write_files({f"f{n:04}.txt": "" for n in range(MAX_ENTRIES + 50)})
+    monkeypatch.setattr(ls, "COUNT_CEILING", MAX_ENTRIES + 20)  # a folder of 100,000 files, in small
+    result = await tool.call({}, ctx)
+    assert result.metadata == {"path": ".", "count": MAX_ENTRIES, "found": MAX_ENTRIES + 21, "truncated": True}
+    assert result.output.endswith("(Listing cut at 1000 entries: over 20 more left out. "
+                                  "List a subfolder, add ignore patterns, or use glob to find specific files)")
 
 
 async def test_errors_for_a_file_or_a_missing_path(ctx, write_files) -> None:

@@ -20,7 +20,7 @@ from app.tools.delete import DeleteTool
 from app.tools.edit import EditTool
 from app.tools.glob import GlobTool
 from app.tools.grep import GrepTool
-from app.tools.ls import LsTool
+from app.tools.ls import MAX_CHARS, LsTool
 from app.tools.multiedit import MultiEditTool
 from app.tools.patch import PatchTool
 from app.tools.revert import revert_file
@@ -137,11 +137,19 @@ async def test_no_tool_replaces_or_removes_a_special_file(specials, device, ctx,
     assert ctx.history.get_by_path_and_session(path, ctx.session_id) is None
 
 
-async def test_ls_lists_a_tree_a_thousand_folders_deep(deep_tree: Path, ctx) -> None:
+async def test_ls_lists_a_tree_a_thousand_folders_deep_within_its_size_cap(deep_tree: Path, ctx) -> None:
+    """1,000 entries of it, each indented two spaces more, would be a megabyte of spaces."""
     result = await call(LsTool(), ctx, path="t")
-    lines = result.output.splitlines()
+    listing, note = result.output.split("\n\n")
+    lines = listing.splitlines()
     assert lines[:3] == ["t/", "  d/", "    d/"]
-    assert result.metadata["count"] == DEEP_TREE_LEVELS and result.metadata["truncated"]
+    assert len(listing) <= MAX_CHARS
+    shown = len(lines) - 1
+    assert result.metadata == {"path": "t", "count": shown, "found": DEEP_TREE_LEVELS + 1, "truncated": True}
+    assert note == (
+        f"(Listing cut at {MAX_CHARS} characters, the tree being deep: {shown} entries shown, "
+        f"{DEEP_TREE_LEVELS + 1 - shown} left out. List a subfolder, add ignore patterns, or use glob to find specific files)"
+    )
 
 
 async def test_delete_removes_a_tree_a_thousand_folders_deep_and_keeps_its_file(deep_tree: Path, ctx) -> None:
