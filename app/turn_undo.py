@@ -111,7 +111,9 @@ async def _apply(runtime: Runtime, turn: Turn, action: Literal["undo", "redo"]) 
     if not files:
         return []
     ctx = runtime.context(turn.session_id)
-    targets = {item.path: ctx.workspace.resolve_for_write(item.path) for item in files}
+    # The entries themselves: a symlink the turn removed comes back as a symlink, and one
+    # there now is never followed to its target.
+    targets = {item.path: ctx.workspace.lexical(item.path) for item in files}
 
     steps: list[FileStep] = []
 
@@ -120,13 +122,14 @@ async def _apply(runtime: Runtime, turn: Turn, action: Literal["undo", "redo"]) 
         steps.clear()  # the change path may plan again after reading the files again
         for item in files:
             expected, wanted = _ends(item, action)
-            found = snapshot[targets[item.path]].data
-            steps.append(FileStep(item.path, _effect(expected.data, wanted.data)))
-            if found == wanted.data:
+            state = snapshot[targets[item.path]]
+            found = Content(state.data, state.mode, state.link)
+            steps.append(FileStep(item.path, _effect(expected, wanted)))
+            if _same(found, wanted) and wanted.mode in (None, found.mode):
                 continue  # already so: a step a crash cut short before the turn was marked, or a no-op
-            if found != expected.data:
+            if not _same(found, expected):  # a mode changed since is put back, content is not overwritten
                 raise UndoError(_changed_since(item.path, action))
-            changes.append(Change(targets[item.path], wanted.data))
+            changes.append(Change(targets[item.path], wanted.data, mode=wanted.mode, link=wanted.link))
         subject = files[0].path if len(files) == 1 else f"{len(files)} files"
         return ChangeSet(changes=changes, title=f"{action.capitalize()} the turn that changed {subject}", ask_subject=subject)
 
@@ -142,11 +145,16 @@ def _ends(item: TurnFile, action: str) -> tuple[Content, Content]:
     return (item.after, item.before) if action == "undo" else (item.before, item.after)
 
 
-def _effect(now: bytes | None, wanted: bytes | None) -> Effect:
-    """What the step does to a file holding ``now``."""
-    if wanted is None:
+def _same(one: Content, other: Content) -> bool:
+    """The same bytes, or the same symlink (modes aside)."""
+    return (one.data, one.link) == (other.data, other.link)
+
+
+def _effect(now: Content, wanted: Content) -> Effect:
+    """What the step does to a path holding ``now``."""
+    if wanted.data is None and wanted.link is None:
         return "removed"
-    return "restored" if now is None else "edited"
+    return "restored" if now.data is None and now.link is None else "edited"
 
 
 def _changed_since(path: str, action: str) -> str:

@@ -33,7 +33,7 @@ pay for that checkpoint inside its commit, so it is left to a background thread.
 
 _BAD_SEGMENTS = frozenset({"", ".", ".."})
 
-_COLUMNS = "id, session_id, path, content, version, seq, deleted, created_at, data"
+_COLUMNS = "id, session_id, path, content, version, seq, deleted, created_at, data, mode, link"
 
 _INSERT_SQL = (
     "INSERT INTO files (session_id, path, content, version, seq, deleted, created_at, data) "
@@ -41,8 +41,8 @@ _INSERT_SQL = (
 )
 
 _INSERT_TAGGED_SQL = (
-    "INSERT INTO files (session_id, path, content, version, seq, deleted, created_at, data, change_set) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO files (session_id, path, content, version, seq, deleted, created_at, data, mode, link, change_set) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 _LATEST_TREE_FILES_SQL = f"""
@@ -58,8 +58,10 @@ _LATEST_TREE_FILES_SQL = f"""
     SELECT changed.path, latest.session_id, initial.content AS initial_content,
            latest.content AS latest_content, latest.version, latest.deleted,
            initial.data AS initial_data, initial.deleted AS created,
+           initial.mode AS initial_mode, initial.link AS initial_link,
            (latest.content = initial.content AND latest.deleted = initial.deleted
-            AND latest.data IS initial.data) AS unchanged
+            AND latest.data IS initial.data AND latest.link IS initial.link
+            AND (latest.mode IS NULL OR initial.mode IS NULL OR latest.mode = initial.mode)) AS unchanged
     FROM changed
     JOIN files AS latest ON latest.id = changed.latest_id
     JOIN files AS initial ON initial.id = changed.initial_id
@@ -67,7 +69,8 @@ _LATEST_TREE_FILES_SQL = f"""
 """
 """Ids order versions across the sessions of a tree (seq only orders within one session):
 the latest version is the last written, the initial the first "initial" written.
-Every session holding a version beyond "initial" holds its own initial, so the join finds one."""
+Every session holding a version beyond "initial" holds its own initial, so the join finds one.
+A mode not known (NULL: a new file's default) matches any."""
 
 
 @dataclass
@@ -143,11 +146,13 @@ class HistoryService:
         recorded = Recorded()
         size = 0
 
-        def add(path: str, content: str, seq: int, deleted: bool, data: bytes | None) -> None:
+        def add(
+            path: str, seq: int, content: str, deleted: bool, data: bytes | None, mode: int | None, link: str | None
+        ) -> None:
             nonlocal size
             size += len(content) + len(data or b"")
             name = version_name(seq)
-            rows.append((session_id, path, content, name, seq, deleted, created_at, data, change_set))
+            rows.append((session_id, path, content, name, seq, deleted, created_at, data, mode, link, change_set))
             recorded.events.append(FileVersionCreated(session_id=session_id, path=path, version=name, deleted=deleted))
 
         with self._db.transaction():
@@ -160,15 +165,17 @@ class HistoryService:
             }
             for change in changes:
                 seq = latest.get(change.path)
+                before = (change.before, change.created, change.before_data, change.before_mode, change.before_link)
                 if seq is None:
                     seq = 0
-                    add(change.path, change.before, 0, change.created, change.before_data)
+                    add(change.path, 0, *before)
                     recorded.initial.add(change.path)
                 elif self._changed_elsewhere(session_id, change, seq):
                     seq += 1
-                    add(change.path, change.before, seq, change.created, change.before_data)
+                    add(change.path, seq, *before)
                 latest[change.path] = seq + 1
-                add(change.path, change.after, seq + 1, change.deleted, change.after_data)
+                after = (change.after, change.deleted, change.after_data, change.after_mode, change.after_link)
+                add(change.path, seq + 1, *after)
             self._db.execute_many(_INSERT_TAGGED_SQL, rows)
             if change_set is None:
                 self._db.on_commit(partial(self.publish, recorded.events))
@@ -178,14 +185,19 @@ class HistoryService:
 
     def _changed_elsewhere(self, session_id: str, change: RecordedChange, seq: int) -> bool:
         """Whether the file held something else than the session's latest version of it
-        when the change found it (an editor, another session, a sub-agent wrote it since):
-        that content is then recorded as a version of its own before the change, so every
-        content the change path replaced stays in history (undo of a turn puts it back)."""
+        when the change found it (an editor, another session, a sub-agent wrote it since,
+        a chmod changed its mode): that content is then recorded as a version of its own
+        before the change, so every content the change path replaced stays in history (undo
+        of a turn puts it back). A mode not known on either side matches any."""
         row = self._db.query_one(  # compared inside SQLite: no copy of the content is made
-            "SELECT content = ? AND data IS ? AND deleted = ? AS same FROM files "
+            "SELECT content = ? AND data IS ? AND deleted = ? AND link IS ? "
+            "AND (mode IS NULL OR ? IS NULL OR mode = ?) AS same FROM files "
             "WHERE session_id = ? AND path = ? AND seq = ?",
-            (change.before, change.before_data, change.created, session_id, change.path, seq),
-        )
+            (
+                change.before, change.before_data, change.created, change.before_link,
+                change.before_mode, change.before_mode, session_id, change.path, seq,
+            ),
+        )  # fmt: skip
         return row is None or not row["same"]
 
     def publish(self, events: Sequence[FileVersionCreated]) -> None:
@@ -279,4 +291,6 @@ def _file_change(row: sqlite3.Row) -> FileChange:
         initial_data=row["initial_data"],
         created=bool(row["created"]),
         unchanged=bool(row["unchanged"]),
+        initial_mode=row["initial_mode"],
+        initial_link=row["initial_link"],
     )

@@ -146,6 +146,10 @@ MIGRATIONS: tuple[Migration, ...] = (
         )
         """,
     ),
+    # 8: what a version was besides its bytes, so undo and revert put it back whole: the
+    # permission bits of a regular file (NULL: not known, a new file's default), and for
+    # a symlink its target (NULL: no symlink; the version's content is then "").
+    ("ALTER TABLE files ADD COLUMN mode INTEGER", "ALTER TABLE files ADD COLUMN link TEXT"),
 )
 
 

@@ -80,6 +80,10 @@ class FileVersion:
     data: bytes | None = None
     """The exact bytes when the content is not UTF-8 text (an image, a binary): ``content``
     then holds a "(binary file, N bytes)" placeholder for display, and a revert uses these."""
+    mode: int | None = None
+    """A regular file's permission bits; None when not known (a new file's default)."""
+    link: str | None = None
+    """A symlink's target when the version is a symlink (``content`` is then "")."""
 
 
 @dataclass(frozen=True)
@@ -102,14 +106,19 @@ class FileChange:
     unchanged: bool = False
     """The latest version is the initial one again (same bytes, same existence): a file
     changed and restored, or created and deleted, which the session left as it found."""
+    initial_mode: int | None = None
+    """The initial version's permission bits, when known (see FileVersion.mode)."""
+    initial_link: str | None = None
+    """The initial version's symlink target, when it was a symlink."""
 
 
 @dataclass(frozen=True)
 class RecordedChange:
     """One file changed on disk, for HistoryService.record_changes: its content before
     (stored as "initial" if the session has none yet) and after. ``*_data`` carry the raw
-    bytes of non-text content, as in FileVersion.data. ``created``: nothing was there
-    before, so an "initial" stored for it is marked deleted (absent, not empty)."""
+    bytes of non-text content, as in FileVersion.data; ``*_mode`` and ``*_link`` as in
+    FileVersion. ``created``: nothing was there before, so an "initial" stored for it is
+    marked deleted (absent, not empty)."""
 
     path: str
     before: str
@@ -118,6 +127,12 @@ class RecordedChange:
     before_data: bytes | None = None
     after_data: bytes | None = None
     created: bool = False
+    before_mode: int | None = None
+    after_mode: int | None = None
+    """Permission bits before and after (None: not known, a new file's default)."""
+    before_link: str | None = None
+    after_link: str | None = None
+    """The symlink's target, when the entry was (or becomes) a symlink."""
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ _COLUMNS = "id, session_id, message_id, files_after, files_until, state"
 
 _TURN_ROWS_SQL = f"""
     {SESSION_TREE_SQL}
-    SELECT files.id, files.session_id, path, content, seq, deleted, data, change_set
+    SELECT files.id, files.session_id, path, content, seq, deleted, data, mode, link, change_set
     FROM files JOIN tree ON files.session_id = tree.id
     WHERE files.id > ? AND files.id <= ?
     ORDER BY files.id
@@ -42,7 +42,7 @@ _RESULTS_SQL = """
 """Versions a turn in place wrote as a change's result: a version followed by another of
 the same path in its change set recorded what the change found, not what it wrote."""
 
-_PREVIOUS_SQL = "SELECT content, deleted, data FROM files WHERE session_id = ? AND path = ? AND seq = ?"
+_PREVIOUS_SQL = "SELECT content, deleted, data, mode, link FROM files WHERE session_id = ? AND path = ? AND seq = ?"
 
 
 @dataclass(frozen=True)
@@ -59,9 +59,12 @@ class Turn:
 
 @dataclass(frozen=True)
 class Content:
-    """A file's content at one moment: its bytes, or None when it did not exist."""
+    """A path's content at one moment: a regular file's bytes (None: no regular file there)
+    and permission bits (None: not known), or a symlink's target."""
 
     data: bytes | None
+    mode: int | None = None
+    link: str | None = None
 
 
 @dataclass(frozen=True)
@@ -183,7 +186,10 @@ def _found_before(row: sqlite3.Row, next_row: sqlite3.Row | None) -> bool:
 
 def _content(row: sqlite3.Row) -> Content:
     """A history version's bytes: the raw ones kept for binary content, else its text
-    (history keeps text with its BOM and line endings, so these are the file's bytes)."""
+    (history keeps text with its BOM and line endings, so these are the file's bytes);
+    with its mode, or a symlink's target."""
     if row["deleted"]:
         return Content(None)
-    return Content(row["data"] if row["data"] is not None else row["content"].encode("utf-8"))
+    if row["link"] is not None:
+        return Content(None, link=row["link"])
+    return Content(row["data"] if row["data"] is not None else row["content"].encode("utf-8"), row["mode"])

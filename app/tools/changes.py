@@ -37,7 +37,7 @@ from app.store.journal import Before, Begun
 from app.store.models import RecordedChange
 from app.tools.base import ToolContext
 from app.tools.reading import special_kind
-from app.workspace.beneath import Beneath, file_operation
+from app.workspace.beneath import Beneath, file_operation, new_file_mode
 from app.workspace.lock import finish_in_thread
 from app.workspace.recovery import restore
 from app.workspace.textio import TextFile, decode_text, is_binary, sync_paths
@@ -57,6 +57,8 @@ class FileState:
     special: str | None = None
     """What is there instead of a regular file when no tool may change it: "a FIFO",
     "a socket", "a character device" or "a block device" (app.tools.reading.special_kind)."""
+    link: str | None = None
+    """The target, when a symlink is there (``data`` is then None)."""
 
     @property
     def exists(self) -> bool:
@@ -83,14 +85,17 @@ class Snapshot:
 
 @dataclass(frozen=True)
 class Change:
-    """One file's new state. ``data`` None deletes it. ``is_link`` removes a symlink itself.
+    """One path's new state: a regular file holding ``data`` (``mode``: its permission
+    bits; None keeps an existing file's, and a new file gets the default), a symlink to
+    ``link``, or, when both are None, nothing (a file or a symlink itself removed).
     ``regions``: line ranges of the old and new text that hold every change, when the
     tool knows them (a patch does), so the diff looks only there; None: diff it all."""
 
     path: Path
     data: bytes | None
-    is_link: bool = False
     regions: tuple[Region, ...] | None = None
+    mode: int | None = None
+    link: str | None = None
 
 
 @dataclass
@@ -130,6 +135,12 @@ class AppliedFile:
     """Raw bytes of non-text content (``before``/``after`` then hold a placeholder)."""
     regions: tuple[Region, ...] | None = None
     """Where ``before`` and ``after`` differ, if known (``Change.regions``)."""
+    before_mode: int | None = None
+    after_mode: int | None = None
+    """Permission bits before and after (None: no regular file, or a new file's default)."""
+    before_link: str | None = None
+    after_link: str | None = None
+    """The symlink's target, when the entry was or becomes one (its content is then "")."""
 
     @cached_property
     def diff(self) -> str:
@@ -169,7 +180,11 @@ def _read_state(ctx: ToolContext, fs: Beneath, path: Path) -> FileState:
     if found is not None:
         return FileState(path, rel, *found)
     info = fs.lstat(rel)
-    return FileState(path, rel, None, special=None if info is None else special_kind(info.st_mode))
+    if info is None:
+        return FileState(path, rel, None)
+    if stat.S_ISLNK(info.st_mode):
+        return FileState(path, rel, None, link=fs.readlink(rel))
+    return FileState(path, rel, None, special=special_kind(info.st_mode))
 
 
 def _refuse_special(tool: str, states: Iterable[FileState]) -> None:
@@ -252,7 +267,7 @@ def _refuse_changed_since(ctx: ToolContext, fs: Beneath, states: dict[Path, File
     what the plan was made from: another process may have written it meanwhile."""
     for state in states.values():
         now = _read_state(ctx, fs, state.path)
-        if (now.data, now.mode) != (state.data, state.mode):
+        if (now.data, now.mode, now.link) != (state.data, state.mode, state.link):
             raise StaleFileError(
                 f"{state.rel} changed while the permission question was open (another process or an "
                 "editor wrote it): nothing was changed; read it again with the view tool and redo the change"
@@ -262,17 +277,30 @@ def _refuse_changed_since(ctx: ToolContext, fs: Beneath, states: dict[Path, File
 def _describe(state: FileState, change: Change) -> AppliedFile:
     before, before_data = _history_content(state.data)
     after, after_data = _history_content(change.data)
+    deleted = change.data is None and change.link is None
     return AppliedFile(
         path=state.rel,
         before=before,
         after=after,
-        deleted=change.data is None,
-        created=not state.exists and change.data is not None,
+        deleted=deleted,
+        created=not deleted and state.data is None and state.link is None,
         before_data=before_data,
         after_data=after_data,
         # Regions number text lines: a placeholder for binary content has none of them.
         regions=change.regions if before_data is None and after_data is None else None,
+        before_mode=state.mode,
+        after_mode=_written_mode(state, change),
+        before_link=state.link,
+        after_link=change.link,
     )
+
+
+def _written_mode(state: FileState, change: Change) -> int | None:
+    """The permission bits the change gives a file it writes: those it names, else the
+    file's own (a rewrite keeps them), else a new file's; None when it writes no file."""
+    if change.data is None:
+        return None
+    return change.mode if change.mode is not None else state.mode if state.mode is not None else new_file_mode()
 
 
 def counted_changes(diff: str) -> tuple[int, int]:
@@ -355,11 +383,11 @@ def _commit(
     entries = _befores(fs, change_set, states)
     recorded = [
         RecordedChange(
-            item.path, item.before, item.after, item.deleted, item.before_data, item.after_data, item.created
+            item.path, item.before, item.after, item.deleted, item.before_data, item.after_data, item.created,
+            item.before_mode, item.after_mode, item.before_link, item.after_link,
         )
-        for change, item in zip(change_set.changes, applied, strict=True)
-        if not change.is_link
-    ]
+        for item in applied
+    ]  # fmt: skip
     with ThreadPoolExecutor(1, thread_name_prefix="opencode-write") as writer:
         writing = writer.submit(_write_ahead_and_change, ctx, fs, change_set, states, entries, recorded)
         _make_diffs(applied)
@@ -397,13 +425,13 @@ def _write_ahead_and_change(
 
 
 def _befores(fs: Beneath, change_set: ChangeSet, states: dict[Path, FileState]) -> list[Before]:
-    """What the journal records before the change: each file's bytes and mode, a removed
+    """What the journal records before the change: each file's bytes and mode, a
     symlink's target, a removed folder's mode, or that nothing was there."""
     entries = []
     for change in change_set.changes:
         state = states[change.path]
-        if change.is_link:
-            entries.append(Before(state.rel, "link", os.fsencode(fs.readlink(state.rel))))
+        if state.link is not None:
+            entries.append(Before(state.rel, "link", os.fsencode(state.link)))
         elif state.data is not None:
             entries.append(Before(state.rel, "file", state.data, state.mode))
         else:
@@ -441,9 +469,13 @@ def _write_all(fs: Beneath, change_set: ChangeSet, states: dict[Path, FileState]
     staged: dict[str, str] = {}
     for change in change_set.changes:
         if change.data is not None:
-            rel = states[change.path].rel
-            staged[rel] = _on(rel, fs.stage, rel, change.data)
+            state = states[change.path]
+            staged[state.rel] = _on(state.rel, fs.stage, state.rel, change.data, _written_mode(state, change))
     sync_paths(list(staged.values()), fsync_one=fs.fsync)
+    for change in change_set.changes:
+        if change.link is not None:  # nothing to sync: a symlink's target is in its folder's entry
+            rel = states[change.path].rel
+            staged[rel] = _on(rel, fs.stage_link, rel, change.link)
     _perform([partial(_change_one, fs, states[change.path].rel, change, staged) for change in change_set.changes])
     removed = [fs.relative(directory) for directory in change_set.remove_dirs]
     for rel in removed:
@@ -496,9 +528,10 @@ def _perform(steps: list[Callable[[], None]]) -> None:
 
 
 def _change_one(fs: Beneath, rel: str, change: Change, staged: dict[str, str]) -> None:
-    """Put one change on disk: rename its staged content over it (the old file's mode
-    was given to the temp file), or remove it (a symlink itself, never its target)."""
-    if change.data is None:
+    """Put one change on disk: rename its staged content or symlink over it (the temp
+    file has the mode the change names, else the old file's), or remove it (a symlink
+    itself, never its target)."""
+    if rel not in staged:
         _on(rel, fs.unlink, rel)
     else:
         _on(rel, fs.replace, staged[rel], rel)

@@ -192,9 +192,13 @@ class _Planner:
                     "nothing was deleted: check the path with ls and call delete again"
                 )
             self.lines[state.rel] = _line_count(state.data)
-        changes = [Change(path, None) for path in tree.files] + [
-            Change(path, None, is_link=True) for path in tree.links
-        ]
+        for path in tree.links:
+            if snapshot[path].link is None:
+                raise ToolError(
+                    f"{self.ctx.workspace.relative(path)} is no longer a symlink (it was replaced while the delete was "
+                    "being prepared); nothing was deleted: check the path with ls and call delete again"
+                )
+        changes = [Change(path, None) for path in [*tree.files, *tree.links]]
         if target.kind == "file":
             return ChangeSet(
                 changes,
@@ -251,7 +255,7 @@ class DeleteTool(Tool):
         target = _find_target(ctx, params.path)
         planner = _Planner(ctx, target)
         applied = await apply_changes(ctx, self.name, [*target.tree.files, *target.tree.links], planner)
-        files = [a for a in applied if a.path in planner.lines]  # the links have no lines, no history
+        files = [a for a in applied if a.path in planner.lines]  # the links have no lines
         metadata = _metadata(ctx, target, files, planner.lines)
         return ToolResult(_output(target, metadata), metadata, title=target.rel)
 

@@ -198,7 +198,8 @@ class _Planner:
         return ChangeSet(
             # A file that ends as it began (a no-op hunk, added then deleted) is not touched.
             changes=[
-                Change(path, data, regions=regions[path])
+                # A moved file keeps its mode (an executable stays one), as mv keeps it.
+                Change(path, data, regions=regions[path], mode=self._mode_from(snapshot, path))
                 for path, data in final.items()
                 if data != snapshot[path].data
             ],
@@ -208,6 +209,11 @@ class _Planner:
             # own flag, not the user's.
             ask_subject=self._ask_subject(subjects),
         )
+
+    def _mode_from(self, snapshot: Snapshot, path: Path) -> int | None:
+        """The permission bits a move's source had, for its destination; None otherwise."""
+        source = self.moved_from.get(path)
+        return None if source is None else snapshot[source].mode
 
     def _refuse_non_file(self, rel: str, path: Path) -> None:
         """Where no file was found, one must be possible: not a folder, and not under a

@@ -28,24 +28,27 @@ def session_change(ctx: ToolContext, path: str) -> FileChange:
 
 
 async def revert_file(ctx: ToolContext, path: str, *, confirmed: bool = False) -> AppliedFile:
-    """Write the initial content of ``path`` back: a deleted file comes back, a file the
-    session created is removed."""
+    """Write the initial content of ``path`` back, with its mode: a deleted file or
+    symlink comes back, a file the session created is removed."""
     change = session_change(ctx, path)
-    target = ctx.workspace.resolve_for_write(path)
+    target = ctx.workspace.lexical(path)  # the entry itself: a symlink is put back, never followed
     initial: bytes | None = None
-    if not change.created:
+    if not change.created and change.initial_link is None:
         # A binary file's exact bytes are kept beside its placeholder text.
         initial = change.initial_data if change.initial_data is not None else change.initial_content.encode("utf-8")
+    wanted = Change(target, initial, mode=change.initial_mode, link=change.initial_link)
 
     def plan(snapshot: Snapshot) -> ChangeSet:
-        if snapshot[target].data == initial:
+        state = snapshot[target]
+        if (state.data, state.link) == (initial, wanted.link) and wanted.mode in (None, state.mode):
             raise ToolError(f"{path} already has its initial content: there is nothing to revert")
-        title = (
-            f"Remove {path}, which this session created"
-            if initial is None
-            else f"Revert {path} to its content before this session"
-        )
-        return ChangeSet(changes=[Change(target, initial)], title=title, ask_subject=path)
+        if change.created:
+            title = f"Remove {path}, which this session created"
+        elif wanted.link is not None:
+            title = f"Put back the symlink {path} -> {wanted.link}, as before this session"
+        else:
+            title = f"Revert {path} to its content before this session"
+        return ChangeSet(changes=[wanted], title=title, ask_subject=path)
 
     applied = await apply_changes(ctx, TOOL, [target], plan, confirmed=confirmed)
     return applied[0]

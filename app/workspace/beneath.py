@@ -22,6 +22,7 @@ step and check what the next start recovers.
 from __future__ import annotations
 
 import errno
+import functools
 import itertools
 import os
 import secrets
@@ -301,6 +302,13 @@ class Beneath:
         file_operation()
         os.symlink(target, name, dir_fd=fd)
 
+    def stage_link(self, rel: str, target: str) -> str:
+        """A symlink to ``target`` under a temp name beside ``rel`` (as ``stage`` does for
+        a file), for ``replace`` to put in place at once; returns the temp's base-relative path."""
+        temp = _sibling(rel, f"{TEMP_PREFIX}{secrets.token_hex(6)}-{rel.rpartition('/')[2][-_TEMP_NAME_TAIL:]}")
+        self.symlink(target, temp)
+        return temp
+
     def fsync(self, rel: str) -> None:
         """Make the file at ``rel`` durable (opened without following a symlink)."""
         fd, name = self.parent(rel)
@@ -341,6 +349,21 @@ def _read_all(fd: int, size_hint: int) -> bytes:
         chunks.append(chunk)
         remaining = 1 << 20
     return b"".join(chunks)
+
+
+@functools.cache
+def new_file_mode() -> int | None:
+    """The permission bits ``stage`` gives a new file: 0o644 less the umask, read once
+    from /proc/self/status (Linux), since asking os.umask changes it for every thread
+    meanwhile; None where it cannot be read."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return 0o644 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    return None
 
 
 def _mode_at(fd: int, name: str) -> int | None:

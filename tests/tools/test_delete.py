@@ -305,7 +305,8 @@ async def test_a_symlink_to_a_file_outside_is_removed_and_its_target_kept(
     assert target.read_text() == "precious\n"
     assert result.metadata["kind"] == "symlink" and result.metadata["links"] == ["hosts_link"]
     assert "was not touched" in result.output
-    assert runtime.store.history.list_latest_session_files(session_id) == []
+    [change] = runtime.store.history.list_latest_session_files(session_id)  # kept, for undo and revert
+    assert (change.path, change.deleted, change.initial_link) == ("hosts_link", True, str(target))
 
 
 async def test_a_symlinked_directory_is_removed_as_a_link_and_its_files_kept(
@@ -318,7 +319,8 @@ async def test_a_symlinked_directory_is_removed_as_a_link_and_its_files_kept(
     await tool.call({"path": "lib"}, ctx)
     assert not (workspace / "lib").is_symlink()
     assert (workspace / "real_lib" / "mod.py").read_text() == "x = 1\n"
-    assert runtime.store.history.list_latest_session_files(ctx.session_id) == []
+    [change] = runtime.store.history.list_latest_session_files(ctx.session_id)
+    assert (change.path, change.deleted, change.initial_link) == ("lib", True, "real_lib")
     [request] = answers.requests
     assert (request.subject, request.title) == ("lib", "Delete symlink lib")
     assert "lib -> real_lib" in request.preview.text
@@ -338,7 +340,10 @@ async def test_symlinks_inside_a_directory_are_removed_never_followed(
     assert (outside / "data.txt").read_text() == "shared\n"
     assert result.metadata["links"] == ["tmp/to_dir", "tmp/to_file"]
     assert "- tmp/to_file (a symlink: removed, its target not touched)" in result.output
-    assert [c.path for c in runtime.store.history.list_latest_session_files(session_id)] == ["tmp/own.txt"]
+    changes = runtime.store.history.list_latest_session_files(session_id)
+    assert [(c.path, c.initial_link) for c in changes] == [
+        ("tmp/own.txt", None), ("tmp/to_dir", str(outside)), ("tmp/to_file", str(outside / "data.txt"))
+    ]  # fmt: skip
 
 
 # --- the removal fails: nothing changes, nothing is recorded ---------------------------

@@ -62,10 +62,14 @@ def temp_files(root: Path) -> list[str]:
 
 
 def history_before(root: Path) -> dict[str, bytes]:
-    """Each path's "initial" version in history: the content before the session changed it."""
+    """Each path's "initial" version in history: the content before the session changed it
+    (a symlink as LINK + its target, as ``tree`` shows it)."""
     with sqlite3.connect(root / ".opencode" / "opencode.db") as db:
-        rows = db.execute("SELECT path, content, data FROM files WHERE seq = 0").fetchall()
-    return {path: data if data is not None else content.encode() for path, content, data in rows}
+        rows = db.execute("SELECT path, content, data, link FROM files WHERE seq = 0").fetchall()
+    return {
+        path: LINK + link.encode() if link is not None else data if data is not None else content.encode()
+        for path, content, data, link in rows
+    }
 
 
 def next_start(root: Path) -> str:
@@ -166,7 +170,7 @@ def test_a_folder_delete_crashed_at_every_file_operation_is_rolled_back(tmp_path
     operations = walk_crashes(root, old, lambda n: tool_call(root, "delete", {"path": "pkg"}, crash_at=n))
     assert operations == 7  # 4 unlinks (the symlink itself too), 2 rmdirs, the journal's commit
     assert tree(root) == {"keep.txt": b"k\n"}
-    assert history_before(root) == {k: v for k, v in old.items() if k.startswith("pkg/") and not v.startswith(LINK)}
+    assert history_before(root) == {k: v for k, v in old.items() if k.startswith("pkg/")}
 
 
 def _viewed_edit(root: Path, edit: dict, crash_at: int | None = None) -> subprocess.CompletedProcess[str]:
