@@ -28,8 +28,8 @@ from app.tools.view import ViewTool
 from app.tools.write import WriteTool
 from tests.conftest import DEEP_TREE_LEVELS
 
-CALL_BOUND_S = 30
-"""Generous: each call takes milliseconds; the bound only turns a hang into a failure."""
+CALL_BOUND_S = 300
+"""Generous: the bound only turns a hang into a failure (a deep tree's delete takes seconds on a busy machine)."""
 
 
 async def call(tool, ctx, **arguments):
