@@ -63,7 +63,7 @@ async def test_a_mention_is_completed_sent_with_its_lines_and_an_edit_needs_no_v
         policy="interactive",
         config={
             "lsp": {"python": {"disabled": True}},
-            "providers": {"openai": {"apiKey": "test", "baseURL": fake_llm.base_url}},
+            "providers": fake_llm.providers,
             "permission": {"rules": {"edit": "allow"}},
         },
     )
