@@ -195,11 +195,6 @@ def configured_model(config: Config, agent: Agent) -> str | None:
     return (settings.model if settings is not None else None) or agent.model
 
 
-def get_agent(name: str) -> Agent:
-    """A built-in agent by name (``AgentCatalog.get`` also knows the agent files')."""
-    return AgentCatalog().get(name)
-
-
 @cache
 def system_prompt(name: str) -> str:
     """A built-in agent's own prompt text (packaged beside this module)."""

@@ -33,9 +33,6 @@ class Image:
     """Base64 of the file."""
     size: int
 
-    def data_url(self) -> str:
-        return f"data:{self.mime};base64,{self.data}"
-
     def part(self) -> dict[str, str]:
         """The stored form (a message part)."""
         return {"type": "image", "path": self.shown, "mime": self.mime, "data": self.data}

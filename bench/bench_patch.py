@@ -11,11 +11,10 @@ settled on disk (one os.sync, not timed) as a user's repository is; the figure i
 fastest of the runs. Goal: ours <= 2x Codex on the two large sizes.
 
 Scratch trees live in $BENCH_SCRATCH, by default ``.bench-scratch/`` in the repo (it
-ignores itself for git), the same for both tools. On this VM, creating a file costs from
-0.03 to 1 ms of kernel time depending on where the folder lies on disk (one day /tmp was
-the slow place, another day /work), and only our atomic writes create files: Codex
-writes in place. So beside each case the bench prints the floor of atomic writes where
-it runs: a temp file beside each changed file, renamed over it, nothing else. It also
+ignores itself for git), the same for both tools. What creating a file costs the kernel
+varies many times over with where the folder lies on disk, and only our atomic writes
+create files: Codex writes in place. So beside each case the bench prints the floor of
+atomic writes where it runs: a temp file beside each changed file, renamed over it, nothing else. It also
 prints what the chosen stack costs before any work (Python, asyncio, pydantic) beside
 the fixed cost of our calls: that cost and the floor are what the 2x goal leaves room for.
 """

@@ -5,7 +5,8 @@ Run from the repo root: .venv/bin/python bench/bench_patch_pure.py
 No disk, no event loop: the files are bytes in memory. The diffs are made as the change
 path makes them (``AppliedFile.diff``: only around the regions the plan says changed);
 "whole-file diffs" is what they cost when every file is diffed in full, for comparison.
-Targets are for the large case, whose whole process must stay within 2x Codex's 228 ms.
+Targets are for the large case, whose whole process must stay within 2x Codex's
+(bench_patch.py times both; docs/performance.md has the figures).
 Figures are the best of a few runs in CPU time (``process_time``): the machine is shared.
 """
 

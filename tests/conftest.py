@@ -1,5 +1,6 @@
-"""Shared fixtures: a real workspace on disk, a real runtime (SQLite file, bus, services)
-built on it, and a helper that plays the user answering permission questions."""
+"""Shared fixtures: a real workspace on disk and an empty home folder beside it, a real
+runtime (SQLite file, bus, services) built on the workspace, and a helper that plays the
+user answering permission questions."""
 
 from __future__ import annotations
 
@@ -33,6 +34,15 @@ def workspace(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
     root.mkdir()
     return root
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """An empty home folder beside the workspace, for a test that sets HOME (the user's
+    config and data folders) away from the real one."""
+    folder = tmp_path / "home"
+    folder.mkdir()
+    return folder
 
 
 @pytest.fixture

@@ -43,10 +43,6 @@ def text_part(text: str) -> Part:
     return {"type": "text", "text": text}
 
 
-def reasoning_part(text: str) -> Part:
-    return {"type": "reasoning", "text": text}
-
-
 def signed_reasoning_part(text: str, signature: str = "", redacted: str = "") -> Part:
     """A thinking block as the provider signed it (or its redacted data)."""
     if redacted:

@@ -243,12 +243,6 @@ def supports_vision(model: str) -> bool:
     return bool((_model_info(model) or {}).get("supports_vision"))
 
 
-def model_cost_known(model: str) -> bool:
-    """Whether litellm has prices for the model (otherwise costs are reported as 0)."""
-    info = _model_info(model)
-    return info is not None and info.get("input_cost_per_token") is not None
-
-
 def _cost(litellm: ModuleType, model: str, tokens: TokenCounts, prices: Prices | None) -> float:
     """What the response cost: the configured prices of a custom model, else litellm's
     (cache reads and writes at their own prices), else 0 for a model nobody priced."""

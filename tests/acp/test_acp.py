@@ -217,7 +217,7 @@ async def test_session_answers_hold_for_the_session(workspace, fake_llm, acp_age
 
 async def test_the_mode_picks_the_primary_agent_and_plan_mode_changes_nothing(workspace, fake_llm, acp_agent):
     """Modes are the primary agents (coder, plan, the custom ones of .opencode/agents);
-    workhorse is a sub-agent, no longer a mode. In plan mode a write is refused, unasked."""
+    workhorse is a sub-agent, not a mode. In plan mode a write is refused, unasked."""
     agents = workspace / ".opencode" / "agents"
     agents.mkdir(parents=True)
     (agents / "architect.md").write_text("---\nmode: primary\ndescription: Designs\n---\nYou design.\n")

@@ -11,10 +11,6 @@ from tests.acp.test_acp import diffs_by_call, eventually, text
 from tests.llm.fake_openai import Text, ToolCall
 
 
-def agent_text(client, session_id: str) -> str:
-    return "".join(update["content"]["text"] for update in client.updates(session_id, "agent_message_chunk"))
-
-
 async def test_commands_are_advertised_and_run(workspace: Path, fake_llm, acp_agent):
     (workspace / ".opencode" / "commands").mkdir(parents=True)
     (workspace / ".opencode" / "commands" / "hello.md").write_text("---\ndescription: Greet\n---\nSay hello to $ARGUMENTS")

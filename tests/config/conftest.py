@@ -16,13 +16,6 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def env(home: Path) -> dict[str, str]:
     return {"HOME": str(home), "PATH": "/usr/bin"}
 

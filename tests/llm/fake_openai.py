@@ -61,6 +61,12 @@ class FakeOpenAI(FakeServer):
         environment would (the model is then chosen from OPENAI_API_KEY)."""
         return {"OPENAI_API_KEY": self.api_key, "OPENAI_BASE_URL": self.base_url}
 
+    @property
+    def providers(self) -> dict[str, dict[str, str]]:
+        """The ``providers`` config that points the openai provider at this server, as an
+        .opencode.json would."""
+        return {"openai": {"apiKey": self.api_key, "baseURL": self.base_url}}
+
     def fail(
         self,
         status: int,

@@ -47,10 +47,6 @@ class RoutedOpenAI(FakeOpenAI):
         for marker in markers:
             self._meetings[(marker, request)] = barrier
 
-    def served(self, marker: str) -> int:
-        with self._lock:
-            return self._served.get(marker, 0)
-
     def handle(self, handler: FakeHandler, request: Received) -> None:
         self._current.request = request
         super().handle(handler, request)

@@ -14,7 +14,6 @@ from pydantic import Field
 
 from app.errors import OpencodeError
 from app.llm.agent import AgentLoop, ModelNotConfiguredError, NothingToCompactError, SessionBusyError
-from app.llm.compaction import SUMMARY_INSTRUCTION
 from app.llm.events import SessionCompacted, SubagentStarted, TextDelta, ToolCallFinished
 from app.llm.messages import to_chat
 from app.llm.models import PROVIDER_ENV_VARS
@@ -23,6 +22,7 @@ from app.llm.title import TITLE_INSTRUCTION
 from app.runtime import Runtime
 from app.store import MessageUpdated
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
+from tests.llm.scripted_turns import summarizer_turn
 
 MODEL = "scripted/test"
 
@@ -254,7 +254,7 @@ async def test_a_small_declared_window_triggers_compaction_mid_turn(runtime: Run
     loop = make_loop(
         runtime,
         [
-            {"match": f"^{SUMMARY_INSTRUCTION[:20]}", "steps": [{"text": "SUMMARY-1: big.txt was read."}]},
+            summarizer_turn("SUMMARY-1: big.txt was read."),
             {"match": "SUMMARY-1", "steps": [{"text": "Continuing after the summary."}]},
             {"steps": [{"toolCalls": [{"name": "view", "arguments": {"filePath": "big.txt"}}]}]},
         ],
@@ -276,7 +276,7 @@ async def test_compact_on_demand_stores_a_summary_that_the_next_request_starts_f
     loop = make_loop(
         runtime,
         [
-            {"match": f"^{SUMMARY_INSTRUCTION[:20]}", "steps": [{"text": "SUMMARY-2: we said hello."}]},
+            summarizer_turn("SUMMARY-2: we said hello."),
             {"steps": [{"text": "Hello back."}]},
         ],
     )
@@ -367,7 +367,7 @@ async def test_every_request_matches_the_stored_history(runtime: Runtime, worksp
     (workspace / "b.txt").write_text("one\n")
     (workspace / "big.txt").write_text("lorem ipsum dolor sit amet\n" * 1900)
     script = Script.model_validate({"turns": [
-        {"match": f"^{SUMMARY_INSTRUCTION[:20]}", "steps": [{"text": "SUMMARY"}]},
+        summarizer_turn("SUMMARY"),
         {"match": "SUMMARY", "steps": [{"text": "after summary"}]},
         {"match": "^first", "steps": [
             {"text": "Reading.", "toolCalls": [{"name": "view", "arguments": {"filePath": "b.txt"}}, {"name": "nope", "arguments": {}}]},

@@ -29,13 +29,6 @@ def outside(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.fixture
-def home(tmp_path: Path) -> Path:
-    folder = tmp_path / "home"
-    folder.mkdir()
-    return folder
-
-
 def write_config(path: Path, data: dict) -> None:
     path.write_text(json.dumps(data))
 

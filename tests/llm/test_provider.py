@@ -31,7 +31,6 @@ from app.llm.provider import (
     Usage,
     context_window,
     ensure_litellm,
-    model_cost_known,
     start_background_import,
 )
 from tests.llm.fake_openai import FakeOpenAI, Reasoning, Text, ToolCallFragment
@@ -195,9 +194,8 @@ async def test_missing_usage_chunk_is_estimated(fake_llm):
     assert usage.cost == 0.0
 
 
-async def test_unknown_model_has_default_context_window_and_no_price():
+async def test_unknown_model_has_default_context_window():
     assert context_window("openai/fake-model") == DEFAULT_CONTEXT_WINDOW
-    assert model_cost_known("openai/fake-model") is False
 
 
 async def test_known_model_context_window_comes_from_litellm():
@@ -206,7 +204,6 @@ async def test_known_model_context_window_comes_from_litellm():
 
     assert context_window(model) == litellm.get_model_info(model)["max_input_tokens"]
     assert context_window(model) != DEFAULT_CONTEXT_WINDOW
-    assert model_cost_known(model) is True
 
 
 # -- retries ---------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.agents import get_agent, tools_for
+from app.agents import AgentCatalog, tools_for
 from app.llm.agent import AgentLoop
 from app.llm.events import ToolCallFinished
 from app.llm.scripted import Script, ScriptedProvider
@@ -54,6 +54,6 @@ def test_only_the_working_agents_get_mcp_tools():
     mcp = {"calc_add": "mcp tool"}
     builtin = {"view": "view tool"}
 
-    assert tools_for(get_agent("coder"), builtin, mcp) == {"view": "view tool", "calc_add": "mcp tool"}
-    assert "calc_add" in tools_for(get_agent("workhorse"), builtin, mcp)
-    assert tools_for(get_agent("explorer"), builtin, mcp) == {"view": "view tool"}
+    assert tools_for(AgentCatalog().get("coder"), builtin, mcp) == {"view": "view tool", "calc_add": "mcp tool"}
+    assert "calc_add" in tools_for(AgentCatalog().get("workhorse"), builtin, mcp)
+    assert tools_for(AgentCatalog().get("explorer"), builtin, mcp) == {"view": "view tool"}

@@ -318,8 +318,8 @@ def test_upstream_levels(agent_rules, global_rules, tool, subject, action):
 
 
 def test_a_rule_under_the_key_star_applies_to_every_tool():
-    """`"*": "deny"` used to be ignored without a word, so everything ran by the defaults.
-    As in spec 000's OpenCode it now applies to every tool, after the tool's own keys."""
+    """`"*": "deny"` is not ignored (everything would run by the defaults): as in spec
+    000's OpenCode it applies to every tool, after the tool's own keys."""
     assert decide("bash", "whoami", global_rules={"*": "deny"}) == Decision(
         "deny", 'global rule "*" for every tool', "*", "global"
     )

@@ -35,12 +35,6 @@ NOTE = {"name": "write", "arguments": {"filePath": "note.txt", "content": "serve
 
 
 @pytest.fixture
-def folder() -> Iterator[Path]:
-    with runtime_folder() as made:
-        yield made
-
-
-@pytest.fixture
 def server(folder: Path) -> Iterator[subprocess.Popen[str]]:
     process = start_server(folder)
     try:

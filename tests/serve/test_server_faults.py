@@ -10,10 +10,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from app.workspace.beneath import CRASH_VARIABLE
 from tests.serve.running import (
@@ -21,7 +18,6 @@ from tests.serve.running import (
     RUN_TIMEOUT,
     clean_env,
     opencode,
-    runtime_folder,
     socket_of,
     start_server,
 )
@@ -30,12 +26,6 @@ FILES = 200
 OLD = {f"src/m{n:03}.py": "".join(f"line {i}\n" for i in range(50)) for n in range(FILES)}
 NEW = {path: text.replace("line 7\n", "LINE 7\n") for path, text in OLD.items()}
 PATCH = "*** Begin Patch\n" + "".join(f"*** Update File: {p}\n@@\n-line 7\n+LINE 7\n" for p in OLD) + "*** End Patch"
-
-
-@pytest.fixture
-def folder() -> Iterator[Path]:
-    with runtime_folder() as made:
-        yield made
 
 
 def patching_model(tmp_path: Path, final_text_delay: float = 0.0) -> str:

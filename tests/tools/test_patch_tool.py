@@ -436,7 +436,8 @@ async def test_binary_files_are_not_patched(workspace: Path, ctx: ToolContext) -
 async def test_deleting_a_file_with_invalid_utf8_past_the_sniffed_prefix(
     workspace: Path, ctx: ToolContext
 ) -> None:
-    """The change path's history decoding must not crash on such a file (it used to)."""
+    """The change path's history keeps such a file (invalid UTF-8 past the first 8 KiB it
+    sniffs for text) without crashing."""
     (workspace / "latin.txt").write_bytes(b"a\n" * 5000 + b"caf\xe9\n")
     await apply(ctx, "*** Delete File: latin.txt\n", allow_delete=True)
     assert not (workspace / "latin.txt").exists()

@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from app.agents import get_agent
+from app.agents import AgentCatalog
 from app.errors import ToolError
 from app.llm.agent import AgentLoop
 from app.llm.scripted import Script, ScriptedProvider
@@ -105,8 +105,8 @@ async def test_the_list_comes_back_with_the_session_in_a_new_process(make_runtim
 
 def test_the_coder_and_the_workhorse_have_both_tools():
     for name in ("coder", "workhorse"):
-        assert {"todowrite", "todoread"} <= set(get_agent(name).tools)
-    assert "todowrite" not in get_agent("explorer").tools
+        assert {"todowrite", "todoread"} <= set(AgentCatalog().get(name).tools)
+    assert "todowrite" not in AgentCatalog().get("explorer").tools
 
 
 async def test_a_headless_turn_writes_the_list_without_a_question(make_runtime):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,18 @@ async def wait_until(pilot, predicate: Callable[[], object], *, timeout: float =
         if loop_time() > deadline:
             raise AssertionError(f"timed out waiting for {getattr(predicate, '__name__', predicate)}")
         await pilot.pause(0.02)
+
+
+def session_opened(app: OpencodeApp, session_id: str) -> Callable[[Any], Awaitable[None]]:
+    """A snapshot's ``run_before``: the prompt's cursor held still (its blink would differ
+    from run to run), then the stored session ``session_id`` drawn."""
+
+    async def show(pilot) -> None:
+        app.prompt.cursor_blink = False
+        await app.open_session(session_id)
+        await pilot.pause()
+
+    return show
 
 
 def palette_offers(app, text: str) -> bool:

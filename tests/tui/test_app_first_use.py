@@ -6,9 +6,14 @@ swallowing it."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
 from textual import events
+from textual.pilot import Pilot
 from textual.widgets import Static
 
+from app.runtime import Runtime
 from app.tui.app import OpencodeApp
 from app.tui.screens.diff_screen import DiffScreen
 from app.tui.screens.help import HelpScreen
@@ -180,6 +185,18 @@ def test_snapshot_of_a_long_paste_collapsed_in_the_chat_and_the_prompt(snap_comp
 # --- where the keyboard goes when a screen closes (item 9) ------------------------------------
 
 
+@asynccontextmanager
+async def three_files_changed(app: OpencodeApp, runtime: Runtime) -> AsyncIterator[Pilot]:
+    """The app running on a stored session with an edit, its sidebar listing the three
+    files record_history changed."""
+    session_id = store_tool_conversation(runtime, SAMPLES["edit"])
+    record_history(runtime, session_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(session_id)
+        await wait_until(pilot, lambda: len(app.sidebar.changes) == 3)
+        yield pilot
+
+
 async def test_a_session_switched_from_a_focused_chat_block_hands_the_keyboard_to_the_prompt(make_app, tui_runtime):
     other = tui_runtime.store.sessions.create(title="the other one")
     shown = store_tool_conversation(tui_runtime, SAMPLES["bash"], title="with output")
@@ -201,12 +218,8 @@ async def test_a_session_switched_from_a_focused_chat_block_hands_the_keyboard_t
 
 
 async def test_a_screen_closing_never_leaves_the_keyboard_on_a_list_hidden_meanwhile(make_app, tui_runtime):
-    session_id = store_tool_conversation(tui_runtime, SAMPLES["edit"])
-    record_history(tui_runtime, session_id)
     app = make_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        await app.open_session(session_id)
-        await wait_until(pilot, lambda: len(app.sidebar.changes) == 3)
+    async with three_files_changed(app, tui_runtime) as pilot:
         await pilot.press("ctrl+f")
         await wait_until(pilot, lambda: app.focused is app.query_one(ModifiedFileList))
         await pilot.press("ctrl+o")
@@ -220,12 +233,8 @@ async def test_a_screen_closing_never_leaves_the_keyboard_on_a_list_hidden_meanw
 
 
 async def test_after_any_screen_closes_the_keyboard_is_back_where_it_was(make_app, tui_runtime):
-    session_id = store_tool_conversation(tui_runtime, SAMPLES["edit"])
-    record_history(tui_runtime, session_id)
     app = make_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        await app.open_session(session_id)
-        await wait_until(pilot, lambda: len(app.sidebar.changes) == 3)
+    async with three_files_changed(app, tui_runtime) as pilot:
         for key, screen in (("ctrl+o", ModelsScreen), ("ctrl+s", SessionsScreen), ("f1", HelpScreen)):
             await pilot.press(key)
             await wait_until(pilot, lambda screen=screen: isinstance(app.screen, screen))
@@ -246,12 +255,8 @@ async def test_choosing_a_model_or_a_session_puts_the_keyboard_on_the_prompt_eve
 ):
     """Issue 13's case: the files sidebar had the keyboard (a revert), ctrl+o chose a model,
     and 'hi' + enter opened a diff instead of sending."""
-    session_id = store_tool_conversation(tui_runtime, SAMPLES["edit"])
-    record_history(tui_runtime, session_id)
     app = make_app()
-    async with app.run_test(size=(120, 40)) as pilot:
-        await app.open_session(session_id)
-        await wait_until(pilot, lambda: len(app.sidebar.changes) == 3)
+    async with three_files_changed(app, tui_runtime) as pilot:
         files = app.query_one(ModifiedFileList)
         for key, screen in (("ctrl+o", ModelsScreen), ("ctrl+s", SessionsScreen)):
             await pilot.press("ctrl+f")

@@ -99,7 +99,7 @@ async def test_a_burst_of_keys_ending_in_enter_sends_the_whole_prompt(make_app, 
 
 async def test_denying_shows_in_the_chat_and_reaches_the_model(make_runtime, make_app, fake_llm, workspace):
     runtime = make_runtime(
-        policy="interactive", config={"providers": {"openai": {"apiKey": "test", "baseURL": fake_llm.base_url}}}
+        policy="interactive", config={"providers": fake_llm.providers}
     )
     fake_llm.reply(ToolCall("write", json.dumps({"filePath": "x.py", "content": "x = 1\n"})))
     fake_llm.reply(Text("Understood, I will leave it."))

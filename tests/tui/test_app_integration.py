@@ -6,7 +6,6 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from app.llm.compaction import SUMMARY_INSTRUCTION
 from app.llm.events import ToolCallFinished, ToolCallStarted
 from app.lsp.events import LspStatusChanged
 from app.mcp.events import McpStatusChanged
@@ -17,6 +16,7 @@ from app.tui.widgets.message_notice import ChatNotice
 from app.tui.widgets.prompt_input import PromptInput
 from app.tui.widgets.sidebar import FilesSidebar
 from app.tui.widgets.sidebar_list import ModifiedFileList
+from tests.llm.scripted_turns import summarizer_turn
 from tests.tui.conftest import palette_offers, wait_until
 from tests.tui.panels_harness import change
 
@@ -69,7 +69,7 @@ async def test_server_states_show_as_compact_marks_with_the_failure_in_the_toolt
 async def test_the_palette_compacts_the_session(make_app, tui_runtime, script):
     model = script(
         [
-            {"match": f"^{SUMMARY_INSTRUCTION[:20]}", "steps": [{"text": "SUMMARY: we said hello."}]},
+            summarizer_turn("SUMMARY: we said hello."),
             {"steps": [{"text": "Hello back."}]},
         ]
     )

@@ -9,7 +9,7 @@ from app.llm.events import ReasoningDelta, TextDelta, TurnStarted, UsageUpdated
 from app.runtime import Runtime
 from app.tui.widgets.message_assistant import AssistantMessage
 from tests.tui.chat_samples import NEW_APP, NOTES, OLD_APP, SAMPLES, store_tool_conversation
-from tests.tui.conftest import wait_until
+from tests.tui.conftest import session_opened, wait_until
 
 STREAMED = (
     "Here is the plan for the **patch** tool:\n\n"
@@ -81,13 +81,7 @@ def test_snapshot_of_a_narrow_terminal(snap_compare, make_app, tui_runtime):
     session_id = store_tool_conversation(tui_runtime, SAMPLES["edit"], title="A narrow terminal, 80 by 24")
     record_history(tui_runtime, session_id)
     app = make_app()
-
-    async def show(pilot) -> None:
-        app.prompt.cursor_blink = False
-        await app.open_session(session_id)
-        await pilot.pause()
-
-    assert snap_compare(app, terminal_size=(80, 24), run_before=show)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=session_opened(app, session_id))
 
 
 def test_snapshot_of_a_light_theme_with_the_sidebar(snap_compare, make_runtime, make_app):

@@ -10,7 +10,7 @@ from app.llm.events import ToolCallFinished, ToolCallStarted
 from app.tui.widgets.diff_view import DiffView
 from app.tui.widgets.tool_render import ToolCallView, ToolOutput
 from tests.tui.chat_samples import SAMPLES, store_tool_conversation
-from tests.tui.conftest import wait_until
+from tests.tui.conftest import session_opened, wait_until
 
 # (text in the header while running, text in the header after, what the body holds)
 EXPECTED = {
@@ -108,10 +108,4 @@ async def test_a_block_keeps_its_own_keys_and_other_characters_typed_in_the_chat
 def test_snapshot_of_each_tool_rendering(name, snap_compare, make_app, tui_runtime):
     session_id = store_tool_conversation(tui_runtime, SAMPLES[name])
     app = make_app()
-
-    async def show(pilot) -> None:
-        app.prompt.cursor_blink = False
-        await app.open_session(session_id)
-        await pilot.pause()
-
-    assert snap_compare(app, terminal_size=(120, 36), run_before=show)
+    assert snap_compare(app, terminal_size=(120, 36), run_before=session_opened(app, session_id))

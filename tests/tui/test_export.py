@@ -14,7 +14,7 @@ async def test_export_writes_the_transcript_in_the_workspace(make_runtime, make_
     runtime = make_runtime(
         policy="interactive",
         config={
-            "providers": {"openai": {"apiKey": "test", "baseURL": fake_llm.base_url}},
+            "providers": fake_llm.providers,
             "permission": {"rules": {"write": "allow"}},
         },
     )

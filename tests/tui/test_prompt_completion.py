@@ -14,6 +14,7 @@ from app.tui.widgets.completion_list import CompletionList
 from app.tui.widgets.message_notice import ChatNotice
 from app.tui.widgets.message_user import CHIP_STYLE, UserMessage
 from tests.llm.fake_openai import Text, ToolCall
+from tests.llm.scripted_turns import summarizer_turn
 from tests.tui.conftest import palette_offers, wait_until
 
 APP = "def main():\n    return 1\n"
@@ -63,7 +64,7 @@ async def test_a_mention_is_completed_sent_with_its_lines_and_an_edit_needs_no_v
         policy="interactive",
         config={
             "lsp": {"python": {"disabled": True}},
-            "providers": {"openai": {"apiKey": "test", "baseURL": fake_llm.base_url}},
+            "providers": fake_llm.providers,
             "permission": {"rules": {"edit": "allow"}},
         },
     )
@@ -181,11 +182,9 @@ async def test_a_recalled_prompt_opens_no_list_so_the_history_keys_still_walk(ma
 
 
 async def test_slash_compact_and_new_act_from_the_prompt(make_app, script, tui_runtime):
-    from app.llm.compaction import SUMMARY_INSTRUCTION
-
     model = script(
         [
-            {"match": f"^{SUMMARY_INSTRUCTION[:20]}", "steps": [{"text": "SUMMARY: we said hello."}]},
+            summarizer_turn("SUMMARY: we said hello."),
             {"steps": [{"text": "Hello back."}]},
         ]
     )

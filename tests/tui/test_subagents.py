@@ -56,14 +56,24 @@ def task_block(app) -> TaskView:
     return app.chat.query_one(TaskView)
 
 
-async def test_the_task_block_names_the_sub_agent_shows_its_live_call_and_its_answer(
-    make_app, make_runtime, script, workspace: Path
-):
+@pytest.fixture
+def greeting_app(make_app, make_runtime, script, workspace: Path):
+    """The app whose model hands "where is the greeting" to the explorer, with greet.py to
+    find (ASK_VIEW: the explorer asks before it views the file)."""
     (workspace / "greet.py").write_text("print('Hello')\n")
-    app = make_app(script(EXPLORE), runtime=make_runtime(policy="interactive", config=ASK_VIEW))
+    return make_app(script(EXPLORE), runtime=make_runtime(policy="interactive", config=ASK_VIEW))
+
+
+async def ask_where_the_greeting_is(pilot, app) -> None:
+    """Send the prompt; return once the explorer waits on its question to view greet.py."""
+    await pilot.press(*"where is the greeting", "enter")
+    await wait_until(pilot, lambda: asked(app, "view"))
+
+
+async def test_the_task_block_names_the_sub_agent_shows_its_live_call_and_its_answer(greeting_app):
+    app = greeting_app
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press(*"where is the greeting", "enter")
-        await wait_until(pilot, lambda: asked(app, "view"))
+        await ask_where_the_greeting_is(pilot, app)
         # The child waits on its question: its block shows it running, on its second call.
         block = task_block(app)
         assert block.state == "running" and block.calls == 2
@@ -77,14 +87,10 @@ async def test_the_task_block_names_the_sub_agent_shows_its_live_call_and_its_an
         assert "line 1 greets" in block.query_one(".task-answer").source
 
 
-async def test_enter_on_the_task_block_opens_the_childs_transcript_and_escape_returns(
-    make_app, make_runtime, script, workspace: Path
-):
-    (workspace / "greet.py").write_text("print('Hello')\n")
-    app = make_app(script(EXPLORE), runtime=make_runtime(policy="interactive", config=ASK_VIEW))
+async def test_enter_on_the_task_block_opens_the_childs_transcript_and_escape_returns(greeting_app):
+    app = greeting_app
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press(*"where is the greeting", "enter")
-        await wait_until(pilot, lambda: asked(app, "view"))
+        await ask_where_the_greeting_is(pilot, app)
         await pilot.press("a")
         block = task_block(app)
         await wait_until(pilot, lambda: not app.turn_running and block.finished)

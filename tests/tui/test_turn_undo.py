@@ -31,7 +31,7 @@ async def test_undo_redo_of_a_turn_from_the_prompt(make_runtime, make_app, fake_
     runtime = make_runtime(
         policy="interactive",
         config={
-            "providers": {"openai": {"apiKey": "test", "baseURL": fake_llm.base_url}},
+            "providers": fake_llm.providers,
             "permission": {"rules": ALLOW_EDITS},
             "lsp": {"python": {"disabled": True}},
         },
@@ -86,7 +86,7 @@ async def test_an_outside_change_refuses_the_undo_in_the_chat(make_runtime, make
     runtime = make_runtime(
         policy="interactive",
         config={
-            "providers": {"openai": {"apiKey": "test", "baseURL": fake_llm.base_url}},
+            "providers": fake_llm.providers,
             "permission": {"rules": ALLOW_EDITS},
         },
     )
