@@ -176,3 +176,14 @@ async def test_a_program_that_only_shares_an_allowed_name_is_asked_about(make_ru
         assert "needs approval" in output and not (workspace / "pwned").exists(), command
     output = await call(runtime, "bash", {"command": "/usr/bin/git --version"})
     assert "Exit code: 0" in output, output
+
+
+async def test_a_tilde_of_no_user_is_a_plain_name_as_the_shell_reads_it(runtime, workspace):
+    """`~nosuchuser/x` stays as written in bash, a folder named so: judged and run, and
+    the path tools say it does not exist (it failed with pathlib's "Could not determine
+    home directory" before)."""
+    (workspace / "~nosuchuser").mkdir()
+    output = await call(runtime, "bash", {"command": "echo a > ~nosuchuser/x"})
+    assert "Exit code: 0" in output and (workspace / "~nosuchuser/x").read_text() == "a\n", output
+    output = await call(runtime, "view", {"filePath": "~nosuchuser/y"})
+    assert "does not exist" in output and "unexpectedly" not in output, output
