@@ -57,6 +57,26 @@ _AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
 # printf with `>`), or loads code (@include): what it touches is computed by the awk program.
 _AWK_EFFECT = re.compile(r"system|\|\s*(getline|\")|\"\s*\||\bprintf?\b[^;{}\n]*>|@include|@load")
 _EDITORS = frozenset({"vi", "vim", "nvim", "ex", "view", "gvim"})
+# Database shells and the inline texts that run commands or write files: sqlite3's dot
+# commands (.shell, .system, .output) and ATTACH, psql's backslash commands (\! runs a
+# shell) and COPY ... PROGRAM, mysql's system and tee.
+_QUERY_TOOLS: dict[str, tuple[frozenset[str], re.Pattern[str]]] = {
+    "sqlite3": (frozenset({"-cmd"}), re.compile(
+        r"(^|[;\n])\s*\.|\battach\b|\bvacuum\b|writefile|load_extension|\bedit\s*\(", re.IGNORECASE)),
+    "psql": (frozenset({"-c", "--command"}), re.compile(r"\\|\bprogram\b|lo_export|lo_import", re.IGNORECASE)),
+    "mysql": (frozenset({"-e", "--execute"}), re.compile(
+        r"\bsystem\b|\\|\btee\b|\bsource\b|outfile|dumpfile|load_file|load\s+data|\bpager\b", re.IGNORECASE)),
+    "mariadb": (frozenset({"-e", "--execute"}), re.compile(
+        r"\bsystem\b|\\|\btee\b|\bsource\b|outfile|dumpfile|load_file|load\s+data|\bpager\b", re.IGNORECASE)),
+}
+# Programs that take commands on their input: ed's and ex's `!CMD`, dc's `!CMD`.
+_INPUT_COMMANDS = frozenset({"ed", "red", "dc", "sqlite3", "psql", "mysql", "mariadb"})
+# tmux commands that run a shell command or type into a shell.
+_TMUX_RUNS = frozenset(
+    {"new", "new-session", "new-window", "neww", "split-window", "splitw", "send-keys", "send", "run-shell", "run",
+     "respawn-pane", "respawnp", "respawn-window", "respawnw", "pipe-pane", "pipep", "if-shell", "if",
+     "display-popup", "popup", "source-file", "source"}
+)
 # A sed command's address: a line number, `$`, a /regex/ or \cregexc, a range of two.
 _SED_ADDRESS = re.compile(r"(?:[0-9]+(?:~[0-9]+)?|\$|/(?:[^/\\\n]|\\.)*/I?M?|\\(.)(?:(?!\1).)*\1)")
 # Commands whose argument runs to the end of the line.
@@ -91,6 +111,8 @@ class CodeSource:
 def code_source(program: str, rest: list[str | None]) -> CodeSource:
     """The files or input an interpreter or `make` runs code from (none for code given
     inline, which ``read_code`` reports, or a module run with `python -m`)."""
+    if program in _INPUT_COMMANDS:
+        return CodeSource(stdin=True)
     if program == "make":
         given = [rest[i + 1] for i, word in enumerate(rest[:-1]) if word in ("-f", "--file", "--makefile")]
         given += [w.partition("=")[2] for w in rest if w and w.startswith(("--file=", "--makefile="))]
@@ -127,7 +149,44 @@ def read_code(program: str, rest: list[str | None]) -> CodeReading:
         _editor(program, rest, reading)
     elif program in ("gdb", "lldb"):
         _debugger(program, rest, reading)
+    elif program in _QUERY_TOOLS:
+        _query(program, rest, reading)
+    elif program == "dc":
+        _dc(rest, reading)
+    elif program == "tmux" and any(word in _TMUX_RUNS for word in rest):
+        reading.doubts.append("tmux runs a shell command, or types into a shell, which cannot be judged here")
+    elif program == "screen" and any(word is None or not word.startswith("-") for word in rest):
+        reading.doubts.append("screen runs a command in a window of its own, which cannot be judged here")
+    elif program == "crontab" and not any(word in ("-l", "-r", "-e") for word in rest):
+        reading.doubts.append("crontab schedules commands, which cannot be judged here")
     return reading
+
+
+def _query(program: str, rest: list[str | None], reading: CodeReading) -> None:
+    """A database shell's inline text: judged for the commands that reach beyond the database."""
+    options, effect = _QUERY_TOOLS[program]
+    texts = [rest[i + 1] for i, word in enumerate(rest[:-1]) if word in options]
+    texts += [word.partition("=")[2] for word in rest if word and word.partition("=")[0] in options]
+    if program == "sqlite3":
+        operands = _operands(rest, frozenset({"-cmd", "-init", "-separator", "-newline", "-nullvalue", "-vfs"}))
+        texts += operands[1:]  # after the database file: SQL and dot commands
+    if any(word in ("-init", "-f", "--file", "-A", "-Ax", "-Ac", "--archive") for word in rest):
+        texts.append(None)
+    if any(text is None or effect.search(text) for text in texts):
+        reading.doubts.append(f"{program} runs commands that may reach beyond its database, which cannot be judged here")
+
+
+def _dc(rest: list[str | None], reading: CodeReading) -> None:
+    """dc's `!CMD` runs CMD in a shell."""
+    texts = [rest[i + 1] for i, word in enumerate(rest[:-1]) if word in ("-e", "--expression")]
+    texts += [word.partition("=")[2] for word in rest if word and word.startswith("--expression=")]
+    if any(word in ("-f", "--file") for word in rest):
+        reading.doubts.append("dc runs a program from a file, which cannot be judged here")
+    for text in texts:
+        if text is None:
+            reading.doubts.append("dc runs a program known only at run time")
+        elif "!" in text:
+            reading.scripts += [line for line in re.findall(r"!([^\n]*)", text) if line.strip()]
 
 
 def _joined_option(word: str | None, options: frozenset[str]) -> bool:

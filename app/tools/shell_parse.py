@@ -122,7 +122,10 @@ WRAPPERS = frozenset(_WRAPPER_SYNTAX)
 # Words that start or end compound statements: a command named so is a misreading.
 _KEYWORDS = frozenset({"{", "}", "then", "do", "done", "fi", "esac", "elif", "else", "in", "!"})
 # Programs whose `-c SCRIPT` argument is a command line they run.
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "su", "runuser", "flock", "script"})
+_SHELLS = frozenset(
+    {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash", "csh", "tcsh", "fish", "su",
+     "runuser", "flock", "script"}
+)
 # Programs whose operands (the arguments that are not options) are mostly paths they read
 # or change: the bash tool asks `external_directory` about those outside the workspace.
 # Where the first operand is a pattern or a script (grep, sed), one starting with "/" is

@@ -201,6 +201,10 @@ INLINE_CODE = {
     "gdb's commands": "gdb -batch -ex 'call (int)unlink(\"main.go\")' /bin/true",
     "vim's commands": "vim -es -c 'call delete(\"main.go\")' -c q",
     "python through env in git's pager": "git -c core.pager='env python3 -c \"import os; os.remove(1)\"' log",
+    "sqlite3's .shell": "sqlite3 x.db '.shell rm main.go'",
+    "sqlite3's .system on its input": "sqlite3 x.db <<< '.system rm main.go'",
+    "sqlite3 attaching a file": "sqlite3 x.db \"ATTACH 'secrets/key.txt' AS k; CREATE TABLE k.t(x);\"",
+    "ed's ! on its input": "ed -s x <<< $'!rm main.go\\nq'",
 }
 
 
@@ -236,6 +240,7 @@ COMMAND_OPTIONS = {
     "a wrapper: setpriv": "setpriv --reuid 0 rm main.go",
     "a wrapper: setarch": "setarch x86_64 rm main.go",
     "a wrapper: valgrind": "valgrind -q rm main.go",
+    "git grep's pager": "git grep --no-index -O'rm main.go' package",
 }
 
 
@@ -254,3 +259,27 @@ def test_awk_and_sed_that_only_read_still_run(make_runtime, workspace):
     for command in ["awk '{print $2}' x > out1", "awk '$1 > 0 { n++ } END { print n }' x", "sed -n 's/a/b/p' x"]:
         answer = opencode_tool(workspace, "bash", {"command": command})
         assert answer["ok"] is True and "Exit code: 0" in answer["output"], (command, answer)
+
+
+@pytest.mark.parametrize(
+    ("command", "first_line"),
+    [
+        ("dc -e '!rm main.go'", 'deny  (part "rm main.go": global rule "rm *")'),
+        ("at now <<< 'rm main.go'", 'deny  (part "rm main.go": global rule "rm *")'),
+        ("git ls-remote 'ext::sh -c rm% main.go'", 'deny  (part "rm main.go": global rule "rm *")'),
+        ("busybox ash -c 'rm main.go'", 'deny  (part "rm main.go": global rule "rm *")'),
+        ("git send-email --sendmail-cmd='rm main.go' x.patch", 'deny  (part "rm main.go": global rule "rm *")'),
+        ("tmux new-session -d 'rm main.go'", "ask   (what it runs cannot be known: tmux runs a shell command"),
+        ("screen -dm rm main.go", "ask   (what it runs cannot be known: screen runs a command"),
+        ("crontab <<< '* * * * * rm main.go'", "ask   (what it runs cannot be known: crontab schedules commands"),
+        ("mysql -e 'system rm main.go'", "ask   (what it runs cannot be known: mysql runs commands that may reach"),
+        ("psql -c '\\! rm main.go'", "ask   (what it runs cannot be known: psql runs commands that may reach"),
+    ],
+)
+def test_programs_that_run_commands_are_judged_whether_installed_or_not(workspace, command, first_line):
+    """What these programs would run, as `permission check` shows it (not all of them are
+    on every machine, and tmux or crontab would outlive the test)."""
+    line = explain_command(Config.model_validate(attack_config()), workspace, command, "coder")
+    assert line.startswith(first_line), line
+    if first_line.startswith("ask"):
+        assert "only a person may approve it, --yes does not" in line.splitlines()[0], line
