@@ -20,6 +20,9 @@ COMMAND_VARIABLES = frozenset(
      "GIT_SEQUENCE_EDITOR", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS",
      "GIT_PROXY_COMMAND", "LESSOPEN", "LESSCLOSE", "BROWSER", "PROMPT_COMMAND"}
 )
+# Variables a shell expands as prompts (`PS4` before each traced command of `bash -x`):
+# their command substitutions run.
+PROMPT_VARIABLES = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4"})
 # Variables that make programs load code or settings from elsewhere: their effect cannot be judged.
 UNKNOWABLE_VARIABLES = frozenset(
     {"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
@@ -71,6 +74,11 @@ def read_program(
 
 
 def _variable(name: str, value: str | None, reading: GitReading) -> None:
+    if value is not None and ("$(" in value or "`" in value):
+        if name in PROMPT_VARIABLES:
+            reading.scripts.append(f': "{value}"')
+        else:  # arithmetic (`(( x ))`), `${!x}` or eval may run it
+            reading.doubts.append(f"{name} holds a command substitution that the shell may run later")
     if name in COMMAND_VARIABLES:
         if value is None:
             reading.doubts.append(f"{name} holds a command known only at run time")

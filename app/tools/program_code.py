@@ -71,6 +71,15 @@ _QUERY_TOOLS: dict[str, tuple[frozenset[str], re.Pattern[str]]] = {
 }
 # Programs that take commands on their input: ed's and ex's `!CMD`, dc's `!CMD`.
 _INPUT_COMMANDS = frozenset({"ed", "red", "dc", "sqlite3", "psql", "mysql", "mariadb"})
+# Builtins that evaluate a name or an arithmetic expression given as text: a subscript
+# there (`printf -v 'a[$(rm x)]'`, `let 'a[$(rm x)]=1'`, `[ -v 'a[$(rm x)]' ]`) runs its
+# command substitutions although the word was quoted.
+_EVALUATING = frozenset(
+    {"let", "printf", "read", "test", "[", "declare", "typeset", "local", "export", "readonly", "unset", "mapfile",
+     "readarray", "wait", "getopts", "shift", "return", "exit", "ulimit", "umask"}
+)
+# Builtins whose option gives a command line they run: `mapfile -C CMD`, `complete -C CMD`.
+_CALLBACKS = {"mapfile": "-C", "readarray": "-C", "complete": "-C", "compgen": "-C"}
 # tmux commands that run a shell command or type into a shell.
 _TMUX_RUNS = frozenset(
     {"new", "new-session", "new-window", "neww", "split-window", "splitw", "send-keys", "send", "run-shell", "run",
@@ -159,7 +168,25 @@ def read_code(program: str, rest: list[str | None]) -> CodeReading:
         reading.doubts.append("screen runs a command in a window of its own, which cannot be judged here")
     elif program == "crontab" and not any(word in ("-l", "-r", "-e") for word in rest):
         reading.doubts.append("crontab schedules commands, which cannot be judged here")
+    elif program == "history" and "-s" in rest:
+        reading.doubts.append("history -s adds a command that fc or a key may run later")
+    elif program == "fc" and "-l" not in rest:
+        reading.doubts.append("fc runs commands from the history, which cannot be judged here")
+    elif program == "bind" and any(word and word.startswith("-x") for word in rest):
+        reading.doubts.append("bind -x makes a key run a command")
+    if program in _CALLBACKS:
+        option = _CALLBACKS[program]
+        reading.scripts += [rest[i + 1] or "" for i, word in enumerate(rest[:-1]) if word == option]
+    if program in _EVALUATING:
+        reading.scripts += [f': "{word.replace(chr(34), chr(92) + chr(34))}"' for word in rest if word and _substitutes(word)]
+        if program == "let" and None in rest:
+            reading.doubts.append("let evaluates an expression known only at run time")
     return reading
+
+
+def _substitutes(text: str) -> bool:
+    """Whether ``text`` holds a command substitution (`$(...)`, backquotes)."""
+    return "$(" in text or "`" in text
 
 
 def _query(program: str, rest: list[str | None], reading: CodeReading) -> None:

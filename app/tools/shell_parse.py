@@ -252,6 +252,8 @@ def parse_command(command: str) -> ParsedCommand:
     # is judged once.
     extra = [expanded] if (expanded := brace_expanded(command)) is not None else []  # `{rm,x}` runs `rm x`
     extra += _alias_expanded(found.parts)
+    if "\\\n" in command:  # a backslash before a line break joins the lines: `r\⏎m x` runs `rm x`
+        extra.append(command.replace("\\\n", ""))
     for line in extra:
         inner = parse_command(line)
         found.parts += inner.parts
@@ -349,6 +351,8 @@ def _add_simple(whole: Node, command: Node, found: _Found) -> None:
         found.doubts.append(fed.doubt)
     if fed is not None and fed.text:
         scripts.append((fed.text, ()))
+    if command.type in ("test_command", "declaration_command", "unset_command"):
+        scripts += [(f': "{text}"', ()) for text in _quoted_substitutions(command)]
     if words and (values[0] is None or _runs_computed_script(program_name(values[0]), values[1:])):
         found.opaque = True  # a program named by an expansion (`$TOOL x`, `eval "$X"`) cannot be judged
     for script, implicit in [*scripts, *((script, ()) for script in runs.scripts)]:
@@ -360,6 +364,22 @@ def _add_simple(whole: Node, command: Node, found: _Found) -> None:
         found.parts.extend(inner.parts)
         found.doubts += inner.doubts
         found.opaque |= not inner.complete
+
+
+def _quoted_substitutions(node: Node) -> list[str]:
+    """The quoted texts holding a command substitution in a `[ ... ]`, `[[ ... ]]`,
+    `declare` or `unset`, which evaluate them as names or arithmetic (`[ -v 'a[$(rm x)]' ]`,
+    `declare -a 'x=($(rm x))'`), so the substitution runs; escaped for double quotes."""
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        if current.type in ("raw_string", "ansi_c_string"):
+            value = _static_word(current)
+            if value is not None and ("$(" in value or "`" in value):
+                found.append(value.replace('"', '\\"'))
+        else:
+            stack.extend(current.children)
+    return found
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,9 @@ RM_SPELLINGS = [
     "{rm,x}", "/bin/r? x", "/???/rm x", "echo x | xargs rm", "find . -name x -exec /bin/rm {} +",
     'f() { /bin/rm "$@"; }; f x', "shopt -s expand_aliases; alias r=rm; r x",
     "shopt -s expand_aliases\nalias r='/bin/rm -f'\nr x", "git -c alias.x='!rm x' x",
+    "r\\\nm x", "printf -v 'a[$(rm x)]' %s 1", "read 'a[$(rm x)]' <<< 1", "let 'a[$(rm x)]=1'",
+    "[ -v 'a[$(rm x)]' ]", "test -v 'a[$(rm x)]'", "declare -a 'y=($(rm x))'", "mapfile -C 'rm x' -c 1 y <<< 1",
+    "PS4='$(rm x)'; set -x; true",
 ]  # fmt: skip
 
 

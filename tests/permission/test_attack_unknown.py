@@ -112,6 +112,7 @@ UNKNOWN = {
     "a write after a cd to a computed folder": "cd $(echo secrets) && echo pwned > key.txt",
     "a write after cd -": "cd secrets; cd -; cd -; echo pwned > key.txt",
     "a removal of a computed path": "f=main.go; unlink $f",
+    "arithmetic on a variable holding a substitution": "y='a[$(rm main.go)]'; (( y ))",
 }
 
 
