@@ -43,6 +43,13 @@ DENY_ALSO: dict[str, str] = {"delete": "edit"}
 OWN_CONFIG = (".opencode.json", ".opencode")
 # File names that steer git (filters, submodule URLs) wherever they are in the tree.
 VCS_FILES = frozenset({".gitattributes", ".gitmodules"})
+# Files in the home folder that make git or a shell run commands: git's own configuration
+# (`core.fsmonitor`, `!` aliases) and the start-up files of bash, sh and zsh (`bash -lc`
+# reads ~/.profile, zsh reads ~/.zshenv each time). A write there is a command run later.
+START_UP_FILES = (
+    ".gitconfig", ".config/git", ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+    ".zshenv", ".zshrc", ".zprofile", ".zlogin", ".zlogout", ".kshrc", ".mkshrc",
+)
 
 Evaluate = Callable[[str, str, "str | None"], Decision]
 """(key, subject, absolute) -> the rules' decision for that key."""
@@ -182,6 +189,8 @@ def protection_reason(subject: str, anchor: str, kind: EffectKind) -> str:
         what = "inside git's own folder"
     elif name in VCS_FILES:
         what = "a file that steers git"
+    elif anchor.startswith("/") and not anchor.endswith(("/.opencode.json", "/opencode")):
+        what = "a start-up file that makes git or a shell run commands"
     elif anchor.endswith(".opencode.json") or anchor.startswith("/"):
         what = "opencode's own configuration"
     elif anchor == ".opencode":
@@ -217,7 +226,8 @@ def hooks_folders(workspace_root: str) -> list[str]:
 def protected_roots(data_directory: str, workspace_root: str) -> tuple[str, ...]:
     """The own-config roots plus the data folder (`data.directory`), workspace-relative,
     when it lies inside the workspace; and, absolute, the user's global config files
-    (`~/.opencode.json`, `$XDG_CONFIG_HOME/opencode/`), which hold rules too."""
+    (`~/.opencode.json`, `$XDG_CONFIG_HOME/opencode/`), which hold rules too, and the
+    start-up files of git and the shells (START_UP_FILES), which run commands."""
     root = posixpath.normpath(workspace_root)
     folder = posixpath.normpath(posixpath.join(root, posixpath.expanduser(data_directory)))
     inside = folder.startswith(root.rstrip("/") + "/")
@@ -228,4 +238,7 @@ def protected_roots(data_directory: str, workspace_root: str) -> tuple[str, ...]
         roots.append(user_file.parent.as_posix())
     if home := os.environ.get("HOME"):
         roots.append(posixpath.join(home, CONFIG_FILE))
+        roots += [posixpath.join(home, name) for name in START_UP_FILES]
+    if xdg := os.environ.get("XDG_CONFIG_HOME"):
+        roots.append(posixpath.join(xdg, "git"))
     return tuple(roots)

@@ -4,9 +4,10 @@ program run by its path (`./x`), which is a system program under another name (a
 to `/bin/rm`), a script (its `#!` line says what runs it, and with what) or a program
 whose effects cannot be known.
 
-A file the same command writes (`cp /bin/rm x; ./x`, `echo ... > s.sh; . s.sh`), or one
-that does not exist yet, cannot be read in advance: that is a doubt, and the command asks
-(see bash_judge for what --yes does then). Reading is bounded: at most
+A file the same command writes (`cp /bin/rm x; ./x`, `echo ... > s.sh; . s.sh`, `echo
+... > t.py; python3 t.py`, a Makefile it writes before `make`), or a script that does
+not exist yet, cannot be read in advance: that is a doubt, and the command asks (see
+bash_judge for what --yes does then). Reading is bounded: at most
 ``MAX_SCRIPT_BYTES`` in all and ``MAX_DEPTH`` files deep.
 """
 
@@ -41,7 +42,7 @@ class _Reading:
 def with_files_run(parsed: ParsedCommand, workspace: Workspace) -> ParsedCommand:
     """``parsed`` with the parts of the scripts and programs it runs from files added,
     and a doubt for each file that cannot be read in advance."""
-    if not any(part.script_files or part.program_file for part in parsed.parts):
+    if not any(part.script_files or part.program_file or part.code_files for part in parsed.parts):
         return parsed
     bases = command_bases(parsed)
     reading = _Reading(workspace, bases, _written(parsed, bases, workspace.root.as_posix()))
@@ -58,6 +59,8 @@ def _read_parts(parts: tuple[SimpleCommand, ...], reading: _Reading, depth: int)
         for path in part.script_files:
             for absolute in _candidates(path, reading, part.text):
                 _read_script(absolute, reading, depth)
+        for path in part.code_files:
+            _candidates(path, reading, part.text, must_exist=False)  # only whether the command writes it
         if part.program_file:
             searched = "/" not in part.program_file  # found through a PATH the command changed
             for absolute in _candidates(part.program_file, reading, part.text, must_exist=not searched):

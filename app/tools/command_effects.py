@@ -1,7 +1,8 @@
 """What one simple command runs and changes, beyond its own name: the files it writes or
-deletes (shell_effects), what git runs for it (git_effects), the command lines held in
-variables that programs run (`GIT_EXTERNAL_DIFF=...`, `EDITOR=...`), and the builtins
-that make a name stand for another program (alias, `hash -p`), which cannot be judged.
+deletes (shell_effects), what git runs for it (git_effects), what other programs run for
+it (program_code: `tar --to-command`, `python -c`), the command lines held in variables
+that programs run (`GIT_EXTERNAL_DIFF=...`, `EDITOR=...`), and the builtins that make a
+name stand for another program (alias, `hash -p`), which cannot be judged.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from app.tools.git_effects import GitReading, read_git
+from app.tools.program_code import read_code
 from app.tools.shell_effects import Touch, file_effects, program_name
 
 # Variables whose value is a command line some program runs (git, man, less, editors...).
@@ -18,6 +20,9 @@ COMMAND_VARIABLES = frozenset(
      "GIT_SEQUENCE_EDITOR", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_ASKPASS", "SSH_ASKPASS", "SUDO_ASKPASS",
      "GIT_PROXY_COMMAND", "LESSOPEN", "LESSCLOSE", "BROWSER", "PROMPT_COMMAND"}
 )
+# Variables a shell expands as prompts (`PS4` before each traced command of `bash -x`):
+# their command substitutions run.
+PROMPT_VARIABLES = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4"})
 # Variables that make programs load code or settings from elsewhere: their effect cannot be judged.
 UNKNOWABLE_VARIABLES = frozenset(
     {"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
@@ -58,6 +63,10 @@ def read_program(
         reading.doubts += git.doubts
     elif program is not None:
         reading.doubts += _renaming(program, words[1:])
+        code = read_code(program, words[1:])
+        reading.scripts += code.scripts
+        reading.doubts += code.doubts
+        reading.touches += code.touches
     touches = file_effects(words, implicit) if program is not None else ()
     return ProgramReading(
         tuple(reading.touches) + touches, tuple(s for s in reading.scripts if s.strip()), tuple(reading.doubts)
@@ -65,6 +74,11 @@ def read_program(
 
 
 def _variable(name: str, value: str | None, reading: GitReading) -> None:
+    if value is not None and ("$(" in value or "`" in value):
+        if name in PROMPT_VARIABLES:
+            reading.scripts.append(f': "{value}"')
+        else:  # arithmetic (`(( x ))`), `${!x}` or eval may run it
+            reading.doubts.append(f"{name} holds a command substitution that the shell may run later")
     if name in COMMAND_VARIABLES:
         if value is None:
             reading.doubts.append(f"{name} holds a command known only at run time")

@@ -215,6 +215,7 @@ def _subcommand(
 
     if command in _COMMAND_OPTION_COMMANDS:
         _command_options(args, reading)
+    _programs_given(command, args, reading)
     for path in _output_files(command, args):  # a file, or a folder it fills (format-patch -o)
         reading.touches += [_touch("write", at(path)), _touch("write", at(posixpath.join(path, "*")), tree=False)]
     if command in ("clone", "init") and any(w is not None and w.startswith("--template") for w in args):
@@ -379,6 +380,56 @@ def _config_command(args: list[str | None], reading: GitReading, where: str) -> 
         reading.touches.append(Touch("write", posixpath.join(where, file) if where and file else file))
     if len(operands) >= 2 and operands[0] is not None:
         config_value_effect(operands[0], operands[1], reading)
+
+
+# Options of one subcommand whose value is a program git runs: `grep -O'CMD'`,
+# `send-email --sendmail-cmd=CMD`, `instaweb --httpd=CMD`.
+_PROGRAM_OPTIONS = {
+    "grep": ("-O", "--open-files-in-pager"),
+    "send-email": ("--sendmail-cmd", "--smtp-server", "--to-cmd", "--cc-cmd", "--header-cmd"),
+    "instaweb": ("-d", "--httpd", "-b", "--browser"),
+    "web--browse": ("-b", "--browser", "-c", "--config"),
+}
+
+
+def _programs_given(command: str, args: list[str | None], reading: GitReading) -> None:
+    """What a subcommand runs because an option or a URL names it: `ext::CMD` remotes (git
+    runs CMD, `% ` standing for a space), and the options of _PROGRAM_OPTIONS."""
+    names = _PROGRAM_OPTIONS.get(command, ())
+    for j, word in enumerate(args):
+        if word is None:
+            continue
+        if word.startswith("ext::"):
+            reading.scripts.append(shlex.join(_ext_words(word[5:])))
+        for name in names:
+            if word.startswith(f"{name}="):
+                reading.scripts.append(word[len(name) + 1 :])
+            elif len(name) == 2 and word.startswith(name) and len(word) > 2:  # `-O'CMD'`
+                reading.scripts.append(word[2:])
+            elif word == name and command != "grep" and j + 1 < len(args):
+                value = args[j + 1]
+                if value is None:
+                    reading.doubts.append(f"git {command} {name} runs a command known only at run time")
+                else:
+                    reading.scripts.append(value)
+
+
+def _ext_words(text: str) -> list[str]:
+    """The argv of an `ext::` remote: words split at spaces, `% ` a space inside one,
+    `%%` a percent sign (git-remote-ext's quoting)."""
+    words, current, i = [], [], 0
+    while i < len(text):
+        if text[i] == "%" and i + 1 < len(text) and text[i + 1] in "% ":
+            current.append(text[i + 1])
+            i += 2
+            continue
+        if text[i] == " ":
+            words.append("".join(current))
+            current = []
+        else:
+            current.append(text[i])
+        i += 1
+    return [*words, "".join(current)]
 
 
 def _command_options(args: list[str | None], reading: GitReading) -> None:

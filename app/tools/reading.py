@@ -14,8 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.errors import PermissionDeniedError
 from app.permission import PermissionPreview
 from app.tools.base import ToolContext
+from app.tools.hard_links import HardLinks, denied_name
 
 MAX_LINE_CHARS = 2000
 _SPECIAL_KINDS = {
@@ -105,8 +107,35 @@ async def authorize_read(ctx: ToolContext, tool: str, path: str) -> ReadTarget:
         PermissionPreview("text", f"The {tool} tool wants to read {subject}."),
         absolute=absolute.as_posix(),
     )
+    if inside and _rules_can_deny(ctx, tool):
+        _refuse_a_denied_other_name(ctx, tool, subject, absolute)
     root = ctx.workspace.root if inside else absolute if absolute.is_dir() else absolute.parent
     return ReadTarget(absolute, subject, inside, root)
+
+
+def _refuse_a_denied_other_name(ctx: ToolContext, tool: str, subject: str, absolute: Path) -> None:
+    """A hard link is the same file under another name: refuse it when a rule denies
+    reading the file by any of its names."""
+    reasons: dict[str, str] = {}
+
+    def denied(name: str) -> bool:
+        decision = ctx.permissions.evaluate(
+            tool, name, ctx.agent, (ctx.workspace.root / name).as_posix(), session_id=ctx.session_id
+        )
+        reasons[name] = decision.reason
+        return decision.action == "deny"
+
+    name = denied_name(_links(ctx), absolute, denied)
+    if name is not None:
+        why = f"denied by {reasons[name]}" if name in reasons else "its other names cannot all be checked"
+        raise PermissionDeniedError(f"{tool} {subject}: it is the same file as {name} (a hard link), {why}")
+
+
+def _links(ctx: ToolContext) -> HardLinks:
+    """The hard links of the workspace, opencode's data folder left out."""
+    data_dir = ctx.config.data_dir(ctx.workspace.root).resolve()
+    inside = data_dir.is_relative_to(ctx.workspace.root) and data_dir != ctx.workspace.root
+    return HardLinks(ctx.workspace.root, (data_dir.relative_to(ctx.workspace.root).as_posix(),) if inside else ())
 
 
 def skipped_dirs(ctx: ToolContext, target: ReadTarget) -> list[str]:
@@ -124,10 +153,16 @@ def allowed_by_rules(ctx: ToolContext, tool: str, target: ReadTarget) -> Callabl
     if not _rules_can_deny(ctx, tool):  # the common case: skip evaluating every path found
         return lambda _shown: True
     root = target.root.as_posix().rstrip("/")
+    links = _links(ctx) if target.inside else None
+
+    def denied(shown: str) -> bool:
+        absolute = f"{root}/{shown}" if target.inside else shown
+        return ctx.permissions.evaluate(tool, shown, ctx.agent, absolute, session_id=ctx.session_id).action == "deny"
 
     def allowed(shown: str) -> bool:
-        absolute = f"{root}/{shown}" if target.inside else shown
-        return ctx.permissions.evaluate(tool, shown, ctx.agent, absolute, session_id=ctx.session_id).action != "deny"
+        if denied(shown):
+            return False
+        return links is None or denied_name(links, f"{root}/{shown}", denied) is None  # a hard link's other names
 
     return allowed
 

@@ -67,6 +67,8 @@ _VALUE_OPTIONS: dict[str, frozenset[str]] = {
         "awk": "-f -v -i -F -e -l -E --include --file --assign --field-separator --exec --source --load",
         "gawk": "-f -v -i -F -e -l -E --include --file --assign --field-separator --exec --source --load",
         "uniq": "-f -s -w --skip-fields --skip-chars --check-chars",
+        "mktemp": "-p --suffix",
+        "cpio": "-H -E -F -I -O -R -M --format --pattern-file --file --owner --message",
     }.items()
 }
 # `rename FROM TO FILES` (or `rename EXPRESSION FILES`): every operand counts, the
@@ -367,7 +369,39 @@ def _awk(options: list[str], operands: list[str], _words: list[str | None]) -> t
     return tuple(Touch("write", path) for path in files)
 
 
+def _extract(options: list[str], operands: list[str], _words: list[str | None]) -> tuple[Touch, ...]:
+    """Archives unpacked where the command runs or into `-o`/`-d`: `cpio -i`, `7z x`,
+    `unrar x`, `ar x`, `jar x`: the whole folder (the names come from the archive)."""
+    mode = operands[0] if operands else ""
+    extracting = any(o in ("-i", "--extract") or (o[:1] == "-" and o[1:2] != "-" and "i" in o) for o in options) or mode in (
+        "x", "e", "xf", "xvf", "xv"
+    )
+    if not extracting:
+        return ()
+    where = next((o[2:] for o in options if o.startswith("-o") and len(o) > 2), None)
+    where = where or _option_value(options, "-d", "-C", "--directory") or "."
+    return (Touch("write", where, tree=True),)
+
+
+def _mktemp(options: list[str], operands: list[str], _words: list[str | None]) -> tuple[Touch, ...]:
+    """`mktemp [-d] [-p DIR] [TEMPLATE]`: a new file or folder named after the template."""
+    folder = _option_value(options, "-p", "--tmpdir")
+    if not operands and folder is None:
+        return ()
+    template = operands[0] if operands else "tmp.XXXXXXXXXX"
+    name = re.sub(r"X{3,}$", "*", template)
+    return (Touch("write", posixpath.join(folder, name) if folder and not name.startswith("/") else name),)
+
+
 _PROGRAMS = {
+    "cpio": _extract,
+    "7z": _extract,
+    "7za": _extract,
+    "7zr": _extract,
+    "unrar": _extract,
+    "ar": _extract,
+    "jar": _extract,
+    "mktemp": _mktemp,
     "uniq": _second_operand,
     "mknod": _node,
     "split": _split_files,

@@ -1,6 +1,7 @@
 """Where a shell reads the script it runs, when that is not a `-c` argument: a file it is
 given (`bash x.sh`, `source x.sh`, `. ./x.sh`, `bash --rcfile x`) or its standard input
-(`bash <<< 'rm a'`, a here-document, `echo 'rm a' | sh`).
+(`bash <<< 'rm a'`, a here-document, `echo 'rm a' | sh`). `at` and `batch` run theirs
+in a shell later, which is the same.
 
 Pure: words in, answers out. The parser (shell_parse) feeds a script it can read from the
 command itself (a here-string, a here-document without expansions, the output of `echo`
@@ -19,6 +20,8 @@ from app.tools.shell_effects import ansi_c_text, program_name
 SCRIPT_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "posh", "yash", "rbash"})
 # Builtins that run a file's lines in the shell itself.
 _SOURCING = frozenset({"source", "."})
+# Programs that run their input (or `-f FILE`) in a shell later: at and batch.
+_SCHEDULERS = frozenset({"at", "batch"})
 # Shell options that take a value (the next word); the two files bash reads at start.
 _VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O"})
 _START_FILES = frozenset({"--rcfile", "--init-file"})
@@ -46,6 +49,9 @@ def shell_input(words: list[str | None]) -> ShellInput | None:
         if operand is None:
             return ShellInput(("",))
         return ShellInput(stdin=True) if operand in STDIN_FILES else ShellInput((operand,)) if operand else None
+    if program in _SCHEDULERS:
+        scheduled = tuple(rest[i + 1] or "" for i, word in enumerate(rest[:-1]) if word == "-f")
+        return ShellInput(scheduled) if scheduled else ShellInput(stdin=True)
     if program not in SCRIPT_SHELLS:
         return None
     files: list[str] = []

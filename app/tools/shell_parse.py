@@ -34,6 +34,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from app.tools.command_effects import read_program
+from app.tools.program_code import code_source
 from app.tools.shell_effects import Touch, ansi_c_text, brace_expanded, find_targets, program_name
 from app.tools.shell_input import STDIN_FILES, echoed_text, shell_input
 
@@ -80,13 +81,51 @@ _WRAPPER_SYNTAX: dict[str, tuple[frozenset[str], int]] = {
         ("busybox", "", 0),
         ("toybox", "", 0),
         ("coproc", "", 0),
+        ("setpriv", "--reuid --regid --groups --inh-caps --ambient-caps --bounding-set --securebits "
+         "--selinux-label --apparmor-profile --reset-env --pdeathsig --ruid --euid --rgid --egid", 0),
+        ("unbuffer", "", 0),
+        ("faketime", "-m -f", 1),
+        ("fakeroot", "-l -s -i --lib --faked", 0),
+        ("catchsegv", "", 0),
+        ("valgrind", "", 0),
+        ("eatmydata", "", 0),
+        ("nocache", "-n", 0),
+        ("chronic", "", 0),
+        ("rlwrap", "-f -H -a -p -s -b -C -D -e -g -i -l -m -O -P -q -w -z", 0),
+        ("firejail", "", 0),
+        ("torsocks", "-u -p -a -P --user --pass --address --port", 0),
+        ("proxychains", "-f", 0),
+        ("proxychains4", "-f", 0),
+        ("numactl", "-C -N -m -p -i -P --physcpubind --cpunodebind --membind --preferred --interleave", 0),
+        ("xvfb-run", "-n -e -f -p -s -w --server-num --error-file --auth-file --xauth-protocol "
+         "--server-args --wait", 0),
+        ("dbus-run-session", "--config-file --dbus-daemon", 0),
+        ("systemd-run", "-p -u -E -M -H --property --unit --setenv --uid --gid --machine --host --slice "
+         "--description --working-directory -D", 0),
+        ("gosu", "", 1),
+        ("su-exec", "", 1),
+        ("setuidgid", "", 1),
+        ("chpst", "-u -U -e -/ -n -l -L -m -d -o -p -f -c", 0),
+        ("setarch", "", 1),
+        ("linux32", "", 0),
+        ("linux64", "", 0),
+        ("prlimit", "-p --pid", 0),
+        ("trickle", "-u -d -w -t -l -n", 0),
+        ("pkexec", "--user", 0),
+        ("caffeinate", "-t -w", 0),
+        ("parallel", "-j -P -S -n -N -L -I -d -a --jobs --sshlogin --max-args --arg-file --delimiter", 0),
+        ("sem", "-j -P --jobs --id", 0),
+        ("entr", "", 0),
     ]
 }
 WRAPPERS = frozenset(_WRAPPER_SYNTAX)
 # Words that start or end compound statements: a command named so is a misreading.
 _KEYWORDS = frozenset({"{", "}", "then", "do", "done", "fi", "esac", "elif", "else", "in", "!"})
 # Programs whose `-c SCRIPT` argument is a command line they run.
-_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "fish", "su", "runuser", "flock", "script"})
+_SHELLS = frozenset(
+    {"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash", "posh", "rbash", "csh", "tcsh", "fish", "su",
+     "runuser", "flock", "script"}
+)
 # Programs whose operands (the arguments that are not options) are mostly paths they read
 # or change: the bash tool asks `external_directory` about those outside the workspace.
 # Where the first operand is a pattern or a script (grep, sed), one starting with "/" is
@@ -143,6 +182,9 @@ class SimpleCommand:
     program_file: str = ""
     """Its program as a path to a file (`./x`, `bin/tool`), or, when the command changed
     PATH, its name: the judge looks at what that file is (bash_scripts)."""
+    code_files: tuple[str, ...] = ()
+    """Files an interpreter or `make` runs code from (`python3 x.py`, the Makefile): one
+    the command itself writes cannot be judged in advance (bash_scripts)."""
 
 
 @dataclass(frozen=True)
@@ -210,6 +252,8 @@ def parse_command(command: str) -> ParsedCommand:
     # is judged once.
     extra = [expanded] if (expanded := brace_expanded(command)) is not None else []  # `{rm,x}` runs `rm x`
     extra += _alias_expanded(found.parts)
+    if "\\\n" in command:  # a backslash before a line break joins the lines: `r\⏎m x` runs `rm x`
+        extra.append(command.replace("\\\n", ""))
     for line in extra:
         inner = parse_command(line)
         found.parts += inner.parts
@@ -283,6 +327,9 @@ def _add_simple(whole: Node, command: Node, found: _Found) -> None:
         environment.update(assignments)
     shell = shell_input(values)
     fed = _fed_script(whole, command) if shell is not None and shell.stdin else None
+    code = code_source(program_name(values[0]), values[1:]) if values and values[0] is not None else None
+    if code is not None and code.stdin and _fed_script(whole, command) is not None:
+        found.doubts.append(f"{program_name(values[0] or '')} runs code given on its input, whose effects cannot be known")
     found.parts.append(
         SimpleCommand(
             text,
@@ -296,6 +343,7 @@ def _add_simple(whole: Node, command: Node, found: _Found) -> None:
             ),
             (shell.files if shell else ()) + ((fed.file,) if fed and fed.file is not None else ()),
             _program_file(values[0], path_changed) if values and values[0] is not None else "",
+            code.files if code is not None else (),
         )
     )
     found.doubts += runs.doubts
@@ -303,6 +351,8 @@ def _add_simple(whole: Node, command: Node, found: _Found) -> None:
         found.doubts.append(fed.doubt)
     if fed is not None and fed.text:
         scripts.append((fed.text, ()))
+    if command.type in ("test_command", "declaration_command", "unset_command"):
+        scripts += [(f': "{text}"', ()) for text in _quoted_substitutions(command)]
     if words and (values[0] is None or _runs_computed_script(program_name(values[0]), values[1:])):
         found.opaque = True  # a program named by an expansion (`$TOOL x`, `eval "$X"`) cannot be judged
     for script, implicit in [*scripts, *((script, ()) for script in runs.scripts)]:
@@ -314,6 +364,22 @@ def _add_simple(whole: Node, command: Node, found: _Found) -> None:
         found.parts.extend(inner.parts)
         found.doubts += inner.doubts
         found.opaque |= not inner.complete
+
+
+def _quoted_substitutions(node: Node) -> list[str]:
+    """The quoted texts holding a command substitution in a `[ ... ]`, `[[ ... ]]`,
+    `declare` or `unset`, which evaluate them as names or arithmetic (`[ -v 'a[$(rm x)]' ]`,
+    `declare -a 'x=($(rm x))'`), so the substitution runs; escaped for double quotes."""
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        if current.type in ("raw_string", "ansi_c_string"):
+            value = _static_word(current)
+            if value is not None and ("$(" in value or "`" in value):
+                found.append(value.replace('"', '\\"'))
+        else:
+            stack.extend(current.children)
+    return found
 
 
 @dataclass(frozen=True)
@@ -766,9 +832,30 @@ def _static_word(node: Node) -> str | None:
     # Where these lead is known: the folder the command is in (judged from every folder it
     # may be in), and the home folder.
     raw = _KNOWN_VARIABLE.sub(lambda match: match.group(1) + ("." if "PWD" in match.group(2) else "~"), raw)
-    if "$" in raw or "`" in raw:
+    if ("$" in raw or "`" in raw) and _expands(raw):
         return None
     return unquote_word(raw)
+
+
+def _expands(raw: str) -> bool:
+    """Whether a `$` or a backquote outside single quotes, not escaped, expands in ``raw``
+    (`'$1'` and `\\$1` are plain text)."""
+    single = double = False
+    i = 0
+    while i < len(raw):
+        char = raw[i]
+        if single:
+            single = char != "'"
+        elif char == "\\":
+            i += 1
+        elif char == "'" and not double:
+            single = True
+        elif char == '"':
+            double = not double
+        elif char in "$`":
+            return True
+        i += 1
+    return False
 
 
 # One piece of a word, quotes kept: '...', "..." (backslash escapes inside), a backslash

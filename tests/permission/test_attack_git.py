@@ -123,7 +123,6 @@ async def test_what_git_deletes_or_overwrites_meets_the_delete_and_edit_rules(ru
     [
         "git -c core.hooksPath=hooks commit --allow-empty -m x",
         "git zz",  # a ! alias may be defined in a config the command does not show
-        "git config --global user.name someone",
         "git --git-dir=../other/.git status",
         "GIT_CONFIG_GLOBAL=../x git status",
         "git -c include.path=../x status",
@@ -136,6 +135,16 @@ async def test_what_cannot_be_judged_asks(make_runtime, repo, command):
     output = await call(runtime, "bash", {"command": command})
     assert "only a person can approve this" in output and "--yes does not cover it" in output, output
     assert (repo / ".git" / "config").read_bytes() == config and git(repo, "log", "--format=%s") == "init\n"
+
+
+async def test_git_config_global_is_a_protected_write(runtime, repo, tmp_path, monkeypatch):
+    """git's global configuration can make any later git command run a program."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    output = await call(runtime, "bash", {"command": "git config --global core.fsmonitor 'touch x'"})
+    assert f"write {home}/.gitconfig is forbidden (protected: " in output, output
+    assert list(home.iterdir()) == []
 
 
 @pytest.mark.parametrize(

@@ -214,6 +214,34 @@ async def test_bash_cannot_write_the_user_s_global_config(make_runtime, workspac
     assert list(home.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "printf '[core]\\n\\tfsmonitor = rm main.go\\n' >> ~/.gitconfig && git status",
+        "mkdir -p ~/.config/git && echo '[alias] st = !rm main.go' > ~/.config/git/config",
+        "echo 'rm main.go' >> ~/.profile && bash -lc true",
+        "echo 'rm main.go' > ~/.zshenv",
+        "cp notes.txt ~/.bashrc",
+    ],
+)
+async def test_bash_cannot_write_what_makes_git_or_a_shell_run_commands_later(
+    make_runtime, workspace, tmp_path, monkeypatch, command
+):
+    """Git's global configuration and the shells' start-up files run commands the next
+    time git or a shell starts (an allowed `git status` runs core.fsmonitor): refused even
+    when every outside path and every command is allowed."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    plant(workspace)
+    rules = {"bash": {"*": "allow", "rm *": "deny"}, "edit": "allow", "external_directory": "allow"}
+    runtime = make_runtime("headless-yes", attack_config(rules))
+    output = await call(runtime, "bash", {"command": command})
+    assert "is forbidden (protected: " in output and "makes git or a shell run commands" in output, output
+    assert list(home.iterdir()) == [] and (workspace / "main.go").exists()
+
+
 async def test_a_hooks_folder_named_by_the_repository_s_config_is_protected(make_runtime, workspace):
     """husky and the like point core.hooksPath at a folder in the tree: git runs what is
     there as it runs .git/hooks/."""

@@ -21,6 +21,9 @@ RM_SPELLINGS = [
     "{rm,x}", "/bin/r? x", "/???/rm x", "echo x | xargs rm", "find . -name x -exec /bin/rm {} +",
     'f() { /bin/rm "$@"; }; f x', "shopt -s expand_aliases; alias r=rm; r x",
     "shopt -s expand_aliases\nalias r='/bin/rm -f'\nr x", "git -c alias.x='!rm x' x",
+    "r\\\nm x", "printf -v 'a[$(rm x)]' %s 1", "read 'a[$(rm x)]' <<< 1", "let 'a[$(rm x)]=1'",
+    "[ -v 'a[$(rm x)]' ]", "test -v 'a[$(rm x)]'", "declare -a 'y=($(rm x))'", "mapfile -C 'rm x' -c 1 y <<< 1",
+    "PS4='$(rm x)'; set -x; true",
 ]  # fmt: skip
 
 
@@ -78,6 +81,8 @@ WRITES = {
     "a fifo in its folder": "mkfifo secrets/x",
     "a redirection to ~+": "echo pwned > ~+/secrets/key.txt",
     "find -exec cp into {}": "find secrets -name 'key.txt' -exec cp x {} \\;",
+    "mktemp in its folder": "mktemp -p secrets",
+    "mktemp by a template": "mktemp secrets/k.XXXXXX",
 }
 
 
@@ -86,7 +91,7 @@ async def test_a_write_into_a_denied_path_by_any_program_is_refused(runtime, wor
     before = snapshot(workspace)
     output = await call(runtime, "bash", {"command": command})
     assert output.startswith("ERROR: bash: "), output
-    assert re.search(r'secrets/(key\.txt|x|d) is forbidden \(edit rule "secrets/\*"\)', output), output
+    assert re.search(r'secrets/\S+ is forbidden \(edit rule "secrets/\*"\)', output), output
     assert snapshot(workspace) == before and not (workspace / "l").exists() and not (workspace / "s").exists()
     assert not (workspace / "d").exists()
 
@@ -127,6 +132,8 @@ async def test_a_write_after_cd_to_the_workspace_by_its_absolute_path_is_refused
         ("rename 's/go/txt/' *.go", 'delete main.go: deny (delete rule "*.go")'),
         ("gawk -i inplace '{print}' secrets/key.txt", 'write secrets/key.txt: deny (edit rule "secrets/*")'),
         ("mknod secrets/key.txt p", 'write secrets/key.txt: deny (edit rule "secrets/*")'),
+        ("cpio -idm < a.cpio", 'write secrets/key.txt: deny (edit rule "secrets/*")'),
+        ("7z x a.7z -osecrets", 'write secrets/key.txt: deny (edit rule "secrets/*")'),
     ],
 )
 def test_programs_not_installed_here_are_judged_by_what_they_would_change(workspace, command, effect):
@@ -176,3 +183,14 @@ async def test_a_program_that_only_shares_an_allowed_name_is_asked_about(make_ru
         assert "needs approval" in output and not (workspace / "pwned").exists(), command
     output = await call(runtime, "bash", {"command": "/usr/bin/git --version"})
     assert "Exit code: 0" in output, output
+
+
+async def test_a_tilde_of_no_user_is_a_plain_name_as_the_shell_reads_it(runtime, workspace):
+    """`~nosuchuser/x` stays as written in bash, a folder named so: judged and run, and
+    the path tools say it does not exist (it failed with pathlib's "Could not determine
+    home directory" before)."""
+    (workspace / "~nosuchuser").mkdir()
+    output = await call(runtime, "bash", {"command": "echo a > ~nosuchuser/x"})
+    assert "Exit code: 0" in output and (workspace / "~nosuchuser/x").read_text() == "a\n", output
+    output = await call(runtime, "view", {"filePath": "~nosuchuser/y"})
+    assert "does not exist" in output and "unexpectedly" not in output, output

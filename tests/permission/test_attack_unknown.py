@@ -112,6 +112,7 @@ UNKNOWN = {
     "a write after a cd to a computed folder": "cd $(echo secrets) && echo pwned > key.txt",
     "a write after cd -": "cd secrets; cd -; cd -; echo pwned > key.txt",
     "a removal of a computed path": "f=main.go; unlink $f",
+    "arithmetic on a variable holding a substitution": "y='a[$(rm main.go)]'; (( y ))",
 }
 
 
@@ -181,3 +182,105 @@ def test_opencode_tool_and_p_yes_run_no_unknown_program_in_a_real_process(worksp
     )  # fmt: skip
     assert (workspace / "main.go").read_text() == "package main\n", done.stdout
     assert not (workspace / "s.sh").exists()
+
+
+INLINE_CODE = {
+    "python -c": "python3 -c 'import os; os.remove(\"main.go\")'",
+    "python -Bc": "python3 -Bc 'import os; os.remove(\"main.go\")'",
+    "python on its input": "python3 - <<< 'import os; os.remove(\"main.go\")'",
+    "python from a here-document": "python3 <<EOF\nimport os\nos.remove('main.go')\nEOF",
+    "a python script the command writes": "echo 'import os; os.remove(\"main.go\")' > t.py; python3 t.py",
+    "perl -e": "perl -e 'unlink \"main.go\"'",
+    "perl -ne": "echo | perl -ne 'unlink \"main.go\"'",
+    "node -e": "node -e 'require(\"fs\").unlinkSync(\"main.go\")'",
+    "awk's system": "awk 'BEGIN { system(\"rm main.go\") }'",
+    "awk printing to sh": "awk 'BEGIN { print \"rm main.go\" | \"sh\" }'",
+    "sed's s///e": "echo x | sed 's/x/rm main.go/e'",
+    "tclsh on its input": "tclsh <<< 'file delete main.go'",
+    "make from its input": "make -f - <<< $'all:\\n\\trm main.go'",
+    "a Makefile the command writes": "printf 'all:\\n\\trm main.go\\n' > Makefile; make",
+    "gdb's commands": "gdb -batch -ex 'call (int)unlink(\"main.go\")' /bin/true",
+    "vim's commands": "vim -es -c 'call delete(\"main.go\")' -c q",
+    "python through env in git's pager": "git -c core.pager='env python3 -c \"import os; os.remove(1)\"' log",
+    "sqlite3's .shell": "sqlite3 x.db '.shell rm main.go'",
+    "sqlite3's .system on its input": "sqlite3 x.db <<< '.system rm main.go'",
+    "sqlite3 attaching a file": "sqlite3 x.db \"ATTACH 'secrets/key.txt' AS k; CREATE TABLE k.t(x);\"",
+    "ed's ! on its input": "ed -s x <<< $'!rm main.go\\nq'",
+}
+
+
+@pytest.mark.parametrize("command", INLINE_CODE.values(), ids=INLINE_CODE.keys())
+async def test_code_in_another_language_is_not_run_by_yes_while_a_deny_could_apply(runtime, workspace, command):
+    """`python -c` and the like run code whose effects cannot be known: asked, even under a
+    rule allowing every command, and only a person may approve it while a deny could apply."""
+    before = snapshot(workspace)
+    output = await call(runtime, "bash", {"command": command})
+    assert "only a person can approve this" in output and "--yes does not cover it" in output, output
+    assert snapshot(workspace) == before and not (workspace / "t.py").exists()
+
+
+async def test_inline_code_asks_under_a_rule_allowing_every_command(make_runtime, workspace):
+    plant(workspace, {"main.go": "package main\n"})
+    runtime = make_runtime("headless", attack_config({"bash": {"*": "allow"}}))
+    output = await call(runtime, "bash", {"command": "python3 -c 'open(\"out.txt\", \"w\")'"})
+    assert "needs approval" in output and not (workspace / "out.txt").exists(), output
+    output = await call(runtime, "bash", {"command": "python3 -c 'print(6 * 7)'"})
+    assert "needs approval" in output, output
+
+
+COMMAND_OPTIONS = {
+    "tar --to-command": "tar -cf a.tar x && tar -xf a.tar --to-command='rm main.go'",
+    "tar --checkpoint-action": "tar -cf /dev/null x --checkpoint=1 --checkpoint-action=exec='rm main.go'",
+    "sed's e command": "echo x | sed '1e rm main.go'",
+    "gdb's shell": "gdb -batch -ex 'shell rm main.go'",
+    "vim's !": "vim -es -c '!rm main.go' -c q",
+    "less's !": "less '+!rm main.go' x",
+    "man's pager": "man -P 'rm main.go' ls",
+    "zip's test command": "zip -q a.zip x -T -TT 'rm main.go'",
+    "a wrapper: fakeroot": "fakeroot rm main.go",
+    "a wrapper: setpriv": "setpriv --reuid 0 rm main.go",
+    "a wrapper: setarch": "setarch x86_64 rm main.go",
+    "a wrapper: valgrind": "valgrind -q rm main.go",
+    "git grep's pager": "git grep --no-index -O'rm main.go' package",
+}
+
+
+@pytest.mark.parametrize("command", COMMAND_OPTIONS.values(), ids=COMMAND_OPTIONS.keys())
+async def test_a_command_line_another_program_runs_is_judged(runtime, workspace, command):
+    before = snapshot(workspace)
+    output = await call(runtime, "bash", {"command": command})
+    assert output.startswith("ERROR: bash: the permission rules forbid"), output
+    assert 'global rule "rm *"' in output and snapshot(workspace) == before
+
+
+def test_awk_and_sed_that_only_read_still_run(make_runtime, workspace):
+    """Reading programs are not code of unknown effect: no question under an allow."""
+    plant(workspace, {"x": "a b\n"})
+    (workspace / ".opencode.json").write_text(json.dumps(attack_config({"bash": {"*": "allow", "rm *": "deny"}})))
+    for command in ["awk '{print $2}' x > out1", "awk '$1 > 0 { n++ } END { print n }' x", "sed -n 's/a/b/p' x"]:
+        answer = opencode_tool(workspace, "bash", {"command": command})
+        assert answer["ok"] is True and "Exit code: 0" in answer["output"], (command, answer)
+
+
+@pytest.mark.parametrize(
+    ("command", "first_line"),
+    [
+        ("dc -e '!rm main.go'", 'deny  (part "rm main.go": global rule "rm *")'),
+        ("at now <<< 'rm main.go'", 'deny  (part "rm main.go": global rule "rm *")'),
+        ("git ls-remote 'ext::sh -c rm% main.go'", 'deny  (part "rm main.go": global rule "rm *")'),
+        ("busybox ash -c 'rm main.go'", 'deny  (part "rm main.go": global rule "rm *")'),
+        ("git send-email --sendmail-cmd='rm main.go' x.patch", 'deny  (part "rm main.go": global rule "rm *")'),
+        ("tmux new-session -d 'rm main.go'", "ask   (what it runs cannot be known: tmux runs a shell command"),
+        ("screen -dm rm main.go", "ask   (what it runs cannot be known: screen runs a command"),
+        ("crontab <<< '* * * * * rm main.go'", "ask   (what it runs cannot be known: crontab schedules commands"),
+        ("mysql -e 'system rm main.go'", "ask   (what it runs cannot be known: mysql runs commands that may reach"),
+        ("psql -c '\\! rm main.go'", "ask   (what it runs cannot be known: psql runs commands that may reach"),
+    ],
+)
+def test_programs_that_run_commands_are_judged_whether_installed_or_not(workspace, command, first_line):
+    """What these programs would run, as `permission check` shows it (not all of them are
+    on every machine, and tmux or crontab would outlive the test)."""
+    line = explain_command(Config.model_validate(attack_config()), workspace, command, "coder")
+    assert line.startswith(first_line), line
+    if first_line.startswith("ask"):
+        assert "only a person may approve it, --yes does not" in line.splitlines()[0], line
