@@ -217,11 +217,11 @@ def loaded_modules(workspace: Path, *args: str) -> set[str]:
 
 
 # What `opencode tool` and `opencode changes` never need: front-ends, the provider, the
-# watching, MCP and language-server machinery, and other tools. Their whole-process time
-# depends on leaving these out.
+# watching, MCP and language-server machinery, turns (undo), and other tools. Their
+# whole-process time depends on leaving these out.
 NOT_FOR_HEADLESS_COMMANDS = {
     "textual", "litellm", "watchfiles", "mcp", "lsprotocol",
-    "app.tui", "app.llm", "app.acp", "app.mcp", "app.workspace.watch", "app.config.save",
+    "app.tui", "app.llm", "app.acp", "app.mcp", "app.workspace.watch", "app.config.save", "app.store.turns",
     "app.tools.bash", "app.tools.view", "app.tools.grep",
 }
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.bus import Bus
 from app.store.db import Database
@@ -13,19 +14,29 @@ from app.store.messages import MessageStore
 from app.store.seen import SeenFiles
 from app.store.sessions import SessionStore
 from app.store.todos import TodoStore
-from app.store.turns import TurnStore
+
+if TYPE_CHECKING:
+    from app.store.turns import TurnStore
 
 
-@dataclass(frozen=True)
 class Store:
-    db: Database
-    sessions: SessionStore
-    messages: MessageStore
-    history: HistoryService
-    journal: ChangeJournal
-    seen: SeenFiles
-    turns: TurnStore
-    todos: TodoStore
+    """Every store on one database. ``turns`` (what /undo takes back) is built on first
+    use: a one-shot command never runs a turn, so it never imports it."""
+
+    def __init__(self, db: Database, bus: Bus) -> None:
+        self.db = db
+        self.sessions = SessionStore(db, bus)
+        self.messages = MessageStore(db, bus)
+        self.history = HistoryService(db, bus)
+        self.journal = ChangeJournal(db, self.history)
+        self.seen = SeenFiles(db)
+        self.todos = TodoStore(db, bus)
+
+    @cached_property
+    def turns(self) -> TurnStore:
+        from app.store.turns import TurnStore
+
+        return TurnStore(self.db)
 
     def close(self) -> None:
         self.db.close()
@@ -33,15 +44,4 @@ class Store:
 
 def open_store(db_path: Path, bus: Bus) -> Store:
     """Open (creating and migrating) the database at ``db_path`` with every store on it."""
-    db = Database(db_path)
-    history = HistoryService(db, bus)
-    return Store(
-        db=db,
-        sessions=SessionStore(db, bus),
-        messages=MessageStore(db, bus),
-        history=history,
-        journal=ChangeJournal(db, history),
-        seen=SeenFiles(db),
-        turns=TurnStore(db),
-        todos=TodoStore(db, bus),
-    )
+    return Store(Database(db_path), bus)
