@@ -44,7 +44,6 @@ from app.tui.themes import (
     theme_variable_defaults,
 )
 from app.tui.widgets.chat_log import ChatLog
-from app.tui.widgets.completion_list import CompletionList
 from app.tui.widgets.prompt_input import PromptInput
 from app.tui.widgets.sidebar import FilesSidebar
 from app.tui.widgets.status_bar import StatusBar
@@ -63,7 +62,8 @@ QUIT_WINDOW = 2.0
 """Seconds within which a second ctrl+c quits."""
 DEFAULT_THEME = "opencode"
 ADOPT_MODULES = (
-    "app.tui.listener", "app.tui.model_choice", "app.tui.widgets.permission_queue", "app.tui.prompt_commands"
+    "app.tui.listener", "app.tui.model_choice", "app.tui.widgets.permission_queue", "app.tui.prompt_commands",
+    "app.tui.widgets.completion_list",
 )
 """What adopting the runtime needs: imported in the start-up thread beside the runtime,
 so the UI thread does not stall on them while the user types."""
@@ -158,7 +158,6 @@ class OpencodeApp(App[None]):
         with Horizontal(id="main"):
             with Vertical(id="conversation"):
                 yield ChatLog(id="chat")
-                yield CompletionList(id="completion")
                 yield PromptInput(id="prompt", placeholder="Ask anything · f1 for keys")
             yield FilesSidebar(id="sidebar")
         yield StatusBar(id="status")
@@ -279,11 +278,16 @@ class OpencodeApp(App[None]):
         from app.llm.catalog import remembered_model
         from app.tui.model_choice import startup_model
         from app.tui.prompt_commands import PromptCommands
+        from app.tui.widgets.completion_list import CompletionList
         from app.tui.widgets.permission_queue import PermissionQueue
 
         self.runtime = runtime
         self._commands = PromptCommands(self)
-        self.prompt.completion = self.query_one("#completion", CompletionList)
+        # Mounted now rather than composed: it stays hidden until / or @ is typed, and
+        # its commands exist only with the runtime, so the first frame need not make it.
+        completion = CompletionList(id="completion")
+        await self.query_one("#conversation").mount(completion, before=self.prompt)
+        self.prompt.completion = completion
         self.prompt.choices_for = self._commands.choices
         self.keybindings = dict(runtime.config.tui.keybindings)
         self.set_keymap(self.keybindings)
