@@ -300,7 +300,7 @@ class OpencodeApp(App[None]):
         remembered = remembered_model(runtime.config.data_dir(runtime.root))
         model, onboarding = startup_model(self.cli_model, runtime.config, self.env, remembered)
         self.use_model(model)
-        self.sidebar.attach(runtime)
+        await self.sidebar.attach(runtime)
         self._listen()
         self._start_services(runtime)
         queue = PermissionQueue(self, runtime.permissions, on_asking=self._asking)
