@@ -5,7 +5,9 @@ Start-up is ordered for a fast first frame that already looks like the ready scr
 this module imports only Textual and the widgets of the empty screen (the sidebar shows
 empty until the runtime is attached); the runtime (config, pydantic, SQLite) is built in
 a thread after the first frame, together with the imports the rest of the UI needs (the
-event listener, the permission modal), and then litellm imports in its own background
+event listener, the permission modal, the widgets that stay hidden until they have
+something to show: the completion list, the sidebar's todo panel and file list, which
+are mounted with the runtime), and then litellm imports in its own background
 thread (only for a real model: the offline demo never needs it). A prompt typed
 meanwhile is sent as soon as the runtime is ready.
 """
@@ -63,7 +65,7 @@ QUIT_WINDOW = 2.0
 DEFAULT_THEME = "opencode"
 ADOPT_MODULES = (
     "app.tui.listener", "app.tui.model_choice", "app.tui.widgets.permission_queue", "app.tui.prompt_commands",
-    "app.tui.widgets.completion_list",
+    "app.tui.widgets.completion_list", "app.tui.widgets.sidebar_list", "app.tui.widgets.todo_panel",
 )
 """What adopting the runtime needs: imported in the start-up thread beside the runtime,
 so the UI thread does not stall on them while the user types."""
