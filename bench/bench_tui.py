@@ -16,9 +16,17 @@ to the terminal driver, the longest stall of the event loop, and how long a type
 takes to reach the prompt meanwhile.
 
     .venv/bin/python bench/bench_tui.py [--no-peer] [--startup-only] [--runs N]
+    .venv/bin/python bench/bench_tui.py --instructions
+    .venv/bin/python bench/bench_tui.py --profile [bare|ours]
 
 --no-peer skips OpenCode, --startup-only skips streaming, --runs sets the start-up runs
 (default 3; on a noisy machine more runs give a steadier median).
+
+--instructions counts, with valgrind's callgrind, the instructions each app (the bare one
+and opencode) executes from the interpreter's start to its first frame, headless at
+120x40 (Textual's ``post_display_hook`` ends the process at its first call): a figure the
+machine's load does not move, unlike the tmux timings. --profile runs one of them
+(default ours) to its first frame under cProfile and lists where the time goes.
 """
 
 from __future__ import annotations
@@ -431,10 +439,91 @@ def streamed_text(words: int) -> str:
     return "\n\n".join(blocks)
 
 
+# -- to the first frame, headless: instructions and profile ----------------------------
+
+MAKE_APP = {
+    "bare": BARE_APP.removesuffix("Bare().run()") + "app = Bare()\n",
+    "ours": "import app.cli\nfrom app import gc_policy\ngc_policy.pause()\nfrom pathlib import Path\n"
+            "from app.tui.app import OpencodeApp\napp = OpencodeApp(Path('.'), pause_gc=True)\n",
+}
+"""Each app made as its start makes it (ours as `opencode` does: the CLI module, the
+collector paused, then the TUI), bound to ``app``."""
+TO_FIRST_FRAME = "import os\n{make}app.post_display_hook = lambda: os._exit(0)\napp.run(headless=True, size={size})\n"
+"""A process that ends as its first frame is done (Textual's ``post_display_hook``):
+nothing after it is counted."""
+
+
+def first_frame_env(home: Path) -> dict[str, str]:
+    return {"HOME": str(home), "TERM": "xterm-256color", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            "PATH": os.environ.get("PATH", ""), "OPENAI_API_KEY": "sk-bench-no-request"}
+
+
+def instruction_figures() -> None:
+    if shutil.which("valgrind") is None:
+        print("valgrind is needed for --instructions: apt-get install valgrind")
+        return
+    compile_bytecode()
+    counts = {}
+    with tempfile.TemporaryDirectory(prefix="bench-tui-") as scratch:
+        home, workspace = Path(scratch) / "home", Path(scratch) / "ws"
+        home.mkdir()
+        workspace.mkdir()
+        for which, make in MAKE_APP.items():
+            command = [str(PYTHON), "-c", TO_FIRST_FRAME.format(make=make, size=SIZE)]
+            out = Path(scratch) / f"callgrind.{which}"
+            done = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *command],
+                                  cwd=workspace, env=first_frame_env(home), capture_output=True, text=True, check=False)
+            found = re.search(r"Collected : (\d+)", done.stderr)
+            if done.returncode != 0 or found is None:
+                print(f"{which}: no first frame under valgrind: {done.stderr.strip()[-300:]}")
+                return
+            counts[which] = int(found.group(1))
+    print(f"instructions from the interpreter's start to the first frame (headless, {SIZE[0]}x{SIZE[1]}):")
+    print(f"  bare Textual app: {counts['bare'] / 1e6:,.0f} M")
+    print(f"  opencode: {counts['ours'] / 1e6:,.0f} M ({(counts['ours'] - counts['bare']) / 1e6:+,.0f} M,"
+          f" {counts['ours'] / counts['bare'] - 1:+.0%})")
+
+
+def profile_first_frame(which: str) -> None:
+    """Run one app to its first frame in this process under cProfile, then list the
+    functions that took the most time, with and without what they call."""
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile()
+
+    def first_frame() -> None:
+        profile.disable()
+        for order in ("cumulative", "tottime"):
+            pstats.Stats(profile).sort_stats(order).print_stats(30)
+        sys.stdout.flush()
+        os._exit(0)
+
+    with tempfile.TemporaryDirectory(prefix="bench-tui-") as scratch:
+        home, workspace = Path(scratch) / "home", Path(scratch) / "ws"
+        home.mkdir()
+        workspace.mkdir()
+        os.environ.update(first_frame_env(home))
+        os.chdir(workspace)
+        namespace: dict[str, object] = {}
+        profile.enable()
+        exec(MAKE_APP[which], namespace)
+        app = namespace["app"]
+        app.post_display_hook = first_frame  # type: ignore[attr-defined]
+        app.run(headless=True, size=SIZE)  # type: ignore[attr-defined]
+
+
 def main() -> int:
     if {"-h", "--help"} & set(sys.argv):
         print(__doc__)
         return 0
+    if "--instructions" in sys.argv:
+        instruction_figures()
+        return 0
+    if "--profile" in sys.argv:
+        rest = sys.argv[sys.argv.index("--profile") + 1:]
+        profile_first_frame(rest[0] if rest and rest[0] in MAKE_APP else "ours")
+        return 1  # the first frame ends the process: reaching this line means it never came
     if shutil.which("tmux") is None:
         print("tmux is needed for the start-up figures: apt-get install tmux")
     else:

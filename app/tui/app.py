@@ -5,7 +5,9 @@ Start-up is ordered for a fast first frame that already looks like the ready scr
 this module imports only Textual and the widgets of the empty screen (the sidebar shows
 empty until the runtime is attached); the runtime (config, pydantic, SQLite) is built in
 a thread after the first frame, together with the imports the rest of the UI needs (the
-event listener, the permission modal), and then litellm imports in its own background
+event listener, the permission modal, the widgets that stay hidden until they have
+something to show: the completion list, the sidebar's todo panel and file list, which
+are mounted with the runtime), and then litellm imports in its own background
 thread (only for a real model: the offline demo never needs it). A prompt typed
 meanwhile is sent as soon as the runtime is ready.
 """
@@ -44,7 +46,6 @@ from app.tui.themes import (
     theme_variable_defaults,
 )
 from app.tui.widgets.chat_log import ChatLog
-from app.tui.widgets.completion_list import CompletionList
 from app.tui.widgets.prompt_input import PromptInput
 from app.tui.widgets.sidebar import FilesSidebar
 from app.tui.widgets.status_bar import StatusBar
@@ -63,7 +64,8 @@ QUIT_WINDOW = 2.0
 """Seconds within which a second ctrl+c quits."""
 DEFAULT_THEME = "opencode"
 ADOPT_MODULES = (
-    "app.tui.listener", "app.tui.model_choice", "app.tui.widgets.permission_queue", "app.tui.prompt_commands"
+    "app.tui.listener", "app.tui.model_choice", "app.tui.widgets.permission_queue", "app.tui.prompt_commands",
+    "app.tui.widgets.completion_list", "app.tui.widgets.sidebar_list", "app.tui.widgets.todo_panel",
 )
 """What adopting the runtime needs: imported in the start-up thread beside the runtime,
 so the UI thread does not stall on them while the user types."""
@@ -158,7 +160,6 @@ class OpencodeApp(App[None]):
         with Horizontal(id="main"):
             with Vertical(id="conversation"):
                 yield ChatLog(id="chat")
-                yield CompletionList(id="completion")
                 yield PromptInput(id="prompt", placeholder="Ask anything · f1 for keys")
             yield FilesSidebar(id="sidebar")
         yield StatusBar(id="status")
@@ -279,11 +280,16 @@ class OpencodeApp(App[None]):
         from app.llm.catalog import remembered_model
         from app.tui.model_choice import startup_model
         from app.tui.prompt_commands import PromptCommands
+        from app.tui.widgets.completion_list import CompletionList
         from app.tui.widgets.permission_queue import PermissionQueue
 
         self.runtime = runtime
         self._commands = PromptCommands(self)
-        self.prompt.completion = self.query_one("#completion", CompletionList)
+        # Mounted now rather than composed: it stays hidden until / or @ is typed, and
+        # its commands exist only with the runtime, so the first frame need not make it.
+        completion = CompletionList(id="completion")
+        await self.query_one("#conversation").mount(completion, before=self.prompt)
+        self.prompt.completion = completion
         self.prompt.choices_for = self._commands.choices
         self.keybindings = dict(runtime.config.tui.keybindings)
         self.set_keymap(self.keybindings)
@@ -296,7 +302,7 @@ class OpencodeApp(App[None]):
         remembered = remembered_model(runtime.config.data_dir(runtime.root))
         model, onboarding = startup_model(self.cli_model, runtime.config, self.env, remembered)
         self.use_model(model)
-        self.sidebar.attach(runtime)
+        await self.sidebar.attach(runtime)
         self._listen()
         self._start_services(runtime)
         queue = PermissionQueue(self, runtime.permissions, on_asking=self._asking)

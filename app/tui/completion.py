@@ -1,19 +1,19 @@
 """Where the prompt offers completions: a ``/command`` being typed at the very start of
 the prompt, or an ``@path`` being typed anywhere. Pure functions over the text and the
-cursor, so the rules are tested without an app."""
+cursor, so the rules are tested without an app. Its types are named tuples, not frozen
+dataclasses: the prompt imports them on the way to the first frame, where each frozen
+dataclass would compile its methods at every start."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 _COMMAND_SO_FAR = re.compile(r"/[A-Za-z0-9_.-]*")
 _MENTION_SO_FAR = re.compile(r"(?:^|(?<=\s))@(?P<query>[^\s@]*)$")
 
 
-@dataclass(frozen=True)
-class Trigger:
+class Trigger(NamedTuple):
     """A token the list completes: ``kind`` "command" or "file", ``query`` what is typed
     after the ``/`` or ``@``, and its place on ``row``: columns ``start`` (the ``/`` or
     ``@``) to ``end`` (the token's end, which may lie past the cursor)."""
@@ -25,8 +25,7 @@ class Trigger:
     end: int
 
 
-@dataclass(frozen=True)
-class Choice:
+class Choice(NamedTuple):
     """One entry of the list: ``insert`` replaces the token; ``runs``: enter sends the
     prompt at once (a command that needs nothing more)."""
 

@@ -14,7 +14,8 @@ from app.tui.screens.confirm import ConfirmScreen
 from app.tui.screens.diff_screen import DiffScreen
 from app.tui.screens.permission_screen import PermissionScreen
 from app.tui.widgets.permission_queue import PermissionQueue
-from app.tui.widgets.sidebar import FilesSidebar, ModifiedFileList
+from app.tui.widgets.sidebar import FilesSidebar
+from app.tui.widgets.sidebar_list import ModifiedFileList
 from tests.tui.conftest import wait_until
 from tests.tui.panels_harness import PanelsApp, change
 

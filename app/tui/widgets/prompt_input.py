@@ -16,6 +16,7 @@ else then, so a Tab of the app is not reached either."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from textual import events
 from textual.binding import Binding
@@ -24,7 +25,9 @@ from textual.widgets import TextArea
 
 from app.tui import css_beside, pasted
 from app.tui.completion import Choice, Trigger, find_trigger
-from app.tui.widgets.completion_list import CompletionList
+
+if TYPE_CHECKING:
+    from app.tui.widgets.completion_list import CompletionList
 
 LIST_KEYS = {"up": -1, "down": 1}
 

@@ -13,8 +13,10 @@ burst brings (a directory delete of 1,000 files), the list is read once for it, 
 first event of a burst is shown at the next refresh, without waiting for a timer.
 
 The app shows it in its first frame, empty, before the runtime exists (``attach`` hands
-it over later): so this module imports only what drawing it needs, and the history,
-tools and diff screen are imported where they are first used.
+it over later): so the first frame makes only the title and the empty note, and this
+module imports only what drawing them needs. The todo panel and the file list, both
+hidden while empty, are mounted with the runtime; the history, tools and diff screen are
+imported where they are first used.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import on, work
+from textual import work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
@@ -35,12 +37,12 @@ from textual.widgets import Static
 from app.errors import PermissionDeniedError, ToolError
 from app.tui import css_beside
 from app.tui.short_path import shorten_path
-from app.tui.widgets.sidebar_list import ModifiedFileList
-from app.tui.widgets.todo_panel import TodoPanel
 
 if TYPE_CHECKING:
     from app.runtime import Runtime
     from app.store.models import FileChange
+    from app.tui.widgets.sidebar_list import ModifiedFileList
+    from app.tui.widgets.todo_panel import TodoPanel
 
 REVERT_AGENT = "user"
 """Who a revert is done for: the user, not an agent, so no agent's permission rules apply."""
@@ -82,24 +84,31 @@ class FilesSidebar(Vertical):
         self._stale = asyncio.Event()
         self._changed_on_disk: set[str] = set()
         """Paths another program changed: shown from the disk, not from the history."""
+        self._todos: TodoPanel | None = None
+        self._files: ModifiedFileList | None = None
+        """The todo panel and the file list, mounted with the runtime."""
 
     def compose(self) -> ComposeResult:
-        yield TodoPanel(id="sidebar-todos")
         yield Static("Modified files", id="sidebar-title")
-        yield ModifiedFileList(id="sidebar-files")
         yield Static("No files changed yet", id="sidebar-empty")
 
-    def on_mount(self) -> None:
+    async def on_mount(self) -> None:
         if self.runtime is not None:
-            self._follow(self.runtime)
+            await self._follow(self.runtime)
 
-    def attach(self, runtime: Runtime) -> None:
+    async def attach(self, runtime: Runtime) -> None:
         """Start following ``runtime``'s history (for a sidebar made without one)."""
         self.runtime = runtime
-        self._follow(runtime)
+        await self._follow(runtime)
 
-    def _follow(self, runtime: Runtime) -> None:
-        todos = self.query_one(TodoPanel)
+    async def _follow(self, runtime: Runtime) -> None:
+        from app.tui.widgets.sidebar_list import ModifiedFileList
+        from app.tui.widgets.todo_panel import TodoPanel
+
+        self._todos = todos = TodoPanel(id="sidebar-todos")
+        self._files = ModifiedFileList(id="sidebar-files")
+        await self.mount(todos, before="#sidebar-title")
+        await self.mount(self._files, after="#sidebar-title")
         todos.session_id = self.session_id
         todos.attach(runtime)
         self._stale.set()
@@ -107,18 +116,20 @@ class FilesSidebar(Vertical):
         self._refresh_when_stale()
 
     def watch_session_id(self) -> None:
-        if self.is_mounted:
-            self.query_one(TodoPanel).session_id = self.session_id
+        if self._todos is not None:
+            self._todos.session_id = self.session_id
         self._stale.set()
 
     def focus_files(self) -> None:
-        """Put the keyboard on the file list (the app binds a key to this)."""
-        self.query_one(ModifiedFileList).focus()
+        """Put the keyboard on the file list (the app binds a key to this); before the
+        runtime is attached there is none, and no file to show."""
+        if self._files is not None:
+            self._files.focus()
 
     @property
     def changes(self) -> list[FileChange]:
         """The files shown, in order."""
-        return self.query_one(ModifiedFileList).changes
+        return self._files.changes if self._files is not None else []
 
     @work(group="sidebar-follow")
     async def _follow_history(self, runtime: Runtime) -> None:
@@ -151,7 +162,8 @@ class FilesSidebar(Vertical):
         return [change for change in shown if not change.unchanged]
 
     def _show(self, changes: list[FileChange]) -> None:
-        files = self.query_one(ModifiedFileList)
+        files = self._files
+        assert files is not None  # the refresh loop starts once it is mounted
         hid_focus = files.has_focus and not changes
         files.set_changes(changes)
         self.query_one("#sidebar-title", Static).update(
@@ -160,14 +172,12 @@ class FilesSidebar(Vertical):
         self.set_class(not changes, "-empty")
         self.post_message(self.Refreshed(len(changes), hid_focus))
 
-    @on(ModifiedFileList.OpenRequested)
-    def _open_diff(self, event: ModifiedFileList.OpenRequested) -> None:
+    def on_modified_file_list_open_requested(self, event: ModifiedFileList.OpenRequested) -> None:
         from app.tui.screens.diff_screen import DiffScreen
 
         self.app.push_screen(DiffScreen.for_change(event.change))
 
-    @on(ModifiedFileList.RevertRequested)
-    def _revert_requested(self, event: ModifiedFileList.RevertRequested) -> None:
+    def on_modified_file_list_revert_requested(self, event: ModifiedFileList.RevertRequested) -> None:
         from app.tui.screens.confirm import ConfirmScreen
 
         session_id, change = self.session_id, event.change
