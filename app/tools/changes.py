@@ -176,6 +176,7 @@ def _read_state(ctx: ToolContext, fs: Beneath, path: Path) -> FileState:
     """Only a regular file has bytes to read (a symlink, a folder, a fifo, or nothing at
     all: no data); it is opened without following a symlink anywhere on its path."""
     rel = ctx.workspace.relative(path)
+    _refuse_unrecordable(rel)
     found = fs.read(rel)
     if found is not None:
         return FileState(path, rel, *found)
@@ -185,6 +186,19 @@ def _read_state(ctx: ToolContext, fs: Beneath, path: Path) -> FileState:
     if stat.S_ISLNK(info.st_mode):
         return FileState(path, rel, None, link=fs.readlink(rel))
     return FileState(path, rel, None, special=special_kind(info.st_mode))
+
+
+def _refuse_unrecordable(rel: str) -> None:
+    """History keys files by their path as text: a name that is not UTF-8 (bytes Python
+    carries as surrogates) cannot be recorded, so the change could not be taken back."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(rel).decode("utf-8", "backslashreplace")
+        raise ToolError(
+            f"The name {shown} is not UTF-8 text, which the session's history cannot record: nothing was "
+            "changed; rename it to a UTF-8 name first"
+        ) from None
 
 
 def _refuse_special(tool: str, states: Iterable[FileState]) -> None:

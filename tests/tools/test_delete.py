@@ -291,6 +291,19 @@ async def test_a_folder_that_cannot_be_listed_refuses_the_delete(
     assert (workspace / "locked" / "a.txt").exists()
 
 
+async def test_a_name_that_is_not_utf8_refuses_the_delete_in_one_line(write_files, tool, ctx, workspace):
+    """History keys files by their name as text: one it cannot hold is never removed unrecorded."""
+    write_files({"raw/ok.txt": "ok\n"})
+    odd = os.fsencode(workspace / "raw") + b"/\xff.txt"
+    with open(odd, "wb") as handle:
+        handle.write(b"kept\n")
+    with pytest.raises(ToolError, match=r"^The name raw/\\xff.txt is not UTF-8 text, which the session's history"):
+        await tool.call({"path": "raw"}, ctx)
+    assert (workspace / "raw" / "ok.txt").exists()
+    with open(odd, "rb") as handle:
+        assert handle.read() == b"kept\n"
+
+
 # --- symlinks --------------------------------------------------------------------------
 
 
