@@ -253,6 +253,7 @@ class BashTool(Tool):
         timeout_ms = min(params.timeout or limits.default_timeout_ms, limits.max_timeout_ms)
         title = params.description or one_line(params.command, 80)
         await authorize(ctx, params.command, title)
+        ctx.workspace.assert_present()  # its folder is where the command runs
         with command_file(params.command) as script:
             outcome = await run_shell(shell_argv(ctx, script), ctx.workspace.root, timeout_ms / 1000)
         lines = [outcome.output.rstrip("\n") or "(no output)", ""]

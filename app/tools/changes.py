@@ -231,6 +231,7 @@ async def apply_changes(
     question): rules that deny still refuse it, and nobody is asked again. Tools never
     pass it.
     """
+    ctx.workspace.assert_present()  # before the lock, whose file would make the folder again
     async with ctx.records.lock_many(paths), ctx.workspace_lock.holding() as holding:
         with Beneath(ctx.workspace.root) as fs:
             states = {path: _read_state(ctx, fs, path) for path in paths}

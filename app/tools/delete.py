@@ -134,6 +134,7 @@ def _find_target(ctx: ToolContext, path: str) -> _Target:
         raise ToolError(
             "path is required: give the file or directory to delete, relative to the workspace root"
         )
+    ctx.workspace.assert_present()
     try:
         entry = ctx.workspace.lexical(path)
     except OutsideWorkspaceError as err:  # spec 000's wording first, then which path and why

@@ -82,6 +82,7 @@ class ReadTarget:
 async def authorize_read(ctx: ToolContext, tool: str, path: str) -> ReadTarget:
     """Resolve ``path`` (symlinks followed, so a link cannot lead outside unnoticed) and
     check the permissions; raises PermissionDeniedError when refused."""
+    ctx.workspace.assert_present()
     subject = ctx.workspace.subject(path)
     inside = not Path(subject).is_absolute()
     absolute = ctx.workspace.root / subject  # relative inside, absolute outside: canonical either way

@@ -19,6 +19,17 @@ class Workspace:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root).expanduser().resolve()
+        self._identity = _identity(self.root)
+
+    def assert_present(self) -> None:
+        """Raise ToolError when the root is no longer the folder this workspace opened
+        (removed, or another made in its place): a change there would land outside the
+        project, and its record in a database that went with the folder."""
+        if self._identity is not None and _identity(self.root) != self._identity:
+            raise ToolError(
+                f"The workspace {self.root} was removed or replaced while opencode ran, so no tool can work "
+                "in it (nothing was read, changed or run): start opencode again in an existing folder"
+            )
 
     def resolve(self, path: str | Path) -> Path:
         """The canonical absolute path (missing components are fine); raises
@@ -104,3 +115,12 @@ def _canonical(absolute: Path, given: str | Path) -> Path:
         raise ToolError(f"{given} goes through a loop of symbolic links: fix or remove the link") from None
     except OSError as err:  # a folder that cannot be searched, a name too long
         raise ToolError(f"{given} cannot be used: {err.strerror or err}; check the path") from None
+
+
+def _identity(folder: Path) -> tuple[int, int] | None:
+    """(device, inode) of ``folder``, None when there is none to stat."""
+    try:
+        info = os.stat(folder)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
