@@ -47,8 +47,18 @@ class Workspaces:
             raise RequestError.invalid_params(
                 {"message": f"cwd {cwd} is not an absolute path: send the workspace folder's absolute path"}
             )
-        root = Path(cwd).resolve()
-        if not root.is_dir():
+        try:
+            root = Path(cwd).resolve()
+            is_folder = root.is_dir()
+        except ValueError:  # a NUL character
+            raise RequestError.invalid_params(
+                {"message": f"cwd {cwd!r} contains a NUL character, which no folder name can hold: open a folder first"}
+            ) from None
+        except OSError as err:  # a name too long, a loop of symlinks
+            raise RequestError.invalid_params(
+                {"message": f"cwd {cwd} cannot be opened ({err.strerror or err}): open a folder first"}
+            ) from None
+        if not is_folder:
             raise RequestError.invalid_params(
                 {"message": f"cwd {cwd} is not a directory: open a folder first"}
             )

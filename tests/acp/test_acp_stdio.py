@@ -46,3 +46,20 @@ def test_a_closed_output_is_refused_in_one_line(tmp_path: Path):
     assert done.returncode == 2
     assert done.stderr.startswith("opencode: error: standard output is closed")
     assert len(done.stderr.splitlines()) == 1
+
+
+def test_a_session_cwd_no_folder_can_have_is_invalid_params(tmp_path: Path):
+    """A NUL character or a name too long was an internal error with the OS's words."""
+    requests, answers = tmp_path / "requests.jsonl", tmp_path / "answers.jsonl"
+    cwds = [f"{tmp_path}/a\0b", f"{tmp_path}/{'a' * 5000}", "/etc/passwd"]
+    lines = [INITIALIZE] + [
+        {"jsonrpc": "2.0", "id": n, "method": "session/new", "params": {"cwd": cwd, "mcpServers": []}}
+        for n, cwd in enumerate(cwds, start=2)
+    ]
+    requests.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    done = _acp(tmp_path, f'< "{requests}" > "{answers}"')
+    assert (done.returncode, done.stderr) == (0, "")
+    errors = {answer["id"]: answer["error"] for answer in map(json.loads, answers.read_text().splitlines()) if "error" in answer}
+    assert sorted(errors) == [2, 3, 4] and {error["code"] for error in errors.values()} == {-32602}
+    assert "contains a NUL character" in errors[2]["data"]["message"]
+    assert "File name too long" in errors[3]["data"]["message"]
