@@ -4,6 +4,7 @@ needs them, so `opencode tool ...` and `opencode schema` stay fast (no textual, 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -21,6 +22,17 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(USAGE_ERROR, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _minutes(text: str) -> float:
+    """A number of minutes above 0 (serve.idleTimeout's rule): not negative, nan or inf."""
+    try:
+        minutes = float(text)
+    except ValueError:
+        minutes = math.nan
+    if not 0 < minutes < math.inf:
+        raise argparse.ArgumentTypeError(f"{text!r} is no number of minutes above 0, e.g. 30")
+    return minutes
 
 
 def _add_workspace_option(parser: argparse.ArgumentParser, default: object = argparse.SUPPRESS) -> None:
@@ -93,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     control.add_argument("--stop", action="store_true", help="stop the running server")
     serve.add_argument("--listen", default=None, metavar="HOST:PORT",
                        help="also listen on TCP, loopback only, for clients that send the token (serve.token)")
-    serve.add_argument("--idle-timeout", type=float, default=None, metavar="MINUTES",
+    serve.add_argument("--idle-timeout", type=_minutes, default=None, metavar="MINUTES",
                        help="exit after this long with no client (default: serve.idleTimeout, 30)")
 
     changes = commands.add_parser("changes", help="list the files a session changed")
@@ -300,6 +312,7 @@ ONE_SHOT = frozenset({"schema", "permission", "tool", "changes"})
 def _dispatch(args: argparse.Namespace) -> int:
     handler = COMMANDS.get(args.command, _cmd_default)
     try:
+        _refuse_undecodable(args)
         if args.command in ONE_SHOT:
             with gc_policy.paused():
                 return handler(args)
@@ -309,6 +322,21 @@ def _dispatch(args: argparse.Namespace) -> int:
         return USAGE_ERROR
     except KeyboardInterrupt:
         return 130
+
+
+def _refuse_undecodable(args: argparse.Namespace) -> None:
+    """Text arguments (a prompt, a session id, a tool's JSON) must be UTF-8: bytes of
+    another encoding (a Latin-1 terminal) reach Python as surrogates, which no stored text
+    can hold. Paths (-C, -o) may be any bytes."""
+    for value in vars(args).values():
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                shown = os.fsencode(value).decode("utf-8", "backslashreplace")
+                raise OpencodeError(
+                    f"the argument {shown} is not UTF-8 text: set the terminal (or the script) to UTF-8 and give it again"
+                ) from None
 
 
 def _end_now(code: int) -> NoReturn:

@@ -83,3 +83,38 @@ def test_headless_export_runs_with_no_model_configured(worked_in: Path, tmp_path
     written = worked_in / json.loads(exported.stdout)["response"].removeprefix("Session exported to ")
     assert json.loads(written.read_text())["messages"][0]["text"] == "take a note"
     assert compacted.returncode == 2 and "API_KEY" in compacted.stderr
+
+
+def test_text_arguments_that_are_not_utf8_are_one_line(worked_in: Path, tmp_path: Path):
+    """A Latin-1 terminal's é reached the store as a surrogate: a traceback, after the
+    session was made. Paths may be any bytes: -o writes the file named."""
+    home = tmp_path / "home"
+    env = _env(home)
+    latin1 = [
+        [b"-p", b"caf\xe9", b"-C", os.fsencode(worked_in)],
+        [b"changes", b"--session", b"\xff", b"-C", os.fsencode(worked_in)],
+        [b"tool", b"view", b'{"filePath": "caf\xe9"}', b"-C", os.fsencode(worked_in)],
+    ]
+    for argv in latin1:
+        done = subprocess.run(
+            [os.fsencode(sys.executable), b"-m", b"app.cli", *argv],
+            cwd=REPO, env=env, capture_output=True, stdin=subprocess.DEVNULL, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 2 and done.stdout == b""
+        assert done.stderr.startswith(b"opencode: error: the argument ") and b"is not UTF-8 text" in done.stderr
+        assert len(done.stderr.splitlines()) == 1
+    sessions = json.loads(opencode("changes", "--json", "-C", str(worked_in), home=home).stdout)
+    assert sessions["title"] == "take a note"  # no session was made for the refused prompt
+    exported = subprocess.run(
+        [os.fsencode(sys.executable), b"-m", b"app.cli", b"export", b"-o", os.fsencode(tmp_path) + b"/\xff.md",
+         b"-C", os.fsencode(worked_in)],
+        cwd=REPO, env=env, capture_output=True, stdin=subprocess.DEVNULL, timeout=120,
+    )  # fmt: skip
+    assert exported.returncode == 0 and os.path.exists(os.fsencode(tmp_path) + b"/\xff.md")
+
+
+@pytest.mark.parametrize("minutes", ["-5", "0", "nan", "inf", "soon"])
+def test_serve_refuses_an_idle_timeout_that_is_no_time(tmp_path: Path, minutes: str):
+    done = opencode("serve", "--idle-timeout", minutes, home=tmp_path / "home")
+    assert done.returncode == 2 and "is no number of minutes above 0" in done.stderr
+    assert len(done.stderr.splitlines()) == 1
