@@ -36,7 +36,8 @@ def _emit(payload: dict[str, Any]) -> None:
 
 def _read_arguments(raw: str | None) -> dict[str, Any]:
     # One character past the limit is enough to refuse it: a gigabyte piped in is not held.
-    text = sys.stdin.read(boundedjson.MAX_BYTES + 1) if raw == "-" else (raw or "{}")
+    # A closed standard input (None) holds nothing.
+    text = (sys.stdin.read(boundedjson.MAX_BYTES + 1) if sys.stdin else "") if raw == "-" else (raw or "{}")
     if raw == "-" and not text.strip():
         raise UsageError(
             "standard input held no tool arguments: pipe one JSON object, e.g. '{\"filePath\": \"README.md\"}'"

@@ -118,3 +118,16 @@ def test_serve_refuses_an_idle_timeout_that_is_no_time(tmp_path: Path, minutes: 
     done = opencode("serve", "--idle-timeout", minutes, home=tmp_path / "home")
     assert done.returncode == 2 and "is no number of minutes above 0" in done.stderr
     assert len(done.stderr.splitlines()) == 1
+
+
+def test_tool_arguments_from_a_closed_standard_input_are_one_line(tmp_path: Path):
+    home = tmp_path / "home"
+    command = 'exec "$0" -m app.cli tool view - -C "$1" <&-'
+    done = subprocess.run(
+        ["sh", "-c", command, sys.executable, str(tmp_path)],
+        cwd=REPO, env=_env(home), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr == (
+        "opencode: error: standard input held no tool arguments: pipe one JSON object, e.g. '{\"filePath\": \"README.md\"}'\n"
+    )
