@@ -9,10 +9,13 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from app import __version__, gc_policy
 from app.errors import OpencodeError
+
+if TYPE_CHECKING:
+    from app.llm.headless_request import HeadlessRequest
 
 USAGE_ERROR = 2
 
@@ -219,15 +222,18 @@ def _cmd_default(args: argparse.Namespace) -> int:
     """No subcommand: a headless turn with -p, else the TUI."""
     root = _workspace(args)
     if args.prompt is not None:
-        attached = _run_attached(root, args)
+        from app.llm.headless_request import HeadlessRequest
+
+        request = HeadlessRequest(
+            args.prompt, output_format=args.output_format, quiet=args.quiet, yes=args.yes, model=args.model,
+            continue_last=args.continue_last, session_id=args.session_id, agent=args.agent,
+        )  # fmt: skip
+        attached = _run_attached(root, request, args.attach)
         if attached is not None:
             return attached
         from app.llm.headless import run_headless
 
-        return run_headless(
-            root, args.prompt, output_format=args.output_format, quiet=args.quiet, yes=args.yes,
-            model=args.model, continue_last=args.continue_last, session_id=args.session_id, agent=args.agent,
-        )
+        return run_headless(root, request)
     if args.model:
         _check_model_name(root, args.model)
     gc_policy.pause()  # the app resumes it once started (OpencodeApp's pause_gc, which run_tui sets)
@@ -236,24 +242,21 @@ def _cmd_default(args: argparse.Namespace) -> int:
     return run_tui(root, model=args.model, continue_last=args.continue_last)
 
 
-def _run_attached(root: Path, args: argparse.Namespace) -> int | None:
+def _run_attached(root: Path, request: HeadlessRequest, attach: str) -> int | None:
     """-p on the user's `opencode serve`, when one listens (or --attach requires it); None
     to run in this process. The client imports neither litellm nor the agent. A slash
     command runs in this process (it acts on the store, or sends its prompt once), so its
     output is the in-process run's by construction."""
     from app.slash_commands import parse
 
-    if args.attach == "never" or parse(args.prompt) is not None:
+    if attach == "never" or parse(request.prompt) is not None:
         return None
     from app.serve.client import run_attached, server_socket
 
-    sock = server_socket(required=args.attach == "require")
+    sock = server_socket(required=attach == "require")
     if sock is None:
         return None
-    return run_attached(
-        sock, root, args.prompt, output_format=args.output_format, quiet=args.quiet, yes=args.yes,
-        model=args.model, continue_last=args.continue_last, session_id=args.session_id, agent=args.agent,
-    )  # fmt: skip
+    return run_attached(sock, root, request)
 
 
 def _check_model_name(root: Path, model: str) -> None:

@@ -8,11 +8,11 @@ Run from the repository root: .venv/bin/python bench/bench_bash_judge.py
 
 from __future__ import annotations
 
-import statistics
 import subprocess
 import tempfile
-import time
 from pathlib import Path
+
+from timing import median_ms
 
 from app.bus import Bus
 from app.config import Config
@@ -38,12 +38,7 @@ TREE_FILES = 2_000
 def judge_time(judge: CommandJudge, command: str, runs: int) -> float:
     """The median time of one verdict, in milliseconds."""
     judge.verdict(command)  # the grammar loads on first use
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        judge.verdict(command)
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+    return median_ms(lambda: judge.verdict(command), runs)
 
 
 def main() -> None:
@@ -63,12 +58,7 @@ def main() -> None:
 
 
 def shell_time(runs: int = 50) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(["bash", "-c", "true"], check=True)
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+    return median_ms(lambda: subprocess.run(["bash", "-c", "true"], check=True), runs)
 
 
 if __name__ == "__main__":

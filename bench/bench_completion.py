@@ -8,12 +8,12 @@ Run from the repository root: .venv/bin/python bench/bench_completion.py
 from __future__ import annotations
 
 import random
-import statistics
 import string
 import tempfile
-import time
 from functools import partial
 from pathlib import Path
+
+from timing import median_ms
 
 from app.completion import MAX_PATHS, prepare, rank, workspace_paths
 
@@ -39,15 +39,6 @@ def make_tree(root: Path, files: int) -> None:
         (rng.choice(folders) / (name() + rng.choice((".py", ".md", ".ts", "")))).touch()
 
 
-def median_ms(call, runs: int = 5) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
-
-
 def main() -> None:
     for size in SIZES:
         with tempfile.TemporaryDirectory() as folder:
@@ -58,7 +49,7 @@ def main() -> None:
             prepared = median_ms(partial(prepare, paths), runs=1)
             print(f"{len(paths):>6} paths: listed in {listed:.0f} ms, prepared in {prepared:.0f} ms")
             for query in QUERIES:
-                print(f"    rank {query!r:<10} {median_ms(partial(rank, query, paths)):6.1f} ms")
+                print(f"    rank {query!r:<10} {median_ms(partial(rank, query, paths), runs=5):6.1f} ms")
 
 
 if __name__ == "__main__":

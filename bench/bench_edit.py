@@ -6,14 +6,13 @@ Run from the repository root: .venv/bin/python bench/bench_edit.py
 
 from __future__ import annotations
 
-import statistics
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 # The project is not always installed into the venv: make `app` importable from a checkout.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from timing import median_ms  # noqa: E402
 
 from app.tools.text.replace import EditMatchError, replace  # noqa: E402
 
@@ -39,15 +38,6 @@ def build_file() -> tuple[str, str, str]:
     return content, block, altered
 
 
-def median_ms(action: Callable[[], object]) -> float:
-    timings = []
-    for _ in range(RUNS):
-        started = time.perf_counter()
-        action()
-        timings.append((time.perf_counter() - started) * 1000)
-    return statistics.median(timings)
-
-
 def miss(content: str) -> None:
     try:
         replace(content, "def nowhere():\n    pass\n    return None", "x")
@@ -60,9 +50,9 @@ def main() -> None:
     content, block, altered = build_file()
     assert replace(content, block, "pass").strategy == "simple"
     assert replace(content, altered, "pass").strategy == "block_anchor"
-    simple_ms = median_ms(lambda: replace(content, block, "pass"))
-    anchor_ms = median_ms(lambda: replace(content, altered, "pass"))
-    miss_ms = median_ms(lambda: miss(content))
+    simple_ms = median_ms(lambda: replace(content, block, "pass"), RUNS)
+    anchor_ms = median_ms(lambda: replace(content, altered, "pass"), RUNS)
+    miss_ms = median_ms(lambda: miss(content), RUNS)
     print(f"edit simple match, {LINES} lines: {simple_ms:.2f} ms")
     print(f"edit block_anchor match, {LINES} lines: {anchor_ms:.2f} ms (target <= 50 ms)")
     print(f"edit no match (all 9 replacers), {LINES} lines: {miss_ms:.2f} ms")

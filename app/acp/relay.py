@@ -46,6 +46,7 @@ from app.acp.updates import (
 )
 from app.bus import Event
 from app.llm.events import (
+    TURN_PROGRESS,
     MentionRefused,
     ModelRetrying,
     ReasoningDelta,
@@ -66,9 +67,7 @@ log = logging.getLogger(__name__)
 SUBAGENT_RELAYED = (ToolCallStarted, ToolCallFinished, FileVersionCreated, PermissionGranted)
 """What of a sub-agent's session reaches the editor: its tool calls and their changes."""
 RELAYED = (
-    TextDelta, ReasoningDelta, ToolCallStarted, ToolCallFinished, UsageUpdated, FileVersionCreated,
-    PermissionRequested, PermissionGranted, MentionRefused, TodosUpdated, ApprovalMissing, SubagentStarted,
-    ModelRetrying,
+    *TURN_PROGRESS, FileVersionCreated, PermissionRequested, PermissionGranted, TodosUpdated, ApprovalMissing,
 )
 
 

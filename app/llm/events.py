@@ -133,3 +133,11 @@ class SessionCompacted(Event):
 
     session_id: str
     summary_message_id: str
+
+
+TURN_PROGRESS: tuple[type[Event], ...] = (
+    TextDelta, ReasoningDelta, ToolCallStarted, ToolCallFinished, SubagentStarted, UsageUpdated, ModelRetrying,
+    MentionRefused,
+)
+"""What every front-end that follows a turn shows of it as it runs: its text and reasoning,
+its tool calls and sub-agents, its usage, a retried model call, a mention not attached."""

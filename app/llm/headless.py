@@ -26,7 +26,7 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import TextIO
 
 from app.agents import UnknownAgentError, configured_model
 from app.bus import Event, Subscription
@@ -44,6 +44,7 @@ from app.llm.headless_report import (
     call_subject,
     report,
 )
+from app.llm.headless_request import HeadlessRequest
 from app.llm.models import ONBOARDING_MESSAGE, choose_model
 from app.llm.preflight import model_problem
 from app.llm.scripted import ProviderPerModel, provider_for
@@ -68,28 +69,23 @@ class CannotStart(OpencodeError):
 
 def run_headless(
     root: Path,
-    prompt: str,
+    request: HeadlessRequest,
     *,
-    output_format: Literal["text", "json"] = "text",
-    quiet: bool = False,
-    yes: bool = False,
-    model: str | None = None,
-    continue_last: bool = False,
-    session_id: str | None = None,
-    agent: str = "coder",
     env: Mapping[str, str] | None = None,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
 ) -> int:
-    """Run one turn of the primary ``agent`` (coder, plan or a custom primary agent) in
-    ``root`` and print its answer; returns the exit code."""
+    """Run one turn of the request's primary agent (coder, plan or a custom primary agent)
+    in ``root`` and print its answer; returns the exit code."""
     out, err = stdout or sys.stdout, stderr or sys.stderr
     env = os.environ if env is None else env
+    prompt, model, agent = request.prompt, request.model, request.agent
+    continue_last, output_format = request.continue_last, request.output_format
     if not prompt.strip():
         print(EMPTY_PROMPT_LINE, file=err)
         return EXIT_USAGE
     try:
-        runtime = Runtime.build(root, policy="headless-yes" if yes else "headless")
+        runtime = Runtime.build(root, policy="headless-yes" if request.yes else "headless")
     except OpencodeError as error:
         print(f"opencode: error: {error}", file=err)
         return EXIT_USAGE
@@ -120,14 +116,14 @@ def run_headless(
             loop = AgentLoop(runtime, provider, env=env)
             if invocation is not None and invocation.command.kind == "session":
                 return _session_command(loop, invocation, chosen, continue_last, output_format, (out, err))
-            session_id = pick_session(runtime, prompt, continue_last, session_id)
+            session_id = pick_session(runtime, prompt, continue_last, request.session_id)
         except OpencodeError as error:
             print(f"opencode: error: {error}", file=err)
             return EXIT_USAGE
         unapproved: list[ApprovalMissing] = []
         try:
             result = asyncio.run(
-                _turn(loop, session_id, prompt, chosen, agent, None if quiet else err, err, unapproved)
+                _turn(loop, session_id, prompt, chosen, agent, None if request.quiet else err, err, unapproved)
             )
         except KeyboardInterrupt:
             print(INTERRUPTED_LINE, file=err)

@@ -29,6 +29,7 @@ from app.llm.headless_report import (
     INTERRUPTED_LINE,
     report,
 )
+from app.llm.headless_request import HeadlessRequest
 from app.serve.address import ServeError, connect, socket_path
 
 ACP_PROTOCOL_VERSION = 1
@@ -124,29 +125,22 @@ def server_socket(required: bool) -> socket.socket | None:
 def run_attached(
     sock: socket.socket,
     root: Path,
-    prompt: str,
+    request: HeadlessRequest,
     *,
-    output_format: str = "text",
-    quiet: bool = False,
-    yes: bool = False,
-    model: str | None = None,
-    continue_last: bool = False,
-    session_id: str | None = None,
-    agent: str = "coder",
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
 ) -> int:
     """One headless turn on the server; prints and returns exactly what ``run_headless`` would."""
     out, err = stdout or sys.stdout, stderr or sys.stderr
-    if not prompt.strip():
+    if not request.prompt.strip():
         sock.close()
         print(EMPTY_PROMPT_LINE, file=err)
         return EXIT_USAGE
     wire = Wire(sock)
     try:
-        request = {"cwd": str(root), "prompt": prompt, "model": model, "continue": continue_last,
-                   "sessionId": session_id, "agent": agent}  # fmt: skip
-        return _turn(wire, request, output_format, quiet, yes, out, err)
+        asked = {"cwd": str(root), "prompt": request.prompt, "model": request.model,
+                 "continue": request.continue_last, "sessionId": request.session_id, "agent": request.agent}  # fmt: skip
+        return _turn(wire, asked, request.output_format, request.quiet, request.yes, out, err)
     except ServerGone:
         print(
             f"opencode: error: the opencode server ({socket_path()}) went away during the turn: "

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from app.bus import Event
 from app.llm.events import (
+    TURN_PROGRESS,
     MentionRefused,
     MessageDelta,
     ModelRetrying,
@@ -41,20 +42,13 @@ if TYPE_CHECKING:
     from app.tui.widgets.chat_log import ChatLog
 
 CHAT_EVENTS: tuple[type[Event], ...] = (
-    MentionRefused,
-    TextDelta,
-    ReasoningDelta,
-    ToolCallStarted,
-    ToolCallFinished,
-    SubagentStarted,
+    *TURN_PROGRESS,
     MessageCreated,
     MessageUpdated,
     TurnStarted,
     TurnFinished,
     TurnFailed,
     TurnCancelled,
-    UsageUpdated,
-    ModelRetrying,
     SessionUpdated,
     SessionDeleted,
     FileChangedOnDisk,

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from app.llm.headless import EXIT_OK, run_headless
+from app.llm.headless_request import HeadlessRequest
 from app.runtime import Runtime
 from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
 
@@ -33,10 +34,8 @@ def test_headless_run_changes_files_records_history_and_reports_json(workspace: 
     script_write_then_edit(fake_llm)
     out, err = io.StringIO(), io.StringIO()
 
-    code = run_headless(
-        workspace, "create src/app.py and set x to 2", output_format="json", yes=True,
-        env=fake_llm.env, stdout=out, stderr=err,
-    )  # fmt: skip
+    request = HeadlessRequest("create src/app.py and set x to 2", output_format="json", yes=True)
+    code = run_headless(workspace, request, env=fake_llm.env, stdout=out, stderr=err)
 
     assert code == EXIT_OK, err.getvalue()
     payload = json.loads(out.getvalue())

@@ -9,7 +9,7 @@ the test's own event loop awaits litellm.
     server.reply(Text("Hel"), Text("lo"), usage=(12, 2))
     server.fail(429, retry_after="1")
     ... model=server.model, base_url=server.base_url, api_key=server.api_key
-    ... run_headless(root, prompt, env=server.env)
+    ... run_headless(root, HeadlessRequest(prompt), env=server.env)
     server.requests[0]["messages"]
 """
 

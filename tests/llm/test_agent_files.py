@@ -13,6 +13,7 @@ import pytest
 from app.agent_files import load_catalog, read_agent
 from app.agents import PLAN_MODE
 from app.llm.headless import EXIT_OK, EXIT_USAGE, run_headless
+from app.llm.headless_request import HeadlessRequest
 from app.runtime import Runtime
 from tests.llm.fake_openai import Reply, Text, ToolCall
 from tests.llm.fake_routes import RoutedOpenAI
@@ -128,7 +129,7 @@ async def test_the_reviewer_is_offered_to_the_coder_and_runs_with_exactly_its_to
 
 def headless(root: Path, prompt: str, **options) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    code = run_headless(root, prompt, stdout=out, stderr=err, env={}, **options)
+    code = run_headless(root, HeadlessRequest(prompt, **options), env={}, stdout=out, stderr=err)
     return code, out.getvalue(), err.getvalue()
 
 

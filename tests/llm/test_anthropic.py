@@ -13,6 +13,7 @@ import pytest
 from app.llm.agent import AgentLoop
 from app.llm.events import UsageUpdated
 from app.llm.headless import run_headless
+from app.llm.headless_request import HeadlessRequest
 from app.llm.provider import (
     Finish,
     Provider,
@@ -369,10 +370,8 @@ def test_headless_json_usage_reports_cache_reads_and_writes(workspace: Path, fak
     payloads = []
     for continue_last in (False, True):
         out = io.StringIO()
-        code = run_headless(
-            workspace, "hello", output_format="json", model=fake_anthropic.model, continue_last=continue_last,
-            env=env, stdout=out, stderr=io.StringIO(),
-        )
+        request = HeadlessRequest("hello", output_format="json", model=fake_anthropic.model, continue_last=continue_last)
+        code = run_headless(workspace, request, env=env, stdout=out, stderr=io.StringIO())
         assert code == 0
         payloads.append(json.loads(out.getvalue()))
 

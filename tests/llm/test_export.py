@@ -14,6 +14,7 @@ import pytest
 
 from app.cli import main
 from app.llm.headless import run_headless
+from app.llm.headless_request import HeadlessRequest
 from app.turn_undo import undo_turn
 from tests.llm.fake_openai import Text
 from tests.llm.test_turn_undo import Chat, call
@@ -139,7 +140,8 @@ async def test_headless_export_command_writes_in_the_workspace(chat: Chat):
     out, err = io.StringIO(), io.StringIO()
     env = chat.fake.env
     code = await asyncio.to_thread(  # run_headless runs its own event loop
-        run_headless, chat.root, "/export", continue_last=True, model=chat.fake.model, env=env, stdout=out, stderr=err
+        run_headless, chat.root, HeadlessRequest("/export", continue_last=True, model=chat.fake.model),
+        env=env, stdout=out, stderr=err,
     )
     assert (code, out.getvalue()) == (0, f"Session exported to opencode-session-{chat.session_id}.md\n")
     assert "## User\n\nchange the three files\n" in (chat.root / f"opencode-session-{chat.session_id}.md").read_text()

@@ -15,6 +15,7 @@ import pytest
 
 from app.llm.agent import DEFAULT_MAX_STEPS
 from app.llm.headless import EXIT_FAILED, EXIT_NEEDS_APPROVAL, EXIT_OK, EXIT_USAGE, call_subject, run_headless
+from app.llm.headless_request import HeadlessRequest
 from app.llm.models import ONBOARDING_MESSAGE
 from app.llm.scripted import DEMO_SCRIPT
 from app.runtime import Runtime
@@ -36,7 +37,8 @@ class Run:
 
 def in_process(root: Path, prompt: str, **options) -> Run:
     out, err = io.StringIO(), io.StringIO()
-    code = run_headless(root, prompt, stdout=out, stderr=err, env=options.pop("env", {}), **options)
+    env = options.pop("env", {})
+    code = run_headless(root, HeadlessRequest(prompt, **options), env=env, stdout=out, stderr=err)
     return Run(code, out.getvalue(), err.getvalue())
 
 
@@ -47,7 +49,7 @@ def attached(socket: Path, root: Path, prompt: str, **options) -> Run:
     out, err = io.StringIO(), io.StringIO()
     sock = connect(socket)
     assert sock is not None
-    code = run_attached(sock, root, prompt, stdout=out, stderr=err, **options)
+    code = run_attached(sock, root, HeadlessRequest(prompt, **options), stdout=out, stderr=err)
     return Run(code, out.getvalue(), err.getvalue())
 
 
@@ -64,7 +66,7 @@ def server() -> Iterator[Path]:
 
 @pytest.fixture(params=["in-process", "attached"])
 def headless(request: pytest.FixtureRequest) -> Callable[..., Run]:
-    """``headless(root, prompt, **run_headless options) -> Run``, run each way."""
+    """``headless(root, prompt, **HeadlessRequest options) -> Run``, run each way."""
     if request.param == "in-process":
         return in_process
     socket = request.getfixturevalue("server")

@@ -18,6 +18,7 @@ import pytest
 from app.images import MAX_IMAGE_BYTES, ImageError, Mention, image_mentions
 from app.llm.agent import AgentLoop
 from app.llm.headless import run_headless
+from app.llm.headless_request import HeadlessRequest
 from app.llm.provider import Provider
 from tests.llm.fake_anthropic import FakeAnthropic
 from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
@@ -138,7 +139,8 @@ def test_headless_refuses_an_image_for_a_model_without_vision_in_one_line(worksp
     env = fake_llm.env
     out, err = io.StringIO(), io.StringIO()
 
-    code = run_headless(workspace, "what is in @shot.png", model=fake_llm.model, env=env, stdout=out, stderr=err)
+    request = HeadlessRequest("what is in @shot.png", model=fake_llm.model)
+    code = run_headless(workspace, request, env=env, stdout=out, stderr=err)
 
     assert code == 2
     assert err.getvalue().splitlines() == [
@@ -157,7 +159,8 @@ def test_a_scripted_turn_asks_litellm_nothing(workspace: Path, tmp_path: Path):
         "import io, sys\n"
         "from pathlib import Path\n"
         "from app.llm.headless import run_headless\n"
-        f"code = run_headless(Path({str(workspace)!r}), 'hello', model='scripted/{script}', env={{}},"
+        "from app.llm.headless_request import HeadlessRequest\n"
+        f"code = run_headless(Path({str(workspace)!r}), HeadlessRequest('hello', model='scripted/{script}'), env={{}},"
         " stdout=io.StringIO(), stderr=io.StringIO())\n"
         "print(code, 'litellm' in sys.modules)\n"
     )

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.llm.headless import EXIT_FAILED, EXIT_NEEDS_APPROVAL, EXIT_OK, EXIT_USAGE, run_headless
+from app.llm.headless_request import HeadlessRequest
 from app.llm.mentions import attach_mentions, mentioned_paths
 from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
 from tests.llm.test_agent import harness  # noqa: F401 - the fixture, shared
@@ -29,7 +30,7 @@ def project(workspace: Path) -> Path:
 def run(root: Path, fake: FakeOpenAI, prompt: str, *, yes: bool = True, **options) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     env = {**fake.env, "HOME": str(root.parent / "home")}
-    code = run_headless(root, prompt, stdout=out, stderr=err, env=env, yes=yes, **options)
+    code = run_headless(root, HeadlessRequest(prompt, yes=yes, **options), env=env, stdout=out, stderr=err)
     return code, out.getvalue(), err.getvalue()
 
 

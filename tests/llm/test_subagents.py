@@ -17,6 +17,7 @@ from app import cli
 from app.llm.agent import AgentLoop
 from app.llm.events import SubagentStarted, ToolCallFinished, ToolCallStarted, TurnCancelled
 from app.llm.headless import EXIT_OK, run_headless
+from app.llm.headless_request import HeadlessRequest
 from app.llm.provider import Provider
 from app.runtime import Runtime
 from app.tools.revert import revert_file
@@ -95,16 +96,8 @@ def test_two_workhorses_run_at_once_and_the_parent_reports_all_their_changes(wor
     routed.meet("CHILD-A", "CHILD-B")
 
     out, err = io.StringIO(), io.StringIO()
-    code = run_headless(
-        workspace,
-        "PARENT: split the work",
-        output_format="json",
-        yes=True,
-        model=routed.model,
-        env=routed.env,
-        stdout=out,
-        stderr=err,
-    )
+    request = HeadlessRequest("PARENT: split the work", output_format="json", yes=True, model=routed.model)
+    code = run_headless(workspace, request, env=routed.env, stdout=out, stderr=err)
 
     assert code == EXIT_OK, err.getvalue()
     payload = json.loads(out.getvalue())

@@ -12,6 +12,7 @@ import pytest
 
 from app.llm.agent import AgentLoop
 from app.llm.headless import EXIT_FAILED, EXIT_OK, EXIT_USAGE, run_headless
+from app.llm.headless_request import HeadlessRequest
 from app.llm.provider import Provider
 from app.runtime import Runtime
 from app.store import FileVersionCreated
@@ -191,7 +192,7 @@ async def test_changes_of_a_sub_agent_during_the_turn_are_undone_with_it(chat: C
 def headless(root: Path, prompt: str, fake: FakeOpenAI, **options) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     env = fake.env
-    code = run_headless(root, prompt, stdout=out, stderr=err, env=env, model=fake.model, **options)
+    code = run_headless(root, HeadlessRequest(prompt, model=fake.model, **options), env=env, stdout=out, stderr=err)
     return code, out.getvalue(), err.getvalue()
 
 

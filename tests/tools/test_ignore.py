@@ -92,6 +92,17 @@ def test_parse_ignore_lines() -> None:
     assert rules[6].regex.fullmatch("trail ")
 
 
+CRUSH_HIDDEN_NAMES = {
+    ".gitignore": ".*\n*.log\n",
+    "regular.txt": "",
+    ".hidden": "",
+    "build.log": "",
+    "subdir/file.go": "",
+    "subdir/.another": "",
+}
+"""Crush's listing case: ".*" and "*.log" in .gitignore, dotfiles and a log at two depths."""
+
+
 def make_tree(root: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():
         path = root / rel
@@ -235,17 +246,7 @@ def test_breadth_first_sorted_by_name(tmp_path: Path) -> None:
 def test_a_hidden_name_pattern_hides_dotfiles_at_every_depth(tmp_path: Path) -> None:
     """Crush's listing case: ".*" and "*.log" in .gitignore. Git (and rg) apply an unanchored
     pattern at every depth, so the nested dotfile goes too (Crush's own lister kept it)."""
-    make_tree(
-        tmp_path,
-        {
-            ".gitignore": ".*\n*.log\n",
-            "regular.txt": "",
-            ".hidden": "",
-            "build.log": "",
-            "subdir/file.go": "",
-            "subdir/.another": "",
-        },
-    )
+    make_tree(tmp_path, CRUSH_HIDDEN_NAMES)
     assert walked(tmp_path) == {"regular.txt", "subdir/", "subdir/file.go"}
 
 

@@ -10,6 +10,7 @@ import pytest
 from app.errors import PermissionDeniedError, ToolError
 from app.tools import ls
 from app.tools.ls import MAX_ENTRIES, LsTool
+from tests.tools.test_ignore import CRUSH_HIDDEN_NAMES
 
 tool = LsTool()
 
@@ -151,16 +152,7 @@ async def test_a_path_with_a_nul_byte_is_refused(ctx) -> None:
 
 
 async def test_crushs_hidden_name_gitignore(ctx, write_files) -> None:
-    write_files(
-        {
-            ".gitignore": ".*\n*.log\n",
-            "regular.txt": "",
-            ".hidden": "",
-            "build.log": "",
-            "subdir/file.go": "",
-            "subdir/.another": "",
-        }
-    )
+    write_files(CRUSH_HIDDEN_NAMES)
     assert (await tool.call({}, ctx)).output == "./\n  subdir/\n    file.go\n  regular.txt"
 
 
