@@ -122,7 +122,8 @@ class FileJudge:
             rel = here[len(root) + 1 :]
             prefix = f"{rel}/" if rel else ""
             folders[:] = [name for name in folders if name not in skipped and f"{prefix}{name}" not in own]
-            for name in (*folders, *files):
+            # a formatter's tree: only the files it rewrites
+            for name in [n for n in files if n.endswith(touch.suffixes)] if touch.suffixes else (*folders, *files):
                 yield f"{prefix}{name}", f"{here}/{name}"
 
     def _subject(self, absolute: str) -> str:

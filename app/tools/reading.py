@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.errors import PermissionDeniedError
+from app.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionPreview
 from app.tools.base import ToolContext
 from app.tools.hard_links import HardLinks, denied_name
@@ -150,22 +150,35 @@ def skipped_dirs(ctx: ToolContext, target: ReadTarget) -> list[str]:
 
 def allowed_by_rules(ctx: ToolContext, tool: str, target: ReadTarget) -> Callable[[str], bool]:
     """A filter on the paths a search shows: a file the tool's rules deny is left out, so
-    a grep of the whole workspace does not show the `.env` that `"*.env": "deny"` guards."""
+    a grep of the whole workspace does not show the `.env` that `"*.env": "deny"` guards.
+    A search of a folder outside that holds the workspace (`grep x ..`) judges the files
+    of the workspace by their workspace-relative names, as a search inside does."""
     if not _rules_can_deny(ctx, tool):  # the common case: skip evaluating every path found
         return lambda _shown: True
-    root = target.root.as_posix().rstrip("/")
-    links = _links(ctx) if target.inside else None
+    workspace_root = ctx.workspace.root.as_posix().rstrip("/")
+    links = _links(ctx)
 
-    def denied(shown: str) -> bool:
-        absolute = f"{root}/{shown}" if target.inside else shown
-        return ctx.permissions.evaluate(tool, shown, ctx.agent, absolute, session_id=ctx.session_id).action == "deny"
+    def denied(subject: str) -> bool:
+        absolute = subject if subject.startswith("/") else f"{workspace_root}/{subject}"
+        return ctx.permissions.evaluate(tool, subject, ctx.agent, absolute, session_id=ctx.session_id).action == "deny"
 
     def allowed(shown: str) -> bool:
-        if denied(shown):
+        subject = shown if target.inside else _subject_of(ctx, shown)
+        if denied(subject):
             return False
-        return links is None or denied_name(links, f"{root}/{shown}", denied) is None  # a hard link's other names
+        # a hard link's other names
+        return subject.startswith("/") or denied_name(links, f"{workspace_root}/{subject}", denied) is None
 
     return allowed
+
+
+def _subject_of(ctx: ToolContext, absolute: str) -> str:
+    """The rules' subject for a path found outside: workspace-relative when it is (or
+    leads by a symlink) inside the workspace, else the absolute path."""
+    try:
+        return ctx.workspace.subject(absolute)
+    except ToolError:  # a symlink loop, a folder that cannot be searched: judged as found
+        return absolute
 
 
 def _rules_can_deny(ctx: ToolContext, tool: str) -> bool:

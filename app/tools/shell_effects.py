@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from app.tools.tool_outputs import output_files
+
 Kind = Literal["write", "delete"]
 
 
@@ -35,6 +37,8 @@ class Touch:
     untracked_kept: bool = False
     """It leaves alone what git does not track, such as opencode's data folder (all but
     `git clean -x`)."""
+    suffixes: tuple[str, ...] = ()
+    """For a tree: only the files ending so change (a formatter's `.py` files)."""
 
 
 # Options that take a value (the next word), per program: the value is not an operand.
@@ -127,7 +131,9 @@ def _program_effects(words: list[str | None], implicit: tuple[str, ...]) -> tupl
         keeps = any(option in ("-c", "-k", "--keep", "--stdout", "-l", "--list", "-t", "--test") for option in options)
         return () if keeps else tuple(Touch("delete", path, tree=_recursive(options)) for path in operands)
     handler = _PROGRAMS.get(program)
-    return handler(options, operands, words[1:]) if handler else ()
+    effects = handler(options, operands, words[1:]) if handler else ()
+    written, suffixes = output_files(program, words[1:])
+    return effects + tuple(Touch("write", path, True, True, True, suffixes) for path in written)
 
 
 def _split(program: str, rest: list[str | None]) -> tuple[list[str], list[str]]:

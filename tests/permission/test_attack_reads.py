@@ -77,3 +77,19 @@ async def test_a_file_with_hard_links_no_rule_denies_is_read(runtime, workspace)
     await call(runtime, "bash", {"command": "ln sub/notes.txt sub/again.txt"})
     output = await call(runtime, "view", {"filePath": "sub/again.txt"})
     assert "notes" in output and not output.startswith("ERROR"), output
+
+
+async def test_a_search_from_a_folder_holding_the_workspace_leaves_out_what_is_denied(runtime, workspace):
+    """`grep x ..` searches the workspace too: its files are judged by their names in it
+    (they were judged by their absolute paths, which `secrets/*` does not match)."""
+    output = await call(runtime, "grep", {"pattern": "s3cr3t", "path": ".."})
+    assert SECRET not in output and "key.txt" not in output, output
+    output = await call(runtime, "glob", {"pattern": f"{workspace.name}/secrets/*", "path": str(workspace.parent)})
+    assert "key.txt" not in output, output
+    output = await call(runtime, "grep", {"pattern": "notes", "path": ".."})
+    assert "notes.txt" in output, output
+
+
+async def test_proc_paths_to_the_workspace_are_no_way_round(runtime, workspace):
+    output = await call(runtime, "view", {"filePath": f"/proc/self/root{workspace}/secrets/key.txt"})
+    assert 'denied by global rule "secrets/*"' in output and SECRET not in output, output

@@ -12,7 +12,7 @@ import pytest
 
 from app.config import Config
 from app.tools.bash_judge import explain_command
-from tests.permission.attack import ATTACK_RULES, attack_config, call, opencode_tool, plant, snapshot
+from tests.permission.attack import ATTACK_RULES, GUARDED, attack_config, call, opencode_tool, plant, snapshot
 
 RM_SPELLINGS = [
     "\\rm x", "'rm' x", '"rm" x', "r''m x", "r\\m x", "rm\tx", "rm \t x", "/bin/rm x", "/usr/bin/rm x",
@@ -83,6 +83,11 @@ WRITES = {
     "find -exec cp into {}": "find secrets -name 'key.txt' -exec cp x {} \\;",
     "mktemp in its folder": "mktemp -p secrets",
     "mktemp by a template": "mktemp secrets/k.XXXXXX",
+    "shuf -o": "shuf -o secrets/key.txt x",
+    "xxd -r": "xxd x | xxd -r - secrets/key.txt",
+    "openssl -out": "openssl rand -out secrets/key.txt 8",
+    "strip in place": "strip secrets/key.txt",
+    "gcc -o": "echo 'int main(){return 0;}' > m.c && gcc -o secrets/key.txt m.c",
 }
 
 
@@ -134,13 +139,29 @@ async def test_a_write_after_cd_to_the_workspace_by_its_absolute_path_is_refused
         ("mknod secrets/key.txt p", 'write secrets/key.txt: deny (edit rule "secrets/*")'),
         ("cpio -idm < a.cpio", 'write secrets/key.txt: deny (edit rule "secrets/*")'),
         ("7z x a.7z -osecrets", 'write secrets/key.txt: deny (edit rule "secrets/*")'),
+        ("black secrets/key.txt", 'write secrets/key.txt: deny (edit rule "secrets/*")'),
+        ("prettier --write secrets/key.txt", 'write secrets/key.txt: deny (edit rule "secrets/*")'),
+        ("cat x | sponge secrets/key.txt", 'write secrets/key.txt: deny (edit rule "secrets/*")'),
+        ("pandoc x -o secrets/key.txt", 'write secrets/key.txt: deny (edit rule "secrets/*")'),
+        ("curl -o secrets/key.txt https://example.com/x", 'write secrets/key.txt: deny (edit rule "secrets/*")'),
+        ("wget -P secrets https://example.com/key.txt", 'write secrets/key.txt: deny (edit rule "secrets/*")'),
     ],
 )
 def test_programs_not_installed_here_are_judged_by_what_they_would_change(workspace, command, effect):
-    """rename and gawk are not on every machine: `permission check` shows the judgement."""
-    plant(workspace)
+    """rename, gawk or a formatter is not on every machine, and curl would reach the
+    network: `permission check` shows the judgement."""
+    plant(workspace, {**GUARDED, "secrets/key.txt": "s3cr3t\n"})
     line = explain_command(Config.model_validate(attack_config()), workspace, command, "coder")
     assert line.startswith("deny ") and f"\n  {effect}" in line, line
+
+
+@pytest.mark.parametrize("command", ["black .", "ruff check --fix .", "prettier --write .", "gofmt -w ."])
+def test_a_formatter_over_the_tree_is_judged_by_the_files_it_rewrites(workspace, command):
+    """A formatter given the whole tree rewrites its own kind of file: not secrets/key.txt,
+    nor opencode's folder, so it is not refused for them."""
+    plant(workspace, {**GUARDED, "app.py": "x = 1\n", ".opencode/opencode.db": ""})
+    line = explain_command(Config.model_validate(attack_config()), workspace, command, "coder")
+    assert line.startswith("ask   ") and "deny" not in line, line
 
 
 @pytest.mark.parametrize(
