@@ -236,6 +236,7 @@ def _cmd_default(args: argparse.Namespace) -> int:
         return run_headless(root, request)
     if args.model:
         _check_model_name(root, args.model)
+    _require_terminal()
     gc_policy.pause()  # the app resumes it once started (OpencodeApp's pause_gc, which run_tui sets)
     from app.tui.app import run_tui
 
@@ -257,6 +258,17 @@ def _run_attached(root: Path, request: HeadlessRequest, attach: str) -> int | No
     if sock is None:
         return None
     return run_attached(sock, root, request)
+
+
+def _require_terminal() -> None:
+    """The TUI reads keys from a terminal and draws on one: with either stream redirected
+    (< /dev/null, > file) or closed it would wait for keys that never come, or fail."""
+    for name, stream in (("input", sys.stdin), ("output", sys.stdout)):
+        if stream is None or not stream.isatty():
+            raise OpencodeError(
+                f"the TUI needs a terminal, and standard {name} is not one: run opencode in a terminal, "
+                "or give a prompt with -p to run it without the TUI"
+            )
 
 
 def _check_model_name(root: Path, model: str) -> None:

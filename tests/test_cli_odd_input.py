@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -131,3 +132,30 @@ def test_tool_arguments_from_a_closed_standard_input_are_one_line(tmp_path: Path
     assert done.stderr == (
         "opencode: error: standard input held no tool arguments: pipe one JSON object, e.g. '{\"filePath\": \"README.md\"}'\n"
     )
+
+
+@pytest.mark.parametrize("redirections", ["< /dev/null", "<&-"], ids=["not-a-terminal", "closed"])
+def test_the_tui_without_a_terminal_for_input_is_one_line(tmp_path: Path, redirections: str):
+    """Input from /dev/null waited for keys forever; a closed input was a traceback."""
+    command = f'exec "$0" -m app.cli -C "$1" {redirections}'
+    done = subprocess.run(
+        ["sh", "-c", command, sys.executable, str(tmp_path)],
+        cwd=REPO, env=_env(tmp_path / "home"), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr.startswith("opencode: error: the TUI needs a terminal, and standard input is not one")
+    assert len(done.stderr.splitlines()) == 1
+
+
+def test_the_tui_with_its_output_redirected_is_one_line(tmp_path: Path):
+    terminal, keyboard = pty.openpty()  # a terminal for input only: output goes to a pipe
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "app.cli", "-C", str(tmp_path)],
+            cwd=REPO, env=_env(tmp_path / "home"), stdin=keyboard, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    finally:
+        os.close(terminal)
+        os.close(keyboard)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("opencode: error: the TUI needs a terminal, and standard output is not one")

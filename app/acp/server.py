@@ -38,8 +38,15 @@ def run_acp(root: Path | None) -> int:
         return 2
     try:
         log_file = _start_logging(root)
-    except (OpencodeError, OSError) as error:
+    except OpencodeError as error:
         print(f"opencode: error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:  # a file where the logs folder goes, a folder that cannot be written
+        print(
+            f"opencode: error: cannot keep the ACP log at {error.filename}: {error.strerror or error}; "
+            "remove what is in the way, or set OPENCODE_DATA__DIRECTORY to a writable folder",
+            file=sys.stderr,
+        )
         return 2
     pipes = StdioPipes(sys.stdin.buffer if sys.stdin is not None else None, os.fdopen(os.dup(1), "wb"))
     os.dup2(2, 1)  # a stray print (a library's banner) must not corrupt the protocol

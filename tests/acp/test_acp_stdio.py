@@ -63,3 +63,14 @@ def test_a_session_cwd_no_folder_can_have_is_invalid_params(tmp_path: Path):
     assert sorted(errors) == [2, 3, 4] and {error["code"] for error in errors.values()} == {-32602}
     assert "contains a NUL character" in errors[2]["data"]["message"]
     assert "File name too long" in errors[3]["data"]["message"]
+
+
+def test_a_file_where_the_log_folder_goes_is_one_line_naming_it(tmp_path: Path):
+    (tmp_path / ".opencode").mkdir()
+    (tmp_path / ".opencode" / "logs").write_text("not a folder")
+    done = _acp(tmp_path, "< /dev/null")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"opencode: error: cannot keep the ACP log at {tmp_path}/.opencode/logs: File exists; "
+        "remove what is in the way, or set OPENCODE_DATA__DIRECTORY to a writable folder\n"
+    )
