@@ -13,7 +13,6 @@ from typing import Any
 from acp.helpers import update_tool_call
 from acp.schema import AgentMessageChunk, AgentThoughtChunk, TextContentBlock, ToolCallStart, UserMessageChunk
 
-from app import boundedjson
 from app.acp.updates import (
     created_paths,
     file_diff,
@@ -23,6 +22,7 @@ from app.acp.updates import (
     tool_locations,
     tool_title,
 )
+from app.llm.call_arguments import arguments_for_display
 from app.runtime import Runtime
 from app.store.models import FileVersion
 
@@ -50,7 +50,7 @@ def _update_for(runtime: Runtime, role: str, part: dict[str, Any], cursors: _Ver
         block = TextContentBlock(type="text", text=part["text"])
         return AgentThoughtChunk(session_update="agent_thought_chunk", content=block)
     if kind == "tool_call":
-        arguments = _arguments(part.get("arguments"))
+        arguments = arguments_for_display(part.get("arguments"))
         return ToolCallStart(
             session_update="tool_call",
             tool_call_id=part["id"],
@@ -113,13 +113,3 @@ class _VersionCursors:
 
     def _is_result(self, version: FileVersion) -> bool:
         return self._results is None or version.id in self._results
-
-
-def _arguments(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, dict):
-        return raw
-    try:
-        value = boundedjson.loads(raw) if isinstance(raw, str) else {}
-    except ValueError:  # JSONDecodeError or JsonLimitError
-        return {"raw": raw}
-    return value if isinstance(value, dict) else {"raw": raw}

@@ -28,6 +28,7 @@ from app.agents import Agent, configured_model, tools_for
 from app.errors import OpencodeError, ToolError
 from app.images import Image, ImageError, image_mentions, load_image
 from app.llm import compaction
+from app.llm.call_arguments import arguments_for_display
 from app.llm.context import allowed_outside, build_system_prompt
 from app.llm.events import (
     MentionRefused,
@@ -65,7 +66,7 @@ from app.llm.provider import context_window as litellm_context_window
 from app.llm.provider import supports_vision as litellm_supports_vision
 from app.llm.streamed import StreamedMessage
 from app.llm.title import fallback_title, title_from_reply, title_request
-from app.llm.tool_calls import arguments_for_display, batches, execute
+from app.llm.tool_calls import batches, execute
 from app.llm.transcript import Transcripts
 from app.runtime import Runtime
 from app.store.models import Session

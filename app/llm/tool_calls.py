@@ -8,7 +8,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from app import boundedjson
 from app.errors import OpencodeError, PermissionDeniedError
 from app.llm.messages import Part, tool_result_part
 from app.llm.provider import ToolCall
@@ -49,16 +48,6 @@ async def execute(call: ToolCall, tools: Mapping[str, Tool], ctx: ToolContext) -
     except OpencodeError as err:  # the tool's error (a bug too, see Tool.run_guarded) or the store's while it ran
         return tool_result_part(call.id, call.name, str(err), error=True), False
     return tool_result_part(call.id, call.name, result.output, _json_safe(result.metadata)), False
-
-
-def arguments_for_display(arguments: str) -> dict[str, Any]:
-    """The call's arguments as a dict for front-ends; malformed JSON, or JSON beyond the
-    limits the tool itself refuses, is shown raw."""
-    try:
-        parsed = boundedjson.loads(arguments)
-    except ValueError:  # JSONDecodeError or JsonLimitError
-        return {"raw": arguments}
-    return parsed if isinstance(parsed, dict) else {"raw": arguments}
 
 
 def _json_safe(metadata: dict[str, Any]) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.llm.call_arguments import arguments_for_display
 from app.llm.events import ToolCallFinished, ToolCallStarted
 from app.tui.widgets.diff_view import DiffView
 from app.tui.widgets.tool_render import ToolCallView, ToolOutput
@@ -109,3 +110,28 @@ def test_snapshot_of_each_tool_rendering(name, snap_compare, make_app, tui_runti
     session_id = store_tool_conversation(tui_runtime, SAMPLES[name])
     app = make_app()
     assert snap_compare(app, terminal_size=(120, 36), run_before=session_opened(app, session_id))
+
+
+@pytest.mark.parametrize(
+    ("arguments", "shown"),
+    [('{"filePath": "a.py"', {"raw": '{"filePath": "a.py"'}), ("[" * 100_000 + "]" * 100_000, None)],
+    ids=["malformed", "nested_100000_deep"],
+)
+async def test_a_reopened_call_shows_the_arguments_the_model_garbled_as_when_it_ran(
+    make_app, tui_runtime, arguments, shown
+):
+    """Arguments the tool refused (malformed, or nested past its limits) are stored as the
+    model wrote them; the session opened again draws the call as the live chat did."""
+    session = tui_runtime.store.sessions.create(title="garbled")
+    messages = tui_runtime.store.messages
+    messages.add(session.id, "user", [{"type": "text", "text": "view a.py"}])
+    messages.add(session.id, "assistant", [{"type": "tool_call", "id": "call-1", "name": "view", "arguments": arguments}])
+    result = {"type": "tool_result", "call_id": "call-1", "name": "view", "output": "view: invalid arguments",
+              "metadata": {}, "error": True}  # fmt: skip
+    messages.add(session.id, "tool", [result])
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(session.id)
+        await wait_until(pilot, lambda: app.query(ToolCallView))
+        [view] = app.query(ToolCallView)
+        assert view.arguments == arguments_for_display(arguments) == (shown or {"raw": arguments})

@@ -4,13 +4,13 @@ in the order the model made them (a ``task`` call as its sub-agent's block)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Collapsible, Static
 
+from app.llm.call_arguments import arguments_for_display
 from app.tui import css_beside
 from app.tui.widgets.message_text import StreamedText
 from app.tui.widgets.task_view import TaskView
@@ -99,7 +99,7 @@ class AssistantMessage(Vertical):
                 self._reasonings.append(reasoning)
                 await self.mount(reasoning)
             elif kind == "tool_call":
-                await self.add_tool_call(part["id"], part["name"], _arguments(part.get("arguments")))
+                await self.add_tool_call(part["id"], part["name"], arguments_for_display(part.get("arguments")))
 
     async def reconcile(self, parts: list[dict[str, Any]]) -> bool:
         """Make the streamed text equal the stored parts (deltas are droppable on the bus;
@@ -122,14 +122,3 @@ class AssistantMessage(Vertical):
         self.tool_views.clear()
         await self.show_parts(parts)
         return True
-
-
-def _arguments(raw: Any) -> dict[str, Any]:
-    """Stored tool-call arguments: a dict, or the model's JSON text (possibly malformed)."""
-    if isinstance(raw, dict):
-        return raw
-    try:
-        value = json.loads(raw or "{}")
-    except (TypeError, ValueError):
-        return {}
-    return value if isinstance(value, dict) else {}
