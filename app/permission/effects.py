@@ -157,8 +157,9 @@ def protected_anchor(subject: str, own_roots: Sequence[str] = OWN_CONFIG) -> str
     `.git/modules/*/config` and `.git/worktrees/*/` carry the same powers, a `.git` file
     can point git at another folder, and the rest (objects, refs, index) is git's own to
     change, which a direct write can only corrupt. Nested repositories count too."""
-    if subject.startswith("/"):  # outside the workspace: only the user's own config folder
-        return next((r for r in own_roots if r.startswith("/") and (subject + "/").startswith(r + "/")), None)
+    if subject.startswith("/"):  # outside the workspace: the user's own config, and any repository's
+        own = next((r for r in own_roots if r.startswith("/") and (subject + "/").startswith(r + "/")), None)
+        return own if own is not None or ".git" not in subject else _vcs_anchor(subject)
     if subject in ("", "."):
         return None
     for root in own_roots:
@@ -166,6 +167,13 @@ def protected_anchor(subject: str, own_roots: Sequence[str] = OWN_CONFIG) -> str
             return root
     if ".git" not in subject:  # every VCS control path holds it
         return None
+    return _vcs_anchor(subject)
+
+
+def _vcs_anchor(subject: str) -> str | None:
+    """The `.git` folder or file, `.gitattributes` or `.gitmodules` ``subject`` is or
+    lies in: a repository outside the workspace steers git as much as one inside (`git -C
+    /tmp/x status` runs the core.fsmonitor of /tmp/x/.git/config)."""
     parts = subject.split("/")
     for i, part in enumerate(parts):
         if part == ".git" or (part in VCS_FILES and i == len(parts) - 1):

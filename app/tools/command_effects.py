@@ -28,7 +28,14 @@ UNKNOWABLE_VARIABLES = frozenset(
     {"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
      "GIT_DIR", "GIT_WORK_TREE", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "BASH_ENV", "ENV", "LD_PRELOAD",
      "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "PYTHONSTARTUP", "PERL5OPT", "NODE_OPTIONS",
-     "RUBYOPT"}
+     "RUBYOPT", "HOME", "XDG_CONFIG_HOME", "ZDOTDIR", "PYTHONPATH", "PERL5LIB", "RUBYLIB", "NODE_PATH"}
+)
+# Variables naming a file a program writes to: git's traces (an absolute path; a number
+# or `true` is a descriptor), the shell's history.
+OUTPUT_VARIABLES = frozenset(
+    {"GIT_TRACE", "GIT_TRACE2", "GIT_TRACE2_EVENT", "GIT_TRACE2_PERF", "GIT_TRACE_PACKET", "GIT_TRACE_PERFORMANCE",
+     "GIT_TRACE_SETUP", "GIT_TRACE_CURL", "GIT_TRACE_PACK_ACCESS", "GIT_TRACE_SHALLOW", "GIT_TRACE_PACKFILE",
+     "GIT_TRACE_REFS", "GIT_TRACE_FSMONITOR", "HISTFILE"}
 )
 
 
@@ -79,6 +86,9 @@ def _variable(name: str, value: str | None, reading: GitReading) -> None:
             reading.scripts.append(f': "{value}"')
         else:  # arithmetic (`(( x ))`), `${!x}` or eval may run it
             reading.doubts.append(f"{name} holds a command substitution that the shell may run later")
+    if name in OUTPUT_VARIABLES and value not in ("", "0", "1", "2", "true", "false", "yes", "no"):
+        if value is None or not value.isdigit():
+            reading.touches.append(Touch("write", value or ""))
     if name in COMMAND_VARIABLES:
         if value is None:
             reading.doubts.append(f"{name} holds a command known only at run time")

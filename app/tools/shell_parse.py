@@ -353,8 +353,11 @@ def _add_simple(whole: Node, command: Node, found: _Found) -> None:
         scripts.append((fed.text, ()))
     if command.type in ("test_command", "declaration_command", "unset_command"):
         scripts += [(f': "{text}"', ()) for text in _quoted_substitutions(command)]
-    if words and (values[0] is None or _runs_computed_script(program_name(values[0]), values[1:])):
-        found.opaque = True  # a program named by an expansion (`$TOOL x`, `eval "$X"`) cannot be judged
+    if words and values[0] is None:  # `$TOOL x`, `$(echo rm) x`
+        name = " ".join(_text(words[0][1]).split())
+        found.doubts.append(f"its program is named by {name if len(name) <= 60 else name[:59] + '…'}, known only at run time")
+    elif words and _runs_computed_script(program_name(values[0] or ""), values[1:]):  # `eval "$X"`, `sh -c "$X"`
+        found.doubts.append(f"{program_name(values[0] or '')} runs a command line known only at run time")
     for script, implicit in [*scripts, *((script, ()) for script in runs.scripts)]:
         token = _IMPLICIT.set(implicit)
         try:

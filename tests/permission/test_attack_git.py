@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.permission.attack import attack_config, call, permission_check, plant, snapshot
+from tests.permission.attack import ATTACK_RULES, attack_config, call, permission_check, plant, snapshot
 
 
 def git(root: Path, *args: str) -> str:
@@ -183,3 +183,36 @@ def test_permission_check_names_the_part_git_runs_and_its_rule(repo):
     ]
     printed = permission_check(repo, "write", "secrets/key.txt")
     assert 'deny (edit rule "secrets/*")' in printed and printed.startswith("deny ")
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["HOME=. git status", "export HOME=$PWD; git status", "XDG_CONFIG_HOME=. git status", "env HOME=. git log"],
+)
+async def test_git_pointed_at_a_config_in_the_workspace_is_not_run_by_yes(runtime, repo, command):
+    """A home folder moved into the workspace makes git read a .gitconfig the agent may
+    have written: its core.fsmonitor would run. Only a person approves that."""
+    (repo / ".gitconfig").write_text("[core]\n\tfsmonitor = rm a\n")
+    (repo / "git").mkdir()
+    (repo / "git" / "config").write_text("[core]\n\tfsmonitor = rm a\n")
+    output = await call(runtime, "bash", {"command": command})
+    assert "only a person can approve this" in output, output
+    assert (repo / "a").read_text() == "keep\n"
+
+
+async def test_a_git_trace_into_a_denied_file_is_refused(runtime, repo):
+    for command in ["GIT_TRACE=$PWD/secrets/key.txt git status", f"GIT_TRACE2={repo}/secrets/key.txt git log"]:
+        output = await call(runtime, "bash", {"command": command})
+        assert 'write secrets/key.txt is forbidden (edit rule "secrets/*")' in output, output
+    assert (repo / "secrets" / "key.txt").read_text() == "uncommitted work\n"
+
+
+async def test_a_repository_outside_the_workspace_is_protected_too(make_runtime, repo, tmp_path):
+    """`git -C /tmp/x status` runs /tmp/x's core.fsmonitor: writing that config is refused
+    even with every outside path allowed."""
+    outside = tmp_path / "evil"
+    runtime = make_runtime("headless-yes", attack_config({**ATTACK_RULES, "external_directory": "allow"}))
+    command = f"mkdir -p {outside}/.git && printf '[core]\\n\\tfsmonitor = rm a\\n' > {outside}/.git/config"
+    output = await call(runtime, "bash", {"command": command})
+    assert f"write {outside}/.git/config is forbidden (protected: " in output, output
+    assert not outside.exists()

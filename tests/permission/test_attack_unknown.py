@@ -156,7 +156,7 @@ async def test_a_person_may_still_approve_what_cannot_be_known(make_runtime, per
 def test_permission_check_says_only_a_person_may_approve(workspace):
     config = Config.model_validate(attack_config())
     line = explain_command(config, workspace, "$(echo rm) main.go", "coder")
-    assert line.startswith("ask   (the command could not be parsed for certain, and it may do what the deny rules")
+    assert line.startswith("ask   (what it runs cannot be known: its program is named by $(echo rm), known only at run time, and it may do what the deny rules")
     assert "only a person may approve it, --yes does not" in line
 
 
