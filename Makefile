@@ -18,9 +18,12 @@ test: $(STAMP)
 install: $(STAMP)
 
 # The exact versions of requirements.lock (plain pip reads it), then opencode itself.
+# Python 3.11's venv brings setuptools, which nothing here imports: it goes, or its .pth
+# file would run at every start of every opencode command (an installed wheel has none).
 $(STAMP): pyproject.toml requirements.lock
 	test -d $(VENV) || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip uninstall --quiet --yes setuptools
 	$(BIN)/python -m pip install --quiet -r requirements.lock
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)

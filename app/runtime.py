@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, MutableMapping
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,11 +31,12 @@ if TYPE_CHECKING:
     from app.workspace.watch import WorkspaceWatcher
 
 
-@dataclass
 class Runtime:
     """The services every command needs are built with it; the language servers, MCP
     servers and the watcher are built on first use (`opencode tool` and `opencode
-    changes` never import the MCP or watching machinery)."""
+    changes` never import the MCP or watching machinery). A plain class, not a
+    dataclass: built once per process and never compared or copied, it needs none of
+    the methods ``@dataclass`` compiles at every start."""
 
     root: Path
     config: Config
@@ -52,12 +52,41 @@ class Runtime:
     folder for this workspace when that cannot be written (see app.store.location)."""
     workspace_lock: WorkspaceLock
     """Held by the change path and recovery; shared with every opencode process here."""
-    agents: AgentCatalog = field(default_factory=AgentCatalog)
+    agents: AgentCatalog
     """The built-in agents and those of the agent files (app/agent_files.py)."""
-    notices: list[str] = field(default_factory=list)
+    notices: list[str]
     """One-line warnings from building it (a damaged database set aside, the data kept
     outside an unwritable workspace, a change a crash interrupted rolled back) that every
     front-end shows the user: stderr for one-shot commands, a notice in the TUI."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        config: Config | None = None,
+        policy: Policy = "interactive",
+        bus: Bus | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        """``policy`` is the permission policy: interactive, headless or headless-yes;
+        ``env`` is where the user's agent folder is found (os.environ by default)."""
+        self.root = Path(root).resolve()
+        self.config = config if config is not None else load_config(self.root)
+        self.bus = bus or Bus()
+        data = data_directory(self.root, self.config)
+        self.data_dir = data.path
+        self.store = open_store(data.path / "opencode.db", self.bus)
+        self.workspace = Workspace(self.root)
+        self.workspace_lock = WorkspaceLock(data.path / "changes.lock")
+        self.agents = load_catalog(self.root, os.environ if env is None else env)
+        self.records = FileRecords(self.workspace, self.store.seen)
+        self.permissions = PermissionService(self.config, self.bus, policy, self.agents.rules())
+        self.tools = ToolTable()
+        self.notices = [
+            *(notice for notice in (data.notice, self.store.db.notice) if notice),
+            *recover(self.workspace.root, self.store.journal, self.workspace_lock),
+            *self.agents.notices,
+        ]
 
     @classmethod
     def build(
@@ -69,34 +98,8 @@ class Runtime:
         bus: Bus | None = None,
         env: Mapping[str, str] | None = None,
     ) -> Runtime:
-        """``policy`` is the permission policy: interactive, headless or headless-yes;
-        ``env`` is where the user's agent folder is found (os.environ by default)."""
-        root = Path(root).resolve()
-        config = config if config is not None else load_config(root)
-        bus = bus or Bus()
-        data = data_directory(root, config)
-        store = open_store(data.path / "opencode.db", bus)
-        workspace = Workspace(root)
-        workspace_lock = WorkspaceLock(data.path / "changes.lock")
-        agents = load_catalog(root, os.environ if env is None else env)
-        return cls(
-            root=root,
-            config=config,
-            bus=bus,
-            store=store,
-            workspace=workspace,
-            records=FileRecords(workspace, store.seen),
-            permissions=PermissionService(config, bus, policy, agents.rules()),
-            tools=ToolTable(),
-            notices=[
-                *(notice for notice in (data.notice, store.db.notice) if notice),
-                *recover(workspace.root, store.journal, workspace_lock),
-                *agents.notices,
-            ],
-            data_dir=data.path,
-            workspace_lock=workspace_lock,
-            agents=agents,
-        )
+        """The runtime of ``root``: what every front-end and test calls."""
+        return cls(root, config=config, policy=policy, bus=bus, env=env)
 
     @cached_property
     def watcher(self) -> WorkspaceWatcher:

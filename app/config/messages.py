@@ -10,8 +10,7 @@ import difflib
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any, NamedTuple, get_args
 
 from pydantic import BaseModel, ValidationError
 
@@ -37,9 +36,10 @@ _EXPECTED_KIND = {
 }
 
 
-@dataclass(frozen=True)
-class Problem:
-    """The first thing wrong with some input: where (as the user spelled it) and what."""
+class Problem(NamedTuple):
+    """The first thing wrong with some input: where (as the user spelled it) and what.
+    (A NamedTuple: every command imports this module, and a frozen dataclass compiles
+    its methods at each start.)"""
 
     path: KeyPath
     text: str

@@ -15,7 +15,6 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -27,16 +26,19 @@ from app.config.merge import deep_merge
 from app.config.sources import CONFIG_FILE, Layer, env_layer, file_layer, global_config_path, refuse_user_only
 
 
-@dataclass
 class Load:
-    """One load's inputs, and the layers its sources read (each file once)."""
+    """One load's inputs, and the layers its sources read (each file once). A plain
+    class: every command makes one, and a dataclass compiles its methods at each start."""
 
-    workspace: Path
-    global_path: Path | None
-    env: Mapping[str, str]
-    warn: Callable[[str], None]
-    layers: list[Layer] = field(default_factory=list)
-    """What each source set, lowest priority first, for messages that name them."""
+    def __init__(
+        self, workspace: Path, global_path: Path | None, env: Mapping[str, str], warn: Callable[[str], None]
+    ) -> None:
+        self.workspace = workspace
+        self.global_path = global_path
+        self.env = env
+        self.warn = warn
+        self.layers: list[Layer] = []
+        """What each source set, lowest priority first, for messages that name them."""
 
     @cached_property
     def paths(self) -> tuple[Path | None, Path]:

@@ -12,9 +12,8 @@ import json
 import os
 import stat
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -30,9 +29,10 @@ MAX_CONFIG_BYTES = 1024 * 1024
 """A config file larger than this is not one: a log or a device pointed at by mistake."""
 
 
-@dataclass(frozen=True)
-class Layer:
-    """What one source sets: ``source`` names it in messages, ``data`` is camelCase-keyed."""
+class Layer(NamedTuple):
+    """What one source sets: ``source`` names it in messages, ``data`` is camelCase-keyed.
+    (A NamedTuple: every command imports this module, and a frozen dataclass compiles
+    its methods at each start.)"""
 
     source: str
     data: dict[str, Any]

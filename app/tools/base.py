@@ -32,9 +32,10 @@ class ToolParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-@dataclass
 class ToolContext:
-    """The services one tool call may use, and who is calling."""
+    """The services one tool call may use, and who is calling. A plain class, not a
+    dataclass: it is handed over, never compared or copied, so it needs none of the
+    methods ``@dataclass`` compiles at every start."""
 
     session_id: str
     agent: str
@@ -50,12 +51,47 @@ class ToolContext:
     config: Config
     todos: TodoStore
     """The session's todo list (todowrite, todoread)."""
-    message_id: str | None = None
-    call_id: str | None = None
-    lsp: LspManager | None = None
+    message_id: str | None
+    call_id: str | None
+    lsp: LspManager | None
     """Language servers, for diagnostics after a change; None runs without them."""
-    vision: bool = False
+    vision: bool
     """Whether the model in use takes images: view then returns an image it reads."""
+
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        agent: str,
+        workspace: Workspace,
+        records: FileRecords,
+        history: HistoryService,
+        journal: ChangeJournal,
+        workspace_lock: WorkspaceLock,
+        permissions: PermissionService,
+        bus: Bus,
+        config: Config,
+        todos: TodoStore,
+        message_id: str | None = None,
+        call_id: str | None = None,
+        lsp: LspManager | None = None,
+        vision: bool = False,
+    ) -> None:
+        self.session_id = session_id
+        self.agent = agent
+        self.workspace = workspace
+        self.records = records
+        self.history = history
+        self.journal = journal
+        self.workspace_lock = workspace_lock
+        self.permissions = permissions
+        self.bus = bus
+        self.config = config
+        self.todos = todos
+        self.message_id = message_id
+        self.call_id = call_id
+        self.lsp = lsp
+        self.vision = vision
 
 
 @dataclass
