@@ -20,6 +20,7 @@ import posixpath
 import re
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
+from functools import cache, lru_cache
 from typing import Literal
 
 from app.config.sources import CONFIG_FILE, user_config_file
@@ -98,8 +99,9 @@ class Judgement:
         return f"{self.effect}: {self.action} ({self.reason})"
 
 
+@cache
 def keys_for(tool: str, kind: EffectKind) -> tuple[str, ...]:
-    """The tool's own key, then its group's, without repeats."""
+    """The tool's own key, then its group's, without repeats (asked once per effect judged)."""
     return tuple(dict.fromkeys((tool, GROUP_KEYS.get(kind, tool))))
 
 
@@ -162,9 +164,28 @@ def protected_anchor(subject: str, own_roots: Sequence[str] = OWN_CONFIG) -> str
         return own if own is not None or ".git" not in subject else _vcs_anchor(subject)
     if subject in ("", "."):
         return None
+    if subject.startswith(_relative_prefixes(tuple(own_roots))):
+        return _own_root(subject, own_roots) or _vcs_anchor(subject)
+    return _vcs_anchor(subject)
+
+
+@lru_cache(maxsize=16)
+def _relative_prefixes(roots: tuple[str, ...]) -> tuple[str, ...]:
+    """What every workspace-relative path at or in one of ``roots`` starts with: one
+    ``startswith`` (in C) rules out every root for the many paths in none of them."""
+    return tuple(root.rstrip("/") for root in roots if not root.startswith("/"))
+
+
+def _own_root(subject: str, own_roots: Sequence[str]) -> str | None:
+    """The root of ``own_roots`` that the relative ``subject`` is or lies in."""
     for root in own_roots:
         if subject == root or subject.startswith(root.rstrip("/") + "/"):
             return root
+    return None
+
+
+def _vcs_anchor(subject: str) -> str | None:
+    """The `.git` folder or git-steering file that the relative ``subject`` is or lies in."""
     if ".git" not in subject:  # every VCS control path holds it
         return None
     return _vcs_anchor(subject)

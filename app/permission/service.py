@@ -16,7 +16,7 @@ from typing import Literal, get_args
 from app.bus import Bus
 from app.config import Config
 from app.errors import PermissionDeniedError
-from app.permission.effects import OWN_CONFIG, Effect, Judgement, judge_all
+from app.permission.effects import OWN_CONFIG, Effect, Evaluate, Judgement, judge_all
 from app.permission.events import ApprovalMissing, PermissionGranted, PermissionRequested, PermissionResolved
 from app.permission.request import PermissionPreview, PermissionReply, PermissionRequest
 from app.permission.rules import Action, AgentRules, Decision, Rules, evaluate_rules
@@ -118,20 +118,33 @@ class PermissionService:
         """The rules' decision (with the denies a sub-agent's session inherits), except that
         an "ask" the user already answered for this session (allow_session / deny_session on
         this tool and subject) is answered again, unless ``remembered`` is False."""
-        locked = self._locked_deny(tool, subject, absolute, agent)
-        if locked is not None:
-            return locked
+        return self.evaluator(agent, session_id=session_id, remembered=remembered)(tool, subject, absolute)
+
+    def evaluator(self, agent: str, *, session_id: str | None = None, remembered: bool = True) -> Evaluate:
+        """``evaluate`` for one agent and session as a function of (tool, subject, absolute),
+        with what is the same for every subject (the agent's rules, whether it has locked
+        rules, the agents above the session) looked up once: a folder delete judges each
+        of its files."""
+        defined = self._agents.get(agent)
+        locked = defined is not None and bool(defined.locked)
         agent_rules, global_rules = config_rules(self._config, agent, self._agents)
-        decision = evaluate_rules(
-            tool, subject, agent_rules=agent_rules, global_rules=global_rules, absolute=absolute, agent=agent
-        )
-        if decision.action != "deny" and session_id in self._ancestors:
-            decision = self._inherited_deny(tool, subject, absolute, agent, self._ancestors[session_id]) or decision
-        if decision.action == "ask" and session_id is not None and remembered:
-            answer = self._session_answers.get(self.conversation(session_id), {}).get((tool, subject))
-            if answer is not None:
-                return Decision(answer, "the user, for this session", None, "session")
-        return decision
+        ancestors = self._ancestors.get(session_id) if session_id is not None else None
+
+        def evaluate(tool: str, subject: str, absolute: str | None) -> Decision:
+            if locked and (deny := self._locked_deny(tool, subject, absolute, agent)) is not None:
+                return deny
+            decision = evaluate_rules(
+                tool, subject, agent_rules=agent_rules, global_rules=global_rules, absolute=absolute, agent=agent
+            )
+            if decision.action != "deny" and ancestors:
+                decision = self._inherited_deny(tool, subject, absolute, agent, ancestors) or decision
+            if decision.action == "ask" and session_id is not None and remembered:
+                answer = self._session_answers.get(self.conversation(session_id), {}).get((tool, subject))
+                if answer is not None:
+                    return Decision(answer, "the user, for this session", None, "session")
+            return decision
+
+        return evaluate
 
     def _locked_deny(self, tool: str, subject: str, absolute: str | None, agent: str) -> Decision | None:
         """The deny of the agent's locked rules (plan mode), which no rule lifts."""
@@ -176,9 +189,7 @@ class PermissionService:
         """Each effect's decision (app.permission.effects), with this session's inherited
         denies and (``remembered``) its earlier answers."""
 
-        def evaluate(key: str, subject: str, absolute: str | None) -> Decision:
-            return self.evaluate(key, subject, agent, absolute, session_id=session_id, remembered=remembered)
-
+        evaluate = self.evaluator(agent, session_id=session_id, remembered=remembered)
         return judge_all(evaluate, tool, effects, protected, self.keys_with(agent, session_id, "deny"))
 
     def keys_with(self, agent: str, session_id: str | None, *actions: str) -> frozenset[str] | None:

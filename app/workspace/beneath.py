@@ -80,10 +80,12 @@ def file_operation() -> None:
 def parts_of(rel: str) -> tuple[str, ...]:
     """The names of a base-relative POSIX path; "." and empty names dropped, ".." and an
     absolute path refused."""
-    parts = tuple(part for part in rel.split("/") if part and part != ".")
+    parts = rel.split("/")
     if ".." in parts or rel.startswith("/"):
         raise ValueError(f"{rel!r} is not a path below the base folder")
-    return parts
+    if "" in parts or "." in parts:  # the change path's own paths never hold them: one check in C
+        return tuple(part for part in parts if part and part != ".")
+    return tuple(parts)
 
 
 class Beneath:
