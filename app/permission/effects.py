@@ -185,16 +185,11 @@ def _own_root(subject: str, own_roots: Sequence[str]) -> str | None:
 
 
 def _vcs_anchor(subject: str) -> str | None:
-    """The `.git` folder or git-steering file that the relative ``subject`` is or lies in."""
-    if ".git" not in subject:  # every VCS control path holds it
-        return None
-    return _vcs_anchor(subject)
-
-
-def _vcs_anchor(subject: str) -> str | None:
     """The `.git` folder or file, `.gitattributes` or `.gitmodules` ``subject`` is or
     lies in: a repository outside the workspace steers git as much as one inside (`git -C
     /tmp/x status` runs the core.fsmonitor of /tmp/x/.git/config)."""
+    if ".git" not in subject:  # every VCS control path holds it
+        return None
     parts = subject.split("/")
     for i, part in enumerate(parts):
         if part == ".git" or (part in VCS_FILES and i == len(parts) - 1):
