@@ -137,6 +137,15 @@ async def test_no_tool_replaces_or_removes_a_special_file(specials, device, ctx,
     assert ctx.history.get_by_path_and_session(path, ctx.session_id) is None
 
 
+async def test_a_revert_onto_a_fifo_put_where_the_file_was_is_refused(workspace: Path, ctx) -> None:
+    await call(WriteTool(), ctx, filePath="made.txt", content="made\n")
+    (workspace / "made.txt").unlink()
+    os.mkfifo(workspace / "made.txt")
+    with pytest.raises(ToolError, match=r"^made.txt is a FIFO, not a regular file: revert changes regular files only"):
+        await asyncio.wait_for(revert_file(ctx, "made.txt", confirmed=True), CALL_BOUND_S)
+    assert stat.S_ISFIFO(os.lstat(workspace / "made.txt").st_mode)
+
+
 async def test_ls_lists_a_tree_a_thousand_folders_deep_within_its_size_cap(deep_tree: Path, ctx) -> None:
     """1,000 entries of it, each indented two spaces more, would be a megabyte of spaces."""
     result = await call(LsTool(), ctx, path="t")
