@@ -88,6 +88,12 @@ def _start_logging(root: Path) -> Path:
     log_dir = data.path / "logs"
     log_dir.mkdir(parents=True, exist_ok=True)
     log_file = log_dir / "acp.log"
+    log_to(log_file)
+    return log_file
+
+
+def log_to(log_file: Path) -> None:
+    """Send this process's log to ``log_file`` (INFO and above), and nowhere else."""
     handler = logging.FileHandler(log_file, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
@@ -95,4 +101,3 @@ def _start_logging(root: Path) -> Path:
     # the editor would get that chatter on stderr. Its warnings and errors still come.
     for name in LITELLM_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
-    return log_file

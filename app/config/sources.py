@@ -23,6 +23,7 @@ from app.config.merge import deep_merge, nest
 from app.config.messages import KeyPath, first_problem, format_path, unknown_key_hint
 from app.config.models import ENV_PREFIX, ENV_SEPARATOR, ConfigShape
 from app.errors import ConfigError
+from app.file_kinds import kind_of
 
 CONFIG_FILE = ".opencode.json"
 MAX_CONFIG_BYTES = 1024 * 1024
@@ -94,22 +95,12 @@ def _read_regular_file(path: Path) -> bytes | None:
 
 def _check_regular(path: Path, info: os.stat_result) -> None:
     if not stat.S_ISREG(info.st_mode):
-        kind = _KINDS.get(stat.S_IFMT(info.st_mode), "a special file")
-        raise ConfigError(f"{path}: is {kind}, not a regular file: make it a regular JSON file")
+        raise ConfigError(f"{path}: is {kind_of(info.st_mode)}, not a regular file: make it a regular JSON file")
     if info.st_size > MAX_CONFIG_BYTES:
         raise ConfigError(
             f"{path}: {info.st_size:,} bytes is over the limit of {MAX_CONFIG_BYTES:,} for a config file: "
             "check that it is the right file"
         )
-
-
-_KINDS = {
-    stat.S_IFDIR: "a directory",
-    stat.S_IFIFO: "a FIFO",
-    stat.S_IFSOCK: "a socket",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-}
 
 
 def _limit_fix(err: boundedjson.JsonLimitError) -> str:

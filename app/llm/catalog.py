@@ -14,7 +14,7 @@ import os
 import re
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -146,6 +146,11 @@ def build_catalog(
     ollama = providers.get("ollama")
     if local and not (ollama is not None and ollama.disabled):
         entries += ollama_entries(ollama_url(providers, env))
+    return each_model_once(entries)
+
+
+def each_model_once(entries: Iterable[CatalogEntry]) -> list[CatalogEntry]:
+    """The entries in order, a model listed again left out."""
     unique: dict[str, CatalogEntry] = {}
     for entry in entries:
         unique.setdefault(entry.model, entry)

@@ -1,6 +1,6 @@
-"""Running one assistant message's tool calls: how they are grouped, how one call's
-outcome (a result, a refusal, any failure) becomes a tool_result part, and how arguments
-are shown to front-ends."""
+"""Running one assistant message's tool calls: how they are grouped and how one call's
+outcome (a result, a refusal, any failure) becomes a tool_result part. How arguments are
+shown to front-ends is app/llm/call_arguments.py."""
 
 from __future__ import annotations
 

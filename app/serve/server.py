@@ -33,7 +33,7 @@ from acp.connection import Connection
 
 from app.acp.agent import OpencodeAgent
 from app.acp.channel import ClientChannel
-from app.acp.server import LITELLM_LOGGERS, STREAM_LIMIT
+from app.acp.server import STREAM_LIMIT, log_to
 from app.acp.workspaces import Workspaces
 from app.config import load_config
 from app.errors import OpencodeError
@@ -265,11 +265,7 @@ def _write_private(path: Path, text: str) -> None:
 
 def _start_logging(folder: Path) -> None:
     os.close(os.open(folder / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
-    handler = logging.FileHandler(folder / LOG_NAME, encoding="utf-8")
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    logging.basicConfig(level=logging.INFO, handlers=[handler], force=True)
-    for name in LITELLM_LOGGERS:
-        logging.getLogger(name).setLevel(logging.WARNING)
+    log_to(folder / LOG_NAME)
 
 
 def control(request: str) -> int:

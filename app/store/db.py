@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from app.datadir import create_data_dir
+from app.file_kinds import kind_of
 from app.store.errors import StoreError
 from app.store.migrations import MIGRATIONS, migrate, schema_version
 
@@ -219,9 +220,6 @@ def _connect(path: Path, busy_timeout_ms: int) -> tuple[sqlite3.Connection, str 
         raise StoreError(f"{path} {unusable}, even freshly created; check the disk and its directory") from None
 
 
-_NOT_FILES = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a FIFO", stat.S_IFSOCK: "a socket"}
-
-
 def _check_regular(path: Path) -> None:
     """Refuse, before SQLite opens it, what is at ``path`` but is no file (a FIFO, a
     device, a symlink loop): it is not ours to rename, and SQLite would only say "disk
@@ -235,8 +233,9 @@ def _check_regular(path: Path) -> None:
             f"cannot open the database {path}: {err.strerror}; remove it or set data.directory elsewhere"
         ) from None
     if not stat.S_ISREG(mode):
-        kind = _NOT_FILES.get(stat.S_IFMT(mode), "a device")
-        raise StoreError(f"the database {path} is {kind}, not a file: remove it or set data.directory elsewhere")
+        raise StoreError(
+            f"the database {path} is {kind_of(mode)}, not a file: remove it or set data.directory elsewhere"
+        )
 
 
 class _UnusableDatabase(Exception):

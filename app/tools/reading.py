@@ -15,24 +15,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.errors import PermissionDeniedError, ToolError
+from app.file_kinds import SPECIAL_TYPES, kind_of
 from app.permission import PermissionPreview
 from app.tools.base import ToolContext
 from app.tools.hard_links import HardLinks, denied_name
 
 MAX_LINE_CHARS = 2000
-_SPECIAL_KINDS = {
-    stat.S_IFIFO: "a FIFO",
-    stat.S_IFSOCK: "a socket",
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-}
 
 
 def special_kind(mode: int) -> str | None:
     """What a file of this mode is when no reading tool may open it ("a FIFO", "a
     socket", a device), else None. Opening a FIFO blocks until someone writes,
     a socket cannot be opened, and /dev/zero or /dev/urandom never end."""
-    return _SPECIAL_KINDS.get(stat.S_IFMT(mode))
+    return kind_of(mode) if stat.S_IFMT(mode) in SPECIAL_TYPES else None
 
 
 def special_kind_at(path: str | Path) -> str | None:

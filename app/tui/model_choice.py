@@ -81,7 +81,7 @@ async def available_models(config: Config, env: Mapping[str, str], current: str)
     """The current model, the agents' models in config, the catalog (configured models,
     litellm's chat models for each provider with a key, Ollama's when it answers), and
     the offline demo; each once. Waits for litellm's import only when a provider has a key."""
-    from app.llm.catalog import build_catalog, providers_with_keys
+    from app.llm.catalog import build_catalog, each_model_once, providers_with_keys
     from app.llm.provider import litellm_imported
 
     model_cost: Mapping = {}
@@ -91,10 +91,7 @@ async def available_models(config: Config, env: Mapping[str, str], current: str)
     known = {entry.model: entry for entry in catalog}
     named = [current, *(agent.model for agent in (config.agents.coder, config.agents.workhorse) if agent.model)]
     entries = [*(known.get(model) or _bare_entry(model) for model in named), *catalog, _bare_entry(DEMO_MODEL)]
-    unique: dict[str, CatalogEntry] = {}
-    for entry in entries:
-        unique.setdefault(entry.model, entry)
-    return list(unique.values())
+    return each_model_once(entries)
 
 
 def _bare_entry(model: str) -> CatalogEntry:

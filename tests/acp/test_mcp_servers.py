@@ -7,8 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,8 +18,7 @@ from app.config import McpServerConfig
 from tests.acp.test_acp import eventually, final_updates, text
 from tests.acp.wire_check import conversation_problems
 from tests.llm.fake_openai import Text, ToolCall
-from tests.mcp.conftest import CALC_SERVER
-from tests.mcp.test_mcp import _wait_for_port
+from tests.mcp.conftest import CALC_SERVER, calc_over_http
 
 SH = "/bin/sh"
 
@@ -132,28 +129,13 @@ async def test_the_projects_server_of_a_name_wins_and_a_server_sent_again_starts
 
 async def test_an_http_server_the_editor_sent_is_called_with_its_headers(workspace, fake_llm, acp_agent):
     """HTTP is advertised, so it has to work: streamable HTTP at the editor's url."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [sys.executable, str(CALC_SERVER), "http", str(port)], stderr=subprocess.DEVNULL
-    )
     fake_llm.reply(ToolCall("web_add", json.dumps({"a": 20, "b": 22}), id="w1"))
     fake_llm.reply(Text("42."))
-    try:
-        await _wait_for_port(port)
-        web = HttpMcpServer(
-            type="http",
-            name="web",
-            url=f"http://127.0.0.1:{port}/mcp",
-            headers=[HttpHeader(name="X-Test", value="1")],
-        )
+    async with calc_over_http() as url:
+        web = HttpMcpServer(type="http", name="web", url=url, headers=[HttpHeader(name="X-Test", value="1")])
         async with acp_agent(workspace, fake_llm, ["allow_once"]) as client:
             sid = (await client.connection.new_session(cwd=str(workspace), mcp_servers=[web])).session_id
             stop = await prompt(client, sid, "add")
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
     assert stop == "end_turn"
     assert fake_llm.requests[1]["messages"][-1]["content"] == "42"

@@ -29,6 +29,18 @@ READ_TOOL = {
 }
 """A tool definition in the OpenAI format the provider takes, for requests that offer one."""
 
+
+def answered(history: list[dict[str, Any]], call: Any, output: str) -> list[dict[str, Any]]:
+    """``history`` (OpenAI format, as the provider takes it) followed by the assistant's
+    ``call`` (a provider ToolCall) and the tool's ``output``."""
+    return [
+        *history,
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
+        ]},
+        {"role": "tool", "tool_call_id": call.id, "content": output},
+    ]  # fmt: skip
+
 # -- script items -------------------------------------------------------------------------
 
 

@@ -29,7 +29,7 @@ from app.llm.provider import (
 from app.runtime import Runtime
 from tests.llm.fake_anthropic import FakeAnthropic, Reasoning, Text, sign
 from tests.llm.fake_anthropic import ToolCall as ScriptedCall
-from tests.llm.fake_server import READ_TOOL
+from tests.llm.fake_server import READ_TOOL, answered
 
 SYSTEM = {"role": "system", "content": "You are a careful coding assistant. " * 60}
 HELLO = [SYSTEM, {"role": "user", "content": "hello"}]
@@ -85,13 +85,7 @@ async def test_a_tool_result_round_trip_is_accepted(fake_anthropic):
     fake_anthropic.reply(ScriptedCall("read", '{"path": "a.txt"}', id="toolu_a"))
     fake_anthropic.reply(Text("a.txt holds x."))
     [call] = of_type(await collect(fake_anthropic, tools=[READ_TOOL]), ToolCall)
-    history = [
-        *HELLO,
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
-        ]},
-        {"role": "tool", "tool_call_id": call.id, "content": "x"},
-    ]
+    history = answered(HELLO, call, "x")
 
     events = await collect(fake_anthropic, messages=history, tools=[READ_TOOL])
 

@@ -14,7 +14,7 @@ from app.llm.agent import AgentLoop
 from app.llm.provider import Finish, Provider, ProviderError, ReasoningDelta, TextDelta, ToolCall, Usage
 from tests.llm.fake_gemini import FakeGemini, Reasoning, Text, call_signature
 from tests.llm.fake_gemini import ToolCall as ScriptedCall
-from tests.llm.fake_server import READ_TOOL
+from tests.llm.fake_server import READ_TOOL, answered
 
 HELLO = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "hello"}]
 
@@ -50,13 +50,7 @@ async def test_a_function_call_and_its_response_round_trip(fake_gemini):
     fake_gemini.reply(Text("It holds x."))
     first = await collect(fake_gemini, tools=[READ_TOOL], reasoning_effort="low")
     [call] = of_type(first, ToolCall)
-    history = [
-        *HELLO,
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": call.id, "type": "function", "function": {"name": call.name, "arguments": call.arguments}}
-        ]},
-        {"role": "tool", "tool_call_id": call.id, "content": "x"},
-    ]
+    history = answered(HELLO, call, "x")
 
     second = await collect(fake_gemini, messages=history, tools=[READ_TOOL])
 

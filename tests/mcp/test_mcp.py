@@ -7,8 +7,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
-import subprocess
 import sys
 
 import pytest
@@ -17,7 +15,7 @@ from app.config import McpServerConfig
 from app.errors import PermissionDeniedError, ToolError
 from app.mcp import McpManager, McpStatusChanged, tool_name
 from app.permission import PermissionReply
-from tests.mcp.conftest import CALC_SERVER, calc_server
+from tests.mcp.conftest import calc_over_http, calc_server
 
 
 async def test_server_tools_are_listed_as_server_underscore_tool(mcp_runtime):
@@ -225,22 +223,10 @@ async def test_closing_ends_the_server_process(mcp_runtime, workspace):
 
 
 async def test_streamable_http_server_with_headers(mcp_runtime, session_id):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen(
-        [sys.executable, str(CALC_SERVER), "http", str(port)], stderr=subprocess.DEVNULL
-    )
-    try:
-        await _wait_for_port(port)
-        runtime = await mcp_runtime(
-            {"web": {"type": "http", "url": f"http://127.0.0.1:{port}/mcp", "headers": {"X-Test": "1"}}}
-        )
+    async with calc_over_http() as url:
+        runtime = await mcp_runtime({"web": {"type": "http", "url": url, "headers": {"X-Test": "1"}}})
         assert runtime.mcp.statuses()[0].state == "connected", runtime.mcp.statuses()
         result = await runtime.mcp.tools()["web_add"].call({"a": 20, "b": 22}, runtime.context(session_id))
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
 
     assert result.output == "42"
 
@@ -266,19 +252,3 @@ async def test_two_servers_whose_names_read_the_same_both_keep_their_tools(mcp_r
     assert renamed.name.startswith("x_y_add_") and renamed.spec()["function"]["name"] == renamed.name
     result = await renamed.call({"a": 1, "b": 2}, runtime.context(session_id))
     assert (result.output, result.metadata["server"]) == ("3", "x_y")
-
-
-async def _wait_for_port(port: int) -> None:
-    """Until the server answers HTTP (an open port alone can precede the app being ready)."""
-    for _ in range(1500):
-        try:
-            reader, writer = await asyncio.open_connection("127.0.0.1", port)
-            writer.write(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-            status = await reader.readline()
-            writer.close()
-            if status.startswith(b"HTTP/"):
-                return
-        except OSError:
-            pass
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"the HTTP MCP server never answered on port {port}")

@@ -7,25 +7,12 @@ import sqlite3
 
 import pytest
 
-from app.bus import Bus
 from app.store import InvalidRecordError, open_store
 from app.store.events import FileVersionCreated
 from app.store.migrations import MIGRATIONS
 from app.store.models import RecordedChange
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe\x00"
-
-
-@pytest.fixture
-def bus() -> Bus:
-    return Bus()
-
-
-@pytest.fixture
-def store(tmp_path, bus):
-    store = open_store(tmp_path / "opencode.db", bus)
-    yield store
-    store.close()
 
 
 def test_binary_bytes_round_trip_beside_their_placeholder(store) -> None:

@@ -179,7 +179,7 @@ def test_the_command_says_so_in_one_line_then_works(tmp_path: Path, damage: str,
     ("make", "problem"),
     [
         (os.mkfifo, "is a FIFO, not a file"),
-        (lambda path: path.symlink_to("/dev/zero"), "is a device, not a file"),
+        (lambda path: path.symlink_to("/dev/zero"), "is a character device, not a file"),
         (lambda path: path.mkdir(), "is a directory, not a file"),
         (lambda path: path.symlink_to(path), "Too many levels of symbolic links"),
     ],
