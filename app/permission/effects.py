@@ -161,7 +161,7 @@ def protected_anchor(subject: str, own_roots: Sequence[str] = OWN_CONFIG) -> str
     change, which a direct write can only corrupt. Nested repositories count too."""
     if subject.startswith("/"):  # outside the workspace: the user's own config, and any repository's
         own = next((r for r in own_roots if r.startswith("/") and (subject + "/").startswith(r + "/")), None)
-        return own if own is not None or ".git" not in subject else _vcs_anchor(subject)
+        return own if own is not None else _vcs_anchor(subject)
     if subject in ("", "."):
         return None
     if subject.startswith(_relative_prefixes(tuple(own_roots))):
@@ -185,16 +185,11 @@ def _own_root(subject: str, own_roots: Sequence[str]) -> str | None:
 
 
 def _vcs_anchor(subject: str) -> str | None:
-    """The `.git` folder or git-steering file that the relative ``subject`` is or lies in."""
-    if ".git" not in subject:  # every VCS control path holds it
-        return None
-    return _vcs_anchor(subject)
-
-
-def _vcs_anchor(subject: str) -> str | None:
     """The `.git` folder or file, `.gitattributes` or `.gitmodules` ``subject`` is or
     lies in: a repository outside the workspace steers git as much as one inside (`git -C
     /tmp/x status` runs the core.fsmonitor of /tmp/x/.git/config)."""
+    if ".git" not in subject:  # every VCS control path holds it
+        return None
     parts = subject.split("/")
     for i, part in enumerate(parts):
         if part == ".git" or (part in VCS_FILES and i == len(parts) - 1):
