@@ -206,6 +206,8 @@ INLINE_CODE = {
     "sqlite3's .system on its input": "sqlite3 x.db <<< '.system rm main.go'",
     "sqlite3 attaching a file": "sqlite3 x.db \"ATTACH 'secrets/key.txt' AS k; CREATE TABLE k.t(x);\"",
     "ed's ! on its input": "ed -s x <<< $'!rm main.go\\nq'",
+    "ex's ! on its input": "ex -s x <<< $'!rm main.go\\nq'",
+    "vim -es on its input": "vim -es x <<< $'!rm main.go\\nq'",
 }
 
 
