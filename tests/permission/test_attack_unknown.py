@@ -113,6 +113,9 @@ UNKNOWN = {
     "a write after cd -": "cd secrets; cd -; cd -; echo pwned > key.txt",
     "a removal of a computed path": "f=main.go; unlink $f",
     "arithmetic on a variable holding a substitution": "y='a[$(rm main.go)]'; (( y ))",
+    "xargs handing sh -c its script": "printf 'rm main.go' | xargs -0 sh -c",
+    "xargs handing bash a script to run": "echo rm.sh | xargs bash",
+    "find -exec with {} inside a shell's script": "find . -name rm.sh -exec sh -c 'sh {}' \\;",
 }
 
 
