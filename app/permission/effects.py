@@ -161,7 +161,7 @@ def protected_anchor(subject: str, own_roots: Sequence[str] = OWN_CONFIG) -> str
     change, which a direct write can only corrupt. Nested repositories count too."""
     if subject.startswith("/"):  # outside the workspace: the user's own config, and any repository's
         own = next((r for r in own_roots if r.startswith("/") and (subject + "/").startswith(r + "/")), None)
-        return own if own is not None or ".git" not in subject else _vcs_anchor(subject)
+        return own if own is not None else _vcs_anchor(subject)
     if subject in ("", "."):
         return None
     if subject.startswith(_relative_prefixes(tuple(own_roots))):

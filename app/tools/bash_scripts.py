@@ -59,7 +59,7 @@ def _read_parts(parts: tuple[SimpleCommand, ...], reading: _Reading, depth: int)
         for path in part.script_files:
             for absolute in _candidates(path, reading, part.text):
                 _read_script(absolute, reading, depth)
-        for path in part.code_files:
+        for path in part.code_files if reading.bases.followed else ():
             _candidates(path, reading, part.text, must_exist=False)  # only whether the command writes it
         if part.program_file:
             searched = "/" not in part.program_file  # found through a PATH the command changed
@@ -94,13 +94,8 @@ def _candidates(path: str, reading: _Reading, text: str, *, must_exist: bool = T
 def _read_script(absolute: str, reading: _Reading, depth: int) -> None:
     """The lines of a shell script, as parts of the command."""
     data = _take(absolute, reading, depth)
-    if data is None:
-        return
-    inner = parse_command(data.decode("utf-8", errors="replace"))
-    reading.parts += inner.parts
-    reading.doubts += inner.doubts
-    reading.complete &= inner.complete
-    _read_parts(inner.parts, reading, depth + 1)
+    if data is not None:
+        _add(parse_command(data.decode("utf-8", errors="replace")), reading, depth)
 
 
 def _read_program(absolute: str, part: SimpleCommand, reading: _Reading, depth: int) -> None:
@@ -127,10 +122,15 @@ def _read_program(absolute: str, part: SimpleCommand, reading: _Reading, depth: 
 
 
 def _judge_line(line: str, reading: _Reading, depth: int) -> None:
+    """A command line made from a file (a `#!` line with the file's name) as parts."""
     if depth >= MAX_DEPTH:
         reading.doubts.append("scripts run scripts too deep to follow")
-        return
-    inner = parse_command(line)
+    else:
+        _add(parse_command(line), reading, depth)
+
+
+def _add(inner: ParsedCommand, reading: _Reading, depth: int) -> None:
+    """The parts of a script or line a file gave, and what they run from files in turn."""
     reading.parts += inner.parts
     reading.doubts += inner.doubts
     reading.complete &= inner.complete

@@ -12,6 +12,11 @@ Three kinds:
   bash_judge for --yes).
 - files it writes that its words name: sed's `w FILE`.
 
+Besides: database shells whose inline text reaches beyond the database (sqlite3's
+`.shell`, psql's `\\!`), ed, dc and vim fed commands on their input, tmux, screen, crontab
+and the history builtins (doubts); builtins that evaluate a quoted word as a name or as
+arithmetic, where a `$(...)` in it runs (`printf -v 'a[$(rm x)]'`: a script).
+
 Pure: words in, a reading out. Words are values after quote removal, None where computed.
 """
 
@@ -60,17 +65,20 @@ _EDITORS = frozenset({"vi", "vim", "nvim", "ex", "view", "gvim"})
 # Database shells and the inline texts that run commands or write files: sqlite3's dot
 # commands (.shell, .system, .output) and ATTACH, psql's backslash commands (\! runs a
 # shell) and COPY ... PROGRAM, mysql's system and tee.
+_MYSQL_EFFECT = re.compile(
+    r"\bsystem\b|\\|\btee\b|\bsource\b|outfile|dumpfile|load_file|load\s+data|\bpager\b", re.IGNORECASE
+)
 _QUERY_TOOLS: dict[str, tuple[frozenset[str], re.Pattern[str]]] = {
     "sqlite3": (frozenset({"-cmd"}), re.compile(
         r"(^|[;\n])\s*\.|\battach\b|\bvacuum\b|writefile|load_extension|\bedit\s*\(", re.IGNORECASE)),
     "psql": (frozenset({"-c", "--command"}), re.compile(r"\\|\bprogram\b|lo_export|lo_import", re.IGNORECASE)),
-    "mysql": (frozenset({"-e", "--execute"}), re.compile(
-        r"\bsystem\b|\\|\btee\b|\bsource\b|outfile|dumpfile|load_file|load\s+data|\bpager\b", re.IGNORECASE)),
-    "mariadb": (frozenset({"-e", "--execute"}), re.compile(
-        r"\bsystem\b|\\|\btee\b|\bsource\b|outfile|dumpfile|load_file|load\s+data|\bpager\b", re.IGNORECASE)),
+    "mysql": (frozenset({"-e", "--execute"}), _MYSQL_EFFECT),
+    "mariadb": (frozenset({"-e", "--execute"}), _MYSQL_EFFECT),
 }
-# Programs that take commands on their input: ed's and ex's `!CMD`, dc's `!CMD`.
-_INPUT_COMMANDS = frozenset({"ed", "red", "dc", "sqlite3", "psql", "mysql", "mariadb"})
+# Programs that take commands on their input: ed's and ex's `!CMD`, dc's `!CMD`, the
+# database shells' escapes; and vim in Ex mode (`vim -es`).
+_INPUT_COMMANDS = frozenset({"ed", "red", "ex", "dc", "sqlite3", "psql", "mysql", "mariadb"})
+_EX_MODE = frozenset({"-e", "-es", "-E", "-Es", "-s"})
 # Builtins that evaluate a name or an arithmetic expression given as text: a subscript
 # there (`printf -v 'a[$(rm x)]'`, `let 'a[$(rm x)]=1'`, `[ -v 'a[$(rm x)]' ]`) runs its
 # command substitutions although the word was quoted.
@@ -120,7 +128,7 @@ class CodeSource:
 def code_source(program: str, rest: list[str | None]) -> CodeSource:
     """The files or input an interpreter or `make` runs code from (none for code given
     inline, which ``read_code`` reports, or a module run with `python -m`)."""
-    if program in _INPUT_COMMANDS:
+    if program in _INPUT_COMMANDS or (program in _EDITORS and any(word in _EX_MODE for word in rest)):
         return CodeSource(stdin=True)
     if program == "make":
         given = [rest[i + 1] for i, word in enumerate(rest[:-1]) if word in ("-f", "--file", "--makefile")]

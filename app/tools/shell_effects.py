@@ -326,6 +326,13 @@ def _first_operand(_options: list[str], operands: list[str], _words: list[str | 
     return (Touch("write", operands[0]),) if operands else ()
 
 
+def _zip(options: list[str], operands: list[str], _words: list[str | None]) -> tuple[Touch, ...]:
+    """`zip ARCHIVE FILES`: the archive is written; with `-m` (move) the files are deleted."""
+    moves = any(o == "--move" or (o[:1] == "-" and o[1:2] != "-" and "m" in o) for o in options)
+    removed = tuple(Touch("delete", path, tree=True) for path in operands[1:]) if moves else ()
+    return _first_operand(options, operands, _words) + removed
+
+
 def _in_place(options: list[str], operands: list[str], _words: list[str | None]) -> tuple[Touch, ...]:
     """`perl -pi -e SCRIPT FILES` (or `ruby -i`): the files after the script are rewritten."""
     edits = any(o.startswith("-") and not o.startswith("--") and "i" in o for o in options)
@@ -377,8 +384,11 @@ def _awk(options: list[str], operands: list[str], _words: list[str | None]) -> t
 
 def _extract(options: list[str], operands: list[str], _words: list[str | None]) -> tuple[Touch, ...]:
     """Archives unpacked where the command runs or into `-o`/`-d`: `cpio -i`, `7z x`,
-    `unrar x`, `ar x`, `jar x`: the whole folder (the names come from the archive)."""
+    `unrar x`, `ar x`, `jar x`: the whole folder (the names come from the archive).
+    `7z a -sdel` deletes the files it packs."""
     mode = operands[0] if operands else ""
+    if mode == "a" and "-sdel" in options:
+        return tuple(Touch("delete", path, tree=True) for path in operands[2:])
     extracting = any(o in ("-i", "--extract") or (o[:1] == "-" and o[1:2] != "-" and "i" in o) for o in options) or mode in (
         "x", "e", "xf", "xvf", "xv"
     )
@@ -416,7 +426,7 @@ _PROGRAMS = {
     "awk": _awk,
     "gawk": _awk,
     "sqlite3": _database,
-    "zip": _first_operand,
+    "zip": _zip,
     "script": _first_operand,
     "perl": _in_place,
     "ruby": _in_place,

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 from app.tools.command_effects import read_program
 from app.tools.program_code import code_source
 from app.tools.shell_effects import Touch, ansi_c_text, brace_expanded, find_targets, program_name
-from app.tools.shell_input import STDIN_FILES, echoed_text, shell_input
+from app.tools.shell_input import STDIN_FILES, ShellInput, echoed_text, shell_input
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -327,6 +327,8 @@ def _add_simple(whole: Node, command: Node, found: _Found) -> None:
         environment.update(assignments)
     shell = shell_input(values)
     fed = _fed_script(whole, command) if shell is not None and shell.stdin else None
+    if _IMPLICIT.get() and _runs_its_input(values, shell):
+        found.doubts.append("xargs or find -exec runs a program or script its input names")
     code = code_source(program_name(values[0]), values[1:]) if values and values[0] is not None else None
     if code is not None and code.stdin and _fed_script(whole, command) is not None:
         found.doubts.append(f"{program_name(values[0] or '')} runs code given on its input, whose effects cannot be known")
@@ -447,6 +449,19 @@ def _redirected_input(redirect: Node) -> _Fed | None:
         return None
     target = _static_word(destination)
     return _Fed(doubt=_UNKNOWN_INPUT) if target in STDIN_FILES else _Fed(file=target or "")
+
+
+def _runs_its_input(values: list[str | None], shell: ShellInput | None) -> bool:
+    """Whether a command run by xargs or find -exec runs what it is handed: a program
+    named `{}`, a shell whose script (`-c`, or a file after it) comes from the names."""
+    if not values or values[0] is None or "{}" in values[0]:
+        return True
+    flag = _c_flag_index(values[1:])
+    if program_name(values[0]) in _SHELLS and _is_c_flag(values[-1]):
+        return True  # `xargs sh -c`: the first name is the script
+    if flag is not None and "{}" in (values[flag + 2] or "{}"):
+        return True
+    return shell is not None and not shell.files and shell.stdin  # `xargs bash`: the names are scripts
 
 
 def _program_file(program: str, path_changed: bool) -> str:

@@ -111,6 +111,7 @@ DELETES = {
     "a brace expansion": "unlink main.{go,txt}",
     "a glob": "unlink *.go",
     "find -exec mv {} away": "find . -name main.go -exec mv {} main.txt \\;",
+    "zip -m moving it into an archive": "zip -qm a.zip main.go",
 }
 
 
@@ -139,6 +140,7 @@ async def test_a_write_after_cd_to_the_workspace_by_its_absolute_path_is_refused
         ("mknod secrets/key.txt p", 'write secrets/key.txt: deny (edit rule "secrets/*")'),
         ("cpio -idm < a.cpio", 'write secrets/key.txt: deny (edit rule "secrets/*")'),
         ("7z x a.7z -osecrets", 'write secrets/key.txt: deny (edit rule "secrets/*")'),
+        ("7z a -sdel a.7z main.go", 'delete main.go: deny (delete rule "*.go")'),
         ("black secrets/key.txt", 'write secrets/key.txt: deny (edit rule "secrets/*")'),
         ("prettier --write secrets/key.txt", 'write secrets/key.txt: deny (edit rule "secrets/*")'),
         ("cat x | sponge secrets/key.txt", 'write secrets/key.txt: deny (edit rule "secrets/*")'),

@@ -113,6 +113,9 @@ UNKNOWN = {
     "a write after cd -": "cd secrets; cd -; cd -; echo pwned > key.txt",
     "a removal of a computed path": "f=main.go; unlink $f",
     "arithmetic on a variable holding a substitution": "y='a[$(rm main.go)]'; (( y ))",
+    "xargs handing sh -c its script": "printf 'rm main.go' | xargs -0 sh -c",
+    "xargs handing bash a script to run": "echo rm.sh | xargs bash",
+    "find -exec with {} inside a shell's script": "find . -name rm.sh -exec sh -c 'sh {}' \\;",
 }
 
 
@@ -206,6 +209,8 @@ INLINE_CODE = {
     "sqlite3's .system on its input": "sqlite3 x.db <<< '.system rm main.go'",
     "sqlite3 attaching a file": "sqlite3 x.db \"ATTACH 'secrets/key.txt' AS k; CREATE TABLE k.t(x);\"",
     "ed's ! on its input": "ed -s x <<< $'!rm main.go\\nq'",
+    "ex's ! on its input": "ex -s x <<< $'!rm main.go\\nq'",
+    "vim -es on its input": "vim -es x <<< $'!rm main.go\\nq'",
 }
 
 
