@@ -1,10 +1,12 @@
 """The records the store hands out: frozen snapshots of rows, safe to pass between threads
-and to put in bus events. Timestamps are milliseconds since the Unix epoch."""
+and to put in bus events. Timestamps are milliseconds since the Unix epoch.
+
+They are NamedTuples, as rows are: every command imports this module, and a frozen
+dataclass compiles six methods at each start where a NamedTuple compiles none."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Role = Literal["user", "assistant", "tool", "system"]
 SessionKind = Literal["chat", "tool"]
@@ -12,8 +14,7 @@ TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
 TodoPriority = Literal["high", "medium", "low"]
 
 
-@dataclass(frozen=True)
-class Session:
+class Session(NamedTuple):
     id: str
     parent_id: str | None
     """Set for the child sessions sub-agents run in; None for a top-level conversation."""
@@ -31,8 +32,7 @@ class Session:
     itself, which session lists and "the last session" leave out unless asked."""
 
 
-@dataclass(frozen=True)
-class TreeUsage:
+class TreeUsage(NamedTuple):
     """A session's token counts and cost with those of every sub-agent session below it."""
 
     prompt_tokens: int
@@ -40,8 +40,7 @@ class TreeUsage:
     cost: float
 
 
-@dataclass(frozen=True)
-class Message:
+class Message(NamedTuple):
     id: str
     session_id: str
     role: Role
@@ -60,8 +59,7 @@ class Message:
         return self.undone_at is not None
 
 
-@dataclass(frozen=True)
-class FileVersion:
+class FileVersion(NamedTuple):
     id: int
     """Increases with every version written, whatever the session: the order of writes."""
     session_id: str
@@ -86,8 +84,7 @@ class FileVersion:
     """A symlink's target when the version is a symlink (``content`` is then "")."""
 
 
-@dataclass(frozen=True)
-class FileChange:
+class FileChange(NamedTuple):
     """One path changed in a session tree: what the sidebar and the ACP diff show."""
 
     path: str
@@ -112,8 +109,7 @@ class FileChange:
     """The initial version's symlink target, when it was a symlink."""
 
 
-@dataclass(frozen=True)
-class RecordedChange:
+class RecordedChange(NamedTuple):
     """One file changed on disk, for HistoryService.record_changes: its content before
     (stored as "initial" if the session has none yet) and after. ``*_data`` carry the raw
     bytes of non-text content, as in FileVersion.data; ``*_mode`` and ``*_link`` as in
@@ -135,8 +131,7 @@ class RecordedChange:
     """The symlink's target, when the entry was (or becomes) a symlink."""
 
 
-@dataclass(frozen=True)
-class TodoItem:
+class TodoItem(NamedTuple):
     """One step of a session's todo list (the agent's plan)."""
 
     id: str

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import builtins
-import dataclasses
 from functools import partial
 from typing import Any, get_args
 
@@ -14,8 +13,8 @@ from app.store.events import SessionCreated, SessionDeleted, SessionUpdated
 from app.store.ids import new_id, now_ms
 from app.store.models import Session, SessionKind, TreeUsage
 
-_COLUMNS = ", ".join(field.name for field in dataclasses.fields(Session))
-_PLACEHOLDERS = ", ".join("?" for _ in dataclasses.fields(Session))
+_COLUMNS = ", ".join(Session._fields)
+_PLACEHOLDERS = ", ".join("?" for _ in Session._fields)
 
 SESSION_TREE_SQL = """
     WITH RECURSIVE tree (id) AS (
@@ -75,7 +74,7 @@ class SessionStore:
             if parent_id is not None:
                 require_session(self._db, parent_id)
             self._db.execute(
-                f"INSERT INTO sessions ({_COLUMNS}) VALUES ({_PLACEHOLDERS})", dataclasses.astuple(session)
+                f"INSERT INTO sessions ({_COLUMNS}) VALUES ({_PLACEHOLDERS})", session
             )
             self._db.on_commit(partial(self._bus.publish, SessionCreated(session)))
         return session

@@ -3,7 +3,6 @@ whole on every write, kept with the session (and deleted with it), announced on 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from functools import partial
 
@@ -27,7 +26,7 @@ class TodoStore:
 
     def replace(self, session_id: str, todos: list[TodoItem]) -> None:
         """Store ``todos`` as the session's whole list and publish TodosUpdated once committed."""
-        encoded = json.dumps([dataclasses.asdict(todo) for todo in todos], ensure_ascii=False)
+        encoded = json.dumps([todo._asdict() for todo in todos], ensure_ascii=False)
         with self._db.transaction():
             require_session(self._db, session_id)
             self._db.execute(

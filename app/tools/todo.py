@@ -86,7 +86,7 @@ def latest_written(messages: list[Message]) -> list[TodoItem]:
 
 
 def _metadata(todos: list[TodoItem]) -> dict[str, object]:
-    return {"todos": [vars(todo) for todo in todos]}
+    return {"todos": [todo._asdict() for todo in todos]}
 
 
 def _title(todos: list[TodoItem]) -> str:

@@ -22,7 +22,6 @@ imported where they are first used.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -235,6 +234,6 @@ def as_on_disk(change: FileChange, root: Path) -> FileChange:
         return change
     additions, deletions = diff_stats(change.initial_content, latest)
     unchanged = latest == change.initial_content and deleted == change.created
-    return dataclasses.replace(
-        change, latest_content=latest, deleted=deleted, additions=additions, deletions=deletions, unchanged=unchanged
+    return change._replace(
+        latest_content=latest, deleted=deleted, additions=additions, deletions=deletions, unchanged=unchanged
     )
