@@ -19,6 +19,9 @@ class Workspace:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root).expanduser().resolve()
+        self._root_text = str(self.root)
+        self._below = self._root_text if self._root_text.endswith("/") else f"{self._root_text}/"
+        """What the text of every path below the root starts with."""
         self._identity = _identity(self.root)
 
     def assert_present(self) -> None:
@@ -61,11 +64,12 @@ class Workspace:
 
     def relative(self, abs_path: Path) -> str:
         """The POSIX path relative to the root ("." for the root itself)."""
-        if not self._contains(abs_path):
+        rel = self._relative_text(abs_path)
+        if rel is None:
             raise OutsideWorkspaceError(
                 f"{abs_path} is outside the workspace {self.root}: use a path inside it"
             )
-        return abs_path.relative_to(self.root).as_posix()
+        return rel
 
     def subject(self, path: str | Path, *, follow_symlinks: bool = True) -> str:
         """What permission rules are matched against: the normalised workspace-relative
@@ -93,7 +97,21 @@ class Workspace:
         return expanded if expanded.is_absolute() else self.root / expanded
 
     def _contains(self, absolute: Path) -> bool:
-        return absolute.is_relative_to(self.root)
+        return self._relative_text(absolute) is not None
+
+    def _relative_text(self, absolute: Path) -> str | None:
+        """The root-relative POSIX text of ``absolute``, None when it is not the root or
+        below it. What ``relative_to`` answers, on the path's text: a Path's text is
+        already normal (one "/" between names, none at the end), so a path is below the
+        root when its text starts with the root's and a "/", and the change path asks
+        this for every file it touches. Only a root of "/" needs one more look: "//x"
+        is a path of its own to POSIX, not "/x"."""
+        text = str(absolute)
+        if text == self._root_text:
+            return "."
+        if text.startswith(self._below) and not (self._below == "/" and text.startswith("//")):
+            return text[len(self._below) :]
+        return None
 
     def _check_inside(self, given: str | Path, absolute: Path) -> None:
         if not self._contains(absolute):

@@ -238,3 +238,14 @@ def test_a_big_transaction_rolled_back_keeps_the_automatic_checkpoint(db_path: P
     assert db.query_one("PRAGMA wal_autocheckpoint")[0] == 1000
     assert [row["id"] for row in db.query("SELECT id FROM sessions")] == ["small"]
     db.close()
+
+
+def test_none_bools_and_bytes_are_stored_as_sqlite_stores_them(db_path: Path) -> None:
+    """The adapters that spare sqlite3 its adapter search store what it stored without them."""
+    db = Database(db_path)
+    db.execute("CREATE TABLE kinds (a, b, c, d, e)")
+    db.execute_many("INSERT INTO kinds VALUES (?, ?, ?, ?, ?)", [(None, True, False, b"\x00\xff", b"")])
+    row = db.query_one("SELECT typeof(a), typeof(b), typeof(c), typeof(d), typeof(e), a, b, c, d, e FROM kinds")
+    assert row is not None
+    assert tuple(row) == ("null", "integer", "integer", "blob", "blob", None, 1, 0, b"\x00\xff", b"")
+    db.close()
