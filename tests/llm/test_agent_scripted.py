@@ -49,7 +49,7 @@ class RendezvousTool(Tool):
         self.arrived += 1
         if self.arrived == self.expected:
             self.all_here.set()
-        await asyncio.wait_for(self.all_here.wait(), timeout=5)
+        await asyncio.wait_for(self.all_here.wait(), timeout=60)
         return ToolResult(f"{params.name} met the others")
 
 

@@ -21,15 +21,15 @@ async def test_thinking_folds_away_and_the_status_bar_shows_cache_reads(make_run
         await app.open_session(session.id)
         await pilot.press(*"hi", "enter")
         await wait_until(pilot, lambda: not app.turn_running and len(fake_anthropic.reported) == 1, timeout=60)
-        await wait_until(pilot, lambda: [b.text for b in app.query(ReasoningBlock)] == ["They greet me."], timeout=5)
+        await wait_until(pilot, lambda: [b.text for b in app.query(ReasoningBlock)] == ["They greet me."])
         [thinking] = app.query(ReasoningBlock)
         assert thinking.collapsed
         written = fake_anthropic.reported[0]["cache_creation_input_tokens"]
-        await wait_until(pilot, lambda: (app.status.cache_read, app.status.cache_write) == (0, written), timeout=5)
+        await wait_until(pilot, lambda: (app.status.cache_read, app.status.cache_write) == (0, written))
 
         await pilot.press(*"again", "enter")
         await wait_until(pilot, lambda: not app.turn_running and len(fake_anthropic.reported) == 2, timeout=60)
         read = fake_anthropic.reported[1]["cache_read_input_tokens"]
         assert read > 0
-        await wait_until(pilot, lambda: app.status.cache_read == read, timeout=5)
+        await wait_until(pilot, lambda: app.status.cache_read == read)
         assert f"cache {read / 1000:.1f}k read" in str(app.status.render())

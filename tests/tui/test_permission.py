@@ -151,7 +151,7 @@ def asking(app: PanelsApp, request: PermissionRequest) -> bool:
 
 
 async def answer_of(task: asyncio.Task) -> PermissionReply:
-    return await asyncio.wait_for(task, 5)
+    return await asyncio.wait_for(task, 60)
 
 
 @asynccontextmanager
