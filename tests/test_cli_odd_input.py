@@ -180,3 +180,9 @@ def test_a_turn_that_creates_then_deletes_a_file_reports_no_change(tmp_path: Pat
     reported = json.loads(done.stdout)
     assert (reported["files_changed"], reported["files_deleted"]) == ([], [])
     assert not (workspace / "tmp.txt").exists()
+
+
+def test_changes_of_an_empty_session_id_names_no_session(worked_in: Path, tmp_path: Path):
+    """--session '' listed the last conversation's files, as if no session were named."""
+    done = opencode("changes", "--session", "", "-C", str(worked_in), home=tmp_path / "home")
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", "opencode: error: no session '' in this workspace\n")
