@@ -129,7 +129,7 @@ def show_changes(root: Path, *, session_id: str | None, as_json: bool, include_t
     runtime = _build_runtime(root, "headless")
     try:
         sessions = runtime.store.sessions
-        session = sessions.get(session_id) if session_id else sessions.latest(include_tool=include_tool)
+        session = sessions.get(session_id) if session_id is not None else sessions.latest(include_tool=include_tool)
         if session is None:
             raise UsageError(_no_session(session_id, include_tool, sessions.latest(include_tool=True) is not None))
         history = runtime.store.history
@@ -190,8 +190,8 @@ def export_session(root: Path, *, session_id: str | None, fmt: str, output: Path
 
 
 def _no_session(session_id: str | None, include_tool: bool, any_session: bool) -> str:
-    if session_id:
-        return f"no session {session_id} in this workspace"
+    if session_id is not None:  # an empty id too: it names no session, not the last one
+        return f"no session {session_id or repr(session_id)} in this workspace"
     if any_session and not include_tool:
         return "no conversation in this workspace yet, only `opencode tool` calls: add --include-tool to see theirs"
     return "no session in this workspace yet"

@@ -159,3 +159,30 @@ def test_the_tui_with_its_output_redirected_is_one_line(tmp_path: Path):
         os.close(keyboard)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.startswith("opencode: error: the TUI needs a terminal, and standard output is not one")
+
+
+def test_a_turn_that_creates_then_deletes_a_file_reports_no_change(tmp_path: Path):
+    """As `opencode changes` leaves it out, -p's JSON does not list it as changed and deleted."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    script = tmp_path / "script.json"
+    steps = [
+        {"toolCalls": [{"name": "write", "arguments": {"filePath": "tmp.txt", "content": "x\n"}}]},
+        {"toolCalls": [{"name": "delete", "arguments": {"path": "tmp.txt"}}]},
+        {"text": "Cleaned up."},
+    ]
+    script.write_text(json.dumps({"turns": [{"steps": steps}]}))
+    done = opencode(
+        "-p", "scratch", "-f", "json", "-q", "--yes", "--no-attach", "--model", f"scripted/{script}",
+        "-C", str(workspace), home=tmp_path / "home",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    reported = json.loads(done.stdout)
+    assert (reported["files_changed"], reported["files_deleted"]) == ([], [])
+    assert not (workspace / "tmp.txt").exists()
+
+
+def test_changes_of_an_empty_session_id_names_no_session(worked_in: Path, tmp_path: Path):
+    """--session '' listed the last conversation's files, as if no session were named."""
+    done = opencode("changes", "--session", "", "-C", str(worked_in), home=tmp_path / "home")
+    assert (done.returncode, done.stdout, done.stderr) == (2, "", "opencode: error: no session '' in this workspace\n")

@@ -125,8 +125,9 @@ class OpencodeAgent:
         """``opencode`` is the request's ``_meta.opencode``: ``model`` names the turn's model
         (an attached ``-p --model``). The response's ``_meta.opencode`` is the turn as
         ``-p`` reports it (``turn_summary``)."""
-        session = self._session(session_id)
         text = prompt_text(prompt)
+        _refuse_lone_surrogates(text)
+        session = self._session(session_id)
         if text.strip() == "/changes":
             await self._send(session_id, _agent_text(self._changes(session)))
             return PromptResponse(stop_reason="end_turn")
@@ -265,6 +266,18 @@ def available_commands(runtime: Runtime) -> list[AvailableCommand]:
         )
         for command in runtime.commands.available("acp")
     ]
+
+
+def _refuse_lone_surrogates(text: str) -> None:
+    """JSON may escape half of a UTF-16 pair alone ("\\udcff"), which is no character:
+    no stored text can hold it, so the prompt is refused before anything is stored."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise RequestError.invalid_params(
+            {"message": f"the prompt holds {text[err.start]!r}, half of a UTF-16 pair, which is no character: "
+             "send the prompt as Unicode text"}
+        ) from None
 
 
 def prompt_text(blocks: list[Any]) -> str:

@@ -702,8 +702,12 @@ class AgentLoop:
         self, turn: _Turn, before: dict[str, tuple[str, str]], reason: str, error: str | None = None
     ) -> TurnResult:
         changes = self.runtime.store.history.list_latest_session_files(turn.session_id)
+        # A file first met in this turn and left as it was (created then deleted) did not change.
         changed = [
-            change for change in changes if before.get(change.path) != (change.session_id, change.version)
+            change
+            for change in changes
+            if before.get(change.path) != (change.session_id, change.version)
+            and not (change.path not in before and change.unchanged)
         ]
         return TurnResult(
             response=turn.response,

@@ -197,7 +197,7 @@ def _refuse_unrecordable(rel: str) -> None:
         shown = os.fsencode(rel).decode("utf-8", "backslashreplace")
         raise ToolError(
             f"The name {shown} is not UTF-8 text, which the session's history cannot record: nothing was "
-            "changed; rename it to a UTF-8 name first"
+            "changed; use a UTF-8 name (renaming the file first, if it exists)"
         ) from None
 
 

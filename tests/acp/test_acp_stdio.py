@@ -74,3 +74,15 @@ def test_a_file_where_the_log_folder_goes_is_one_line_naming_it(tmp_path: Path):
         f"opencode: error: cannot keep the ACP log at {tmp_path}/.opencode/logs: File exists; "
         "remove what is in the way, or set OPENCODE_DATA__DIRECTORY to a writable folder\n"
     )
+
+
+def test_a_prompt_holding_half_a_utf16_pair_is_invalid_params(tmp_path: Path):
+    """JSON's "\\udcff" reached the store: an internal error and a traceback in acp.log."""
+    requests, answers = tmp_path / "requests.jsonl", tmp_path / "answers.jsonl"
+    prompt = '{"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {"sessionId": "any", "prompt": [{"type": "text", "text": "bad \\udcff here"}]}}'
+    requests.write_text(json.dumps(INITIALIZE) + "\n" + prompt + "\n")
+    done = _acp(tmp_path, f'< "{requests}" > "{answers}"')
+    assert (done.returncode, done.stderr) == (0, "")
+    [error] = [answer["error"] for answer in map(json.loads, answers.read_text().splitlines()) if answer["id"] == 2]
+    assert error["code"] == -32602
+    assert error["data"]["message"].startswith("the prompt holds '\\udcff', half of a UTF-16 pair")
