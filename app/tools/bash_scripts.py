@@ -33,6 +33,8 @@ class _Reading:
     workspace: Workspace
     bases: Bases
     written: set[str]
+    """The absolute paths the command writes; ``trees``: the folders it writes all through."""
+    trees: set[str]
     budget: int = MAX_SCRIPT_BYTES
     parts: list[SimpleCommand] = field(default_factory=list)
     doubts: list[str] = field(default_factory=list)
@@ -45,7 +47,7 @@ def with_files_run(parsed: ParsedCommand, workspace: Workspace) -> ParsedCommand
     if not any(part.script_files or part.program_file or part.code_files for part in parsed.parts):
         return parsed
     bases = command_bases(parsed)
-    reading = _Reading(workspace, bases, _written(parsed, bases, workspace.root.as_posix()))
+    reading = _Reading(workspace, bases, *_written(parsed, bases, workspace.root.as_posix()))
     _read_parts(parsed.parts, reading, 0)
     return ParsedCommand(
         tuple(dict.fromkeys((*parsed.parts, *reading.parts))),
@@ -81,7 +83,7 @@ def _candidates(path: str, reading: _Reading, text: str, *, must_exist: bool = T
     starts = [expanded] if expanded.startswith("/") else [posixpath.join(root, base, expanded) for base in reading.bases.folders]
     found = []
     for start in (posixpath.normpath(start) for start in starts):
-        if any(folder in reading.written for folder in _self_and_folders(start)):
+        if start in reading.written or any(folder in reading.trees for folder in _self_and_folders(start)):
             reading.doubts.append(f"it runs {path}, which the command itself writes")
             return []
         if os.path.isfile(start):
@@ -156,24 +158,30 @@ def _take(absolute: str, reading: _Reading, depth: int) -> bytes | None:
 
 
 def _self_and_folders(path: str) -> list[str]:
-    """``/a/b/c``, ``/a/b``, ``/a``: a write to any of them (a tree) may change the file."""
+    """``/a/b/c``, ``/a/b``, ``/a``: a write all through any of them may change the file
+    (`mkdir -p build` writes only the folder)."""
     found = [path]
     while (parent := posixpath.dirname(found[-1])) != found[-1]:
         found.append(parent)
     return found
 
 
-def _written(parsed: ParsedCommand, bases: Bases, root: str) -> set[str]:
-    """The absolute paths the command writes or deletes, from every folder it may be in."""
+def _written(parsed: ParsedCommand, bases: Bases, root: str) -> tuple[set[str], set[str]]:
+    """The absolute paths the command writes or deletes, from every folder it may be in,
+    and those of them it writes all through (`cp -r`, `tar -x`)."""
     found: set[str] = set()
+    trees: set[str] = set()
     for part in parsed.parts:
         for touch in part.touches:
             path = os.path.expanduser(touch.path)
             if not path:
                 continue
             starts = [path] if path.startswith("/") else [posixpath.join(root, base, path) for base in bases.folders]
-            found.update(posixpath.normpath(start) for start in starts)
-    return found
+            paths = {posixpath.normpath(start) for start in starts}
+            found |= paths
+            if touch.tree:
+                trees |= paths
+    return found, trees
 
 
 def _short(text: str) -> str:

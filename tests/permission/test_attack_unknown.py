@@ -289,3 +289,10 @@ def test_programs_that_run_commands_are_judged_whether_installed_or_not(workspac
     assert line.startswith(first_line), line
     if first_line.startswith("ask"):
         assert "only a person may approve it, --yes does not" in line.splitlines()[0], line
+
+
+async def test_a_folder_made_before_make_runs_is_no_written_makefile(runtime, workspace):
+    """`mkdir -p build && cd build && make` writes the folder, not a Makefile in it: make
+    runs as its bash rule says (--yes), not as code the command wrote."""
+    output = await call(runtime, "bash", {"command": "mkdir -p build && cd build && make -v"})
+    assert "Exit code: 0" in output, output
