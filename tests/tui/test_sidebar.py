@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.app import App
 from textual.containers import Horizontal
 from textual.widgets import Static
 
@@ -139,7 +140,8 @@ async def test_enter_opens_the_diff_of_the_highlighted_file(runtime, session_id,
         assert app.screen.path == "b.txt"
 
 
-async def revert_with_answer(app: SidebarApp, pilot, path: str, key: str) -> ConfirmScreen:
+async def revert_with_answer(app: App, pilot, path: str, key: str) -> ConfirmScreen:
+    """Revert ``path`` from the files sidebar, answering the confirmation with ``key``."""
     files = app.query_one(ModifiedFileList)
     files.focus()
     files.select_path(path)

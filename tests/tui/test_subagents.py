@@ -267,8 +267,7 @@ async def test_the_parents_sidebar_lists_a_childs_changes_live_and_reverts_them(
 ):
     from app.llm.agent import AgentLoop
     from app.llm.scripted import provider_for
-    from app.tui.screens.confirm import ConfirmScreen
-    from app.tui.widgets.sidebar_list import ModifiedFileList
+    from tests.tui.test_sidebar import revert_with_answer
 
     (workspace / "api.py").write_text("def get():\n    return 1\n")
     (workspace / "old_test.py").write_text("x = 1\ny = 2\n")
@@ -291,13 +290,8 @@ async def test_the_parents_sidebar_lists_a_childs_changes_live_and_reverts_them(
             await pilot.press("a")
         await work
         await wait_until(pilot, lambda: shown() == {"api.py": (2, 1, False), "old_test.py": (0, 2, True)})
-        files = app.query_one(ModifiedFileList)
         for path in ("api.py", "old_test.py"):
-            files.focus()
-            files.select_path(path)
-            await pilot.press("r")
-            await wait_until(pilot, lambda: isinstance(app.screen, ConfirmScreen) and app.screen.focused is not None)
-            await pilot.press("y")
+            await revert_with_answer(app, pilot, path, "y")
             await wait_until(pilot, lambda: path not in shown())  # noqa: B023 - awaited at once
         assert (workspace / "api.py").read_text() == "def get():\n    return 1\n"
         assert (workspace / "old_test.py").read_text() == "x = 1\ny = 2\n"
