@@ -19,10 +19,10 @@ Permissions are decided by the PermissionService, which gets each agent's own ru
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeVar
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Literal, NamedTuple, TypeVar
 
 from app.errors import OpencodeError
 from app.permission.rules import READ_ONLY_TOOLS, AgentRules, Rules
@@ -63,8 +63,14 @@ _PLAN_LOCK: Rules = {
 }
 
 
-@dataclass(frozen=True)
-class Agent:
+_NO_RULES: Rules = MappingProxyType({})
+"""An agent without rules of its own: shared, so it cannot be changed."""
+
+
+class Agent(NamedTuple):
+    """(A NamedTuple, and the catalog a plain class: every command builds the catalog,
+    and dataclasses compile their methods at each start.)"""
+
     name: str
     tools: tuple[str, ...]
     """Tool names in the order the model sees them."""
@@ -77,9 +83,9 @@ class Agent:
     """The system prompt of an agent from a file; built-in agents read prompts/<name>.md."""
     model: str | None = None
     """The model an agent file names; config's agents.<name>.model names a built-in's."""
-    permission: Rules = field(default_factory=dict)
+    permission: Rules = _NO_RULES
     """An agent file's own rules (config's agents.<name>.permission holds a built-in's)."""
-    locked: Rules = field(default_factory=dict)
+    locked: Rules = _NO_RULES
     """Denies no rule can lift (plan mode's), reported with ``locked_reason``."""
     locked_reason: str = ""
     origin: str | None = None
@@ -136,13 +142,13 @@ class UnknownAgentError(OpencodeError):
     """A name no agent has; the message lists the agents that fit."""
 
 
-@dataclass(frozen=True)
 class AgentCatalog:
     """The agents of one workspace: the built-in ones, then those of agent files (which
     may not take a built-in's name). ``notices``: one line per agent file left out."""
 
-    agents: Mapping[str, Agent] = field(default_factory=lambda: dict(BUILTIN_AGENTS))
-    notices: tuple[str, ...] = ()
+    def __init__(self, agents: Mapping[str, Agent] | None = None, notices: tuple[str, ...] = ()) -> None:
+        self.agents: Mapping[str, Agent] = dict(BUILTIN_AGENTS) if agents is None else agents
+        self.notices = notices
 
     @classmethod
     def with_files(cls, defined: Iterable[Agent], notices: Iterable[str] = ()) -> AgentCatalog:

@@ -8,9 +8,8 @@ can show it and go on without that file.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from app.errors import OpencodeError
 
@@ -23,8 +22,10 @@ class FrontMatterError(OpencodeError):
     """A definition file that cannot be used; the message names the file."""
 
 
-@dataclass(frozen=True)
-class Document:
+class Document(NamedTuple):
+    """(A NamedTuple: every command lists the agent folders through this module, and a
+    frozen dataclass compiles its methods at each start.)"""
+
     meta: dict[str, Any]
     body: str
 

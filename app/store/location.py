@@ -11,8 +11,8 @@ import os
 import re
 import tempfile
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from app.config import Config
 from app.datadir import create_data_dir
@@ -21,8 +21,10 @@ from app.store.errors import StoreError
 DATA_DIRECTORY_VARIABLE = "OPENCODE_DATA__DIRECTORY"
 
 
-@dataclass(frozen=True)
-class DataDirectory:
+class DataDirectory(NamedTuple):
+    """(A NamedTuple: every command makes one, and a frozen dataclass compiles its
+    methods at each start.)"""
+
     path: Path
     """Created and writable."""
     notice: str | None = None

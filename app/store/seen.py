@@ -5,14 +5,15 @@ memory across processes, so `opencode tool view` and a later `opencode tool edit
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from app.store.db import Database
 
 
-@dataclass(frozen=True)
-class SeenFile:
-    """A stat fingerprint (None fields: the file did not exist) and when it was taken."""
+class SeenFile(NamedTuple):
+    """A stat fingerprint (None fields: the file did not exist) and when it was taken.
+    (A NamedTuple: every command imports it, and a frozen dataclass compiles its methods
+    at each start.)"""
 
     mtime_ns: int | None
     size: int | None

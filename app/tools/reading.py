@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from app.errors import PermissionDeniedError, ToolError
 from app.file_kinds import SPECIAL_TYPES, kind_of
@@ -53,12 +53,12 @@ def cut_line(line: str) -> str:
     return f"{line[:MAX_LINE_CHARS]}... [line cut: {len(line) - MAX_LINE_CHARS} more characters]"
 
 
-@dataclass(frozen=True)
-class ReadTarget:
+class ReadTarget(NamedTuple):
     """A checked path. ``shown`` names it in outputs and is the permission subject:
     workspace-relative inside (the model can pass it straight to another tool), absolute
     outside. ``root`` is what found paths are relative to, and where gitignore files
-    start: the workspace root inside; outside, the folder searched (a file's folder)."""
+    start: the workspace root inside; outside, the folder searched (a file's folder).
+    (A NamedTuple: a frozen dataclass compiles its methods at every start of every command.)"""
 
     path: Path
     shown: str

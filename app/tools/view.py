@@ -11,9 +11,8 @@ import asyncio
 import os
 import posixpath
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from pydantic import Field
 
@@ -62,11 +61,12 @@ class ViewParams(ToolParams):
     limit: int = Field(DEFAULT_LIMIT, ge=1, description="The number of lines to read. Default 2000.")
 
 
-@dataclass(frozen=True)
-class Page:
+class Page(NamedTuple):
+    """(A NamedTuple: a frozen dataclass compiles its methods at every start of every command.)"""
+
     lines: list[str]
     more: bool  # lines follow the page
-    unread: dict[int, int] = field(default_factory=dict)
+    unread: dict[int, int]
     """Index in ``lines`` -> bytes of that line left unread (a line over MAX_LINE_BYTES)."""
 
 

@@ -4,6 +4,9 @@ Tools refuse to change a file the model has not seen, or one that changed on dis
 it was seen: the model's edit was planned against content that is no longer there.
 "Changed" is judged by a stat fingerprint (mtime_ns, size, inode), which catches editors
 that save by writing in place and those that rename a new file over the old one.
+
+The records are NamedTuples and the lock entry a plain class: every command imports this
+module, and dataclasses compile their methods at each start.
 """
 
 from __future__ import annotations
@@ -13,24 +16,19 @@ import os
 from collections.abc import AsyncIterator, Iterable
 from contextlib import AbstractAsyncContextManager as AsyncContextManager
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import NamedTuple
 
 from app.errors import StaleFileError
 from app.store.seen import SeenFile, SeenFiles
 from app.workspace.paths import Workspace
 
 
-@dataclass(frozen=True)
-class Fingerprint:
+class Fingerprint(NamedTuple):
     mtime_ns: int
     size: int
     inode: int
-
-    def as_tuple(self) -> tuple[int, int, int]:
-        """Its fields (dataclasses.astuple deep-copies each one: slow for a batch)."""
-        return self.mtime_ns, self.size, self.inode
 
     @classmethod
     def of(cls, path: Path) -> Fingerprint | None:
@@ -43,18 +41,17 @@ class Fingerprint:
         return cls(st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-@dataclass(frozen=True)
-class FileRecord:
+class FileRecord(NamedTuple):
     """A read or write by one session: what the file looked like then (None: absent)."""
 
     fingerprint: Fingerprint | None
     at: datetime
 
 
-@dataclass
 class _PathLock:
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    users: int = 0  # holders and waiters; the entry is dropped when it falls to 0
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.users = 0  # holders and waiters; the entry is dropped when it falls to 0
 
 
 class FileRecords:
@@ -214,7 +211,7 @@ def _seen_file(record: FileRecord) -> SeenFile:
     fingerprint = record.fingerprint
     if fingerprint is None:
         return SeenFile(None, None, None, record.at.timestamp())
-    return SeenFile(*fingerprint.as_tuple(), record.at.timestamp())
+    return SeenFile(*fingerprint, record.at.timestamp())
 
 
 def _fingerprint(stored: SeenFile) -> Fingerprint | None:

@@ -19,9 +19,8 @@ import stat
 import sys
 from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar, overload
+from typing import Any, Literal, NamedTuple, TypeVar, overload
 
 from app.errors import BinaryFileError
 
@@ -46,9 +45,9 @@ def is_binary(data: bytes) -> bool:
     return False
 
 
-@dataclass(frozen=True)
-class TextFile:
-    """A text file's content with LF endings, and what `render` needs to restore it."""
+class TextFile(NamedTuple):
+    """A text file's content with LF endings, and what `render` needs to restore it.
+    (A NamedTuple: a frozen dataclass compiles its methods at every start of every command.)"""
 
     text: str
     bom: bool
