@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
@@ -157,11 +157,11 @@ class OpencodeApp(App[None]):
         return MainScreen(lambda: self.prompt, id="_default")
 
     def compose(self) -> ComposeResult:
-        with Horizontal(id="main"):
-            with Vertical(id="conversation"):
-                yield ChatLog(id="chat")
-                yield PromptInput(id="prompt", placeholder="Ask anything · f1 for keys")
-            yield FilesSidebar(id="sidebar")
+        # The main screen lays these out side by side (app.tcss), the status bar docked below.
+        with Vertical(id="conversation"):
+            yield ChatLog(id="chat")
+            yield PromptInput(id="prompt", placeholder="Ask anything · f1 for keys")
+        yield FilesSidebar(id="sidebar")
         yield StatusBar(id="status")
 
     @property
