@@ -43,6 +43,7 @@ from app.tui.themes import (
     project_theme,
     register_themes,
     saved_theme,
+    start_with_theme,
     theme_variable_defaults,
 )
 from app.tui.widgets.chat_log import ChatLog
@@ -146,9 +147,9 @@ class OpencodeApp(App[None]):
         config, read before the config package is, else the default. Only its file is loaded now (its
         warnings come again when every theme is)."""
         register_themes(self, self._user_themes, only=name)
-        if not apply_theme(self, name):
+        if not start_with_theme(self, name):
             register_themes(self, self._user_themes, only=DEFAULT_THEME)
-            apply_theme(self, DEFAULT_THEME)
+            start_with_theme(self, DEFAULT_THEME)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return theme_variable_defaults()
