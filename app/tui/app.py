@@ -67,6 +67,7 @@ DEFAULT_THEME = "opencode"
 ADOPT_MODULES = (
     "app.tui.listener", "app.tui.model_choice", "app.tui.widgets.permission_queue", "app.tui.prompt_commands",
     "app.tui.widgets.completion_list", "app.tui.widgets.sidebar_list", "app.tui.widgets.todo_panel",
+    "app.tui.widgets.message_notice", "app.tui.widgets.message_user",
 )
 """What adopting the runtime needs: imported in the start-up thread beside the runtime,
 so the UI thread does not stall on them while the user types."""
