@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
@@ -43,6 +43,7 @@ from app.tui.themes import (
     project_theme,
     register_themes,
     saved_theme,
+    start_with_theme,
     theme_variable_defaults,
 )
 from app.tui.widgets.chat_log import ChatLog
@@ -66,6 +67,7 @@ DEFAULT_THEME = "opencode"
 ADOPT_MODULES = (
     "app.tui.listener", "app.tui.model_choice", "app.tui.widgets.permission_queue", "app.tui.prompt_commands",
     "app.tui.widgets.completion_list", "app.tui.widgets.sidebar_list", "app.tui.widgets.todo_panel",
+    "app.tui.widgets.message_notice", "app.tui.widgets.message_user",
 )
 """What adopting the runtime needs: imported in the start-up thread beside the runtime,
 so the UI thread does not stall on them while the user types."""
@@ -146,9 +148,9 @@ class OpencodeApp(App[None]):
         config, read before the config package is, else the default. Only its file is loaded now (its
         warnings come again when every theme is)."""
         register_themes(self, self._user_themes, only=name)
-        if not apply_theme(self, name):
+        if not start_with_theme(self, name):
             register_themes(self, self._user_themes, only=DEFAULT_THEME)
-            apply_theme(self, DEFAULT_THEME)
+            start_with_theme(self, DEFAULT_THEME)
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return theme_variable_defaults()
@@ -157,11 +159,11 @@ class OpencodeApp(App[None]):
         return MainScreen(lambda: self.prompt, id="_default")
 
     def compose(self) -> ComposeResult:
-        with Horizontal(id="main"):
-            with Vertical(id="conversation"):
-                yield ChatLog(id="chat")
-                yield PromptInput(id="prompt", placeholder="Ask anything · f1 for keys")
-            yield FilesSidebar(id="sidebar")
+        # The main screen lays these out side by side (app.tcss), the status bar docked below.
+        with Vertical(id="conversation"):
+            yield ChatLog(id="chat")
+            yield PromptInput(id="prompt", placeholder="Ask anything · f1 for keys")
+        yield FilesSidebar(id="sidebar")
         yield StatusBar(id="status")
 
     @property

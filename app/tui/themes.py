@@ -270,3 +270,23 @@ def apply_theme(app: App, name: str) -> bool:
         return False
     app.theme = name
     return True
+
+
+def start_with_theme(app: App, name: str) -> bool:
+    """``apply_theme`` for an app that is not running yet: its stylesheet, not parsed yet,
+    takes the theme's variables now. Setting ``app.theme`` would have Textual's watcher
+    parse every stylesheet again once the app runs (the one ``App.__init__`` made holds
+    the default theme's variables), before the first frame. A light theme still goes
+    through the watcher, which also turns Textual's ANSI colour mapping to its light
+    palette (there is no public switch for that)."""
+    theme = app.available_themes.get(name)
+    if theme is None:
+        return False
+    if not theme.dark:
+        app.theme = name
+        return True
+    app.set_reactive(App.theme, name)
+    app.set_class(True, f"-theme-{name}", "-dark-mode", update=False)
+    app.set_class(False, "-light-mode", update=False)
+    app.stylesheet.set_variables(app.get_css_variables())
+    return True

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from textual import events
+from textual.color import Color
 from textual.geometry import Region
 
 import app.store
@@ -123,6 +124,11 @@ async def test_the_theme_saved_in_the_project_is_already_on_the_first_frame(work
     async with app.run_test() as pilot:
         await pilot.pause()
         assert app.runtime is None and app.theme == theme
+        # Its colours, not only its name: a base one and one of our own variables.
+        chosen = app.current_theme
+        assert app.screen.styles.background == Color.parse(chosen.background)
+        assert app.sidebar.styles.border_left[1] == Color.parse(chosen.variables["border-blurred"])
+        assert app.has_class(f"-theme-{theme}") and app.has_class("-dark-mode") == chosen.dark
         held_start.set()
         await wait_until(pilot, lambda: app.runtime is not None and app.sidebar.runtime is app.runtime)
         assert app.theme == theme

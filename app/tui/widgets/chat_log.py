@@ -4,7 +4,8 @@ Anchored to the bottom unless the user scrolls up.
 
 It knows nothing of the bus: ``app.tui.listener`` matches the core's events and calls the
 methods below. That keeps the event classes (and the store and agent packages behind
-them) off the first frame's imports."""
+them) off the first frame's imports, as are the message widgets, which the empty chat of
+the first frame does not need."""
 
 from __future__ import annotations
 
@@ -13,12 +14,11 @@ from typing import TYPE_CHECKING, Any
 from textual.containers import VerticalScroll
 
 from app.tui import css_beside
-from app.tui.widgets.message_notice import ChatNotice, NoticeKind
-from app.tui.widgets.message_user import UserMessage
 
 if TYPE_CHECKING:
     from app.store.models import Message
     from app.tui.widgets.message_assistant import AssistantMessage
+    from app.tui.widgets.message_notice import ChatNotice, NoticeKind
     from app.tui.widgets.task_view import TaskView
     from app.tui.widgets.tool_render import ToolCallView
 
@@ -58,6 +58,8 @@ class ChatLog(VerticalScroll):
         self.anchor()
 
     async def add_notice(self, text: str, kind: NoticeKind = "info") -> ChatNotice:
+        from app.tui.widgets.message_notice import ChatNotice
+
         notice = ChatNotice(text, kind)
         await self.mount(notice)
         return notice
@@ -113,6 +115,8 @@ class ChatLog(VerticalScroll):
         """A stored message, as created or updated (``finished``: its final version)."""
         if message.role == "user":
             if message.id not in self._users:
+                from app.tui.widgets.message_user import UserMessage
+
                 self._users.add(message.id)
                 text = "".join(p.get("text", "") for p in message.parts if p.get("type") == "text")
                 attached = [p["path"] for p in message.parts if p.get("type") == "file"]
