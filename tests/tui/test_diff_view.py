@@ -132,7 +132,7 @@ async def test_added_and_removed_rows_take_the_theme_backgrounds():
     async with app.run_test(size=(60, 6)) as pilot:
         await pilot.pause()
         view = app.query_one(DiffView)
-        backgrounds = [view.render_line(y)._segments[-1].style.bgcolor.name for y in (1, 2)]
+        backgrounds = [list(view.render_line(y))[-1].style.bgcolor.name for y in (1, 2)]
         assert backgrounds == ["#fbe4e2", "#e0f2df"]  # one-light diffRemovedBg, diffAddedBg
 
 
@@ -205,7 +205,7 @@ async def test_switching_theme_recolours_a_drawn_diff():
         view = app.query_one(DiffView)
 
         def added_background() -> str:
-            return view.render_line(2)._segments[-1].style.bgcolor.name
+            return list(view.render_line(2))[-1].style.bgcolor.name
 
         assert added_background() == "#20303b"  # opencode diffAddedBg
         app.theme = "one-light"

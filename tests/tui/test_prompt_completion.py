@@ -258,9 +258,12 @@ async def test_a_reopened_session_shows_its_mentions_as_chips(make_app, tui_runt
         await app.open_session(session.id)
         await wait_until(pilot, lambda: app.query(UserMessage))
         [user] = app.query(UserMessage)
-        text = user.text
-        chips = [text[span.start : span.end] for span in user.render().spans if str(span.style) == CHIP_STYLE]
-        assert sorted(chips) == ["@a.py", "@src/"]  # @b.py attached nothing: plain text
+
+        def chips() -> list[str]:
+            text = user.text
+            return sorted(text[span.start : span.end] for span in user.render().spans if str(span.style) == CHIP_STYLE)
+
+        await wait_until(pilot, lambda: chips() == ["@a.py", "@src/"])  # @b.py attached nothing: plain text
 
 
 async def test_enter_after_a_path_typed_whole_sends(make_app, script, workspace, tui_runtime):

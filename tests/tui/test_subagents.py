@@ -340,8 +340,9 @@ async def test_a_workhorse_asks_naming_itself_and_its_task_and_the_parent_shows_
         heading = str(question.query_one("#permission-heading").render())
         assert heading == "Permission required  workhorse · add tests: edit tests/test_api.py"
         block = task_block(app)
-        assert block.state == "running" and block.title == "workhorse · add tests" and block.calls == 2
-        assert "↳ edit tests/test_api.py" in str(block.query_one(".task-status").render())
+        assert block.state == "running" and block.title == "workhorse · add tests"
+        # The question and the child's call reach the chat as separate bus events.
+        await wait_until(pilot, lambda: block.calls == 2 and "↳ edit tests/test_api.py" in str(block.query_one(".task-status").render()))
         await pilot.press("a")
         await wait_until(pilot, lambda: [(c.path, c.additions, c.deletions) for c in app.sidebar.changes] == [("tests/test_api.py", 1, 1)])
         await wait_until(pilot, lambda: not app.turn_running and block.finished)
