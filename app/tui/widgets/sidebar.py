@@ -106,8 +106,11 @@ class FilesSidebar(Vertical):
 
         self._todos = todos = TodoPanel(id="sidebar-todos")
         self._files = ModifiedFileList(id="sidebar-files")
-        await self.mount(todos, before="#sidebar-title")
-        await self.mount(self._files, after="#sidebar-title")
+        # Both join the sidebar before either mount is awaited: whoever sees the runtime
+        # attached finds them.
+        mounts = [self.mount(todos, before="#sidebar-title"), self.mount(self._files, after="#sidebar-title")]
+        for mounted in mounts:
+            await mounted
         todos.session_id = self.session_id
         todos.attach(runtime)
         self._stale.set()
