@@ -18,7 +18,7 @@ import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from app.tools.shell_effects import Kind, Touch
+from app.tools.shell_effects import Kind, Touch, commands_in_options
 
 # git's own commands (`git help -a`, git 2.4x), which an alias can never replace.
 _BUILTINS = frozenset(
@@ -214,7 +214,7 @@ def _subcommand(
         return posixpath.join(where, path) if where and path else path
 
     if command in _COMMAND_OPTION_COMMANDS:
-        _command_options(args, reading)
+        commands_in_options("git", args, _COMMAND_OPTIONS, reading.scripts, reading.doubts)
     _programs_given(command, args, reading)
     for path in _output_files(command, args):  # a file, or a folder it fills (format-patch -o)
         reading.touches += [_touch("write", at(path)), _touch("write", at(posixpath.join(path, "*")), tree=False)]
@@ -430,20 +430,6 @@ def _ext_words(text: str) -> list[str]:
             current.append(text[i])
         i += 1
     return [*words, "".join(current)]
-
-
-def _command_options(args: list[str | None], reading: GitReading) -> None:
-    for j, word in enumerate(args):
-        if word is None:
-            continue
-        name, has_value, value = word.partition("=")
-        if name not in _COMMAND_OPTIONS:
-            continue
-        script = value if has_value else (args[j + 1] if j + 1 < len(args) else "")
-        if script is None:
-            reading.doubts.append(f"git {name} runs a command known only at run time")
-        elif script:
-            reading.scripts.append(script)
 
 
 def _output_files(command: str, args: list[str | None]) -> list[str]:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from app.tools.shell_effects import Touch
+from app.tools.shell_effects import Touch, commands_in_options
 
 # Interpreters and the options that give them code inline.
 _INLINE: dict[str, frozenset[str]] = {
@@ -239,22 +239,13 @@ def _in_cluster(word: str | None, letters: str) -> bool:
 
 def _command_options(program: str, rest: list[str | None], reading: CodeReading) -> None:
     options = _COMMAND_OPTIONS[program]
-    for i, word in enumerate(rest):
-        if word is None:
-            continue
-        name, has_value, value = word.partition("=")
-        if program == "tar" and name == "--checkpoint-action" and has_value:
+    if program == "tar":  # --checkpoint-action=exec=CMD
+        for word in rest:
+            name, has_value, value = (word or "").partition("=")
             action, _, command = value.partition("=")
-            if action == "exec":
+            if name == "--checkpoint-action" and has_value and action == "exec":
                 reading.scripts.append(command)
-            continue
-        if name not in options:
-            continue
-        given = value if has_value else (rest[i + 1] if i + 1 < len(rest) else "")
-        if given is None:
-            reading.doubts.append(f"{program} {name} runs a command known only at run time")
-        elif given:
-            reading.scripts.append(given)
+    commands_in_options(program, rest, options, reading.scripts, reading.doubts)
     if program == "hyperfine":  # its operands are command lines too
         reading.scripts += [word for word in _operands(rest, options) if word]
 

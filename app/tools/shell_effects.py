@@ -17,6 +17,7 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
 
@@ -84,6 +85,25 @@ _COPIERS = frozenset({"cp", "install", "ln", "mv"})
 _COMPRESSORS = frozenset(
     {"gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "lz4", "lzma", "unlzma", "compress"}
 )
+
+
+def commands_in_options(
+    who: str, words: list[str | None], options: Collection[str], scripts: list[str], doubts: list[str]
+) -> None:
+    """Command lines given as the value of one of ``options`` (`--opt=CMD` or `--opt CMD`)
+    go to ``scripts``, to be judged as parts of the command; a value computed at run time
+    goes to ``doubts`` (what ``who`` runs then cannot be known)."""
+    for i, word in enumerate(words):
+        if word is None:
+            continue
+        name, has_value, value = word.partition("=")
+        if name not in options:
+            continue
+        given = value if has_value else (words[i + 1] if i + 1 < len(words) else "")
+        if given is None:
+            doubts.append(f"{who} {name} runs a command known only at run time")
+        elif given:
+            scripts.append(given)
 
 
 def program_name(word: str) -> str:
