@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from app import __version__, gc_policy
-from app.errors import OpencodeError
+from app.errors import OpencodeError, shown_if_not_utf8
 
 if TYPE_CHECKING:
     from app.llm.headless_request import HeadlessRequest
@@ -344,14 +344,10 @@ def _refuse_undecodable(args: argparse.Namespace) -> None:
     another encoding (a Latin-1 terminal) reach Python as surrogates, which no stored text
     can hold. Paths (-C, -o) may be any bytes."""
     for value in vars(args).values():
-        if isinstance(value, str):
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:
-                shown = os.fsencode(value).decode("utf-8", "backslashreplace")
-                raise OpencodeError(
-                    f"the argument {shown} is not UTF-8 text: set the terminal (or the script) to UTF-8 and give it again"
-                ) from None
+        if isinstance(value, str) and (shown := shown_if_not_utf8(value)) is not None:
+            raise OpencodeError(
+                f"the argument {shown} is not UTF-8 text: set the terminal (or the script) to UTF-8 and give it again"
+            )
 
 
 def _end_now(code: int) -> NoReturn:

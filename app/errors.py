@@ -1,5 +1,18 @@
 """Error types shared by every room. Each message is one line: what is wrong and what to do."""
 
+import os
+
+
+def shown_if_not_utf8(text: str) -> str | None:
+    """None for text that is UTF-8; otherwise how an error shows it. Bytes of another
+    encoding (a Latin-1 terminal, a file name) reach Python as surrogates, which no stored
+    text can hold: they are shown as escapes."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(text).decode("utf-8", "backslashreplace")
+    return None
+
 
 class OpencodeError(Exception):
     """Base of the errors we raise on purpose; ``str(err)`` is the one-line message."""

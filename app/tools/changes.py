@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from app.diff import Region, unified_diff, unified_diff_regions
-from app.errors import PermissionDeniedError, StaleFileError, ToolError
+from app.errors import PermissionDeniedError, StaleFileError, ToolError, shown_if_not_utf8
 from app.permission import PermissionPreview
 from app.permission.effects import Effect, Judgement, protected_roots
 from app.store.journal import Before, Begun
@@ -191,14 +191,11 @@ def _read_state(ctx: ToolContext, fs: Beneath, path: Path) -> FileState:
 def _refuse_unrecordable(rel: str) -> None:
     """History keys files by their path as text: a name that is not UTF-8 (bytes Python
     carries as surrogates) cannot be recorded, so the change could not be taken back."""
-    try:
-        rel.encode("utf-8")
-    except UnicodeEncodeError:
-        shown = os.fsencode(rel).decode("utf-8", "backslashreplace")
+    if (shown := shown_if_not_utf8(rel)) is not None:
         raise ToolError(
             f"The name {shown} is not UTF-8 text, which the session's history cannot record: nothing was "
             "changed; use a UTF-8 name (renaming the file first, if it exists)"
-        ) from None
+        )
 
 
 def _refuse_special(tool: str, states: Iterable[FileState]) -> None:
