@@ -151,7 +151,8 @@ class FilesSidebar(Vertical):
             self._stale.clear()
             session_id = self.session_id
             changes = await asyncio.to_thread(self._read_changes, session_id) if session_id else []
-            if session_id == self.session_id:
+            # The app may have begun to close (its widgets going) while history was read.
+            if session_id == self.session_id and self.is_attached:
                 self._show(changes)
 
     def _read_changes(self, session_id: str) -> list[FileChange]:
