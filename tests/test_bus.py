@@ -3,23 +3,19 @@ back-pressure drops only droppable deltas."""
 
 import asyncio
 import threading
-from dataclasses import dataclass
 
 from app.bus import Bus, Event
 
 
-@dataclass(frozen=True)
 class Delta(Event):
     n: int
     droppable = True
 
 
-@dataclass(frozen=True)
 class Finished(Event):
     n: int
 
 
-@dataclass(frozen=True)
 class Other(Event):
     pass
 

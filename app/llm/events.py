@@ -5,20 +5,18 @@ turn endings are never dropped."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from app.bus import Event
+from app.records import field
 
 
-@dataclass(frozen=True)
 class TurnStarted(Event):
     session_id: str
     agent: str
     model: str
 
 
-@dataclass(frozen=True)
 class MentionRefused(Event):
     """``@path`` in the prompt was not attached; ``line`` says why, for the user."""
 
@@ -27,7 +25,6 @@ class MentionRefused(Event):
     line: str
 
 
-@dataclass(frozen=True)
 class SubagentStarted(Event):
     """A ``task`` call of ``session_id`` started ``agent`` in the child session
     ``child_session_id``; the child's own events carry the child's id, so a front-end
@@ -40,7 +37,6 @@ class SubagentStarted(Event):
     description: str
 
 
-@dataclass(frozen=True)
 class MessageDelta(Event):
     """A piece of the assistant message ``message_id`` as it streams: droppable, as the
     stored message carries it whole."""
@@ -51,17 +47,14 @@ class MessageDelta(Event):
     droppable: ClassVar[bool] = True
 
 
-@dataclass(frozen=True)
 class TextDelta(MessageDelta):
     """A piece of the answer."""
 
 
-@dataclass(frozen=True)
 class ReasoningDelta(MessageDelta):
     """A piece of the model's reasoning."""
 
 
-@dataclass(frozen=True)
 class ToolCallStarted(Event):
     session_id: str
     message_id: str
@@ -70,7 +63,6 @@ class ToolCallStarted(Event):
     arguments: dict[str, Any]
 
 
-@dataclass(frozen=True)
 class ToolCallFinished(Event):
     session_id: str
     message_id: str
@@ -81,7 +73,6 @@ class ToolCallFinished(Event):
     error: bool = False
 
 
-@dataclass(frozen=True)
 class UsageUpdated(Event):
     session_id: str
     prompt_tokens: int
@@ -94,7 +85,6 @@ class UsageUpdated(Event):
     """Of prompt_tokens, written to the provider's prompt cache."""
 
 
-@dataclass(frozen=True)
 class TurnFinished(Event):
     """The model stopped on its own; ``reason`` is the last finish reason (stop, length...)
     or ``max_steps`` when the step limit ended the turn."""
@@ -104,18 +94,15 @@ class TurnFinished(Event):
     reason: str
 
 
-@dataclass(frozen=True)
 class TurnFailed(Event):
     session_id: str
     error: str
 
 
-@dataclass(frozen=True)
 class TurnCancelled(Event):
     session_id: str
 
 
-@dataclass(frozen=True)
 class ModelRetrying(Event):
     """The model call failed before any output (rate limit, timeout, 5xx) and is sent
     again after ``delay`` seconds, so a front-end can say why nothing streams yet."""
@@ -126,7 +113,6 @@ class ModelRetrying(Event):
     reason: str
 
 
-@dataclass(frozen=True)
 class SessionCompacted(Event):
     """The history was condensed into ``summary_message_id``; later requests send only
     the summary and the messages after it."""

@@ -3,8 +3,9 @@ lsprotocol (which costs most of a second to import), and the text models read.""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Any
+
+from app.records import Record
 
 ERROR = 1
 WARNING = 2
@@ -14,8 +15,7 @@ MAX_DIAGNOSTICS_PER_FILE = 20
 """docs/specs/001-edit.md: at most this many errors of a file are shown after an edit."""
 
 
-@dataclass(frozen=True)
-class Diagnostic:
+class Diagnostic(Record):
     """One problem in a file; ``line`` and ``column`` count from 1, as editors show them."""
 
     line: int
@@ -34,7 +34,7 @@ class Diagnostic:
         return f"line {self.line}:{self.column}: {message}"
 
     def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "severity": self.severity_name}
+        return {**super().as_dict(), "severity": self.severity_name}
 
 
 def errors_only(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

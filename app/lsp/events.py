@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from app.bus import Event
 
 STARTING = "starting"
@@ -12,7 +10,6 @@ FAILED = "failed"
 STOPPED = "stopped"
 
 
-@dataclass(frozen=True)
 class LspStatusChanged(Event):
     """A language server changed state: starting, ready, failed (``message`` says why
     and what to do) or stopped."""

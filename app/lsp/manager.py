@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,15 +23,15 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-@dataclass
 class _Server:
     """A server's lifetime: the start task (its result is the client, or None when it
     failed), the client once spawned (so close() can kill it mid-start), its state."""
 
-    task: asyncio.Task[LspClient | None]
-    client: LspClient | None = None
-    state: str = STARTING
-    message: str = ""
+    def __init__(self, task: asyncio.Task[LspClient | None]) -> None:
+        self.task = task
+        self.client: LspClient | None = None
+        self.state = STARTING
+        self.message = ""
 
 
 class LspManager:

@@ -3,7 +3,6 @@ so a status bar can show "github: failed (command not found)" without asking."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
 from app.bus import Event
@@ -11,7 +10,6 @@ from app.bus import Event
 McpState = Literal["connecting", "connected", "failed", "closed"]
 
 
-@dataclass(frozen=True)
 class McpStatusChanged(Event):
     """``message`` says why a server failed (empty otherwise); ``tools`` is how many tools
     it offers while connected."""

@@ -19,9 +19,8 @@ import os
 import posixpath
 import re
 from collections.abc import Callable, Container, Sequence
-from dataclasses import dataclass
 from functools import cache, lru_cache
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from app.config.sources import CONFIG_FILE, user_config_file
 from app.permission.rules import STRICTNESS, Decision
@@ -56,8 +55,7 @@ Evaluate = Callable[[str, str, "str | None"], Decision]
 """(key, subject, absolute) -> the rules' decision for that key."""
 
 
-@dataclass(frozen=True, slots=True)
-class Effect:
+class Effect(NamedTuple):
     """``target``: a workspace-relative POSIX path (absolute when outside), or a command."""
 
     kind: EffectKind
@@ -68,8 +66,7 @@ class Effect:
         return f"{self.kind} {self.target}"
 
 
-@dataclass(frozen=True, slots=True)
-class Judgement:
+class Judgement(NamedTuple):
     """The decision for one effect and the key whose rule gave it."""
 
     effect: Effect

@@ -3,15 +3,15 @@ events and the front-ends that draw the question (TUI modal, ACP client)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Literal
+
+from app.records import Record, field
 
 PreviewKind = Literal["diff", "command", "files", "text"]
 ReplyDecision = Literal["allow_once", "allow_session", "deny", "deny_session"]
 
 
-@dataclass(frozen=True)
-class PermissionPreview:
+class PermissionPreview(Record):
     """What the user looks at before answering: a diff, a command, or a file list with
     line counts (a directory delete)."""
 
@@ -20,8 +20,7 @@ class PermissionPreview:
     files: list[tuple[str, int]] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class PermissionRequest:
+class PermissionRequest(Record):
     """One tool call asking to go ahead. `subject` is what the rules match (workspace-relative
     POSIX path, or the bash command); `absolute` is the absolute path for path tools;
     `task` is the description of the task a sub-agent runs (None for a primary agent),
@@ -39,8 +38,7 @@ class PermissionRequest:
     person_only: str | None = None
 
 
-@dataclass(frozen=True)
-class PermissionReply:
+class PermissionReply(Record):
     """The answer. `message` is the user's words when a person answered, otherwise the
     explanation; `automatic` is True when no person answered (a rule, the headless policy,
     an earlier answer for this session, a cancelled turn)."""

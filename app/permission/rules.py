@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from app.errors import ConfigError
+from app.records import Record, field
 
 Action = Literal["allow", "ask", "deny"]
 Level = Literal["agent", "global", "default", "session"]
@@ -47,8 +47,7 @@ def permission_key(tool: str) -> str:
 _WILDCARD_RUN = re.compile(r"(\*+|\?)")
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(NamedTuple):
     """The action for one call and why: `reason` names the rule, e.g. `global rule "*.go"`."""
 
     action: Action
@@ -57,8 +56,7 @@ class Decision:
     level: Level
 
 
-@dataclass(frozen=True)
-class AgentRules:
+class AgentRules(Record):
     """What an agent's definition adds to the config's rules. ``own``: an agent file's
     `permission` (the config's agents.<name>.permission, when it has the agent, wins key by
     key). ``locked``: rules whose denies hold whatever any other rule allows (plan mode);
@@ -69,8 +67,7 @@ class AgentRules:
     locked_reason: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class _Rule:
+class _Rule(NamedTuple):
     pattern: str
     action: Action
     regex: re.Pattern[str]

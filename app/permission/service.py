@@ -10,8 +10,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Literal, get_args
+from typing import Literal, NamedTuple, get_args
 
 from app.bus import Bus
 from app.config import Config
@@ -50,8 +49,7 @@ def _one_line(text: str, limit: int = 80) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-@dataclass
-class _Pending:
+class _Pending(NamedTuple):
     request: PermissionRequest
     future: asyncio.Future[PermissionReply]
 
@@ -156,7 +154,7 @@ class PermissionService:
         )
         if decision.action != "deny":
             return None
-        return replace(decision, reason=defined.locked_reason or decision.reason, pattern=None)
+        return decision._replace(reason=defined.locked_reason or decision.reason, pattern=None)
 
     def _inherited_deny(
         self, tool: str, subject: str, absolute: str | None, agent: str, ancestors: tuple[str, ...]
@@ -165,7 +163,7 @@ class PermissionService:
         for ancestor in ancestors:
             locked = self._locked_deny(tool, subject, absolute, ancestor)
             if locked is not None:
-                return replace(locked, reason=f"{locked.reason}, inherited by {agent}")
+                return locked._replace(reason=f"{locked.reason}, inherited by {agent}")
             rules, _ = config_rules(self._config, ancestor, self._agents)
             if not rules:
                 continue
@@ -173,7 +171,7 @@ class PermissionService:
                 tool, subject, agent_rules=rules, global_rules=None, absolute=absolute, agent=ancestor
             )
             if decision.action == "deny":
-                return replace(decision, reason=f"{decision.reason}, inherited by {agent}")
+                return decision._replace(reason=f"{decision.reason}, inherited by {agent}")
         return None
 
     def judge(
@@ -245,7 +243,7 @@ class PermissionService:
         if decision.action == "deny":
             return _reply_for(decision)
         if person_only is not None:
-            req = replace(req, person_only=person_only)
+            req = req.replace(person_only=person_only)
         elif decision.action == "allow" and not (ask_anyway and decision.level != "session"):
             return _reply_for(decision)
         if self.policy != "interactive":
@@ -266,7 +264,7 @@ class PermissionService:
         self, req: PermissionRequest, make_preview: Callable[[], PermissionPreview] | None = None
     ) -> PermissionReply:
         if make_preview is not None:
-            req = replace(req, preview=make_preview())
+            req = req.replace(preview=make_preview())
         request_id = uuid.uuid4().hex
         future: asyncio.Future[PermissionReply] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = _Pending(req, future)

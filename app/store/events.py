@@ -4,40 +4,32 @@ final state a subscriber must not miss."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from app.bus import Event
 from app.store.models import Message, Session, TodoItem
 
 
-@dataclass(frozen=True)
 class SessionCreated(Event):
     session: Session
 
 
-@dataclass(frozen=True)
 class SessionUpdated(Event):
     session: Session
 
 
-@dataclass(frozen=True)
 class SessionDeleted(Event):
     """Published for the deleted session and for each descendant removed with it."""
 
     session_id: str
 
 
-@dataclass(frozen=True)
 class MessageCreated(Event):
     message: Message
 
 
-@dataclass(frozen=True)
 class MessageUpdated(Event):
     message: Message
 
 
-@dataclass(frozen=True)
 class FileVersionCreated(Event):
     session_id: str
     path: str
@@ -45,7 +37,6 @@ class FileVersionCreated(Event):
     deleted: bool
 
 
-@dataclass(frozen=True)
 class TodosUpdated(Event):
     """A session's todo list was replaced: ``todos`` is the whole new list (empty when cleared)."""
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
+from app.records import Record
 from app.store.db import Database
 from app.store.events import FileVersionCreated
 from app.store.history import HistoryService
@@ -28,8 +28,7 @@ from app.store.models import RecordedChange
 Kind = Literal["absent", "file", "link", "dir"]
 
 
-@dataclass(frozen=True)
-class Before:
+class Before(Record):
     """What a workspace-relative ``path`` was before a change set: nothing ("absent"), a
     regular file (``data`` its bytes), a symlink (``data`` its target), or a folder."""
 
@@ -43,8 +42,7 @@ class Before:
         return os.fsdecode(self.data or b"")
 
 
-@dataclass(frozen=True)
-class PendingChange:
+class PendingChange(Record):
     """A change set begun and not finished: in flight, or interrupted by a crash."""
 
     id: int
@@ -53,8 +51,7 @@ class PendingChange:
     entries: list[Before]
 
 
-@dataclass(frozen=True)
-class Begun:
+class Begun(Record):
     """A change set recorded as pending, and the history events to publish once it is done."""
 
     id: int

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from app import boundedjson
 from app.errors import OpencodeError, ToolError
+from app.records import Record, field
 
 if TYPE_CHECKING:
     from app.bus import Bus
@@ -94,8 +94,7 @@ class ToolContext:
         self.vision = vision
 
 
-@dataclass
-class ToolResult:
+class ToolResult(Record):
     """``output`` is for the model; ``metadata`` for front-ends (diff, additions, files...)."""
 
     output: str

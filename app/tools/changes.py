@@ -24,15 +24,15 @@ import stat
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from app.diff import Region, unified_diff, unified_diff_regions
 from app.errors import PermissionDeniedError, StaleFileError, ToolError, shown_if_not_utf8
 from app.permission import PermissionPreview
 from app.permission.effects import Effect, Judgement, protected_roots
+from app.records import Record, field
 from app.store.journal import Before, Begun
 from app.store.models import RecordedChange
 from app.tools.base import ToolContext
@@ -45,8 +45,7 @@ from app.workspace.textio import TextFile, decode_text, is_binary, sync_paths
 T = TypeVar("T")
 
 
-@dataclass(frozen=True)
-class FileState:
+class FileState(NamedTuple):
     """A file as the change path found it, under its lock. ``data`` None: it did not exist."""
 
     path: Path
@@ -83,8 +82,7 @@ class Snapshot:
         return iter(self._states.values())
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     """One path's new state: a regular file holding ``data`` (``mode``: its permission
     bits; None keeps an existing file's, and a new file gets the default), a symlink to
     ``link``, or, when both are None, nothing (a file or a symlink itself removed).
@@ -98,8 +96,7 @@ class Change:
     link: str | None = None
 
 
-@dataclass
-class ChangeSet:
+class ChangeSet(Record):
     """What a plan returns: the changes, and how to ask the user about them.
 
     Every changed file is judged as a write or delete effect; ``subjects`` are entries
@@ -119,8 +116,7 @@ class ChangeSet:
     person_only: str | None = None
 
 
-@dataclass(frozen=True)
-class AppliedFile:
+class AppliedFile(Record):
     """One file after the change: what front-ends show and history stores. The diff and
     its stats are computed on first use: a 5,000-file delete or a change nobody is asked
     about should not pay for diffs no one reads."""

@@ -37,10 +37,10 @@ async def with_lsp_errors(ctx: ToolContext, result: ToolResult, path: Path) -> T
     """Spec 001 step 10 for a one-file change: the file's errors (at most 20) appended
     to the output, and in metadata["diagnostics"] when there are any."""
     errors = errors_only(await file_diagnostics(ctx, path) or [])
-    if errors:
-        result.output += format_errors(ctx.workspace.relative(path), errors)
-        result.metadata["diagnostics"] = [d.as_dict() for d in errors[:MAX_DIAGNOSTICS_PER_FILE]]
-    return result
+    if not errors:
+        return result
+    result.metadata["diagnostics"] = [d.as_dict() for d in errors[:MAX_DIAGNOSTICS_PER_FILE]]
+    return result.replace(output=result.output + format_errors(ctx.workspace.relative(path), errors))
 
 
 async def lsp_error_lines(ctx: ToolContext, rels: list[str]) -> dict[str, list[str]]:

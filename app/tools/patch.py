@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +77,7 @@ async def _apply(params: PatchParams, ctx: ToolContext) -> ToolResult:
     targets = patch_targets(patch, allow_delete=params.allow_delete, allow_move=params.allow_move)
     base = _base_dir(ctx.workspace, params.workspace_root, patch.workdir)
     files = _resolve_all(ctx.workspace, base, patch, targets)
-    planner = _Planner(ctx, patch, files, params.allow_delete, params.allow_move)
+    planner = _Planner(ctx, patch, files, allow_delete=params.allow_delete, allow_move=params.allow_move)
     applied = await apply_changes(ctx, "patch", list(files.values()), planner, dry_run=params.dry_run)
     answer: dict[str, Any] = {"ok": True, "summary": planner.summary}
     if not params.dry_run and (errors := await lsp_error_lines(ctx, [a.path for a in applied if not a.deleted])):
@@ -166,20 +165,22 @@ def _located(workspace: Workspace, base: Path, rel: str, title: str) -> Path:
     return canonical
 
 
-@dataclass
 class _Planner:
     """The plan given to ``apply_changes``: plans the patch over the locked snapshot and
     keeps what the result needs (the summary, the files by section, where moved files
     came from)."""
 
-    ctx: ToolContext
-    patch: Patch
-    files: dict[str, Path]
-    allow_delete: bool
-    allow_move: bool
-    summary: str = ""
-    listing: str = ""
-    moved_from: dict[Path, Path] = field(default_factory=dict)
+    def __init__(
+        self, ctx: ToolContext, patch: Patch, files: dict[str, Path], *, allow_delete: bool, allow_move: bool
+    ) -> None:
+        self.ctx = ctx
+        self.patch = patch
+        self.files = files
+        self.allow_delete = allow_delete
+        self.allow_move = allow_move
+        self.summary = ""
+        self.listing = ""
+        self.moved_from: dict[Path, Path] = {}
 
     def __call__(self, snapshot: Snapshot) -> ChangeSet:
         def read(rel: str) -> bytes | None:

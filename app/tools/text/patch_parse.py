@@ -1,4 +1,4 @@
-"""Grammar of the patch format (docs/specs/002-patch.md): text in, dataclasses out, nothing touched.
+"""Grammar of the patch format (docs/specs/002-patch.md): text in, records out, nothing touched.
 
 Lenient exactly where Codex's ``apply_patch`` is, because models are trained on it: a
 heredoc wrapper (``apply_patch <<'EOF'`` ... ``EOF``, or ``cd <dir> && apply_patch <<'EOF'``,
@@ -16,12 +16,13 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left
-from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import compress, count
 from operator import itemgetter, not_
 from typing import ClassVar, Literal, NamedTuple
 
 from app.errors import ToolError
+from app.records import Record
 
 BEGIN = "*** Begin Patch"
 END = "*** End Patch"
@@ -61,8 +62,7 @@ class HunkLine(NamedTuple):
     text: str
 
 
-@dataclass(frozen=True)
-class Hunk:
+class Hunk(Record):
     """One ``@@`` block. ``header`` is the optional ``@@ <line>`` anchor; a hunk with an
     empty ``body`` only positions the next one (nested ``@@`` lines).
 
@@ -74,22 +74,24 @@ class Hunk:
     header: str | None
     body: tuple[str, ...]
     end_of_file: bool
-    old_lines: list[str] = field(init=False, repr=False, compare=False)
-    """What must already be in the file: context and removed lines, in order."""
-    new_lines: list[str] = field(init=False, repr=False, compare=False)
-    """What the file holds there afterwards: context and added lines, in order."""
 
-    def __post_init__(self) -> None:
-        # Made once, here: placing and applying the hunk read them several times.
-        object.__setattr__(self, "old_lines", [line[1:] for line in self.body if line[:1] != "+"])
-        object.__setattr__(self, "new_lines", [line[1:] for line in self.body if line[:1] != "-"])
+    # Made once (placing and applying the hunk read them several times).
+    @cached_property
+    def old_lines(self) -> list[str]:
+        """What must already be in the file: context and removed lines, in order."""
+        return [line[1:] for line in self.body if line[:1] != "+"]
+
+    @cached_property
+    def new_lines(self) -> list[str]:
+        """What the file holds there afterwards: context and added lines, in order."""
+        return [line[1:] for line in self.body if line[:1] != "-"]
 
     @property
     def lines(self) -> tuple[HunkLine, ...]:
         return tuple(HunkLine(_OPS[line[:1]], line[1:]) for line in self.body)
 
 
-class _Titled:
+class _Titled(Record):
     """A file section's name in messages, e.g. ``Update File src/a.py``."""
 
     verb: ClassVar[str]
@@ -100,20 +102,17 @@ class _Titled:
         return f"{self.verb} {self.path}"
 
 
-@dataclass(frozen=True)
 class AddFile(_Titled):
     verb: ClassVar[str] = "Add File"
     path: str
     lines: tuple[str, ...]
 
 
-@dataclass(frozen=True)
 class DeleteFile(_Titled):
     verb: ClassVar[str] = "Delete File"
     path: str
 
 
-@dataclass(frozen=True)
 class UpdateFile(_Titled):
     verb: ClassVar[str] = "Update File"
     path: str
@@ -124,8 +123,7 @@ class UpdateFile(_Titled):
 Section = AddFile | DeleteFile | UpdateFile
 
 
-@dataclass(frozen=True)
-class Patch:
+class Patch(Record):
     sections: tuple[Section, ...]
     workdir: str | None = None
     """The folder of a ``cd <dir> && apply_patch <<EOF`` wrapper: the paths start there."""
