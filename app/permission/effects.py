@@ -2,8 +2,9 @@
 
 Every call resolves to effects before anyone is asked: read(path), write(path) (create
 or modify), delete(path), execute(command). An effect is judged with the tool's own key
-and the key of its group (`edit` for every write, `delete` for every removal), so an
-`edit` deny on `secrets/*` holds against write, multiedit and patch alike. A default is
+and the key of its group (`view` for every read, `edit` for every write, `delete` for
+every removal), so an `edit` deny on `secrets/*` holds against write, multiedit and
+patch alike, and a `view` deny against grep, glob, ls and bash's `cat` alike. A default is
 no rule: a group key only counts when one of its patterns matched. Among the decisions
 that matched, the stricter wins (deny over ask over allow); within one key the most
 specific pattern already decided. See docs/permissions.md, "Effects".
@@ -26,14 +27,16 @@ from app.config.sources import CONFIG_FILE, user_config_file
 from app.permission.rules import STRICTNESS, Decision
 
 EffectKind = Literal["read", "write", "delete", "execute"]
-# The key whose rules cover an effect of that kind, whichever tool has it.
-GROUP_KEYS: dict[str, str] = {"write": "edit", "delete": "delete"}
+# The key whose rules cover an effect of that kind, whichever tool has it. Reads are the
+# view tool's: it is the one tool that only reads files, as edit only writes them.
+GROUP_KEYS: dict[str, str] = {"read": "view", "write": "edit", "delete": "delete"}
 # The agent's tools a group's allow and ask cover too. Any other tool (the sidebar's
 # revert, whose question is the user's confirmation; an MCP tool) gets only the group's
 # denies: those hold for every tool.
 GROUP_TOOLS: dict[str, frozenset[str]] = {
     "edit": frozenset({"edit", "write", "multiedit", "patch", "bash"}),
     "delete": frozenset({"delete", "patch", "bash"}),
+    "view": frozenset({"view", "ls", "glob", "grep", "diagnostics", "bash"}),
 }
 # Keys whose deny also holds for an effect of that kind: a removal changes a file's content
 # too, so `"edit": {"secrets/*": "deny"}` keeps secrets/ from being deleted or moved away;

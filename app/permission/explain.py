@@ -15,7 +15,7 @@ from typing import get_args
 from app.bus import Bus
 from app.config import AgentName, Config
 from app.errors import ConfigError
-from app.permission.effects import Effect, EffectKind, protected_roots
+from app.permission.effects import Effect, EffectKind, Judgement, protected_roots
 from app.permission.rules import PATH_TOOLS, READ_ONLY_TOOLS, STRICTNESS, AgentRules, Decision
 from app.permission.service import PermissionService
 
@@ -81,15 +81,22 @@ def explain(
     def decide(key: str) -> Decision:
         return service.evaluate(key, subject, agent, absolute)
 
+    read = None
+    if tool in READ_ONLY_TOOLS and tool in PATH_TOOLS:
+        # A read is judged with the tool's key and the `view` key, which judges every read.
+        read = service.judge(tool, [Effect("read", subject, absolute)], agent)[0]
+        effect_line = f"\n  {read.line()}"
     if tool in PATH_TOOLS and tool != "external_directory" and subject.startswith("/"):
         # As at run time: a path outside the workspace is never changed, and a read there
         # must also pass `external_directory` (the stricter of the two answers decides).
-        if tool not in READ_ONLY_TOOLS:
+        if read is None:
             return f"{'deny':<5} (outside the workspace: {tool} changes files only inside it)"
-        decision, outside = decide(tool), decide("external_directory")
-        if STRICTNESS[outside.action] > STRICTNESS[decision.action]:
+        outside = decide("external_directory")
+        if STRICTNESS[outside.action] > STRICTNESS[read.action]:
             reason = outside.reason if outside.level == "default" else f"external_directory, {outside.reason}"
-            return f"{outside.action:<5} ({reason})"
+            return f"{outside.action:<5} ({reason}){effect_line}"
+    if read is not None:
+        return f"{read.action:<5} ({_read_reason(tool, read)}){effect_line}"
     if tool in CHANGE_EFFECTS:
         protected = protected_roots(config.data.directory, normalize_subject(workspace_root.as_posix()))
         effect = Effect(CHANGE_EFFECTS[tool], subject, absolute)
@@ -97,3 +104,9 @@ def explain(
         return f"{judgement.action:<5} ({judgement.reason})\n  {judgement.line()}"
     decision = decide(tool)
     return f"{decision.action:<5} ({decision.reason})"
+
+
+def _read_reason(tool: str, judgement: Judgement) -> str:
+    """The rule as the tool's own answers name it (`global rule "*.env"`), or with the key
+    named when the `view` rules decided a read by another tool (`view rule "secrets/*"`)."""
+    return judgement.decision.reason if judgement.key == tool else judgement.reason

@@ -17,16 +17,20 @@ import posixpath
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 from app.errors import ToolError
 from app.permission import Decision
 from app.permission.effects import DENY_ALSO, GROUP_KEYS, Effect, Judgement, judge, protected_anchor
+from app.tools.hard_links import HardLinks, denied_name
 from app.tools.shell_effects import Touch
 from app.tools.shell_parse import ParsedCommand
 from app.workspace import Workspace
 
 UNKNOWN_PATH = Decision("ask", "a path known only when the command runs", None, "default")
-"""A write or delete whose path is computed at run time: it may be any file."""
+"""A write or delete whose path is computed at run time (or a read, while a `view` rule
+denies): it may be any file."""
+_UNKNOWN_READ = Decision("ask", "a path known only when the command runs: it may be outside the workspace", None, "default")
 _TOO_MANY = Decision("ask", "more files than can be judged one by one", None, "default")
 MAX_TREE_FILES = 100_000
 """Files judged one by one under a folder; beyond, the command is asked about."""
@@ -50,6 +54,14 @@ class FileJudge:
     ruled: frozenset[str] | None = None
     """The keys that have any rule (None: all may): an effect whose key has none is judged
     by the protected paths alone, which keeps a walk of a big tree cheap."""
+    denying: frozenset[str] | None = None
+    """The keys that hold a deny (None: all may): a read whose path is known only at run
+    time may be one a `view` deny forbids, which only a person may then approve."""
+
+    @cached_property
+    def links(self) -> HardLinks:
+        """The workspace's files with several names (a read denied by one is by every one)."""
+        return HardLinks(self.workspace.root, tuple(root for root in self.protected if not root.startswith("/")))
 
     def judge(self, parsed: ParsedCommand) -> list[Judgement]:
         """A judgement per effect, stopping at the first deny."""
@@ -67,9 +79,15 @@ class FileJudge:
 
     def _judge_touch(self, touch: Touch, bases: list[str], text: str) -> Iterator[Judgement]:
         key = GROUP_KEYS[touch.kind]
+        reads = touch.kind == "read"
         if not touch.path:
-            yield Judgement(Effect(touch.kind, f"(a path in {_short(text)})"), UNKNOWN_PATH, key)
+            unknown = UNKNOWN_PATH if not reads or self.denying is None or key in self.denying else _UNKNOWN_READ
+            yield Judgement(Effect(touch.kind, f"(a path in {_short(text)})"), unknown, key)
             return
+        if reads and self.ruled is not None and key not in self.ruled:
+            # No `view` rule: only a read outside the workspace is judged (external_directory).
+            if not os.path.expanduser(touch.path).startswith(("/", "..")) and ".." not in touch.path:
+                return
         count = 0
         for subject, absolute in self._subjects(touch, bases):
             count += 1
@@ -79,11 +97,19 @@ class FileJudge:
             if subject in HARMLESS_DEVICES or subject.startswith("/dev/fd/"):
                 continue
             if subject.startswith("/"):  # outside: the reading tools' external_directory rules
-                if protected_anchor(subject, self.protected) is not None:  # the global config
+                if not reads and protected_anchor(subject, self.protected) is not None:  # the global config
                     yield judge(self.evaluate, key, Effect(touch.kind, subject, subject), self.protected)
                     continue
+                if reads and (self.ruled is None or key in self.ruled):
+                    judgement = judge(self.evaluate, key, Effect(touch.kind, subject, subject), ())
+                    if judgement.action == "deny":
+                        yield judgement
+                        continue
                 decision = self.evaluate("external_directory", subject, subject)
                 yield Judgement(Effect(touch.kind, subject, subject), decision, "external_directory")
+                continue
+            if reads:
+                yield from self._judge_read(subject, absolute)
                 continue
             if self.ruled is not None and key not in self.ruled and DENY_ALSO.get(touch.kind) not in self.ruled:
                 anchor = protected_anchor(subject, self.protected)
@@ -95,6 +121,29 @@ class FileJudge:
             # one of their patterns (or a protection) says, not their default.
             if judgement.decision.level != "default" or judgement.action == "deny":
                 yield judgement
+
+    def _judge_read(self, subject: str, absolute: str) -> Iterator[Judgement]:
+        """A read inside the workspace, by the `view` rules (only what one of their patterns
+        says: the part's bash rule already answered), and by every other name of the file
+        (a hard link): a deny of any refuses it."""
+        judgement = judge(self.evaluate, "view", Effect("read", subject, absolute), ())
+        if judgement.decision.level != "default" or judgement.action == "deny":
+            yield judgement
+        if judgement.action == "deny":
+            return
+        root = self.workspace.root.as_posix().rstrip("/")
+        reasons: dict[str, str] = {}
+
+        def denied(name: str) -> bool:
+            other = judge(self.evaluate, "view", Effect("read", name, f"{root}/{name}"), ())
+            reasons[name] = other.reason
+            return other.action == "deny"
+
+        name = denied_name(self.links, absolute, denied)
+        if name is not None:
+            why = f"denied by {reasons[name]}" if name in reasons else "its other names cannot all be checked"
+            decision = Decision("deny", f"it is the same file as {name} (a hard link), {why}", None, "default")
+            yield Judgement(Effect("read", subject, absolute), decision, "view")
 
     def _subjects(self, touch: Touch, bases: list[str]) -> Iterator[tuple[str, str]]:
         """(subject, absolute) for the path and, for a tree, everything under it."""

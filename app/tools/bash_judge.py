@@ -20,7 +20,7 @@ from app.bus import Bus
 from app.config import Config
 from app.errors import ToolError
 from app.permission import Decision, PermissionService
-from app.permission.effects import OWN_CONFIG, protected_roots
+from app.permission.effects import GROUP_KEYS, OWN_CONFIG, protected_roots
 from app.permission.explain import check_agent
 from app.permission.rules import STRICTNESS, Action, AgentRules
 from app.tools.bash_files import HARMLESS_DEVICES, UNKNOWN_PATH, FileJudge
@@ -31,8 +31,9 @@ from app.workspace import Workspace
 _UNFOLLOWED_CD = Decision("ask", "a directory change that cannot be followed", None, "default")
 _CD_OUT = Decision("ask", "a directory change out of the workspace", None, "default")
 _COMPUTED_PATH = Decision("ask", "known only when the command runs", None, "default")
-UNKNOWN_GUARDS = ("bash", "edit", "delete")
-"""Keys whose deny an unknown program may reach: it asks a person, whom --yes does not stand for."""
+UNKNOWN_GUARDS = ("bash", "view", "edit", "delete")
+"""Keys whose deny an unknown program may reach (it may run, read, write or delete
+anything): it asks a person, whom --yes does not stand for."""
 
 
 @dataclass(frozen=True)
@@ -60,8 +61,20 @@ class CommandJudge:
     """Paths the agent never changes unless a rule names them (app.permission.effects)."""
 
     def parse(self, command: str) -> ParsedCommand:
-        """The command's parts, with those of the scripts and programs it runs from files."""
-        return with_files_run(parse_command(command), self.workspace)
+        """The command's parts, with those of the scripts and programs it runs from files
+        (those the `view` rules let be read)."""
+        return with_files_run(parse_command(command), self.workspace, self._readable)
+
+    def _readable(self, absolute: str) -> bool:
+        """Whether no `view` rule denies reading the file at ``absolute``."""
+        ruled = self.permissions.keys_with(self.agent, self.session_id, "deny")
+        if ruled is not None and GROUP_KEYS["read"] not in ruled:
+            return True
+        try:
+            subject = self.workspace.subject(absolute)
+        except ToolError:
+            return False
+        return self.evaluate(GROUP_KEYS["read"], subject, absolute).action != "deny"
 
     def verdict(self, command: str) -> Verdict:
         parsed = self.parse(command)
@@ -150,7 +163,8 @@ class CommandJudge:
 
     def _file_judge(self) -> FileJudge:
         ruled = self.permissions.keys_with(self.agent, self.session_id)
-        return FileJudge(self.workspace, self.evaluate, self.protected, ruled)
+        denying = self.permissions.keys_with(self.agent, self.session_id, "deny")
+        return FileJudge(self.workspace, self.evaluate, self.protected, ruled, denying)
 
     def _part_decision(self, part: SimpleCommand) -> tuple[Decision, str]:
         """The rules' decision for one part and the subject that gave it, judged as written

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import posixpath
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from app.tools.bash_files import Bases, command_bases
@@ -31,6 +32,10 @@ _PEEK = 4096  # enough of a program to tell a script from a binary
 @dataclass
 class _Reading:
     workspace: Workspace
+    readable: Callable[[str], bool]
+    """Whether the rules let a file (its absolute path) be read: a script the `view` rules
+    deny is not read here, so none of its text reaches a message about the command (the
+    command's read of it is refused anyway)."""
     bases: Bases
     written: set[str]
     """The absolute paths the command writes; ``trees``: the folders it writes all through."""
@@ -41,13 +46,16 @@ class _Reading:
     complete: bool = True
 
 
-def with_files_run(parsed: ParsedCommand, workspace: Workspace) -> ParsedCommand:
+def with_files_run(
+    parsed: ParsedCommand, workspace: Workspace, readable: Callable[[str], bool] = lambda _path: True
+) -> ParsedCommand:
     """``parsed`` with the parts of the scripts and programs it runs from files added,
-    and a doubt for each file that cannot be read in advance."""
+    and a doubt for each file that cannot be read in advance (or that ``readable``, given
+    its absolute path, says the rules forbid reading)."""
     if not any(part.script_files or part.program_file or part.code_files for part in parsed.parts):
         return parsed
     bases = command_bases(parsed)
-    reading = _Reading(workspace, bases, *_written(parsed, bases, workspace.root.as_posix()))
+    reading = _Reading(workspace, readable, bases, *_written(parsed, bases, workspace.root.as_posix()))
     _read_parts(parsed.parts, reading, 0)
     return ParsedCommand(
         tuple(dict.fromkeys((*parsed.parts, *reading.parts))),
@@ -108,6 +116,9 @@ def _read_program(absolute: str, part: SimpleCommand, reading: _Reading, depth: 
     if posixpath.dirname(real) in SYSTEM_FOLDERS:
         _judge_line(f"{shlex.quote(real)} {arguments}", reading, depth)
         return
+    if not reading.readable(absolute):
+        reading.doubts.append(f"it runs {part.program_file}, which the rules forbid reading")
+        return
     try:
         with open(absolute, "rb") as file:
             head = file.read(_PEEK)
@@ -144,6 +155,9 @@ def _take(absolute: str, reading: _Reading, depth: int) -> bytes | None:
     if depth >= MAX_DEPTH:
         reading.doubts.append("scripts run scripts too deep to follow")
         return None
+    if not reading.readable(absolute):
+        reading.doubts.append(f"it runs {absolute}, which the rules forbid reading")
+        return None
     try:
         with open(absolute, "rb") as file:
             data = file.read(reading.budget + 1)
@@ -174,7 +188,7 @@ def _written(parsed: ParsedCommand, bases: Bases, root: str) -> tuple[set[str], 
     for part in parsed.parts:
         for touch in part.touches:
             path = os.path.expanduser(touch.path)
-            if not path:
+            if not path or touch.kind == "read":
                 continue
             starts = [path] if path.startswith("/") else [posixpath.join(root, base, path) for base in bases.folders]
             paths = {posixpath.normpath(start) for start in starts}

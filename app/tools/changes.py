@@ -36,7 +36,7 @@ from app.records import Record, field
 from app.store.journal import Before, Begun
 from app.store.models import RecordedChange
 from app.tools.base import ToolContext
-from app.tools.reading import special_kind
+from app.tools.reading import refuse_denied_reads, special_kind
 from app.workspace.beneath import Beneath, file_operation, new_file_mode
 from app.workspace.lock import finish_in_thread
 from app.workspace.recovery import restore
@@ -213,13 +213,16 @@ async def apply_changes(
     plan: Callable[[Snapshot], ChangeSet],
     *,
     require_read: Iterable[Path] = (),
+    reads: Iterable[Path] = (),
     dry_run: bool = False,
     confirmed: bool = False,
 ) -> list[AppliedFile]:
     """Run ``plan`` under the locks of ``paths`` and commit its changes (see module doc).
 
     ``require_read`` lists the paths that must have been read in this session and be
-    unchanged since (write over an existing file, edit, multiedit). ``confirmed``: a
+    unchanged since (write over an existing file, edit, multiedit). ``reads`` lists the
+    paths whose content the plan reads to make the change (an edit, a patch's update):
+    one the rules forbid reading refuses the call before the plan runs. ``confirmed``: a
     person already approved this very change (the sidebar's revert asks its own yes/no
     question): rules that deny still refuse it, and nobody is asked again. Tools never
     pass it.
@@ -229,6 +232,7 @@ async def apply_changes(
         with Beneath(ctx.workspace.root) as fs:
             states = {path: _read_state(ctx, fs, path) for path in paths}
             _refuse_special(tool, states.values())
+            refuse_denied_reads(ctx, tool, [states[path].rel for path in reads if states[path].exists])
             for path in require_read:
                 if states[path].exists:
                     ctx.records.assert_fresh(ctx.session_id, path)

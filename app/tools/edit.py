@@ -134,7 +134,7 @@ async def edit_file(
     the applied change (None when the edits leave the file exactly as it was, so nothing
     was written) and each edit's strategy. Nothing is written unless every edit applies."""
     plan = FileEdits(path, items, title=title, numbered=numbered)
-    applied = await apply_changes(ctx, tool, [path], plan, require_read=[path])
+    applied = await apply_changes(ctx, tool, [path], plan, require_read=[path], reads=[path])
     return (applied[0] if applied else None), plan.strategies
 
 

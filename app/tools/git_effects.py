@@ -270,6 +270,7 @@ def _subcommand(
     elif command in ("apply", "am") and not _any(options, "--check", "--stat", "--numstat", "--summary", "--cached"):
         reading.touches.append(_touch("write", here))  # the files its patch names
     reading.touches += [_touch(kind, here if path == here else at(path)) for kind, path in _tree_work(command, args, here)]
+    reading.touches += [_touch("read", path) for path in _content_read(command, args, at, here)]
 
 
 def _tree_work(command: str, args: list[str | None], here: str) -> list[tuple[Kind, str]]:
@@ -301,6 +302,59 @@ def _tree_work(command: str, args: list[str | None], here: str) -> list[tuple[Ki
     if command == "init" and paths:
         return [("write", paths[0])]
     return []
+
+
+# Subcommands that print or pack the content of files (`diff`, `show`, `log -p`, ...),
+# and the options after which they print none (names or counts only).
+_CONTENT_COMMANDS = frozenset({"show", "diff", "diff-tree", "diff-index", "diff-files", "log", "whatchanged", "grep",
+                               "blame", "annotate", "cat-file", "archive", "format-patch", "difftool", "range-diff",
+                               "stash", "bundle"})  # fmt: skip
+_PATCH_OPTIONS = frozenset({"-p", "-u", "--patch", "-L", "--word-diff", "--cc", "-c", "--full-diff"})
+_NO_CONTENT = frozenset({"-s", "--no-patch", "--stat", "--name-only", "--name-status", "--shortstat", "--numstat",
+                         "--summary", "--dirstat", "--raw", "--quiet", "--list"})  # fmt: skip
+_NO_CONTENT_OF = {
+    "grep": frozenset({"-l", "-L", "-c", "-q", "--count", "--files-with-matches", "--files-without-match", "--name-only",
+                       "--quiet"}),  # fmt: skip
+    "cat-file": frozenset({"-t", "-s", "-e", "--batch-check"}),
+    "blame": frozenset(),
+    "annotate": frozenset(),
+}
+_OBJECT_PATH = re.compile(r"^[^:]*:(?:[0-3]:)?(.+)$")
+
+
+def _content_read(command: str, args: list[str | None], at: Callable[[str], str], here: str) -> list[str]:
+    """The files whose content a subcommand prints or packs: a `REV:PATH` it shows
+    (`git show HEAD:x`, `git cat-file -p HEAD:x`), the paths after `--` or, without them,
+    every operand (a revision judged as a path is a needless check) and the whole tree,
+    whose every file a diff, a log with patches, a grep or an archive may show. A `log`
+    without patches, and options that print names or counts only, read no content."""
+    if command not in _CONTENT_COMMANDS:
+        return []
+    options = [word for word in args if word is not None and word.startswith("-")]
+    words = ["" if word is None else word for word in args]
+    if command == "stash":
+        if words[:1] != ["show"] or not _any(options, "-p", "--patch", "-u"):
+            return []
+        words = words[1:]
+    if command == "bundle" and words[:1] != ["create"]:
+        return []
+    if command in ("log", "whatchanged") and not (_any(options, *_PATCH_OPTIONS) or _short_flag(options, "p")):
+        return []
+    if _any(options, *_NO_CONTENT_OF.get(command, _NO_CONTENT)) and not _any(options, *_PATCH_OPTIONS):
+        return []
+    after = words[words.index("--") + 1 :] if "--" in words else None
+    operands = [word for word in (words[: words.index("--")] if after is not None else words) if not word.startswith("-")]
+    if command in ("grep", "bundle") and operands and after is None:
+        operands = operands[1:]  # the pattern; a bundle's file
+    objects = [match.group(1) for word in operands if (match := _OBJECT_PATH.match(word))]
+    found = [path for path in objects for path in dict.fromkeys((path.removeprefix("./"), at(path)))]
+    if command == "cat-file":
+        return found or ([here] if operands else [])
+    found += [at(path) for path in after or operands if path and not _OBJECT_PATH.match(path)]
+    if command in ("blame", "annotate"):
+        return found
+    whole = not after and not (command == "show" and objects and len(objects) == len(operands))
+    return found + ([here] if whole else [])
 
 
 # Options of those commands whose value is the next word, not an operand.

@@ -31,7 +31,16 @@ from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.changes import AppliedFile, Change, ChangeSet, Snapshot, apply_changes
 from app.tools.descriptions import tool_description
 from app.tools.diagnostics import lsp_error_lines
-from app.tools.text.patch import DeleteFile, FileOp, Patch, PatchError, parse_patch, patch_targets, plan_patch
+from app.tools.text.patch import (
+    DeleteFile,
+    FileOp,
+    Patch,
+    PatchError,
+    UpdateFile,
+    parse_patch,
+    patch_targets,
+    plan_patch,
+)
 from app.workspace import Workspace, is_binary
 
 
@@ -78,7 +87,9 @@ async def _apply(params: PatchParams, ctx: ToolContext) -> ToolResult:
     base = _base_dir(ctx.workspace, params.workspace_root, patch.workdir)
     files = _resolve_all(ctx.workspace, base, patch, targets)
     planner = _Planner(ctx, patch, files, allow_delete=params.allow_delete, allow_move=params.allow_move)
-    applied = await apply_changes(ctx, "patch", list(files.values()), planner, dry_run=params.dry_run)
+    # An update reads the file to place its hunks (and its errors would show what is there).
+    updated = [files[path] for section, (path, _) in zip(patch.sections, targets, strict=True) if isinstance(section, UpdateFile)]
+    applied = await apply_changes(ctx, "patch", list(files.values()), planner, reads=updated, dry_run=params.dry_run)
     answer: dict[str, Any] = {"ok": True, "summary": planner.summary}
     if not params.dry_run and (errors := await lsp_error_lines(ctx, [a.path for a in applied if not a.deleted])):
         answer["lsp_errors"] = errors  # spec 001 step 10, kept inside spec 002's JSON

@@ -17,6 +17,7 @@ from typing import NamedTuple
 from app.errors import PermissionDeniedError, ToolError
 from app.file_kinds import SPECIAL_TYPES, kind_of
 from app.permission import PermissionPreview
+from app.permission.effects import GROUP_KEYS, Effect, Judgement, judge
 from app.tools.base import ToolContext
 from app.tools.hard_links import HardLinks, denied_name
 
@@ -94,32 +95,59 @@ async def authorize_read(ctx: ToolContext, tool: str, path: str) -> ReadTarget:
             ),
             absolute=subject,
         )
+    judged = read_judge(ctx, tool)
+    judgement = judged(subject, absolute.as_posix()) if judged is not None else None
+    if judgement is not None and judgement.action == "deny":
+        raise PermissionDeniedError(f"{tool} {subject}: denied by {_read_reason(tool, judgement)}")
+    # The question goes under the key whose rule asks: an answer "for this session" to a
+    # `view` rule's question then holds for every tool's read of that path.
+    asked = judgement.key if judgement is not None and judgement.action == "ask" else tool
     await ctx.permissions.check(
         ctx.session_id,
-        tool,
+        asked,
         subject,
         ctx.agent,
         f"{tool} {subject}",
         PermissionPreview("text", f"The {tool} tool wants to read {subject}."),
         absolute=absolute.as_posix(),
     )
-    if inside and _rules_can_deny(ctx, tool):
-        _refuse_a_denied_other_name(ctx, tool, subject, absolute)
+    if inside and judged is not None:
+        _refuse_a_denied_other_name(ctx, tool, subject, absolute, judged)
     root = ctx.workspace.root if inside else absolute if absolute.is_dir() else absolute.parent
     return ReadTarget(absolute, subject, inside, root)
 
 
-def _refuse_a_denied_other_name(ctx: ToolContext, tool: str, subject: str, absolute: Path) -> None:
+def refuse_denied_reads(ctx: ToolContext, tool: str, subjects: list[str]) -> None:
+    """Refuse a change tool's call (edit, patch) that reads a file the rules forbid
+    reading, by any of its names, before it looks at the file: its errors ("context not
+    found") and its diff would show the file to the model. ``subjects`` are
+    workspace-relative. Judged by the `view` rules alone: the tool's own rules are about
+    what it changes."""
+    judged = read_judge(ctx, GROUP_KEYS["read"])
+    if judged is None:
+        return
+    for subject in subjects:
+        absolute = ctx.workspace.root / subject
+        judgement = judged(subject, absolute.as_posix())
+        if judgement.action == "deny":
+            raise PermissionDeniedError(
+                f"{tool} {subject}: reading it is denied by {_read_reason(tool, judgement)}; nothing was changed"
+            )
+        _refuse_a_denied_other_name(ctx, tool, subject, absolute, judged)
+
+
+def _refuse_a_denied_other_name(
+    ctx: ToolContext, tool: str, subject: str, absolute: Path, judged: ReadJudge
+) -> None:
     """A hard link is the same file under another name: refuse it when a rule denies
     reading the file by any of its names."""
     reasons: dict[str, str] = {}
+    root = ctx.workspace.root.as_posix().rstrip("/")
 
     def denied(name: str) -> bool:
-        decision = ctx.permissions.evaluate(
-            tool, name, ctx.agent, (ctx.workspace.root / name).as_posix(), session_id=ctx.session_id
-        )
-        reasons[name] = decision.reason
-        return decision.action == "deny"
+        judgement = judged(name, f"{root}/{name}")
+        reasons[name] = _read_reason(tool, judgement)
+        return judgement.action == "deny"
 
     name = denied_name(_links(ctx), absolute, denied)
     if name is not None:
@@ -144,18 +172,20 @@ def skipped_dirs(ctx: ToolContext, target: ReadTarget) -> list[str]:
 
 
 def allowed_by_rules(ctx: ToolContext, tool: str, target: ReadTarget) -> Callable[[str], bool]:
-    """A filter on the paths a search shows: a file the tool's rules deny is left out, so
-    a grep of the whole workspace does not show the `.env` that `"*.env": "deny"` guards.
-    A search of a folder outside that holds the workspace (`grep x ..`) judges the files
-    of the workspace by their workspace-relative names, as a search inside does."""
-    if not _rules_can_deny(ctx, tool):  # the common case: skip evaluating every path found
+    """A filter on the paths a search shows: a file whose read the rules deny (the tool's
+    own or the `view` rules, which judge every read) is left out, so a grep of the whole
+    workspace does not show the `.env` that `"*.env": "deny"` guards. A search of a folder
+    outside that holds the workspace (`grep x ..`) judges the files of the workspace by
+    their workspace-relative names, as a search inside does."""
+    judged = read_judge(ctx, tool)
+    if judged is None:  # the common case: skip evaluating every path found
         return lambda _shown: True
     workspace_root = ctx.workspace.root.as_posix().rstrip("/")
     links = _links(ctx)
 
     def denied(subject: str) -> bool:
         absolute = subject if subject.startswith("/") else f"{workspace_root}/{subject}"
-        return ctx.permissions.evaluate(tool, subject, ctx.agent, absolute, session_id=ctx.session_id).action == "deny"
+        return judged(subject, absolute).action == "deny"
 
     def allowed(shown: str) -> bool:
         subject = shown if target.inside else _subject_of(ctx, shown)
@@ -176,8 +206,29 @@ def _subject_of(ctx: ToolContext, absolute: str) -> str:
         return absolute
 
 
-def _rules_can_deny(ctx: ToolContext, tool: str) -> bool:
-    """Whether the agent's, its ancestors' (a sub-agent inherits their denies) or the
-    global rules for ``tool``, or for every tool (the key `*`), contain a deny at all."""
-    keys = ctx.permissions.keys_with(ctx.agent, ctx.session_id, "deny")
-    return keys is None or tool in keys
+ReadJudge = Callable[[str, str], Judgement]
+"""(subject, absolute) -> the judgement of reading it (app.permission.effects)."""
+
+
+def read_judge(ctx: ToolContext, tool: str) -> ReadJudge | None:
+    """How a read by ``tool`` is judged: with the tool's own key and the `view` key,
+    which covers every read (the stricter wins, a deny of either refuses). None when
+    neither key holds any rule in the agent's, its ancestors' (a sub-agent inherits
+    their denies) or the global rules, nor does `*`: then the tool's own check is all."""
+    ruled = ctx.permissions.keys_with(ctx.agent, ctx.session_id)
+    if ruled is not None and tool not in ruled and GROUP_KEYS["read"] not in ruled:
+        return None
+    evaluate = ctx.permissions.evaluator(ctx.agent, session_id=ctx.session_id)
+
+    def judged(subject: str, absolute: str) -> Judgement:
+        return judge(evaluate, tool, Effect("read", subject, absolute), ())
+
+    return judged
+
+
+def _read_reason(tool: str, judgement: Judgement) -> str:
+    """The rule that decided, as the tool's own messages give it (`global rule "*.env"`),
+    or naming the `view` key when its rules decided for another tool."""
+    if judgement.key == tool:
+        return judgement.decision.reason
+    return f"{judgement.reason}, which judges every read"

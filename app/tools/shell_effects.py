@@ -1,5 +1,6 @@
-"""What one simple shell command does to files, read from its words: the write and delete
-effects the bash tool judges with the `edit` and `delete` rules.
+"""What one simple shell command does to files, read from its words: the read, write and
+delete effects the bash tool judges with the `view`, `edit` and `delete` rules (the reads
+are found by shell_reads).
 
 Pure: words in, effects out. A word is its value after quote removal, or None where it
 expands at run time; such a path is reported as "" (it cannot be judged, so it is asked
@@ -21,14 +22,15 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
 
+from app.tools.shell_reads import reads
 from app.tools.tool_outputs import output_files
 
-Kind = Literal["write", "delete"]
+Kind = Literal["read", "write", "delete"]
 
 
 @dataclass(frozen=True, slots=True)
 class Touch:
-    """One effect on a path: ``kind`` write or delete; ``tree``: and all under it."""
+    """One effect on a path: ``kind`` read, write or delete; ``tree``: and all under it."""
 
     kind: Kind
     path: str
@@ -137,6 +139,12 @@ def _program_effects(words: list[str | None], implicit: tuple[str, ...]) -> tupl
     if not words or words[0] is None:
         return ()
     program = program_name(words[0])
+    read = tuple(Touch("read", path, tree) for path, tree in reads(program, [*words[1:], *implicit]))
+    return read + _changes(program, words, implicit)
+
+
+def _changes(program: str, words: list[str | None], implicit: tuple[str, ...]) -> tuple[Touch, ...]:
+    """The writes and deletes of one simple command."""
     options, operands = _split(program, words[1:])
     operands += list(implicit)
     if program in _DELETERS:

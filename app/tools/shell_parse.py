@@ -34,7 +34,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from app.tools.command_effects import read_program
-from app.tools.program_code import code_source
+from app.tools.program_code import CodeSource, code_source
 from app.tools.shell_effects import Touch, ansi_c_text, brace_expanded, find_targets, program_name
 from app.tools.shell_input import STDIN_FILES, ShellInput, echoed_text, shell_input
 
@@ -306,7 +306,7 @@ def _collect(node: Node, found: _Found) -> None:
             for child in node.children:
                 _collect_inside(child, found) if child == body else _collect(child, found)
             return
-        parts.append(SimpleCommand(_text(node), paths=_redirect_targets(node), touches=_redirect_writes(node)))
+        parts.append(SimpleCommand(_text(node), paths=_redirect_targets(node), touches=_redirect_effects(node)))
     _collect_inside(node, found)
 
 
@@ -332,6 +332,7 @@ def _add_simple(whole: Node, command: Node, found: _Found) -> None:
     code = code_source(program_name(values[0]), values[1:]) if values and values[0] is not None else None
     if code is not None and code.stdin and _fed_script(whole, command) is not None:
         found.doubts.append(f"{program_name(values[0] or '')} runs code given on its input, whose effects cannot be known")
+    program_file = _program_file(values[0], path_changed) if values and values[0] is not None else ""
     found.parts.append(
         SimpleCommand(
             text,
@@ -339,12 +340,12 @@ def _add_simple(whole: Node, command: Node, found: _Found) -> None:
             _file_operands(values) + _redirect_targets(whole),
             _directory(values),
             "" if normal == text else normal,
-            runs.touches + _redirect_writes(whole),
+            runs.touches + _redirect_effects(whole) + _files_run(shell, code, program_file),
             bool(values) and values[0] is not None and (
                 _named_elsewhere(values[0]) or path_changed  # `./git`, or a PATH the command changed: `PATH=. git`
             ),
             (shell.files if shell else ()) + ((fed.file,) if fed and fed.file is not None else ()),
-            _program_file(values[0], path_changed) if values and values[0] is not None else "",
+            program_file,
             code.files if code is not None else (),
         )
     )
@@ -792,9 +793,11 @@ def _directory(words: list[str | None]) -> str | None:
     return "" if operands[0] == "-" else operands[0]
 
 
-def _redirect_writes(node: Node) -> tuple[Touch, ...]:
-    """Write effects of ``node``'s own redirections that write (`>`, `>>`, `&>`, `>|`,
-    `<>`, `>&` to a file): "" for a target computed at run time."""
+def _redirect_effects(node: Node) -> tuple[Touch, ...]:
+    """Effects of ``node``'s own redirections to files: a write for those that write
+    (`>`, `>>`, `&>`, `>|`, `<>`, `>&` to a file), a read for those that read (`<`,
+    `<>`); "" for a target computed at run time. A here-string or here-document reads
+    no file."""
     touches = []
     for child in node.children:
         destination = child.child_by_field_name("destination") if child.type == "file_redirect" else None
@@ -802,9 +805,21 @@ def _redirect_writes(node: Node) -> tuple[Touch, ...]:
             continue
         operator = "".join(_text(c) for c in child.children if c != destination and c.type != "file_descriptor")
         target = _static_word(destination)
-        if ">" in operator and target not in ("-",):
+        if target == "-":
+            continue
+        if "<" in operator:
+            touches.append(Touch("read", target or ""))
+        if ">" in operator:
             touches.append(Touch("write", target or ""))
     return tuple(touches)
+
+
+def _files_run(shell: ShellInput | None, code: CodeSource | None, program_file: str) -> tuple[Touch, ...]:
+    """Reads of the files a shell, `source`, an interpreter or `make` runs (`bash x.sh`,
+    `. x`, `python3 x.py`), and of a program run by its path (`./x.sh`): they are read
+    to be run."""
+    files = (*(shell.files if shell else ()), *(code.files if code else ()), *([program_file] if program_file else ()))
+    return tuple(Touch("read", path) for path in files)
 
 
 def _redirect_targets(node: Node) -> tuple[str, ...]:

@@ -171,4 +171,4 @@ def test_permission_check_knows_plan_mode_and_the_agent_files(workspace: Path, c
     assert cli.main(["permission", "check", "bash", "ls", "--agent", "plan", "-C", str(workspace)]) == 0
     assert capsys.readouterr().out.startswith(f"deny  (part \"ls\": {PLAN_MODE})")
     assert cli.main(["permission", "check", "grep", ".env", "--agent", "reviewer", "-C", str(workspace)]) == 0
-    assert capsys.readouterr().out == 'deny  (agent reviewer rule "*.env")\n'
+    assert capsys.readouterr().out == 'deny  (agent reviewer rule "*.env")\n  read .env: deny (agent reviewer grep rule "*.env")\n'

@@ -1,9 +1,12 @@
 """Reading past a rule: with `view`, `grep` and `glob` denied on `secrets/*`, no spelling
-of the path and no second name made by bash (a symlink, a hard link) shows the file's
-text, under --yes too. The tools and bash run for real; the outputs show what was read."""
+of the path and no second name (a symlink, a hard link) shows the file's text, under
+--yes too. The agent's bash may not make such a name (it reads the file through it); one
+made by someone else is no way round either. The tools and bash run for real; the
+outputs show what was read."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -48,8 +51,10 @@ async def test_the_absolute_path_is_no_way_round(runtime, workspace):
         ("ln secrets/key.txt sub/hard", "sub/hard"),
     ],
 )
-async def test_a_second_name_made_by_bash_is_no_way_round(runtime, workspace, made, read):
-    assert "Exit code: 0" in await call(runtime, "bash", {"command": made})
+async def test_a_second_name_is_no_way_round(runtime, workspace, made, read):
+    output = await call(runtime, "bash", {"command": made})
+    assert output.startswith("ERROR: bash: read ") and 'view rule "secrets/*"' in output, output
+    outside_the_agent(workspace, made)
     output = await call(runtime, "view", {"filePath": read})
     assert output.startswith("ERROR: view ") and SECRET not in output, output
     assert "secrets/key.txt" in output
@@ -57,8 +62,13 @@ async def test_a_second_name_made_by_bash_is_no_way_round(runtime, workspace, ma
     assert SECRET not in output, output
 
 
+def outside_the_agent(workspace: Path, command: str) -> None:
+    """Run ``command`` in the workspace as a person or a script would, not through the agent."""
+    subprocess.run(["bash", "-c", command], cwd=workspace, check=True, timeout=60)
+
+
 async def test_a_search_of_the_tree_leaves_out_every_name_of_a_denied_file(runtime, workspace):
-    await call(runtime, "bash", {"command": "ln secrets/key.txt hard && ln -s secrets/key.txt soft"})
+    outside_the_agent(workspace, "ln secrets/key.txt hard && ln -s secrets/key.txt soft")
     output = await call(runtime, "grep", {"pattern": "s3cr3t"})
     assert SECRET not in output and "hard" not in output, output
     output = await call(runtime, "glob", {"pattern": "*"})  # a symlink is a name of its own; a hard link is not
@@ -66,7 +76,7 @@ async def test_a_search_of_the_tree_leaves_out_every_name_of_a_denied_file(runti
 
 
 async def test_a_hard_link_message_names_the_rule(runtime, workspace):
-    await call(runtime, "bash", {"command": "ln secrets/key.txt hard"})
+    outside_the_agent(workspace, "ln secrets/key.txt hard")
     output = await call(runtime, "view", {"filePath": "hard"})
     assert output == (
         'ERROR: view hard: it is the same file as secrets/key.txt (a hard link), denied by global rule "secrets/*"'

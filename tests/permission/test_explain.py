@@ -78,7 +78,25 @@ OUTSIDE_CONFIG = make_config({"view": {"/var/*": "deny"}, "grep": "allow", "exte
     ],
 )
 def test_explain_answers_for_paths_outside_the_workspace_as_the_tools_do(tool, subject, line):
-    assert explain(OUTSIDE_CONFIG, ROOT, tool, subject) == line
+    assert explain(OUTSIDE_CONFIG, ROOT, tool, subject).splitlines()[0] == line
+
+
+READ_CONFIG = make_config({"view": {"secrets/*": "deny", "docs/*": "ask"}, "grep": {"*": "allow"}})
+
+
+@pytest.mark.parametrize(
+    ("tool", "subject", "lines"),
+    [
+        ("view", "secrets/k", ['deny  (global rule "secrets/*")', '  read secrets/k: deny (view rule "secrets/*")']),
+        # The view rules judge every tool's reads: grep's own allow does not lift their deny.
+        ("grep", "secrets/k", ['deny  (view rule "secrets/*")', '  read secrets/k: deny (view rule "secrets/*")']),
+        ("ls", "./docs/../secrets/k", ['deny  (view rule "secrets/*")', '  read secrets/k: deny (view rule "secrets/*")']),
+        ("glob", "docs/a", ['ask   (view rule "docs/*")', '  read docs/a: ask (view rule "docs/*")']),
+        ("grep", "src", ['allow (global rule "*")', '  read src: allow (grep rule "*")']),
+    ],
+)
+def test_a_read_is_judged_by_the_view_rules_whatever_tool_reads(tool, subject, lines):
+    assert explain(READ_CONFIG, ROOT, tool, subject).splitlines() == lines
 
 
 def test_explain_uses_the_named_agent_s_rules():

@@ -27,8 +27,9 @@ from app.tui.widgets.tool_render import ToolCallView
 from tests.llm.fake_openai import Text, ToolCall
 from tests.tui.conftest import palette_offers, wait_until
 
-ASK_VIEW = {"agents": {"explorer": {"permission": {"view": "ask"}}}, "lsp": {"python": {"disabled": True}}}
-"""The explorer asks before it reads, so a test can hold a child mid-run on the question."""
+ASK_VIEW = {"agents": {"explorer": {"permission": {"view": {"greet.py": "ask"}}}}, "lsp": {"python": {"disabled": True}}}
+"""The explorer asks before it reads greet.py, so a test can hold a child mid-run on the
+question (its grep of the whole tree asks nothing: only a deny leaves a file out)."""
 
 EXPLORE = [
     {"match": "^where", "steps": [
