@@ -84,3 +84,35 @@ def test_inheritance_reaches_every_level_below_and_only_denies_are_inherited():
     assert decide("app.py").action == "deny" and "agent workhorse rule" in decide("app.py").reason
     assert decide("README.md").action == "allow"
     assert service.evaluate("delete", "main.go", "explorer").action == "allow"  # no session, no ancestors
+
+
+@pytest.fixture
+def view_only_runtime(make_runtime, workspace: Path):
+    """The coder's rules deny only `view` on secrets/: the read group's key, inherited."""
+    (workspace / "secrets").mkdir()
+    (workspace / "secrets" / "key.txt").write_text("TOPSECRET-42\n")
+    (workspace / "readme.txt").write_text("public text\n")
+    config = {
+        "lsp": {"python": {"disabled": True}},
+        "agents": {
+            "coder": {"permission": {"view": {"secrets/*": "deny"}}},
+            "explorer": {"permission": {"view": "allow", "grep": "allow", "glob": "allow", "ls": "allow"}},
+        },
+    }
+    return make_runtime("headless-yes", config)
+
+
+async def test_a_view_deny_above_holds_for_every_reading_tool_of_the_explorer(view_only_runtime):
+    calls = await run_explorer(
+        view_only_runtime,
+        {"name": "grep", "arguments": {"pattern": "TOPSECRET|public"}},
+        {"name": "grep", "arguments": {"pattern": "TOPSECRET", "path": "secrets/key.txt"}},
+        {"name": "glob", "arguments": {"pattern": "secrets/*"}},
+        {"name": "ls", "arguments": {"path": "secrets"}},
+    )
+    outputs = [call.output for call in calls]  # in the order they finished
+    assert len(outputs) == 4 and all("TOPSECRET" not in output for output in outputs), outputs
+    [refusal] = [output for output in outputs if "denied by" in output]
+    assert 'agent coder view rule "secrets/*", inherited by explorer' in refusal
+    assert all("key.txt" not in output for output in outputs if output != refusal), outputs
+    assert any("readme.txt" in output for output in outputs), outputs
