@@ -23,7 +23,7 @@ from app.permission import Decision, PermissionService
 from app.permission.effects import GROUP_KEYS, OWN_CONFIG, protected_roots
 from app.permission.explain import check_agent
 from app.permission.rules import STRICTNESS, Action, AgentRules
-from app.tools.bash_files import HARMLESS_DEVICES, UNKNOWN_PATH, FileJudge
+from app.tools.bash_files import HARMLESS_DEVICES, UNKNOWN_PATH, FileJudge, where_it_runs
 from app.tools.bash_scripts import with_files_run
 from app.tools.shell_parse import ParsedCommand, SimpleCommand, parse_command
 from app.workspace import Workspace
@@ -211,7 +211,8 @@ class CommandJudge:
         """``path`` as the absolute subject `external_directory` rules match, or None
         when it is inside the workspace (symlinks followed) or a harmless device."""
         root = self.workspace.root.as_posix()
-        absolute = posixpath.normpath(posixpath.join(root, os.path.expanduser(path)))
+        path = where_it_runs(os.path.expanduser(path))
+        absolute = posixpath.normpath(posixpath.join(root, path))
         if absolute in HARMLESS_DEVICES or absolute.startswith("/dev/fd/"):
             return None
         try:

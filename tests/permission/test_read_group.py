@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from app.config import Config
+from app.tools.bash_judge import explain_command
 from tests.permission.attack import attack_config, call, opencode_tool, permission_check, plant
 
 SECRET = "s3cr3t-text"
@@ -97,6 +99,8 @@ async def test_a_patch_does_not_read_the_denied_file(runtime, workspace):
         "cat < secrets/key.txt",
         "cat 0<secrets/key.txt",
         "cd secrets && cat key.txt",
+        "cat /proc/self/cwd/secrets/key.txt",
+        "cd secrets; cat /proc/self/cwd/key.txt",
         "head -n 5 secrets/key.txt",
         "tail secrets/key.txt",
         "more secrets/key.txt",
@@ -183,3 +187,12 @@ def test_permission_check_prints_the_read_and_its_rule(runtime, workspace):
     assert f"  read secrets/key.txt: deny ({DENIED})" in lines
     lines = permission_check(workspace, "grep", "secrets/k").splitlines()
     assert lines == [f"deny  ({DENIED})", f"  read secrets/k: deny ({DENIED})"]
+
+
+def test_proc_self_cwd_is_where_the_command_runs(workspace):
+    """The judge's own process may run elsewhere (`opencode -C DIR`): `/proc/self/cwd` is
+    judged as the folder the command runs in, for a delete as for a read."""
+    plant(workspace, {"main.go": "package main\n"})
+    config = Config.model_validate(attack_config({"delete": {"*.go": "deny"}, "bash": {"*": "allow"}}))
+    first = explain_command(config, workspace, "rm /proc/self/cwd/main.go", "coder").splitlines()[0]
+    assert first == 'deny  (delete main.go: delete rule "*.go")'
