@@ -91,6 +91,8 @@ class FileJudge:
             unknown = UNKNOWN_PATH if not reads or self.denying is None or key in self.denying else _UNKNOWN_READ
             yield Judgement(Effect(touch.kind, f"(a path in {_short(text)})"), unknown, key)
             return
+        if touch.named and self.ruled is not None and key not in self.ruled:
+            return  # no `view` rule: a program's operand asks nothing
         if reads and self.ruled is not None and key not in self.ruled:
             # No `view` rule: only a read outside the workspace is judged (external_directory).
             if not os.path.expanduser(touch.path).startswith(("/", "..")) and ".." not in touch.path:
@@ -103,6 +105,8 @@ class FileJudge:
                 return
             if subject in HARMLESS_DEVICES or subject.startswith("/dev/fd/"):
                 continue
+            if touch.named and (subject.startswith("/") or not os.path.isfile(absolute)):
+                continue  # a word that names no file in the workspace reads none there
             if subject.startswith("/"):  # outside: the reading tools' external_directory rules
                 if not reads and protected_anchor(subject, self.protected) is not None:  # the global config
                     yield judge(self.evaluate, key, Effect(touch.kind, subject, subject), self.protected)

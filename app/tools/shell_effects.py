@@ -42,6 +42,9 @@ class Touch:
     `git clean -x`)."""
     suffixes: tuple[str, ...] = ()
     """For a tree: only the files ending so change (a formatter's `.py` files)."""
+    named: bool = False
+    """A read only if it names a file there is: an operand of a program that may or may
+    not read it (shell_parse)."""
 
 
 # Options that take a value (the next word), per program: the value is not an operand.

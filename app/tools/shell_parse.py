@@ -37,6 +37,7 @@ from app.tools.command_effects import read_program
 from app.tools.program_code import CodeSource, code_source
 from app.tools.shell_effects import Touch, ansi_c_text, brace_expanded, find_targets, program_name
 from app.tools.shell_input import STDIN_FILES, ShellInput, echoed_text, shell_input
+from app.tools.shell_reads import known
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -138,6 +139,18 @@ _FILE_COMMANDS = frozenset(
      "du", "tac", "nl", "od", "xxd", "hexdump", "strings", "base64", "md5sum", "sha1sum", "sha256sum",
      "tar", "zip", "unzip", "gzip", "gunzip", "xz", "unxz", "bzip2", "rsync", "shred", "unlink",
      "readlink", "realpath", "vi", "vim", "nano"}
+)
+# Programs and builtins whose operands are names, modes, signals or text, not files whose
+# content they show: not judged as reads (_named_files). The file changes among them are
+# write or delete effects (shell_effects).
+_NOT_READING = frozenset(
+    """echo printf ls dir vdir stat touch chmod chown chgrp chattr lsattr setfacl getfacl mkdir rmdir rm unlink
+    shred srm trash trash-put test [ [[ cd pushd popd dirs basename dirname realpath readlink true false kill
+    pkill killall sleep which type hash whereis du df find locate mkfifo mknod truncate export declare typeset
+    local readonly unset alias unalias set shopt trap wait jobs fg bg disown exit return break continue shift
+    let read mapfile readarray getopts umask ulimit history help logout source . eval exec mktemp tee yes seq
+    date cal id whoami groups uname hostname pwd env printenv tput clear reset stty tty nproc free uptime ps
+    top pgrep rename prename gio touch sync fc builtin enable compgen complete""".split()
 )
 # Builtins that change the working directory of the rest of the command.
 _DIRECTORY_CHANGES = frozenset({"cd", "pushd", "popd"})
@@ -290,6 +303,9 @@ def _collect(node: Node, found: _Found) -> None:
         return
     if node.type == "heredoc_redirect":
         _heredoc_backquotes(node, found)
+    if node.type == "command_substitution" and any(child.type == "file_redirect" for child in node.children):
+        # `$(< file)`: bash reads the file itself, no command runs
+        parts.append(SimpleCommand(_text(node), paths=_redirect_targets(node), touches=_redirect_effects(node)))
     name = node.child_by_field_name("name") if node.type == "command" else None
     if name is not None and _text(name) in _KEYWORDS:
         found.opaque = True  # `! { a; }` is read as a command named "{": the grammar went wrong
@@ -340,7 +356,7 @@ def _add_simple(whole: Node, command: Node, found: _Found) -> None:
             _file_operands(values) + _redirect_targets(whole),
             _directory(values),
             "" if normal == text else normal,
-            runs.touches + _redirect_effects(whole) + _files_run(shell, code, program_file),
+            runs.touches + _redirect_effects(whole) + _files_run(shell, code, program_file) + _named_files(values),
             bool(values) and values[0] is not None and (
                 _named_elsewhere(values[0]) or path_changed  # `./git`, or a PATH the command changed: `PATH=. git`
             ),
@@ -812,6 +828,22 @@ def _redirect_effects(node: Node) -> tuple[Touch, ...]:
         if ">" in operator:
             touches.append(Touch("write", target or ""))
     return tuple(touches)
+
+
+def _named_files(values: list[str | None]) -> tuple[Touch, ...]:
+    """The operands of a program not known to read them or not to (shell_reads knows
+    `cat`, `grep`, ...; _NOT_READING lists those that only name, list, move or change
+    the modes of files; a wrapper's program is a part of its own): each that is a file,
+    and each option's `=FILE`, is judged as read, as the program may print it (`node
+    x.js`, `openssl enc -in x`, `cpp x`). A folder is judged by its own name only: a build or a linter given `.` is
+    not taken to read every file under it."""
+    if not values or values[0] is None:
+        return ()
+    program = program_name(values[0])
+    if program in WRAPPERS or program in _NOT_READING or known(program):
+        return ()
+    words = [word.partition("=")[2] if word.startswith("-") else word for word in values[1:] if word]
+    return tuple(Touch("read", word, named=True) for word in words if word)  # `--input=FILE` too
 
 
 def _files_run(shell: ShellInput | None, code: CodeSource | None, program_file: str) -> tuple[Touch, ...]:

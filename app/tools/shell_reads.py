@@ -79,6 +79,7 @@ _VALUE_OPTIONS: dict[str, frozenset[str]] = {
         "unzip": "-d -x",
         "scp": "-P -i -o -F -l -c -S -J",
         "curl": "-o -H -A -e -u -X -w --output --header --user-agent --referer --user --request --write-out",
+        "xargs": "-a -I -d -E -L -n -P -s --arg-file --delimiter --eof --max-lines --max-args --max-procs",
     }.items()
     for name in names.split()
 }
@@ -100,6 +101,12 @@ _FILE_OPTIONS: dict[str, frozenset[str]] = {
 }
 # Programs that copy, move, link or pack their sources (the last operand, or `-t DIR`, is where).
 _COPIERS = frozenset({"cp", "mv", "install", "ln", "rsync", "scp"})
+_KNOWN = _READERS | _PATTERN_FIRST | _COPIERS | {"tar", "zip", "dd", "curl", "wget", "git", "xargs"}
+
+
+def known(program: str) -> bool:
+    """Whether ``reads`` knows what ``program`` reads (the others are in shell_parse's hands)."""
+    return program in _KNOWN
 
 
 def reads(program: str, rest: list[str | None]) -> list[Read]:
@@ -109,6 +116,9 @@ def reads(program: str, rest: list[str | None]) -> list[Read]:
         return [(word[3:], False) for word in rest if word is not None and word.startswith("if=")]
     if program == "curl" or program == "wget":
         return _uploads(rest)
+    if program == "xargs":  # `xargs -a FILE`: the names (or any text) it hands on come from FILE
+        _, values, _ = _split(program, rest)
+        return [(value, False) for option, value in values if option in ("-a", "--arg-file")]
     reader = program in _READERS or program in _PATTERN_FIRST or program in _COPIERS
     if not reader and program not in ("tar", "zip"):
         return []
