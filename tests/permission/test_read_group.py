@@ -6,6 +6,7 @@ in what came back."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from pathlib import Path
@@ -13,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from app.config import Config
+from app.permission.events import PermissionRequested
+from app.permission.request import PermissionReply
 from app.tools.bash_judge import explain_command
 from tests.permission.attack import attack_config, call, opencode_tool, permission_check, plant
 
@@ -207,3 +210,21 @@ def test_proc_self_cwd_is_where_the_command_runs(workspace):
     config = Config.model_validate(attack_config({"delete": {"*.go": "deny"}, "bash": {"*": "allow"}}))
     first = explain_command(config, workspace, "rm /proc/self/cwd/main.go", "coder").splitlines()[0]
     assert first == 'deny  (delete main.go: delete rule "*.go")'
+
+
+async def test_a_view_rule_s_question_for_the_session_holds_for_every_reading_tool(make_runtime, workspace):
+    """A `view` rule that asks asks as a `view` question, whichever tool reads; answered
+    for the session, grep, glob and view then read that file without a question."""
+    plant(workspace, {"docs/a.md": "hello docs\n"})
+    runtime = make_runtime("interactive", attack_config({"view": {"docs/*": "ask"}}))
+    questions = runtime.bus.subscribe(PermissionRequested)
+    ctx = runtime.context(runtime.store.sessions.create().id)
+    grep = asyncio.create_task(runtime.tools["grep"].call({"pattern": "hello", "path": "docs/a.md"}, ctx))
+    asked = await asyncio.wait_for(questions.get(), timeout=60)
+    assert isinstance(asked, PermissionRequested)
+    assert (asked.request.tool, asked.request.subject, asked.request.title) == ("view", "docs/a.md", "grep docs/a.md")
+    runtime.permissions.reply(asked.request_id, PermissionReply("allow_session"))
+    assert "hello docs" in (await asyncio.wait_for(grep, timeout=60)).output
+    for tool, arguments in [("view", {"filePath": "docs/a.md"}), ("grep", {"pattern": "docs", "path": "docs/a.md"})]:
+        assert "hello docs" in (await asyncio.wait_for(runtime.tools[tool].call(arguments, ctx), timeout=60)).output
+    assert questions.drain() == []
