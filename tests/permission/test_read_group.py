@@ -16,6 +16,7 @@ import pytest
 from app.config import Config
 from app.permission.events import PermissionRequested
 from app.permission.request import PermissionReply
+from app.runtime import Runtime
 from app.tools.bash_judge import explain_command
 from tests.permission.attack import attack_config, call, opencode_tool, permission_check, plant
 
@@ -38,16 +39,33 @@ def outside_the_agent(workspace: Path, command: str) -> None:
     subprocess.run(["bash", "-c", command], cwd=workspace, check=True, capture_output=True, timeout=60)
 
 
-@pytest.fixture
-def runtime(make_runtime, workspace: Path):
+def guarded(workspace: Path) -> None:
+    """The secret (committed, then changed), files no rule guards, a git repository, and
+    the rules in the workspace's config file (for the subprocesses)."""
     plant(workspace, {"secrets/key.txt": f"{SECRET}\n", "notes.txt": "notes\n", "src/app.py": "print('app')\n"})
     outside_the_agent(
         workspace,
         "git init -q . && git add -A && git -c user.email=t@t -c user.name=t commit -qm first"
         f" && echo {SECRET}-changed >> secrets/key.txt",
     )
-    (workspace / ".opencode.json").write_text(json.dumps(attack_config(RULES)))  # for the subprocesses
+    (workspace / ".opencode.json").write_text(json.dumps(attack_config(RULES)))
+
+
+@pytest.fixture
+def runtime(make_runtime, workspace: Path):
+    guarded(workspace)
     return make_runtime("headless-yes", attack_config(RULES))
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """One runtime for the bash spellings, each refused before it runs: nothing changes."""
+    workspace = tmp_path_factory.mktemp("reads") / "ws"
+    workspace.mkdir()
+    guarded(workspace)
+    runtime = Runtime.build(workspace, config=Config.model_validate(attack_config(RULES)), policy="headless-yes")
+    yield runtime
+    runtime.close()
 
 
 def refused(output: str, path: str = "secrets/key.txt") -> bool:
@@ -158,8 +176,8 @@ async def test_a_patch_does_not_read_the_denied_file(runtime, workspace):
         "git grep s3cr3t",
     ],
 )
-async def test_no_bash_spelling_reads_the_denied_file(runtime, workspace, command):
-    output = await call(runtime, "bash", {"command": command})
+async def test_no_bash_spelling_reads_the_denied_file(shared, command):
+    output = await call(shared, "bash", {"command": command})
     assert refused(output), output
     assert output.startswith("ERROR: bash: read secrets/key.txt is forbidden"), output
 
