@@ -1,6 +1,6 @@
 """How long the bash tool takes to judge a command before running it: parsing, every part
-against the rules, and the files it writes or deletes (a whole tree for `git reset
---hard` or `rm -r`). Judging runs before every command, so it must stay far below the
+against the rules, and the files it reads, writes or deletes (a whole tree for `git reset
+--hard`, `rm -r` or, with a `view` rule, `grep -r`). Judging runs before every command, so it must stay far below the
 cost of starting a shell (a few milliseconds).
 
 Run from the repository root: .venv/bin/python bench/bench_bash_judge.py
@@ -54,6 +54,10 @@ def main() -> None:
             print(f"{name} ({command!r}): {judge_time(judge, command, 200):.2f} ms")
         tree = judge_time(judge, "git reset --hard", 10)
         print(f"a whole-tree effect ('git reset --hard' over {TREE_FILES:,} files): {tree:.1f} ms")
+        reading = Config.model_validate({"permission": {"rules": {**RULES, "view": {"secrets/*": "deny"}}}})
+        judge = CommandJudge(PermissionService(reading, Bus()), Workspace(root), "coder", [])
+        tree = judge_time(judge, "grep -r x .", 10)
+        print(f"a whole-tree read with a view rule ('grep -r x .' over {TREE_FILES:,} files): {tree:.1f} ms")
         print(f"for scale, starting the shell that runs a command (bash -c true): {shell_time():.2f} ms")
 
 

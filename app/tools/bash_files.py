@@ -41,13 +41,13 @@ HARMLESS_DEVICES = frozenset(
 )
 _GLOB_MAGIC = re.compile(r"[*?[]")
 _OWN_FOLDER = re.compile(r"^/proc/(?:self|thread-self)/cwd(?=/|$)")
+_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
 
 
 def where_it_runs(path: str) -> str:
     """``path`` with `/proc/self/cwd` read as the folder the command runs in (`.`): that is
     where it leads for the command, not where it leads for the judge's own process."""
     return _OWN_FOLDER.sub(".", path)
-_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
 
 
 @dataclass(frozen=True)

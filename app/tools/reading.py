@@ -1,9 +1,10 @@
 """What the read-only tools (view, ls, glob, grep) share: turning the model's path into a
 checked target, the permission filter on what they show, and the cut of long lines.
 
-A path inside the workspace needs the tool's own permission (allowed by default). A path
-outside also needs `external_directory` (asked by default), checked first, so nothing
-outside is even probed before the user agreed.
+A path inside the workspace needs the tool's own permission (allowed by default) and the
+`view` key's, which judges every read whatever tool makes it (app.permission.effects). A
+path outside also needs `external_directory` (asked by default), checked first, so
+nothing outside is even probed before the user agreed.
 """
 
 from __future__ import annotations
@@ -123,7 +124,7 @@ def refuse_denied_reads(ctx: ToolContext, tool: str, subjects: list[str]) -> Non
     found") and its diff would show the file to the model. ``subjects`` are
     workspace-relative. Judged by the `view` rules alone: the tool's own rules are about
     what it changes."""
-    judged = read_judge(ctx, GROUP_KEYS["read"])
+    judged = read_judge(ctx, GROUP_KEYS["read"], "deny")
     if judged is None:
         return
     for subject in subjects:
@@ -177,7 +178,7 @@ def allowed_by_rules(ctx: ToolContext, tool: str, target: ReadTarget) -> Callabl
     workspace does not show the `.env` that `"*.env": "deny"` guards. A search of a folder
     outside that holds the workspace (`grep x ..`) judges the files of the workspace by
     their workspace-relative names, as a search inside does."""
-    judged = read_judge(ctx, tool)
+    judged = read_judge(ctx, tool, "deny")
     if judged is None:  # the common case: skip evaluating every path found
         return lambda _shown: True
     workspace_root = ctx.workspace.root.as_posix().rstrip("/")
@@ -210,12 +211,13 @@ ReadJudge = Callable[[str, str], Judgement]
 """(subject, absolute) -> the judgement of reading it (app.permission.effects)."""
 
 
-def read_judge(ctx: ToolContext, tool: str) -> ReadJudge | None:
+def read_judge(ctx: ToolContext, tool: str, *actions: str) -> ReadJudge | None:
     """How a read by ``tool`` is judged: with the tool's own key and the `view` key,
     which covers every read (the stricter wins, a deny of either refuses). None when
-    neither key holds any rule in the agent's, its ancestors' (a sub-agent inherits
-    their denies) or the global rules, nor does `*`: then the tool's own check is all."""
-    ruled = ctx.permissions.keys_with(ctx.agent, ctx.session_id)
+    neither key holds a rule (one of ``actions``, when given) in the agent's, its
+    ancestors' (a sub-agent inherits their denies) or the global rules, nor does `*`:
+    then the tool's own check is all."""
+    ruled = ctx.permissions.keys_with(ctx.agent, ctx.session_id, *actions)
     if ruled is not None and tool not in ruled and GROUP_KEYS["read"] not in ruled:
         return None
     evaluate = ctx.permissions.evaluator(ctx.agent, session_id=ctx.session_id)
