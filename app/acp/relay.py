@@ -257,7 +257,7 @@ class TurnRelay:
             reply = unanswered(error)
         if reply.allowed and call is not None:
             await self._channel.update(self._session_id, update_tool_call(call_id, status="in_progress"))
-        self._runtime.permissions.reply(event.request_id, reply)
+        self._runtime.permissions.reply(event.request_id, reply, session_id=self._session_id)
 
     def _call_asking(self, request: PermissionRequest) -> str | None:
         """The relayed id of the open call that asked, among its session's calls. A

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 from typing import Literal
 
+from app.permission.effects import Effect
 from app.records import Record, field
 
 PreviewKind = Literal["diff", "command", "files", "text"]
 ReplyDecision = Literal["allow_once", "allow_session", "deny", "deny_session"]
+GrantKey = tuple[str, str, str, str]
+"""(tool, scope, effect kind, target): one thing an answer for the session answers. The
+scope is the subject for a request whose effects hold only together, else ""; the kind is
+"" for a request without effects, whose target is its subject."""
 
 
 class PermissionPreview(Record):
@@ -25,7 +30,13 @@ class PermissionRequest(Record):
     POSIX path, or the bash command); `absolute` is the absolute path for path tools;
     `task` is the description of the task a sub-agent runs (None for a primary agent),
     so the question can say which sub-agent asks and for what; `person_only` is why only a
-    person may approve it (set on a question asked although rules or --yes would allow it)."""
+    person may approve it (set on a question asked although rules or --yes would allow it).
+
+    `effects` are every effect the question covers (each file the call writes or deletes;
+    for bash, each part it runs and each file it reaches): an answer for the session
+    answers each of them, and a later call only when every one of its effects was answered.
+    Empty: the call is its subject. `whole`: the effects hold only together (a command's parts
+    run in its order, after its `cd`s), so an answer holds for the same subject alone."""
 
     session_id: str
     tool: str
@@ -36,6 +47,15 @@ class PermissionRequest(Record):
     absolute: str | None = None
     task: str | None = None
     person_only: str | None = None
+    effects: tuple[Effect, ...] = ()
+    whole: bool = False
+
+    def grants(self) -> tuple[GrantKey, ...]:
+        """What an answer for the session to this question answers, one key per effect."""
+        scope = self.subject if self.whole else ""
+        if not self.effects:
+            return ((self.tool, scope, "", self.subject),)
+        return tuple(dict.fromkeys((self.tool, scope, effect.kind, effect.target) for effect in self.effects))
 
 
 class PermissionReply(Record):

@@ -173,7 +173,9 @@ async def authorize(ctx: ToolContext, command: str, title: str) -> None:
     """Refuse what the judge denies; run unasked what it allows; otherwise ask once about
     the whole command: a rule allowing the whole string (`git *` matches
     `git log; rm -rf src`) must not skip the question. A command whose program cannot be
-    known, where a deny could apply, is asked of a person: --yes does not answer it."""
+    known, where a deny could apply, is asked of a person: --yes does not answer it.
+    An answer for the session holds for this same command reaching no more than it did
+    (its parts depend on each other: never for a part alone, or one after another `cd`)."""
     judge = CommandJudge(
         ctx.permissions, ctx.workspace, ctx.agent, ctx.config.tools.bash.banned_commands, ctx.session_id,
         protected_roots(ctx.config.data.directory, ctx.workspace.root.as_posix()),
@@ -192,6 +194,8 @@ async def authorize(ctx: ToolContext, command: str, title: str) -> None:
         PermissionPreview(kind="command", text=command),
         ask_anyway=True,
         person_only=judge.person_only(verdict),
+        effects=verdict.effects,
+        whole=True,
     )
 
 

@@ -15,7 +15,13 @@ from app.config import Config
 from app.llm.agent import AgentLoop
 from app.llm.events import ToolCallFinished
 from app.llm.scripted import Script, ScriptedProvider
-from app.permission import PermissionPreview, PermissionReply, PermissionRequested, PermissionService
+from app.permission import (
+    PermissionPreview,
+    PermissionReply,
+    PermissionRequest,
+    PermissionRequested,
+    PermissionService,
+)
 from app.permission.effects import Effect
 
 MODEL = "scripted/test"
@@ -94,10 +100,15 @@ async def test_an_answer_for_the_session_is_kept_for_the_whole_conversation():
     service.reply(event.request_id, PermissionReply("allow_session"))
     await asyncio.wait_for(check, BOUND)
 
+    def make_test(session: str) -> PermissionRequest:
+        return PermissionRequest(session, "bash", "make test", "workhorse", "make", PermissionPreview("command"))
+
     for session in ("parent", "child", "grandchild", "sibling"):
-        decision = service.evaluate("bash", "make test", "workhorse", session_id=session)
-        assert (decision.action, decision.level) == ("allow", "session")
-    assert service.evaluate("bash", "make test", "workhorse", session_id="another").action == "ask"
+        reply = await asyncio.wait_for(service.request(make_test(session)), BOUND)
+        assert reply.allowed and reply.message == "allowed by the user, for this session"
+    another = asyncio.create_task(service.request(make_test("another")))
+    assert (await asyncio.wait_for(asked.get(), BOUND)).request.session_id == "another"
+    another.cancel()
 
 
 # -- plan mode ------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The permission question, one at a time, keyboard only.
 
-a allow once · s allow for this session (this tool on this subject: the dialog says
-which, and that anything else still asks) · d deny · D deny with a message to the model
+a allow once · s allow for this session (what this call does, to the paths it shows:
+the dialog says which, and that anything else still asks) · d deny · D deny with a message to the model
 (an input appears; enter sends) · enter presses the focused button · escape denies ·
 h hides the question to read the chat behind it (h or escape brings it back) ·
 up/down and page keys scroll a long preview.
@@ -60,11 +60,16 @@ def heading(request: PermissionRequest) -> Content:
 
 def session_scope(request: PermissionRequest) -> str:
     """What "Allow for session" covers: the permission service remembers the answer for
-    this tool and this exact subject, in this session, for as long as the app runs."""
+    each effect the question covers (this tool writing or deleting each path it shows,
+    or this exact command), in this session, for as long as the app runs."""
+    paths = list(dict.fromkeys(effect.target for effect in request.effects))
     if request.tool == "bash":
         covered, others = "this exact command", "other commands"
     elif request.tool == "fetch":
         covered, others = "this exact URL", "other URLs"
+    elif paths and (paths != [request.subject] or request.tool == "patch"):  # patch also deletes and moves
+        shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+        covered, others = f"what this {request.tool} does to {shown}", "other paths and other changes"
     elif request.absolute is not None or request.preview.kind in ("diff", "files"):  # a path
         covered, others = f"{request.tool} on {request.subject}", "other files"
     else:
