@@ -11,9 +11,9 @@ from app.records import Record, field
 PreviewKind = Literal["diff", "command", "files", "text"]
 ReplyDecision = Literal["allow_once", "allow_session", "deny", "deny_session"]
 GrantKey = tuple[str, str, str, str]
-"""(tool, scope, effect kind, target): one thing an answer for the session answers. The
-scope is the subject for a request whose effects hold only together, else ""; the kind is
-"" for a request without effects, whose target is its subject."""
+"""(tool, scope, effect kind, target): one thing an answer for the session answers (the
+request's ``scope``; the kind "" for a request without effects, whose target is its
+subject)."""
 
 
 class PermissionPreview(Record):
@@ -35,8 +35,11 @@ class PermissionRequest(Record):
     `effects` are every effect the question covers (each file the call writes or deletes;
     for bash, each part it runs and each file it reaches): an answer for the session
     answers each of them, and a later call only when every one of its effects was answered.
-    Empty: the call is its subject. `whole`: the effects hold only together (a command's parts
-    run in its order, after its `cd`s), so an answer holds for the same subject alone."""
+    Empty: the call is its subject. `scope`: what a later call must share for an answer to
+    cover it, besides its effects: the command, for bash (its parts run in its order, after
+    its `cd`s, so an answer never holds for a part in another command); the tool that
+    reads, for a read outside the workspace (a listing allowed is not a search of every
+    file); the prompt, for a task; "" when each effect stands alone (the file tools)."""
 
     session_id: str
     tool: str
@@ -48,14 +51,13 @@ class PermissionRequest(Record):
     task: str | None = None
     person_only: str | None = None
     effects: tuple[Effect, ...] = ()
-    whole: bool = False
+    scope: str = ""
 
     def grants(self) -> tuple[GrantKey, ...]:
         """What an answer for the session to this question answers, one key per effect."""
-        scope = self.subject if self.whole else ""
         if not self.effects:
-            return ((self.tool, scope, "", self.subject),)
-        return tuple(dict.fromkeys((self.tool, scope, effect.kind, effect.target) for effect in self.effects))
+            return ((self.tool, self.scope, "", self.subject),)
+        return tuple(dict.fromkeys((self.tool, self.scope, e.kind, e.target) for e in self.effects))
 
 
 class PermissionReply(Record):

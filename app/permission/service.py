@@ -222,9 +222,10 @@ class PermissionService:
 
         ``ask_anyway``: the caller also evaluated other subjects (the files inside a folder)
         and one of them asks, so a rule allowing ``req.subject`` is not enough (earlier
-        answers for the session covering every effect still are). ``person_only``: why only a person may approve this (a
-        delete past tools.delete.maxFiles): it is asked whatever rules or earlier answers
-        allow, and headless runs refuse it, --yes included. A deny always refuses.
+        answers for the session covering every effect still are). ``person_only``: why
+        only a person may approve this (a delete past tools.delete.maxFiles): it is asked
+        whatever rules or earlier answers allow (an earlier refusal still refuses), and
+        headless runs refuse it, --yes included. A deny always refuses.
         ``make_preview``: makes ``req.preview`` once a person is to be asked. An allow with
         nobody asked is announced as PermissionGranted."""
         reply = await self._answer(req, ask_anyway, person_only, make_preview)
@@ -304,8 +305,8 @@ class PermissionService:
         return True
 
     def answered_for_session(self, session_id: str, tool: str, effect: Effect) -> Action | None:
-        """The answer given for the session to ``tool`` having ``effect`` (on its own, not
-        within a whole command), or None."""
+        """The answer given for the session to ``tool`` having ``effect`` on its own (in no
+        scope, as the file tools ask), or None."""
         answers = self._session_answers.get(self.conversation(session_id), {})
         return answers.get((tool, "", effect.kind, effect.target))
 
@@ -380,12 +381,12 @@ class PermissionService:
         ask_anyway: bool = False,
         person_only: str | None = None,
         effects: Sequence[Effect] = (),
-        whole: bool = False,
+        scope: str = "",
     ) -> None:
         """`request` for tools: returns when allowed, raises `PermissionDeniedError` otherwise.
         ``preview`` may be the function that makes it, called only when a person is asked:
         the diff of a big patch that rules or --yes approve is then not made for nobody.
-        ``effects`` and ``whole``: what the question covers (``PermissionRequest``)."""
+        ``effects`` and ``scope``: what the question covers (``PermissionRequest``)."""
         made = preview if isinstance(preview, PermissionPreview) else None
         req = PermissionRequest(
             session_id,
@@ -397,7 +398,7 @@ class PermissionService:
             absolute,
             self._tasks.get(session_id),
             effects=tuple(effects),
-            whole=whole,
+            scope=scope,
         )
         reply = await self.request(
             req,

@@ -195,7 +195,7 @@ async def authorize(ctx: ToolContext, command: str, title: str) -> None:
         ask_anyway=True,
         person_only=judge.person_only(verdict),
         effects=verdict.effects,
-        whole=True,
+        scope=command,
     )
 
 

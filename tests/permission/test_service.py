@@ -244,6 +244,17 @@ async def test_an_answer_for_the_session_answers_waiting_calls_it_covers_and_no_
         task.cancel()
 
 
+async def test_allow_once_answers_its_own_question_and_leaves_a_waiting_twin_waiting(bus):
+    perms = service(bus, rules={})
+    sub = bus.subscribe(PermissionRequested)
+    first, first_id = await asked(sub, patching("write a.txt"), perms)
+    twin, twin_id = await asked(sub, patching("write a.txt"), perms)
+    perms.reply(first_id, PermissionReply("allow_once"))
+    assert (await answered(first)).allowed
+    assert [event.request_id for event in perms.pending()] == [twin_id]
+    twin.cancel()
+
+
 async def test_a_denial_for_the_session_refuses_what_it_covers_and_asks_about_more(bus):
     perms = service(bus, rules={})
     sub = bus.subscribe(PermissionRequested)

@@ -268,3 +268,24 @@ async def test_a_script_allowed_for_the_session_asks_again_once_it_runs_somethin
     with pytest.raises(PermissionDeniedError):
         await BashTool().call({"command": "bash x.sh"}, ctx)
     assert len(answers.requests) == 2 and (workspace / "keep").read_text() == "keep\n"
+
+
+async def test_a_listing_outside_allowed_for_the_session_is_not_a_search_of_every_file_in_it(
+    make_runtime, tmp_path: Path, permission_answers
+):
+    """`ls /outside` allowed for the session (external_directory): the same listing runs
+    again unasked, but `grep` over that folder reads each file's text, and asks."""
+    from app.tools.grep import GrepTool
+    from app.tools.ls import LsTool
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("token=42\n")
+    runtime, ctx = interactive(make_runtime)
+    answers = permission_answers(runtime, SESSION, DENY)
+    await LsTool().call({"path": str(outside)}, ctx)
+    await LsTool().call({"path": str(outside)}, ctx)
+    assert len(answers.requests) == 1
+    with pytest.raises(PermissionDeniedError):
+        await GrepTool().call({"pattern": "token", "path": str(outside)}, ctx)
+    assert [request.scope for request in answers.requests] == ["ls", "grep"]

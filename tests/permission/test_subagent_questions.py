@@ -160,3 +160,26 @@ async def test_plan_mode_in_a_turn_refuses_the_edit_and_leaves_the_file(make_run
     [refused] = [event for event in finished.drain() if event.tool == "edit"]
     assert refused.error and PLAN_MODE in refused.output
     assert (workspace / "a.txt").read_text() == "one\n"
+
+
+async def test_allowing_a_task_for_the_session_holds_for_that_prompt_only(make_runtime, permission_answers):
+    """With task on ask, the question shows the prompt: allowed for the session, the same
+    sub-agent with the same prompt starts unasked, with another prompt it asks."""
+    runtime = make_runtime("interactive", {"permission": {"rules": {"task": "ask"}}})
+    answers = permission_answers(runtime, PermissionReply("allow_session"), PermissionReply("deny"))
+
+    def task(prompt: str) -> dict:
+        return {"toolCalls": [{"name": "task", "arguments": {"description": "look", "prompt": prompt}}]}
+
+    loop = loop_with(runtime, [
+        {"match": "^PARENT", "steps": [
+            task("CHILD: list the files"), task("CHILD: list the files"), task("CHILD: read ~/.ssh"), {"text": "done"},
+        ]},
+        {"match": "^CHILD", "steps": [{"text": "child done"}]},
+    ])  # fmt: skip
+    parent = runtime.store.sessions.create(title="p").id
+
+    await loop.run(parent, "PARENT: go", model=MODEL)
+
+    assert [request.preview.text for request in answers.requests] == ["CHILD: list the files", "CHILD: read ~/.ssh"]
+    assert len(runtime.store.sessions.children(parent)) == 2

@@ -67,6 +67,8 @@ def session_scope(request: PermissionRequest) -> str:
         covered, others = "this exact command", "other commands"
     elif request.tool == "fetch":
         covered, others = "this exact URL", "other URLs"
+    elif request.tool == "external_directory" and request.scope:  # a reading tool's path outside
+        covered, others = f"{request.scope} reading {request.subject}", "other paths and other tools"
     elif paths and (paths != [request.subject] or request.tool == "patch"):  # patch also deletes and moves
         shown = ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
         covered, others = f"what this {request.tool} does to {shown}", "other paths and other changes"
