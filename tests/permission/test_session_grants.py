@@ -289,3 +289,20 @@ async def test_a_listing_outside_allowed_for_the_session_is_not_a_search_of_ever
     with pytest.raises(PermissionDeniedError):
         await GrepTool().call({"pattern": "token", "path": str(outside)}, ctx)
     assert [request.scope for request in answers.requests] == ["ls", "grep"]
+
+
+async def test_a_program_allowed_for_the_session_by_its_path_asks_again_once_it_is_another(
+    make_runtime, workspace: Path, permission_answers
+):
+    """`./x keep` was answered with x a link to echo; x now links to rm: the same text runs
+    another program, which the question did not show."""
+    (workspace / "keep").write_text("keep\n")
+    (workspace / "x").symlink_to("/bin/echo")
+    runtime, ctx = interactive(make_runtime)
+    answers = permission_answers(runtime, SESSION, DENY)
+    await BashTool().call({"command": "./x keep"}, ctx)
+    (workspace / "x").unlink()
+    (workspace / "x").symlink_to("/bin/rm")
+    with pytest.raises(PermissionDeniedError):
+        await BashTool().call({"command": "./x keep"}, ctx)
+    assert len(answers.requests) == 2 and (workspace / "keep").read_text() == "keep\n"

@@ -353,3 +353,24 @@ async def test_allow_for_session_on_a_two_file_patch_says_which_files_and_holds_
         with pytest.raises(PermissionDeniedError):
             await answer_of(third)
     assert (runtime.root / "b.txt").read_text() == "b2\n" and not (runtime.root / "c.txt").exists()
+
+
+def test_the_session_line_names_what_an_answer_for_the_session_covers():
+    from app.permission.effects import Effect
+    from app.tui.screens.permission_screen import session_scope
+
+    rm = PermissionRequest(
+        "s1", "bash", "rm *.txt", "coder", "Run", PermissionPreview("command", "rm *.txt"),
+        effects=(Effect("execute", "rm *.txt"), Effect("delete", "a.txt"), Effect("delete", "b.txt")), scope="rm *.txt",
+    )  # fmt: skip
+    assert session_scope(rm).startswith("Allow for session: this exact command (with what it does to a.txt, b.txt)")
+    many = PermissionRequest(
+        "s1", "delete", "tmp", "coder", "Delete tmp/", PermissionPreview("files"),
+        effects=tuple(Effect("delete", f"tmp/{n}") for n in "abcde"),
+    )  # fmt: skip
+    assert "what this delete does to tmp/a, tmp/b, tmp/c and 2 more is not asked again" in session_scope(many)
+    listing = PermissionRequest(
+        "s1", "external_directory", "/srv/data", "coder", "ls outside", PermissionPreview("text"), "/srv/data", scope="ls"
+    )
+    assert "ls reading /srv/data is not asked again" in session_scope(listing)
+    assert session_scope(listing).endswith("other paths and other tools still ask.")
