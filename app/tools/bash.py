@@ -26,7 +26,7 @@ from app.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionPreview
 from app.permission.effects import protected_roots
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
-from app.tools.bash_judge import CommandJudge, one_line
+from app.tools.bash_judge import CommandJudge, Verdict, one_line
 from app.tools.descriptions import tool_description
 
 MAX_OUTPUT_CHARS = 30_000
@@ -197,6 +197,23 @@ async def authorize(ctx: ToolContext, command: str, title: str) -> None:
         effects=verdict.effects,
         scope=command,
     )
+    if ctx.permissions.policy == "interactive":
+        _refuse_changed_while_asked(judge.verdict(command), verdict)
+
+
+def _refuse_changed_while_asked(now: Verdict, asked: Verdict) -> None:
+    """While a person read the question, the scripts the command runs, the programs its
+    paths lead to and the files its globs match may have changed (another call, another
+    process, an editor): what it does now must still be what the question covered, and
+    nothing a rule denies."""
+    if now.refusal is not None:
+        raise PermissionDeniedError(f"{now.refusal} (it changed while the question was open)")
+    new = [effect for effect in now.effects if effect not in asked.effects]
+    if new:
+        raise PermissionDeniedError(
+            f"bash: what the command does changed while the question was open ({new[0]} was not in it), "
+            "so nothing was run: call it again to be asked about what it does now"
+        )
 
 
 def check_command(command: str) -> None:

@@ -306,3 +306,34 @@ async def test_a_program_allowed_for_the_session_by_its_path_asks_again_once_it_
     with pytest.raises(PermissionDeniedError):
         await BashTool().call({"command": "./x keep"}, ctx)
     assert len(answers.requests) == 2 and (workspace / "keep").read_text() == "keep\n"
+
+
+async def test_a_script_changed_while_its_question_is_open_is_not_run(make_runtime, workspace: Path):
+    """The question about `bash x.sh` was asked while x.sh echoed; before the person
+    answers, x.sh is rewritten to `rm keep`, which a rule denies: the approval covers what
+    was asked, so nothing runs."""
+    (workspace / "x.sh").write_text("echo hello\n")
+    (workspace / "keep").write_text("keep\n")
+    runtime, ctx = interactive(make_runtime, {"bash": {"rm *": "deny"}})
+    asked = runtime.bus.subscribe(PermissionRequested)
+    call = asyncio.create_task(BashTool().call({"command": "bash x.sh"}, ctx))
+    event = await asyncio.wait_for(asked.get(), BOUND)
+    (workspace / "x.sh").write_text("rm keep\n")
+    runtime.permissions.reply(event.request_id, PermissionReply("allow_once"))
+    with pytest.raises(PermissionDeniedError, match=r'forbid "rm keep".*changed while the question was open'):
+        await asyncio.wait_for(call, BOUND)
+    assert (workspace / "keep").read_text() == "keep\n"
+
+
+async def test_a_script_that_does_more_after_its_question_was_asked_is_not_run(make_runtime, workspace: Path):
+    (workspace / "x.sh").write_text("echo hello\n")
+    (workspace / "keep").write_text("keep\n")
+    runtime, ctx = interactive(make_runtime)
+    asked = runtime.bus.subscribe(PermissionRequested)
+    call = asyncio.create_task(BashTool().call({"command": "bash x.sh"}, ctx))
+    event = await asyncio.wait_for(asked.get(), BOUND)
+    (workspace / "x.sh").write_text("echo hello\nrm keep\n")
+    runtime.permissions.reply(event.request_id, PermissionReply("allow_session"))
+    with pytest.raises(PermissionDeniedError, match=r"changed while the question was open \(execute rm keep"):
+        await asyncio.wait_for(call, BOUND)
+    assert (workspace / "keep").read_text() == "keep\n"
