@@ -183,3 +183,32 @@ async def test_allowing_a_task_for_the_session_holds_for_that_prompt_only(make_r
 
     assert [request.preview.text for request in answers.requests] == ["CHILD: list the files", "CHILD: read ~/.ssh"]
     assert len(runtime.store.sessions.children(parent)) == 2
+
+
+async def test_a_sub_agents_answer_for_two_files_holds_for_each_in_its_parent_and_no_further(
+    make_runtime, workspace: Path, permission_answers
+):
+    """The workhorse's patch of a.txt and b.txt is allowed for the session: the coder's
+    later patch of b.txt alone is not asked, its patch of c.txt is, and a second
+    conversation is asked about b.txt again."""
+    runtime = make_runtime("interactive")
+    answers = permission_answers(runtime, PermissionReply("allow_session"), PermissionReply("deny"), PermissionReply("deny"))
+
+    def patch(body: str) -> dict:
+        return {"toolCalls": [{"name": "patch", "arguments": {"patch": f"*** Begin Patch\n{body}*** End Patch\n"}}]}
+
+    loop = loop_with(runtime, [
+        {"match": "^PARENT", "steps": [
+            {"toolCalls": [{"name": "task", "arguments": {"description": "add", "prompt": "CHILD: add", "subagent_type": "workhorse"}}]},
+            patch("*** Update File: b.txt\n@@\n-b\n+b2\n"),
+            patch("*** Add File: c.txt\n+c\n"),
+            {"text": "parent done"},
+        ]},
+        {"match": "^CHILD", "steps": [patch("*** Add File: a.txt\n+a\n*** Add File: b.txt\n+b\n"), {"text": "child done"}]},
+        {"match": "^OTHER", "steps": [patch("*** Update File: b.txt\n@@\n-b2\n+b3\n"), {"text": "other done"}]},
+    ])  # fmt: skip
+    await loop.run(runtime.store.sessions.create(title="p").id, "PARENT: go", model=MODEL)
+    await loop.run(runtime.store.sessions.create(title="o").id, "OTHER: go", model=MODEL)
+
+    assert [request.subject for request in answers.requests] == ["a.txt", "c.txt", "b.txt"]
+    assert (workspace / "b.txt").read_text() == "b2\n" and not (workspace / "c.txt").exists()
