@@ -208,7 +208,8 @@ def _refuse_changed_while_asked(now: Verdict, asked: Verdict) -> None:
     nothing a rule denies."""
     if now.refusal is not None:
         raise PermissionDeniedError(f"{now.refusal} (it changed while the question was open)")
-    new = [effect for effect in now.effects if effect not in asked.effects]
+    shown = set(asked.effects)
+    new = [effect for effect in now.effects if effect not in shown]
     if new:
         raise PermissionDeniedError(
             f"bash: what the command does changed while the question was open ({new[0]} was not in it), "
