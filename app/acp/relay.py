@@ -23,6 +23,7 @@ from acp.helpers import update_tool_call
 from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
+    ContentToolCallContent,
     Cost,
     TextContentBlock,
     ToolCallStart,
@@ -245,7 +246,7 @@ class TurnRelay:
             title=f"{request.agent} · {request.task}: {request.title}" if request.task else request.title,
             kind=tool_kind(call.tool, call.arguments) if call else tool_kind(request.tool, {}),
             status="pending",
-            content=[text_content(request.preview.text)] if request.preview.text else None,
+            content=[*([text_content(request.preview.text)] if request.preview.text else []), _covers(request)],
             raw_input=call.arguments if call else {"subject": request.subject},
         )
         try:
@@ -274,6 +275,12 @@ class TurnRelay:
 
     def _locations(self, call: ToolCallStarted) -> set[str]:
         return {location.path for location in tool_locations(self._runtime.root, call.arguments)}
+
+
+def _covers(request: PermissionRequest) -> ContentToolCallContent:
+    """The line saying what "Allow for this session" (allow_always) would cover."""
+    covered, others = request.session_covers()
+    return text_content(f"Allow for this session covers {covered}; {others} still ask.")
 
 
 def _with_progress(update: Any, line: str | None) -> Any:

@@ -53,11 +53,33 @@ class PermissionRequest(Record):
     effects: tuple[Effect, ...] = ()
     scope: str = ""
 
+    def session_covers(self) -> tuple[str, str]:
+        """(what an answer for the session covers, what still asks), in words for the
+        person answering: "what this patch does to a.txt, b.txt", "other paths and other
+        changes". Every front-end says it the same way."""
+        paths = list(dict.fromkeys(effect.target for effect in self.effects if effect.kind != "execute"))
+        if self.tool == "bash":
+            return "this exact command" + (f" (with what it does to {_listed(paths)})" if paths else ""), "other commands"
+        if self.tool == "fetch":
+            return "this exact URL", "other URLs"
+        if self.tool == "external_directory" and self.scope:  # a reading tool's path outside
+            return f"{self.scope} reading {self.subject}", "other paths and other tools"
+        if paths and (paths != [self.subject] or self.tool == "patch"):  # patch also deletes and moves
+            return f"what this {self.tool} does to {_listed(paths)}", "other paths and other changes"
+        if self.absolute is not None or self.preview.kind in ("diff", "files"):  # a path
+            return f"{self.tool} on {self.subject}", "other files"
+        return f"{self.tool} with these exact arguments", "other arguments"
+
     def grants(self) -> tuple[GrantKey, ...]:
         """What an answer for the session to this question answers, one key per effect."""
         if not self.effects:
             return ((self.tool, self.scope, "", self.subject),)
         return tuple(dict.fromkeys((self.tool, self.scope, e.kind, e.target) for e in self.effects))
+
+
+def _listed(paths: list[str]) -> str:
+    """The first three paths, and how many more."""
+    return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
 
 
 class PermissionReply(Record):

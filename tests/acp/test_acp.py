@@ -307,6 +307,10 @@ async def test_allow_always_on_a_patch_holds_for_each_file_and_an_option_not_off
 
         assert response.stop_reason == "end_turn"
         assert [r["toolCall"]["toolCallId"] for r in client.permission_requests] == ["p1", "p3", "p4"]
+        covers = client.permission_requests[0]["toolCall"]["content"][-1]["content"]["text"]
+        assert covers == (
+            "Allow for this session covers what this patch does to a.txt, b.txt; other paths and other changes still ask."
+        )
         statuses = {call_id: u["status"] for call_id, u in final_updates(client, sid).items()}
         assert statuses == {"p1": "completed", "p2": "completed", "p3": "failed", "p4": "failed"}
         assert (workspace / "b.txt").read_text() == "b2\n" and not (workspace / "c.txt").exists()

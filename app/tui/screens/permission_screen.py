@@ -59,29 +59,10 @@ def heading(request: PermissionRequest) -> Content:
 
 
 def session_scope(request: PermissionRequest) -> str:
-    """What "Allow for session" covers: the permission service remembers the answer for
-    each effect the question covers (this tool writing or deleting each path it shows,
-    or this exact command), in this session, for as long as the app runs."""
-    paths = list(dict.fromkeys(effect.target for effect in request.effects if effect.kind != "execute"))
-    if request.tool == "bash":
-        covered = "this exact command" + (f" (with what it does to {_listed(paths)})" if paths else "")
-        others = "other commands"
-    elif request.tool == "fetch":
-        covered, others = "this exact URL", "other URLs"
-    elif request.tool == "external_directory" and request.scope:  # a reading tool's path outside
-        covered, others = f"{request.scope} reading {request.subject}", "other paths and other tools"
-    elif paths and (paths != [request.subject] or request.tool == "patch"):  # patch also deletes and moves
-        covered, others = f"what this {request.tool} does to {_listed(paths)}", "other paths and other changes"
-    elif request.absolute is not None or request.preview.kind in ("diff", "files"):  # a path
-        covered, others = f"{request.tool} on {request.subject}", "other files"
-    else:
-        covered, others = f"{request.tool} with these exact arguments", "other arguments"
+    """What "Allow for session" covers (``PermissionRequest.session_covers``), in this
+    session, for as long as the app runs."""
+    covered, others = request.session_covers()
     return f"Allow for session: {covered} is not asked again in this session (until you quit); {others} still ask."
-
-
-def _listed(paths: list[str]) -> str:
-    """The first three paths, and how many more."""
-    return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
 
 
 class PermissionScreen(ModalScreen[PermissionReply | None]):
