@@ -23,6 +23,7 @@ from acp.helpers import update_tool_call
 from acp.schema import (
     AgentMessageChunk,
     AgentThoughtChunk,
+    ContentToolCallContent,
     Cost,
     TextContentBlock,
     ToolCallStart,
@@ -245,7 +246,7 @@ class TurnRelay:
             title=f"{request.agent} · {request.task}: {request.title}" if request.task else request.title,
             kind=tool_kind(call.tool, call.arguments) if call else tool_kind(request.tool, {}),
             status="pending",
-            content=[text_content(request.preview.text)] if request.preview.text else None,
+            content=[*([text_content(request.preview.text)] if request.preview.text else []), _covers(request)],
             raw_input=call.arguments if call else {"subject": request.subject},
         )
         try:
@@ -257,7 +258,7 @@ class TurnRelay:
             reply = unanswered(error)
         if reply.allowed and call is not None:
             await self._channel.update(self._session_id, update_tool_call(call_id, status="in_progress"))
-        self._runtime.permissions.reply(event.request_id, reply)
+        self._runtime.permissions.reply(event.request_id, reply, session_id=self._session_id)
 
     def _call_asking(self, request: PermissionRequest) -> str | None:
         """The relayed id of the open call that asked, among its session's calls. A
@@ -274,6 +275,12 @@ class TurnRelay:
 
     def _locations(self, call: ToolCallStarted) -> set[str]:
         return {location.path for location in tool_locations(self._runtime.root, call.arguments)}
+
+
+def _covers(request: PermissionRequest) -> ContentToolCallContent:
+    """The line saying what "Allow for this session" (allow_always) would cover."""
+    covered, others = request.session_covers()
+    return text_content(f"Allow for this session covers {covered}; {others} still ask.")
 
 
 def _with_progress(update: Any, line: str | None) -> Any:

@@ -1,6 +1,11 @@
 """The permission service: evaluates the configured rules, asks the user through the bus
 when a rule says "ask", and remembers the user's answers for the rest of the session.
 
+An answer "for this session" answers each effect the question covered (app.permission.
+request, ``PermissionRequest.grants``), and a later question only when every one of its
+effects was answered: a grant never covers an effect that was not in the question the user
+saw. The rules themselves (``evaluate``, ``judge``) know nothing of these answers.
+
 Core never knows who answers: an interactive front-end (TUI modal, ACP client) listens for
 `PermissionRequested` and calls `reply`; headless runs answer by policy without asking.
 """
@@ -17,7 +22,13 @@ from app.config import Config
 from app.errors import PermissionDeniedError
 from app.permission.effects import OWN_CONFIG, Effect, Evaluate, Judgement, judge_all
 from app.permission.events import ApprovalMissing, PermissionGranted, PermissionRequested, PermissionResolved
-from app.permission.request import PermissionPreview, PermissionReply, PermissionRequest
+from app.permission.request import (
+    GrantKey,
+    PermissionPreview,
+    PermissionReply,
+    PermissionRequest,
+    ReplyDecision,
+)
 from app.permission.rules import Action, AgentRules, Decision, Rules, evaluate_rules
 
 Policy = Literal["interactive", "headless", "headless-yes"]
@@ -26,6 +37,7 @@ _CANCELLED = PermissionReply("deny", "the turn was cancelled", automatic=True)
 _HEADLESS_DENIED = PermissionReply("deny", "needs approval: run with --yes to allow it", automatic=True)
 _HEADLESS_ALLOWED = PermissionReply("allow_once", "allowed by --yes", automatic=True)
 _SESSION_ACTIONS: dict[str, Action] = {"allow_session": "allow", "deny_session": "deny"}
+_DECISIONS = frozenset(get_args(ReplyDecision))
 _UNMADE_PREVIEW = PermissionPreview("text", "(made only when a person is asked)")
 """Stands in a request whose preview is made on asking; no front-end ever sees it."""
 
@@ -74,7 +86,7 @@ class PermissionService:
         self.policy = policy
         self._agents: Mapping[str, AgentRules] = agents or {}
         self._pending: dict[str, _Pending] = {}
-        self._session_answers: dict[str, dict[tuple[str, str], Action]] = {}
+        self._session_answers: dict[str, dict[GrantKey, Action]] = {}
         self._ancestors: dict[str, tuple[str, ...]] = {}
         self._parents: dict[str, str] = {}
         self._tasks: dict[str, str] = {}
@@ -111,14 +123,12 @@ class PermissionService:
         absolute: str | None = None,
         *,
         session_id: str | None = None,
-        remembered: bool = True,
     ) -> Decision:
-        """The rules' decision (with the denies a sub-agent's session inherits), except that
-        an "ask" the user already answered for this session (allow_session / deny_session on
-        this tool and subject) is answered again, unless ``remembered`` is False."""
-        return self.evaluator(agent, session_id=session_id, remembered=remembered)(tool, subject, absolute)
+        """The rules' decision, with the denies a sub-agent's session inherits. Answers given
+        for the session play no part: they answer questions (``request``), not rules."""
+        return self.evaluator(agent, session_id=session_id)(tool, subject, absolute)
 
-    def evaluator(self, agent: str, *, session_id: str | None = None, remembered: bool = True) -> Evaluate:
+    def evaluator(self, agent: str, *, session_id: str | None = None) -> Evaluate:
         """``evaluate`` for one agent and session as a function of (tool, subject, absolute),
         with what is the same for every subject (the agent's rules, whether it has locked
         rules, the agents above the session) looked up once: a folder delete judges each
@@ -136,10 +146,6 @@ class PermissionService:
             )
             if decision.action != "deny" and ancestors:
                 decision = self._inherited_deny(tool, subject, absolute, agent, ancestors) or decision
-            if decision.action == "ask" and session_id is not None and remembered:
-                answer = self._session_answers.get(self.conversation(session_id), {}).get((tool, subject))
-                if answer is not None:
-                    return Decision(answer, "the user, for this session", None, "session")
             return decision
 
         return evaluate
@@ -182,12 +188,11 @@ class PermissionService:
         *,
         session_id: str | None = None,
         protected: Sequence[str] = OWN_CONFIG,
-        remembered: bool = True,
     ) -> list[Judgement]:
         """Each effect's decision (app.permission.effects), with this session's inherited
-        denies and (``remembered``) its earlier answers."""
+        denies."""
 
-        evaluate = self.evaluator(agent, session_id=session_id, remembered=remembered)
+        evaluate = self.evaluator(agent, session_id=session_id)
         return judge_all(evaluate, tool, effects, protected, self.keys_with(agent, session_id, "deny"))
 
     def keys_with(self, agent: str, session_id: str | None, *actions: str) -> frozenset[str] | None:
@@ -216,10 +221,11 @@ class PermissionService:
         """Allow or deny by the rules; for "ask", answer by policy or wait for a front-end.
 
         ``ask_anyway``: the caller also evaluated other subjects (the files inside a folder)
-        and one of them asks, so a rule allowing ``req.subject`` is not enough (an earlier
-        session answer still is). ``person_only``: why only a person may approve this (a
-        delete past tools.delete.maxFiles): it is asked whatever rules or earlier answers
-        allow, and headless runs refuse it, --yes included. A deny always refuses.
+        and one of them asks, so a rule allowing ``req.subject`` is not enough (earlier
+        answers for the session covering every effect still are). ``person_only``: why
+        only a person may approve this (a delete past tools.delete.maxFiles): it is asked
+        whatever rules or earlier answers allow (an earlier refusal still refuses), and
+        headless runs refuse it, --yes included. A deny always refuses.
         ``make_preview``: makes ``req.preview`` once a person is to be asked. An allow with
         nobody asked is announced as PermissionGranted."""
         reply = await self._answer(req, ask_anyway, person_only, make_preview)
@@ -242,10 +248,14 @@ class PermissionService:
         decision = self.evaluate(req.tool, req.subject, req.agent, req.absolute, session_id=req.session_id)
         if decision.action == "deny":
             return _reply_for(decision)
+        if decision.action == "allow" and not ask_anyway and person_only is None:
+            return _reply_for(decision)
+        answer = self._answered(req)
+        # Only a person approves a person-only question, each time; a refusal still holds.
+        if answer == "deny" or (answer == "allow" and person_only is None):
+            return _reply_for(Decision(answer, "the user, for this session", None, "session"))
         if person_only is not None:
             req = req.replace(person_only=person_only)
-        elif decision.action == "allow" and not (ask_anyway and decision.level != "session"):
-            return _reply_for(decision)
         if self.policy != "interactive":
             return self.headless_reply(req, self.policy)
         return await self._ask(req, make_preview)
@@ -276,33 +286,58 @@ class PermissionService:
             if request_id in self._pending:
                 self._resolve(request_id, _CANCELLED)
 
-    def reply(self, request_id: str, reply: PermissionReply) -> bool:
+    def reply(self, request_id: str, reply: PermissionReply, *, session_id: str | None = None) -> bool:
         """A front-end's answer. Returns False when the request is no longer pending (already
-        answered elsewhere, or cancelled), which is a normal race between front-ends."""
+        answered elsewhere, or cancelled), which is a normal race between front-ends, and
+        when ``session_id`` (the session the answering front-end shows) is given and the
+        question is neither of it nor of a sub-agent's session below it: nobody answers
+        another conversation's question. An answer that is not one of the four choices
+        denies."""
         pending = self._pending.get(request_id)
-        if pending is None:
+        if pending is None or (session_id is not None and not self._within(pending.request.session_id, session_id)):
             return False
+        if reply.decision not in _DECISIONS:
+            reply = PermissionReply("deny", f"an answer that is not one of the choices: {reply.decision!r}", True)
         self._resolve(request_id, reply)
         session_action = _SESSION_ACTIONS.get(reply.decision)
         if session_action is not None:
             self._remember(pending.request, session_action)
         return True
 
+    def answered_for_session(self, session_id: str, tool: str, effect: Effect) -> Action | None:
+        """The answer given for the session to ``tool`` having ``effect`` on its own (in no
+        scope, as the file tools ask), or None."""
+        answers = self._session_answers.get(self.conversation(session_id), {})
+        return answers.get((tool, "", effect.kind, effect.target))
+
+    def _answered(self, req: PermissionRequest) -> Action | None:
+        """The session's answer to every effect of ``req``: deny when one of them was
+        denied, allow when all were allowed; None when one was never answered (a question
+        that covers more than any earlier one is asked)."""
+        answers = self._session_answers.get(self.conversation(req.session_id), {})
+        found = [answers.get(key) for key in req.grants()]
+        if None in found:
+            return None
+        return "deny" if "deny" in found else "allow"
+
     def _remember(self, req: PermissionRequest, action: Action) -> None:
-        """Keep a session answer for this tool and this exact subject, for the whole
-        conversation (its sub-agents' sessions too), and answer the same question if
-        parallel calls of the conversation are still waiting on it."""
+        """Keep a session answer for each effect of this question, for the whole
+        conversation (its sub-agents' sessions too), and answer the questions of the
+        conversation still waiting whose every effect it now answers (parallel calls of
+        the same question). A question only a person may answer waits for its own answer."""
         conversation = self.conversation(req.session_id)
-        self._session_answers.setdefault(conversation, {})[(req.tool, req.subject)] = action
-        same_question = [
-            request_id
+        answers = self._session_answers.setdefault(conversation, {})
+        for key in req.grants():
+            answers[key] = action
+        covered = [
+            (request_id, answer)
             for request_id, other in self._pending.items()
-            if (self.conversation(other.request.session_id), other.request.tool, other.request.subject)
-            == (conversation, req.tool, req.subject)
+            if other.request.person_only is None
+            and self.conversation(other.request.session_id) == conversation
+            and (answer := self._answered(other.request)) is not None
         ]
-        remembered = _reply_for(Decision(action, "the user, for this session", None, "session"))
-        for request_id in same_question:
-            self._resolve(request_id, remembered)
+        for request_id, answer in covered:
+            self._resolve(request_id, _reply_for(Decision(answer, "the user, for this session", None, "session")))
 
     def _resolve(self, request_id: str, reply: PermissionReply) -> None:
         pending = self._pending.pop(request_id)
@@ -345,10 +380,13 @@ class PermissionService:
         *,
         ask_anyway: bool = False,
         person_only: str | None = None,
+        effects: Sequence[Effect] = (),
+        scope: str = "",
     ) -> None:
         """`request` for tools: returns when allowed, raises `PermissionDeniedError` otherwise.
         ``preview`` may be the function that makes it, called only when a person is asked:
-        the diff of a big patch that rules or --yes approve is then not made for nobody."""
+        the diff of a big patch that rules or --yes approve is then not made for nobody.
+        ``effects`` and ``scope``: what the question covers (``PermissionRequest``)."""
         made = preview if isinstance(preview, PermissionPreview) else None
         req = PermissionRequest(
             session_id,
@@ -359,6 +397,8 @@ class PermissionService:
             made or _UNMADE_PREVIEW,
             absolute,
             self._tasks.get(session_id),
+            effects=tuple(effects),
+            scope=scope,
         )
         reply = await self.request(
             req,

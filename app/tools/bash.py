@@ -26,7 +26,7 @@ from app.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionPreview
 from app.permission.effects import protected_roots
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
-from app.tools.bash_judge import CommandJudge, one_line
+from app.tools.bash_judge import CommandJudge, Verdict, one_line
 from app.tools.descriptions import tool_description
 
 MAX_OUTPUT_CHARS = 30_000
@@ -173,7 +173,9 @@ async def authorize(ctx: ToolContext, command: str, title: str) -> None:
     """Refuse what the judge denies; run unasked what it allows; otherwise ask once about
     the whole command: a rule allowing the whole string (`git *` matches
     `git log; rm -rf src`) must not skip the question. A command whose program cannot be
-    known, where a deny could apply, is asked of a person: --yes does not answer it."""
+    known, where a deny could apply, is asked of a person: --yes does not answer it.
+    An answer for the session holds for this same command reaching no more than it did
+    (its parts depend on each other: never for a part alone, or one after another `cd`)."""
     judge = CommandJudge(
         ctx.permissions, ctx.workspace, ctx.agent, ctx.config.tools.bash.banned_commands, ctx.session_id,
         protected_roots(ctx.config.data.directory, ctx.workspace.root.as_posix()),
@@ -192,7 +194,27 @@ async def authorize(ctx: ToolContext, command: str, title: str) -> None:
         PermissionPreview(kind="command", text=command),
         ask_anyway=True,
         person_only=judge.person_only(verdict),
+        effects=verdict.effects,
+        scope=command,
     )
+    if ctx.permissions.policy == "interactive":
+        _refuse_changed_while_asked(judge.verdict(command), verdict)
+
+
+def _refuse_changed_while_asked(now: Verdict, asked: Verdict) -> None:
+    """While a person read the question, the scripts the command runs, the programs its
+    paths lead to and the files its globs match may have changed (another call, another
+    process, an editor): what it does now must still be what the question covered, and
+    nothing a rule denies."""
+    if now.refusal is not None:
+        raise PermissionDeniedError(f"{now.refusal} (it changed while the question was open)")
+    shown = set(asked.effects)
+    new = [effect for effect in now.effects if effect not in shown]
+    if new:
+        raise PermissionDeniedError(
+            f"bash: what the command does changed while the question was open ({new[0]} was not in it), "
+            "so nothing was run: call it again to be asked about what it does now"
+        )
 
 
 def check_command(command: str) -> None:

@@ -52,8 +52,8 @@ def where_it_runs(path: str) -> str:
 
 @dataclass(frozen=True)
 class FileJudge:
-    """``evaluate(key, subject, absolute)``: the rules' decision (with the session's
-    answers); ``protected``: the protected roots (app.permission.effects)."""
+    """``evaluate(key, subject, absolute)``: the rules' decision (with the denies the
+    session inherits); ``protected``: the protected roots (app.permission.effects)."""
 
     workspace: Workspace
     evaluate: Callable[[str, str, str | None], Decision]

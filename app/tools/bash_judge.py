@@ -13,14 +13,14 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from app.bus import Bus
 from app.config import Config
 from app.errors import ToolError
 from app.permission import Decision, PermissionService
-from app.permission.effects import GROUP_KEYS, OWN_CONFIG, protected_roots
+from app.permission.effects import GROUP_KEYS, OWN_CONFIG, Effect, Judgement, protected_roots
 from app.permission.explain import check_agent
 from app.permission.rules import STRICTNESS, Action, AgentRules
 from app.tools.bash_files import HARMLESS_DEVICES, UNKNOWN_PATH, FileJudge, where_it_runs
@@ -39,18 +39,22 @@ anything): it asks a person, whom --yes does not stand for."""
 @dataclass(frozen=True)
 class Verdict:
     """``why`` is one line for a person; ``refusal`` the tool's error when denied;
-    ``unknown``: an "ask" because what the command runs cannot be known."""
+    ``unknown``: an "ask" because what the command runs cannot be known; ``effects``: what
+    a question about the command covers (each part it runs, each file and outside path
+    it reaches), when it is asked."""
 
     action: Action
     why: str
     refusal: str | None = None
     unknown: bool = False
+    effects: tuple[Effect, ...] = ()
 
 
 @dataclass(frozen=True)
 class CommandJudge:
-    """What judging needs: the rules (with a session's earlier answers when there is a
-    session), the workspace the paths are judged against, and the banned programs."""
+    """What judging needs: the rules (with the denies a sub-agent's session inherits, when
+    there is a session; answers given for the session answer the question, not a part),
+    the workspace the paths are judged against, and the banned programs."""
 
     permissions: PermissionService
     workspace: Workspace
@@ -118,6 +122,18 @@ class CommandJudge:
                     f"bash: {judgement.effect} is forbidden ({judgement.reason}), so nothing was run: "
                     "leave that out",
                 )
+        effects = (
+            *(Effect("execute", part.text) for part in parsed.parts),
+            *(judgement.effect for judgement in files),
+            *(Effect("read", path) for path in outside),
+        )
+        return replace(self._asked_or_allowed(parsed, decisions, outside, files), effects=effects)
+
+    def _asked_or_allowed(
+        self, parsed: ParsedCommand, decisions: dict[str, Decision], outside: dict[str, Decision], files: list[Judgement]
+    ) -> Verdict:
+        """The verdict of a command nothing in it denies: allow when every part, outside
+        path and file is allowed, else ask (saying about what)."""
         if not parsed.complete:
             return Verdict("ask", "the command could not be parsed for certain", unknown=True)
         if parsed.doubts:
@@ -230,8 +246,7 @@ def explain_command(
     agents: Mapping[str, AgentRules] | None = None,
     known: Sequence[str] | None = None,
 ) -> str:
-    """`opencode permission check bash COMMAND`: the bash tool's verdict, with no session's
-    earlier answers, as `explain` prints a rule's (the action padded to 5, then why), then
+    """`opencode permission check bash COMMAND`: the bash tool's verdict, as `explain` prints a rule's (the action padded to 5, then why), then
     one line per effect: each part it runs and each file it writes or deletes, with the
     decision for it. ``agents`` and ``known`` as for `explain`."""
     check_agent(agent, known)

@@ -101,7 +101,8 @@ class ChangeSet(Record):
 
     Every changed file is judged as a write or delete effect; ``subjects`` are entries
     removed besides them (a deleted folder and the folders inside it), judged as deletes
-    too. ``ask_subject`` is the one question asked and remembered.
+    too. ``ask_subject`` is what the one question is about; an answer for the session
+    answers each effect the question covers (every file and folder), not the subject.
     ``person_only`` says why only a person may approve the change (a delete past
     tools.delete.maxFiles): asked even when every rule allows, refused headless (--yes too).
     """
@@ -335,9 +336,7 @@ def _judged(
     # Protected paths guard against the agent; a change a person confirmed is theirs.
     protected = () if confirmed else protected_roots(ctx.config.data.directory, ctx.workspace.root.as_posix())
     # Earlier answers are left to the question below, which announces an allow it gives.
-    judgements = ctx.permissions.judge(
-        tool, effects, ctx.agent, session_id=ctx.session_id, protected=protected, remembered=False
-    )
+    judgements = ctx.permissions.judge(tool, effects, ctx.agent, session_id=ctx.session_id, protected=protected)
     if denied := [j for j in judgements if j.action == "deny"]:
         first = denied[0]
         same = [j.effect.target for j in denied if (j.effect.kind, j.reason) == (first.effect.kind, first.reason)]
@@ -378,11 +377,12 @@ async def _authorize(
 
     # One question for all subjects: it must be asked even when the rules allow
     # ask_subject itself but another subject (a file inside the folder, a deleted file
-    # under the delete rules) asks.
+    # under the delete rules) asks. It covers every effect: an answer for the session
+    # answers each, and no other.
     await ctx.permissions.check(
         ctx.session_id, tool, change_set.ask_subject, ctx.agent, change_set.title,
         change_set.preview or diff_preview,
-        ask_anyway=asks, person_only=change_set.person_only,
+        ask_anyway=asks, person_only=change_set.person_only, effects=[j.effect for j in judgements],
     )
 
 

@@ -27,6 +27,7 @@ from pydantic import Field
 
 from app.diff import Region
 from app.errors import ToolError
+from app.permission.effects import Effect
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.changes import AppliedFile, Change, ChangeSet, Snapshot, apply_changes
 from app.tools.descriptions import tool_description
@@ -206,7 +207,10 @@ class _Planner:
         final = self._final_states(plan.ops)
         regions = self._regions(plan.ops)
         relative = self.ctx.workspace.relative
-        subjects = [relative(path) for path in self.files.values()]
+        effects = [
+            Effect("delete" if path in final and final[path] is None else "write", relative(path))
+            for path in self.files.values()
+        ]
         return ChangeSet(
             # A file that ends as it began (a no-op hunk, added then deleted) is not touched.
             changes=[
@@ -219,7 +223,7 @@ class _Planner:
             # Every Add/Update/Move target is judged as a write (edit rules too), every Delete
             # File and Move source as a delete (delete rules too): allow_delete is the model's
             # own flag, not the user's.
-            ask_subject=self._ask_subject(subjects),
+            ask_subject=self._ask_subject(effects),
         )
 
     def _mode_from(self, snapshot: Snapshot, path: Path) -> int | None:
@@ -270,16 +274,18 @@ class _Planner:
                     regions[path] = op.regions if op.kind == "update" and path not in regions else None
         return regions
 
-    def _ask_subject(self, subjects: list[str]) -> str:
-        """The path the one question is about: the first one neither the rules nor an
-        answer for this session allow (a combined string could be matched by an allow
-        rule it should not; a file allowed for the session must not carry the question,
-        or the other files would be written unasked)."""
+    def _ask_subject(self, effects: list[Effect]) -> str:
+        """The path the one question is about: the first one whose effect neither the rules
+        nor an answer for this session allow (a combined string could be matched by an
+        allow rule it should not; the question names what is new in it)."""
         permissions, agent, session_id = self.ctx.permissions, self.ctx.agent, self.ctx.session_id
-        return next(
-            (s for s in subjects if permissions.evaluate("patch", s, agent, session_id=session_id).action != "allow"),
-            subjects[0],
-        )
+
+        def settled(effect: Effect) -> bool:
+            if permissions.evaluate("patch", effect.target, agent, session_id=session_id).action == "allow":
+                return True
+            return permissions.answered_for_session(session_id, "patch", effect) == "allow"
+
+        return next((effect.target for effect in effects if not settled(effect)), effects[0].target)
 
 
 def _refuse_non_text(ops: tuple[FileOp, ...]) -> None:

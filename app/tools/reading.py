@@ -95,6 +95,7 @@ async def authorize_read(ctx: ToolContext, tool: str, path: str) -> ReadTarget:
                 f"The {tool} tool wants to read {subject}, outside the workspace {ctx.workspace.root}.",
             ),
             absolute=subject,
+            scope=tool,  # allowing ls to list a folder is not allowing grep to read every file in it
         )
     judged = read_judge(ctx, tool)
     judgement = judged(subject, absolute.as_posix()) if judged is not None else None

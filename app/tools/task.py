@@ -113,6 +113,7 @@ class TaskTool(Tool):
             ctx.agent,
             f"task {agent}: {description}",
             PermissionPreview("text", params.prompt),
+            scope=params.prompt,  # the question shows the prompt: an answer holds for it alone
         )
         child_id, result = await self._subagents.run_subagent(
             SubagentTask(ctx.session_id, agent, description, params.prompt, ctx.call_id, task_id)

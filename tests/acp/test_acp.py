@@ -286,6 +286,36 @@ async def test_a_sub_agent_s_calls_and_questions_reach_the_editor_as_the_session
         assert said == "The workhorse fixed it."
 
 
+async def test_allow_always_on_a_patch_holds_for_each_file_and_an_option_not_offered_denies(
+    workspace, fake_llm, acp_agent
+):
+    """allow_always on a patch of a.txt and b.txt lets a later patch of b.txt alone through
+    unasked; a patch adding c.txt asks, and the editor's answer with an option id the
+    question did not offer denies it and is remembered as nothing (c.txt asks again)."""
+
+    def patch(call_id: str, body: str) -> ToolCall:
+        return ToolCall("patch", json.dumps({"patch": f"*** Begin Patch\n{body}*** End Patch"}), id=call_id)
+
+    fake_llm.reply(patch("p1", "*** Add File: a.txt\n+a\n*** Add File: b.txt\n+b\n"))
+    fake_llm.reply(patch("p2", "*** Update File: b.txt\n@@\n-b\n+b2\n"))
+    fake_llm.reply(patch("p3", "*** Add File: c.txt\n+c\n"))
+    fake_llm.reply(patch("p4", "*** Add File: c.txt\n+c\n"))
+    fake_llm.reply(Text("Done."))
+    async with acp_agent(workspace, fake_llm, ["allow_always", "allow_forever", "reject_once"]) as client:
+        sid = (await client.connection.new_session(cwd=str(workspace))).session_id
+        response = await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text("patch")), 60)
+
+        assert response.stop_reason == "end_turn"
+        assert [r["toolCall"]["toolCallId"] for r in client.permission_requests] == ["p1", "p3", "p4"]
+        covers = client.permission_requests[0]["toolCall"]["content"][-1]["content"]["text"]
+        assert covers == (
+            "Allow for this session covers what this patch does to a.txt, b.txt; other paths and other changes still ask."
+        )
+        statuses = {call_id: u["status"] for call_id, u in final_updates(client, sid).items()}
+        assert statuses == {"p1": "completed", "p2": "completed", "p3": "failed", "p4": "failed"}
+        assert (workspace / "b.txt").read_text() == "b2\n" and not (workspace / "c.txt").exists()
+
+
 async def test_a_question_the_editor_fails_to_answer_is_a_denial(workspace, fake_llm, acp_agent):
     """An error instead of an answer must not leave the call waiting forever."""
     fake_llm.reply(ToolCall("write", json.dumps({"filePath": "b.txt", "content": "b\n"}), id="w1"))

@@ -17,6 +17,7 @@ from app.permission import (
     PermissionResolved,
     PermissionService,
 )
+from app.permission.effects import Effect
 from tests.permission.conftest import SPEC_000_DELETE, make_config
 
 PREVIEW = PermissionPreview("files", "", [("tmp/a.txt", 3)])
@@ -104,7 +105,8 @@ async def test_allow_session_is_remembered_for_that_tool_and_subject_only(bus):
     again = await answered(perms.request(ask("README.md")))
     assert again.allowed and again.automatic
     assert sub.get_nowait() is None
-    assert perms.evaluate("delete", "README.md", "coder", session_id="s1").level == "session"
+    # The answer answers questions; the rules themselves are unchanged by it.
+    assert perms.evaluate("delete", "README.md", "coder", session_id="s1").action == "ask"
 
     for other in (ask("LICENSE"), ask("README.md", tool="write"), ask("README.md", session="s2")):
         task, _ = await asked(sub, other, perms)
@@ -119,7 +121,8 @@ async def test_a_session_answer_never_overrides_a_deny_rule_added_later(bus):
     perms.reply(request_id, PermissionReply("allow_session"))
     await answered(task)
     config.permission.rules["delete"]["README.md"] = "deny"  # e.g. edited while running
-    assert perms.evaluate("delete", "README.md", "coder", session_id="s1").action == "deny"
+    reply = await answered(perms.request(ask("README.md")))
+    assert reply == PermissionReply("deny", 'denied by global rule "README.md"', automatic=True)
 
 
 async def test_deny_with_a_message_reaches_the_model_in_the_user_s_words(bus):
@@ -177,7 +180,8 @@ async def test_forget_session_drops_its_answers(bus):
     perms.reply(request_id, PermissionReply("allow_session"))
     await answered(task)
     perms.forget_session("s1")
-    assert perms.evaluate("delete", "README.md", "coder", session_id="s1").action == "ask"
+    task, _ = await asked(sub, ask(), perms)
+    task.cancel()
 
 
 async def test_cancel_session_denies_what_that_session_is_waiting_for(bus):
@@ -209,6 +213,109 @@ async def test_a_cancelled_waiting_call_closes_its_question(bus):
 
 async def test_a_reply_to_an_unknown_request_is_refused(bus):
     assert service(bus).reply("no-such-id", PermissionReply("allow_once")) is False
+
+
+# --- what an answer reaches -------------------------------------------------------------
+
+
+def patching(*effects: str, session: str = "s1", person_only: str | None = None) -> PermissionRequest:
+    """A patch's question covering ``effects`` ("write a.txt", "delete b.txt")."""
+    found = tuple(Effect(*effect.split(" ", 1)) for effect in effects)
+    return PermissionRequest(
+        session, "patch", found[0].target, "coder", "Patch", PREVIEW, effects=found, person_only=person_only
+    )
+
+
+async def test_an_answer_for_the_session_answers_waiting_calls_it_covers_and_no_other(bus):
+    perms = service(bus, rules={})
+    sub = bus.subscribe(PermissionRequested)
+    first, first_id = await asked(sub, patching("write a.txt", "write b.txt"), perms)
+    within, _ = await asked(sub, patching("write b.txt"), perms)
+    beyond, _ = await asked(sub, patching("write b.txt", "write c.txt"), perms)
+    deleting, _ = await asked(sub, patching("delete a.txt"), perms)
+    elsewhere, _ = await asked(sub, patching("write a.txt", session="s2"), perms)
+
+    perms.reply(first_id, PermissionReply("allow_session"))
+    assert (await answered(first)).decision == "allow_session"
+    assert await answered(within) == PermissionReply("allow_once", "allowed by the user, for this session", True)
+    waiting = sorted((event.request.session_id, tuple(map(str, event.request.effects))) for event in perms.pending())
+    assert waiting == [("s1", ("delete a.txt",)), ("s1", ("write b.txt", "write c.txt")), ("s2", ("write a.txt",))]
+    for task in (beyond, deleting, elsewhere):
+        task.cancel()
+
+
+async def test_allow_once_answers_its_own_question_and_leaves_a_waiting_twin_waiting(bus):
+    perms = service(bus, rules={})
+    sub = bus.subscribe(PermissionRequested)
+    first, first_id = await asked(sub, patching("write a.txt"), perms)
+    twin, twin_id = await asked(sub, patching("write a.txt"), perms)
+    perms.reply(first_id, PermissionReply("allow_once"))
+    assert (await answered(first)).allowed
+    assert [event.request_id for event in perms.pending()] == [twin_id]
+    twin.cancel()
+
+
+async def test_a_denial_for_the_session_refuses_what_it_covers_and_asks_about_more(bus):
+    perms = service(bus, rules={})
+    sub = bus.subscribe(PermissionRequested)
+    task, request_id = await asked(sub, patching("write a.txt", "write b.txt"), perms)
+    perms.reply(request_id, PermissionReply("deny_session"))
+    await answered(task)
+    refused = await answered(perms.request(patching("write b.txt")))
+    assert refused == PermissionReply("deny", "denied by the user, for this session", True)
+    more, _ = await asked(sub, patching("write b.txt", "write c.txt"), perms)
+    more.cancel()
+
+
+async def test_a_person_only_question_is_asked_each_time_but_a_denial_for_the_session_holds(bus):
+    perms = service(bus, rules={})
+    sub = bus.subscribe(PermissionRequested)
+    big = patching("delete src", person_only="600 files (over 500)")
+    task, request_id = await asked(sub, big, perms)
+    twin, twin_id = await asked(sub, big, perms)
+    perms.reply(request_id, PermissionReply("allow_session"))
+    assert (await answered(task)).allowed
+    assert [event.request_id for event in perms.pending()] == [twin_id]  # its own answer, from a person
+    perms.reply(twin_id, PermissionReply("deny_session"))
+    await answered(twin)
+    refused = await answered(perms.request(big, person_only="600 files (over 500)"))
+    assert refused.decision == "deny" and refused.automatic
+
+
+async def test_a_reply_naming_another_session_is_refused_and_the_question_stays_open(bus):
+    perms = service(bus)
+    perms.inherit("child", "s1", "coder", "look")
+    sub = bus.subscribe(PermissionRequested)
+    task, request_id = await asked(sub, ask(session="child"), perms)
+    assert perms.reply(request_id, PermissionReply("allow_session"), session_id="s2") is False
+    assert perms.reply(request_id, PermissionReply("allow_session"), session_id="child2") is False
+    assert [event.request_id for event in perms.pending()] == [request_id]
+    again, _ = await asked(sub, ask(session="s2"), perms)  # nothing was remembered
+    assert perms.reply(request_id, PermissionReply("allow_once"), session_id="s1") is True  # its parent's front-end
+    assert (await answered(task)).allowed
+    again.cancel()
+
+
+async def test_a_second_reply_to_an_answered_question_is_refused_and_remembers_nothing(bus):
+    perms = service(bus)
+    sub = bus.subscribe(PermissionRequested)
+    task, request_id = await asked(sub, ask(), perms)
+    assert perms.reply(request_id, PermissionReply("deny")) is True
+    assert perms.reply(request_id, PermissionReply("allow_session")) is False
+    assert not (await answered(task)).allowed
+    again, _ = await asked(sub, ask(), perms)  # asked again: the late "for the session" counted for nothing
+    again.cancel()
+
+
+async def test_an_answer_that_is_not_one_of_the_choices_denies(bus):
+    perms = service(bus)
+    sub = bus.subscribe(PermissionRequested)
+    task, request_id = await asked(sub, ask(), perms)
+    assert perms.reply(request_id, PermissionReply("allow_always")) is True  # type: ignore[arg-type]
+    reply = await answered(task)
+    assert not reply.allowed and "not one of the choices" in reply.message
+    again, _ = await asked(sub, ask(), perms)
+    again.cancel()
 
 
 # --- headless --------------------------------------------------------------------------

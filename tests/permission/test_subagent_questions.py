@@ -15,7 +15,13 @@ from app.config import Config
 from app.llm.agent import AgentLoop
 from app.llm.events import ToolCallFinished
 from app.llm.scripted import Script, ScriptedProvider
-from app.permission import PermissionPreview, PermissionReply, PermissionRequested, PermissionService
+from app.permission import (
+    PermissionPreview,
+    PermissionReply,
+    PermissionRequest,
+    PermissionRequested,
+    PermissionService,
+)
 from app.permission.effects import Effect
 
 MODEL = "scripted/test"
@@ -94,10 +100,15 @@ async def test_an_answer_for_the_session_is_kept_for_the_whole_conversation():
     service.reply(event.request_id, PermissionReply("allow_session"))
     await asyncio.wait_for(check, BOUND)
 
+    def make_test(session: str) -> PermissionRequest:
+        return PermissionRequest(session, "bash", "make test", "workhorse", "make", PermissionPreview("command"))
+
     for session in ("parent", "child", "grandchild", "sibling"):
-        decision = service.evaluate("bash", "make test", "workhorse", session_id=session)
-        assert (decision.action, decision.level) == ("allow", "session")
-    assert service.evaluate("bash", "make test", "workhorse", session_id="another").action == "ask"
+        reply = await asyncio.wait_for(service.request(make_test(session)), BOUND)
+        assert reply.allowed and reply.message == "allowed by the user, for this session"
+    another = asyncio.create_task(service.request(make_test("another")))
+    assert (await asyncio.wait_for(asked.get(), BOUND)).request.session_id == "another"
+    another.cancel()
 
 
 # -- plan mode ------------------------------------------------------------------------------
@@ -149,3 +160,55 @@ async def test_plan_mode_in_a_turn_refuses_the_edit_and_leaves_the_file(make_run
     [refused] = [event for event in finished.drain() if event.tool == "edit"]
     assert refused.error and PLAN_MODE in refused.output
     assert (workspace / "a.txt").read_text() == "one\n"
+
+
+async def test_allowing_a_task_for_the_session_holds_for_that_prompt_only(make_runtime, permission_answers):
+    """With task on ask, the question shows the prompt: allowed for the session, the same
+    sub-agent with the same prompt starts unasked, with another prompt it asks."""
+    runtime = make_runtime("interactive", {"permission": {"rules": {"task": "ask"}}})
+    answers = permission_answers(runtime, PermissionReply("allow_session"), PermissionReply("deny"))
+
+    def task(prompt: str) -> dict:
+        return {"toolCalls": [{"name": "task", "arguments": {"description": "look", "prompt": prompt}}]}
+
+    loop = loop_with(runtime, [
+        {"match": "^PARENT", "steps": [
+            task("CHILD: list the files"), task("CHILD: list the files"), task("CHILD: read ~/.ssh"), {"text": "done"},
+        ]},
+        {"match": "^CHILD", "steps": [{"text": "child done"}]},
+    ])  # fmt: skip
+    parent = runtime.store.sessions.create(title="p").id
+
+    await loop.run(parent, "PARENT: go", model=MODEL)
+
+    assert [request.preview.text for request in answers.requests] == ["CHILD: list the files", "CHILD: read ~/.ssh"]
+    assert len(runtime.store.sessions.children(parent)) == 2
+
+
+async def test_a_sub_agents_answer_for_two_files_holds_for_each_in_its_parent_and_no_further(
+    make_runtime, workspace: Path, permission_answers
+):
+    """The workhorse's patch of a.txt and b.txt is allowed for the session: the coder's
+    later patch of b.txt alone is not asked, its patch of c.txt is, and a second
+    conversation is asked about b.txt again."""
+    runtime = make_runtime("interactive")
+    answers = permission_answers(runtime, PermissionReply("allow_session"), PermissionReply("deny"), PermissionReply("deny"))
+
+    def patch(body: str) -> dict:
+        return {"toolCalls": [{"name": "patch", "arguments": {"patch": f"*** Begin Patch\n{body}*** End Patch\n"}}]}
+
+    loop = loop_with(runtime, [
+        {"match": "^PARENT", "steps": [
+            {"toolCalls": [{"name": "task", "arguments": {"description": "add", "prompt": "CHILD: add", "subagent_type": "workhorse"}}]},
+            patch("*** Update File: b.txt\n@@\n-b\n+b2\n"),
+            patch("*** Add File: c.txt\n+c\n"),
+            {"text": "parent done"},
+        ]},
+        {"match": "^CHILD", "steps": [patch("*** Add File: a.txt\n+a\n*** Add File: b.txt\n+b\n"), {"text": "child done"}]},
+        {"match": "^OTHER", "steps": [patch("*** Update File: b.txt\n@@\n-b2\n+b3\n"), {"text": "other done"}]},
+    ])  # fmt: skip
+    await loop.run(runtime.store.sessions.create(title="p").id, "PARENT: go", model=MODEL)
+    await loop.run(runtime.store.sessions.create(title="o").id, "OTHER: go", model=MODEL)
+
+    assert [request.subject for request in answers.requests] == ["a.txt", "c.txt", "b.txt"]
+    assert (workspace / "b.txt").read_text() == "b2\n" and not (workspace / "c.txt").exists()

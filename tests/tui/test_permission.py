@@ -12,6 +12,7 @@ from textual.pilot import Pilot
 from textual.widgets import Button, Input, Static
 
 from app.diff import unified_diff
+from app.errors import PermissionDeniedError
 from app.permission import PermissionPreview, PermissionReply, PermissionRequest
 from app.runtime import Runtime
 from app.tui.screens.permission_screen import PermissionScreen
@@ -321,3 +322,55 @@ def test_modal_snapshot_at_80x24(snap_compare):
         await app.push_screen(PermissionScreen(LONG_EDIT))
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=ask)
+
+
+async def test_allow_for_session_on_a_two_file_patch_says_which_files_and_holds_for_each(make_runtime):
+    """The real patch tool asks through the queue: the modal says the answer covers a.txt
+    and b.txt; after `s`, a patch of b.txt alone runs with no modal, one of c.txt asks."""
+    from app.tools.patch import PatchTool
+
+    runtime = make_runtime(policy="interactive")
+    ctx = runtime.context(runtime.store.sessions.create().id)
+
+    def patch(body: str) -> asyncio.Task:
+        return asyncio.create_task(PatchTool().call({"patch": f"*** Begin Patch\n{body}*** End Patch\n"}, ctx))
+
+    async with queue_listening(runtime) as (app, pilot, _queue):
+        first = patch("*** Add File: a.txt\n+a\n*** Add File: b.txt\n+b\n")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.focused is not None)
+        scope = str(app.screen.query_one("#permission-scope", Static).render())
+        assert scope.startswith("Allow for session: what this patch does to a.txt, b.txt is not asked again")
+        await pilot.press("s")
+        await answer_of(first)
+
+        await answer_of(patch("*** Update File: b.txt\n@@\n-b\n+b2\n"))  # no modal: it would wait forever
+        assert not isinstance(app.screen, PermissionScreen)
+
+        third = patch("*** Add File: c.txt\n+c\n")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.focused is not None)
+        assert app.screen.request.subject == "c.txt"
+        await pilot.press("d")
+        with pytest.raises(PermissionDeniedError):
+            await answer_of(third)
+    assert (runtime.root / "b.txt").read_text() == "b2\n" and not (runtime.root / "c.txt").exists()
+
+
+def test_the_session_line_names_what_an_answer_for_the_session_covers():
+    from app.permission.effects import Effect
+    from app.tui.screens.permission_screen import session_scope
+
+    rm = PermissionRequest(
+        "s1", "bash", "rm *.txt", "coder", "Run", PermissionPreview("command", "rm *.txt"),
+        effects=(Effect("execute", "rm *.txt"), Effect("delete", "a.txt"), Effect("delete", "b.txt")), scope="rm *.txt",
+    )  # fmt: skip
+    assert session_scope(rm).startswith("Allow for session: this exact command (with what it does to a.txt, b.txt)")
+    many = PermissionRequest(
+        "s1", "delete", "tmp", "coder", "Delete tmp/", PermissionPreview("files"),
+        effects=tuple(Effect("delete", f"tmp/{n}") for n in "abcde"),
+    )  # fmt: skip
+    assert "what this delete does to tmp/a, tmp/b, tmp/c and 2 more is not asked again" in session_scope(many)
+    listing = PermissionRequest(
+        "s1", "external_directory", "/srv/data", "coder", "ls outside", PermissionPreview("text"), "/srv/data", scope="ls"
+    )
+    assert "ls reading /srv/data is not asked again" in session_scope(listing)
+    assert session_scope(listing).endswith("other paths and other tools still ask.")

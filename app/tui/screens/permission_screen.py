@@ -1,7 +1,7 @@
 """The permission question, one at a time, keyboard only.
 
-a allow once · s allow for this session (this tool on this subject: the dialog says
-which, and that anything else still asks) · d deny · D deny with a message to the model
+a allow once · s allow for this session (what this call does, to the paths it shows:
+the dialog says which, and that anything else still asks) · d deny · D deny with a message to the model
 (an input appears; enter sends) · enter presses the focused button · escape denies ·
 h hides the question to read the chat behind it (h or escape brings it back) ·
 up/down and page keys scroll a long preview.
@@ -59,16 +59,9 @@ def heading(request: PermissionRequest) -> Content:
 
 
 def session_scope(request: PermissionRequest) -> str:
-    """What "Allow for session" covers: the permission service remembers the answer for
-    this tool and this exact subject, in this session, for as long as the app runs."""
-    if request.tool == "bash":
-        covered, others = "this exact command", "other commands"
-    elif request.tool == "fetch":
-        covered, others = "this exact URL", "other URLs"
-    elif request.absolute is not None or request.preview.kind in ("diff", "files"):  # a path
-        covered, others = f"{request.tool} on {request.subject}", "other files"
-    else:
-        covered, others = f"{request.tool} with these exact arguments", "other arguments"
+    """What "Allow for session" covers (``PermissionRequest.session_covers``), in this
+    session, for as long as the app runs."""
+    covered, others = request.session_covers()
     return f"Allow for session: {covered} is not asked again in this session (until you quit); {others} still ask."
 
 
