@@ -10,11 +10,11 @@ first, without recursion; the stdlib parser then does the parsing, with an integ
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import operator
 import re
-from collections.abc import Callable
 from typing import Any
 
 MAX_BYTES = 10 * 1024 * 1024
@@ -52,9 +52,18 @@ def loads(
         raise JsonLimitError(
             f"JSON of {len(text):,} characters is over the limit of {max_bytes:,} ({max_bytes / 2**20:g} MB)"
         )
-    if unique_keys or _deepest(text) > max_depth:
+    if unique_keys or (_openings(text) > max_depth and _deepest(text) > max_depth):
         _scan(text, max_depth, unique_keys)  # names the line of the bracket too deep, or of a repeated key
-    return json.loads(text, parse_int=_int_parser(max_int_digits))
+    if text.startswith("\ufeff"):  # as json.loads has it: the decoder alone would say "Expecting value"
+        raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", text, 0)
+    return _decoder(max_int_digits).decode(text)
+
+
+def _openings(text: str) -> int:
+    """How many opening brackets the text holds, in strings or not: no deeper nesting is
+    possible, and counting is far cheaper than ``_deepest`` (tool arguments are parsed
+    again at every step of a turn, as the history is sent back)."""
+    return text.count("{") + text.count("[")
 
 
 def _deepest(text: str) -> int:
@@ -97,13 +106,17 @@ def _scan(text: str, max_depth: int, unique_keys: bool) -> None:
             keys.add(key)
 
 
-def _int_parser(max_digits: int) -> Callable[[str], int]:
+@functools.lru_cache(maxsize=8)
+def _decoder(max_digits: int) -> json.JSONDecoder:
+    """The stdlib decoder with an integer hook, made once per limit (``json.loads`` with a
+    hook builds a new decoder and scanner at every call)."""
+
     def parse_int(digits: str) -> int:
         if len(digits.lstrip("-")) > max_digits:
             raise JsonLimitError(f"an integer of {len(digits.lstrip('-')):,} digits is longer than {max_digits}")
         return int(digits)
 
-    return parse_int
+    return json.JSONDecoder(parse_int=parse_int)
 
 
 def _line(text: str, offset: int) -> int:

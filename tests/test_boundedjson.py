@@ -54,3 +54,12 @@ def test_each_limit_is_named_with_its_line(text: str, message: str, line: int) -
 
 def test_repeated_keys_pass_unless_asked_about_as_json_loads_has_them() -> None:
     assert loads('{"a": 1, "a": 2}') == {"a": 2}
+
+
+@pytest.mark.parametrize("text", ["\ufeff{}", "{", "[1,]", "", "{'a': 1}"], ids=["BOM", "open", "comma", "empty", "quotes"])
+def test_text_that_is_not_json_is_refused_in_json_loads_own_words(text: str) -> None:
+    with pytest.raises(json.JSONDecodeError) as expected:
+        json.loads(text)
+    with pytest.raises(json.JSONDecodeError) as refused:
+        loads(text)
+    assert str(refused.value) == str(expected.value)

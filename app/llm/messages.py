@@ -76,10 +76,6 @@ def text_of(parts: Iterable[Part], kind: str = "text") -> str:
     return "".join(part["text"] for part in parts if part.get("type") == kind)
 
 
-def tool_calls_of(parts: Iterable[Part]) -> list[Part]:
-    return [part for part in parts if part.get("type") == "tool_call"]
-
-
 def since_summary(messages: list[Message], summary_message_id: str | None) -> list[Message]:
     """The messages a request sends: from the compaction summary on (all when none)."""
     if summary_message_id is None:
@@ -122,12 +118,7 @@ def to_chat(
         elif message.role == "assistant":
             following = shown[index + 1] if index + 1 < len(shown) else None
             results = following.parts if following is not None and following.role == "tool" else []
-            thinking = _thinking_blocks(message.parts) if model is not None and message.model == model else []
-            chat.extend(_assistant(message.parts, results, thinking))
-            images = [part["metadata"]["image"] for part in results if _image_result(part)]
-            if images and chat and chat[-1]["role"] == "tool":
-                intro = "The images the tool calls above returned:"
-                chat.append({"role": "user", "content": _with_images(intro, images, vision)})
+            _append_assistant(chat, message.parts, results, model is not None and message.model == model, vision)
     return chat
 
 
@@ -144,10 +135,6 @@ def _images(parts: list[Part]) -> list[Part]:
     return [part for part in parts if part.get("type") == "image"]
 
 
-def _image_result(part: Part) -> bool:
-    return part.get("type") == "tool_result" and isinstance((part.get("metadata") or {}).get("image"), dict)
-
-
 def _with_images(text: str, images: list[Part], vision: bool) -> str | list[dict[str, Any]]:
     """A user message's content: plain text, or text then image parts."""
     if not images:
@@ -162,31 +149,47 @@ def _with_images(text: str, images: list[Part], vision: bool) -> str | list[dict
     return parts
 
 
-def _thinking_blocks(parts: list[Part]) -> list[dict[str, Any]]:
-    """The signed reasoning parts in litellm's thinking_blocks shape."""
-    blocks: list[dict[str, Any]] = []
+def _thinking_block(part: Part) -> dict[str, Any] | None:
+    """A signed reasoning part in litellm's thinking_blocks shape; None for an unsigned one."""
+    if part.get("redacted"):
+        return {"type": "redacted_thinking", "data": part["redacted"]}
+    if part.get("signature"):
+        return {"type": "thinking", "thinking": part["text"], "signature": part["signature"]}
+    return None
+
+
+def _append_assistant(
+    chat: list[dict[str, Any]], parts: list[Part], result_parts: list[Part], own_thinking: bool, vision: bool
+) -> None:
+    """One assistant message (its signed thinking first, when ``own_thinking``: the model
+    that wrote it reads it), then its calls' results in call order, then the images they
+    returned. Each list of parts is walked once: this runs for every message of the
+    history at every step."""
+    texts: list[str] = []
+    calls: list[Part] = []
+    thinking: list[dict[str, Any]] = []
     for part in parts:
-        if part.get("type") != "reasoning":
-            continue
-        if part.get("redacted"):
-            blocks.append({"type": "redacted_thinking", "data": part["redacted"]})
-        elif part.get("signature"):
-            blocks.append({"type": "thinking", "thinking": part["text"], "signature": part["signature"]})
-    return blocks
-
-
-def _assistant(
-    parts: list[Part], result_parts: list[Part], thinking: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """One assistant message (its thinking blocks first), then its calls' results in
-    call order."""
-    text = text_of(parts)
-    calls = tool_calls_of(parts)
+        kind = part.get("type")
+        if kind == "text":
+            texts.append(part["text"])
+        elif kind == "tool_call":
+            calls.append(part)
+        elif kind == "reasoning" and own_thinking and (block := _thinking_block(part)) is not None:
+            thinking.append(block)
+    text = "".join(texts)
     if not text and not calls:
-        return []
+        return
     message: dict[str, Any] = {"role": "assistant", "content": text or None}
     if thinking:
         message["thinking_blocks"] = thinking
+    outputs: dict[str, str] = {}
+    images: list[Part] = []
+    for part in result_parts:
+        if part.get("type") == "tool_result":
+            outputs[part["call_id"]] = part["output"]
+            image = (part.get("metadata") or {}).get("image")
+            if isinstance(image, dict):
+                images.append(image)
     if calls:
         message["tool_calls"] = [
             {
@@ -196,12 +199,14 @@ def _assistant(
             }
             for call in calls
         ]
-    outputs = {part["call_id"]: part["output"] for part in result_parts if part.get("type") == "tool_result"}
-    replies = [
+    chat.append(message)
+    chat.extend(
         {"role": "tool", "tool_call_id": call["id"], "content": outputs.get(call["id"], CANCELLED_OUTPUT)}
         for call in calls
-    ]
-    return [message, *replies]
+    )
+    if images and calls:
+        intro = "The images the tool calls above returned:"
+        chat.append({"role": "user", "content": _with_images(intro, images, vision)})
 
 
 def _replayable(arguments: str) -> str:
