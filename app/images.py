@@ -96,6 +96,7 @@ def image_mentions(prompt: str) -> list[Mention]:
         path = raw.replace("\\ ", " ").rstrip(".,;:!?)")
         explicit = match.group("at") is not None
         pasted = path.startswith(("/", "~"))
-        if is_image_name(path) and (explicit or pasted) and all(path != known.path for known in found):
+        # The cheap test first: is_image_name builds a Path, which interns each word it is given.
+        if (explicit or pasted) and is_image_name(path) and all(path != known.path for known in found):
             found.append(Mention(path, explicit))
     return found
