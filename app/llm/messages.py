@@ -113,8 +113,7 @@ def to_chat(
             summary = text_of(message.parts)
             chat.append({"role": "user", "content": SUMMARY_PREAMBLE + summary + SUMMARY_CONTINUE})
         elif message.role == "user":
-            text = text_of(message.parts) + _attached(message.parts)
-            chat.append({"role": "user", "content": _with_images(text, _images(message.parts), vision)})
+            chat.append({"role": "user", "content": _user_content(message.parts, vision)})
         elif message.role == "assistant":
             following = shown[index + 1] if index + 1 < len(shown) else None
             results = following.parts if following is not None and following.role == "tool" else []
@@ -122,17 +121,21 @@ def to_chat(
     return chat
 
 
-def _attached(parts: list[Part]) -> str:
-    """The files and folders a prompt mentioned, as the model reads them after it."""
-    return "".join(
-        f'\n\n<attached {part["kind"]}="{part["path"]}">\n{part["text"]}\n</attached>'
-        for part in parts
-        if part.get("type") == "file"
-    )
-
-
-def _images(parts: list[Part]) -> list[Part]:
-    return [part for part in parts if part.get("type") == "image"]
+def _user_content(parts: list[Part], vision: bool) -> str | list[dict[str, Any]]:
+    """A prompt as the model reads it: its text, then the files and folders it mentioned,
+    then its images, from one walk over its parts."""
+    texts: list[str] = []
+    attached: list[str] = []
+    images: list[Part] = []
+    for part in parts:
+        kind = part.get("type")
+        if kind == "text":
+            texts.append(part["text"])
+        elif kind == "file":
+            attached.append(f'\n\n<attached {part["kind"]}="{part["path"]}">\n{part["text"]}\n</attached>')
+        elif kind == "image":
+            images.append(part)
+    return _with_images("".join(texts) + "".join(attached), images, vision)
 
 
 def _with_images(text: str, images: list[Part], vision: bool) -> str | list[dict[str, Any]]:
