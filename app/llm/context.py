@@ -43,8 +43,8 @@ _BUILT_IN = frozenset((*ALWAYS_READ, *DEFAULT_CONTEXT_PATHS))
 @dataclass(frozen=True)
 class ContextFile:
     """One instructions file: ``shown`` as its entry names it, ``path`` resolved (links
-    followed), ``outside`` the workspace or not, ``project_listed`` when only the
-    project's .opencode.json names it (then it is never read outside)."""
+    followed), ``outside`` the workspace or not, ``project_listed`` when it is outside and
+    only the project's .opencode.json names it (then it is never read)."""
 
     shown: str
     path: Path
@@ -56,13 +56,20 @@ def context_candidates(root: Path, config: Config) -> list[ContextFile]:
     """Every instructions file present, in entry order, without duplicates; a folder
     entry (such as .cursor/rules/) gives every file inside it."""
     root = root.resolve()
-    project_entries = _project_entries(root)
+    project_entries: set[str] | None = set()
+    read_project = False  # .opencode.json is read only when an entry it may list leads outside
     found: dict[Path, ContextFile] = {}
     for entry in dict.fromkeys((*ALWAYS_READ, *config.context_paths)):
-        project_listed = entry not in _BUILT_IN and (project_entries is None or entry in project_entries)
         for shown, path in _files(root, entry):
-            if path not in found:
-                found[path] = ContextFile(shown, path, not path.is_relative_to(root), project_listed)
+            if path in found:
+                continue
+            outside = not path.is_relative_to(root)
+            if outside and entry not in _BUILT_IN and not read_project:
+                project_entries, read_project = _project_entries(root), True
+            project_listed = (
+                outside and entry not in _BUILT_IN and (project_entries is None or entry in project_entries)
+            )
+            found[path] = ContextFile(shown, path, outside, project_listed)
     return list(found.values())
 
 
@@ -132,13 +139,17 @@ def _project_entries(root: Path) -> set[str] | None:
 def _files(root: Path, entry: str) -> Iterator[tuple[str, Path]]:
     """(name as shown, resolved path) of each regular file ``entry`` names: itself, or
     every file below it when it is a folder, sorted."""
-    path = Path(os.path.realpath(root / entry))  # a symlink loop resolves to no file, not an error
-    if path.is_dir():
+    real = os.path.realpath(root / entry)  # a symlink loop resolves to no file, not an error
+    try:
+        mode = os.stat(real).st_mode  # one call for both questions: most entries name nothing
+    except (OSError, ValueError):
+        return
+    if stat.S_ISDIR(mode):
         prefix = entry.rstrip("/")
-        for rel, found in sorted(_walk_files(path)):
+        for rel, found in sorted(_walk_files(Path(real))):
             yield f"{prefix}/{rel}", Path(os.path.realpath(found))
-    elif path.is_file():
-        yield entry, path
+    elif stat.S_ISREG(mode):
+        yield entry, Path(real)
 
 
 def _walk_files(top: Path) -> Iterator[tuple[str, str]]:
