@@ -78,13 +78,14 @@ class FileJudge:
             for touch in part.touches:
                 if not bases.followed and not os.path.expanduser(touch.path).startswith("/"):
                     touch = Touch(touch.kind, "")  # relative to a folder that cannot be known
-                for judgement in self._judge_touch(touch, bases.folders, part.text):
+                for judgement in self.judge_touch(touch, bases.folders, part.text):
                     found.setdefault((judgement.effect.kind, judgement.effect.target), judgement)
                     if judgement.action == "deny":
                         return list(found.values())
         return list(found.values())
 
-    def _judge_touch(self, touch: Touch, bases: list[str], text: str) -> Iterator[Judgement]:
+    def judge_touch(self, touch: Touch, bases: list[str], text: str) -> Iterator[Judgement]:
+        """The judgements of one effect of the part ``text``, from each folder in ``bases``."""
         key = GROUP_KEYS[touch.kind]
         reads = touch.kind == "read"
         if not touch.path:
@@ -222,11 +223,16 @@ def command_bases(parsed: ParsedCommand) -> Bases:
 
 
 def _expanded(path: str) -> list[str]:
-    """``path`` with braces and globs expanded as the shell would; itself when nothing matches."""
+    """``path`` with braces and globs expanded as the shell would; itself when nothing matches.
+    A pattern in a folder is expanded on its own too: `cp x secret?` copies into `secrets`,
+    which shell_effects reports as the path `secret?/x`, matched by no file yet."""
     found: list[str] = []
     for candidate in _brace_expanded(path):
         magic = _GLOB_MAGIC.search(candidate)
         matches = sorted(glob.glob(candidate, recursive=True, include_hidden=True)) if magic else []
+        folder, name = posixpath.split(candidate)
+        if magic and not matches and _GLOB_MAGIC.search(folder) and not _GLOB_MAGIC.search(name):
+            matches = [posixpath.join(match, name) for match in _expanded(folder) if match != folder]
         found += [posixpath.normpath(match) for match in matches] or [candidate]
     return list(dict.fromkeys(found))
 

@@ -23,8 +23,10 @@ from app.permission import Decision, PermissionService
 from app.permission.effects import GROUP_KEYS, OWN_CONFIG, Effect, Judgement, protected_roots
 from app.permission.explain import check_agent
 from app.permission.rules import STRICTNESS, Action, AgentRules
-from app.tools.bash_files import HARMLESS_DEVICES, UNKNOWN_PATH, FileJudge, where_it_runs
+from app.tools.bash_files import HARMLESS_DEVICES, UNKNOWN_PATH, FileJudge, command_bases, where_it_runs
 from app.tools.bash_scripts import with_files_run
+from app.tools.opaque_programs import command_lines, named_paths
+from app.tools.shell_effects import Touch
 from app.tools.shell_parse import ParsedCommand, SimpleCommand, parse_command
 from app.workspace import Workspace
 
@@ -138,6 +140,8 @@ class CommandJudge:
             return Verdict("ask", "the command could not be parsed for certain", unknown=True)
         if parsed.doubts:
             return Verdict("ask", f"what it runs cannot be known: {parsed.doubts[0]}", unknown=True)
+        if reach := self._opaque_reach(parsed):
+            return Verdict("ask", reach, unknown=True)
         for judgement in files:
             if judgement.decision is UNKNOWN_PATH:
                 return Verdict("ask", f"{judgement.effect}: {judgement.reason}", unknown=True)
@@ -194,6 +198,27 @@ class CommandJudge:
         if run.action == "deny" or (written.level == "default" and not (part.named_elsewhere and run.action == "allow")):
             return run, part.normal
         return written, part.text
+
+    def _opaque_reach(self, parsed: ParsedCommand) -> str | None:
+        """What a deny covers among what a program without a table of its own may run or
+        change (opaque_programs), said for a person; None when a deny covers nothing."""
+        files, bases = self._file_judge(), command_bases(parsed)
+        for part in parsed.parts:
+            program = part.words[0] if part.words else ""
+            for line in command_lines(list(part.words)):
+                inner = parse_command(line)
+                if banned := banned_programs(inner, self.banned):
+                    return f"{program} may run {', '.join(banned)}, which is banned (tools.bash.bannedCommands)"
+                for inner_part in inner.parts:
+                    decision, subject = self._part_decision(inner_part)
+                    if decision.action == "deny":
+                        return f'{program} may run "{one_line(subject)}", which {decision.reason} forbids'
+            for path in named_paths(list(part.words)):
+                for kind in ("write", "delete"):
+                    for judgement in files.judge_touch(Touch(kind, path), bases.folders, part.text):
+                        if judgement.action == "deny":
+                            return f"{program} may {kind} {judgement.effect.target}, which {judgement.reason} forbids"
+        return None
 
     def evaluate(self, key: str, subject: str, absolute: str | None = None) -> Decision:
         return self.permissions.evaluate(key, subject, self.agent, absolute, session_id=self.session_id)

@@ -471,6 +471,10 @@ _PROGRAMS = {
     "find": _find,
     "patch": _patch,
 }
+KNOWN_PROGRAMS = frozenset(
+    {*_DELETERS, *_WRITERS, *_MODE_FIRST, *_COPIERS, *_COMPRESSORS, *_PROGRAMS, *_VALUE_OPTIONS}
+)
+"""The programs whose file effects are read here from their words."""
 
 
 _WORD_END = frozenset(" \t\n;|&()<>")
