@@ -25,6 +25,7 @@ from app.permission.explain import check_agent
 from app.permission.rules import STRICTNESS, Action, AgentRules
 from app.tools.bash_files import HARMLESS_DEVICES, UNKNOWN_PATH, FileJudge, command_bases, where_it_runs
 from app.tools.bash_scripts import with_files_run
+from app.tools.git_dirs import may_make_git_dir, runs_git, unprotected_git_dir
 from app.tools.opaque_programs import command_lines, named_paths
 from app.tools.shell_effects import Touch
 from app.tools.shell_parse import ParsedCommand, SimpleCommand, parse_command
@@ -140,7 +141,7 @@ class CommandJudge:
             return Verdict("ask", "the command could not be parsed for certain", unknown=True)
         if parsed.doubts:
             return Verdict("ask", f"what it runs cannot be known: {parsed.doubts[0]}", unknown=True)
-        if reach := self._opaque_reach(parsed):
+        if reach := self._opaque_reach(parsed) or self._git_dir_doubt(parsed):
             return Verdict("ask", reach, unknown=True)
         for judgement in files:
             if judgement.decision is UNKNOWN_PATH:
@@ -218,6 +219,23 @@ class CommandJudge:
                     for judgement in files.judge_touch(Touch(kind, path), bases.folders, part.text):
                         if judgement.action == "deny":
                             return f"{program} may {kind} {judgement.effect.target}, which {judgement.reason} forbids"
+        return None
+
+    def _git_dir_doubt(self, parsed: ParsedCommand) -> str | None:
+        """Why a git part's settings cannot be known: the repository folder it would use
+        is one the agent may have written (git_dirs)."""
+        folders = command_bases(parsed).folders
+        for part in parsed.parts:
+            found = unprotected_git_dir(self.workspace.root.as_posix(), folders, part.words, self.protected)
+            if found is not None:
+                return f"git would read its settings from {found}, a repository folder the agent may have written"
+        if any(runs_git(part.words) for part in parsed.parts):
+            made = next(
+                (t.path for part in parsed.parts if not runs_git(part.words) for t in part.touches if may_make_git_dir(t)),
+                None,
+            )  # git's own work (init, clone, worktree add) makes a repository git made, not one the agent wrote
+            if made is not None:
+                return f"git runs after the command writes {made}, which may make a repository folder git reads"
         return None
 
     def evaluate(self, key: str, subject: str, absolute: str | None = None) -> Decision:
