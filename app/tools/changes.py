@@ -463,8 +463,10 @@ def _write_ahead_and_change(
 
 def _befores(fs: Beneath, change_set: ChangeSet, states: dict[Path, FileState]) -> list[Before]:
     """What the journal records before the change: each file's bytes and mode, a
-    symlink's target, a removed folder's mode, or that nothing was there."""
+    symlink's target, a removed folder's mode, or that nothing was there (a folder the
+    change will make for a new file too, so that undoing it removes the folder)."""
     entries = []
+    missing_folders: dict[str, None] = {}
     for change in change_set.changes:
         state = states[change.path]
         if state.link is not None:
@@ -473,10 +475,16 @@ def _befores(fs: Beneath, change_set: ChangeSet, states: dict[Path, FileState]) 
             entries.append(Before(state.rel, "file", state.data, state.mode))
         else:
             entries.append(Before(state.rel, "absent"))
+        folder = state.rel.rpartition("/")[0]
+        while (change.data is not None or change.link is not None) and folder and fs.lstat(folder) is None:
+            missing_folders[folder] = None
+            folder = folder.rpartition("/")[0]
     for directory in change_set.remove_dirs:
         rel = fs.relative(directory)
         info = fs.lstat(rel)
         entries.append(Before(rel, "dir", mode=None if info is None else stat.S_IMODE(info.st_mode)))
+    taken = {entry.path for entry in entries}
+    entries += [Before(folder, "absent") for folder in missing_folders if folder not in taken]
     return entries
 
 
