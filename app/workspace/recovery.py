@@ -24,6 +24,23 @@ from app.workspace.textio import sync_paths
 
 
 def restore(fs: Beneath, entries: Sequence[Before]) -> None:
+    """Put ``entries`` back (see the module doc); raises OSError or ToolError for one that
+    cannot be, leaving no temp file of ours behind."""
+    try:
+        _put_all_back(fs, entries)
+    finally:  # even when something could not be put back: each start would add a temp file
+        for folder in {entry.path.rpartition("/")[0] for entry in entries}:
+            for name in fs.temp_names(folder):
+                fs.unlink(f"{folder}/{name}" if folder else name, missing_ok=True)
+    made = sorted((e.path for e in entries if e.kind == "absent"), key=lambda path: -path.count("/"))
+    for rel in made:  # the folders the change made for its new files, deepest first
+        now = fs.lstat(rel)
+        if now is not None and stat.S_ISDIR(now.st_mode):
+            with contextlib.suppress(OSError):  # not empty: something else was put there since
+                fs.rmdir(rel)
+
+
+def _put_all_back(fs: Beneath, entries: Sequence[Before]) -> None:
     folders = sorted((e for e in entries if e.kind == "dir"), key=lambda e: e.path.count("/"))
     for entry in folders:
         if fs.lstat(entry.path) is None:
@@ -36,15 +53,6 @@ def restore(fs: Beneath, entries: Sequence[Before]) -> None:
     for rel, temp in staged.items():
         fs.replace(temp, rel)
     fs.sync_folders(entry.path for entry in entries)
-    for folder in {entry.path.rpartition("/")[0] for entry in entries}:
-        for name in fs.temp_names(folder):
-            fs.unlink(f"{folder}/{name}" if folder else name, missing_ok=True)
-    made = sorted((e.path for e in entries if e.kind == "absent"), key=lambda path: -path.count("/"))
-    for rel in made:  # the folders the change made for its new files, deepest first
-        now = fs.lstat(rel)
-        if now is not None and stat.S_ISDIR(now.st_mode):
-            with contextlib.suppress(OSError):  # not empty: something else was put there since
-                fs.rmdir(rel)
 
 
 def changed_files(entries: Sequence[Before]) -> int:
@@ -59,6 +67,11 @@ def _put_back(fs: Beneath, entry: Before) -> bool:
     content must be written back."""
     now = fs.lstat(entry.path)
     is_dir = now is not None and stat.S_ISDIR(now.st_mode)
+    if is_dir and entry.kind in ("file", "link"):
+        raise ToolError(
+            f"{entry.path} is a folder now, where the change found a file: nothing of it was removed; "
+            "move the folder away and the next start puts the file back"
+        )
     if entry.kind == "absent":
         if now is not None and not is_dir:  # what the change created
             fs.unlink(entry.path, missing_ok=True)
