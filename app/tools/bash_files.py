@@ -16,7 +16,7 @@ import os
 import posixpath
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from app.errors import ToolError
@@ -76,6 +76,7 @@ class FileJudge:
         found: dict[tuple[str, str], Judgement] = {}
         for part in parsed.parts:
             for touch in part.touches:
+                touch = replace(touch, path=as_the_shell_sees(touch.path))
                 if not bases.followed and not os.path.expanduser(touch.path).startswith("/"):
                     touch = Touch(touch.kind, "")  # relative to a folder that cannot be known
                 for judgement in self.judge_touch(touch, bases.folders, part.text):
@@ -212,6 +213,7 @@ def command_bases(parsed: ParsedCommand) -> Bases:
         target = part.directory
         if target is None:
             continue
+        target = as_the_shell_sees(target)
         if not target:
             followed = False
             continue
@@ -220,6 +222,22 @@ def command_bases(parsed: ParsedCommand) -> Bases:
         followed &= len(merged) <= _MAX_BASES
         folders = merged[:_MAX_BASES]
     return Bases(folders, followed)
+
+
+_PROC_SELF = re.compile(r"^/+proc/+(?:self|thread-self)/+(cwd|root)(?=/|$)")
+_PROC_OTHER = re.compile(r"^/+proc/+[^/]+/+(?:task/+[^/]+/+)?(?:cwd|root)(?=/|$)")
+
+
+def as_the_shell_sees(path: str) -> str:
+    """``path`` as the shell that runs the command resolves it: `/proc/self/cwd` is the
+    shell's own folder (a relative path, judged from the root and every `cd`), not this
+    process's; `/proc/self/root` is `/`. Another process's (`/proc/$$/cwd`, `/proc/1/root`)
+    is known only at run time: ""."""
+    match = _PROC_SELF.match(path)
+    if match is not None:
+        rest = path[match.end() :].lstrip("/")
+        return (rest or ".") if match.group(1) == "cwd" else "/" + rest
+    return "" if _PROC_OTHER.match(path) else path
 
 
 def _expanded(path: str) -> list[str]:

@@ -23,7 +23,14 @@ from app.permission import Decision, PermissionService
 from app.permission.effects import GROUP_KEYS, OWN_CONFIG, Effect, Judgement, protected_roots
 from app.permission.explain import check_agent
 from app.permission.rules import STRICTNESS, Action, AgentRules
-from app.tools.bash_files import HARMLESS_DEVICES, UNKNOWN_PATH, FileJudge, command_bases, where_it_runs
+from app.tools.bash_files import (
+    HARMLESS_DEVICES,
+    UNKNOWN_PATH,
+    FileJudge,
+    as_the_shell_sees,
+    command_bases,
+    where_it_runs,
+)
 from app.tools.bash_scripts import with_files_run
 from app.tools.git_dirs import may_make_git_dir, runs_git, unprotected_git_dir
 from app.tools.opaque_programs import command_lines, named_paths
@@ -253,14 +260,18 @@ class CommandJudge:
                 found[f"(where {one_line(part.text, 60)} goes)"] = _UNFOLLOWED_CD
             if "" in part.paths:
                 found[f"the path in {one_line(part.text, 60)}"] = _COMPUTED_PATH
-            for path in (*filter(None, part.paths), *([part.directory] if part.directory else [])):
+            for written in (*filter(None, part.paths), *([part.directory] if part.directory else [])):
+                path = as_the_shell_sees(written)
+                if not path:
+                    found[f"the path in {one_line(part.text, 60)}"] = _COMPUTED_PATH
+                    continue
                 subject = self._outside_subject(path)
                 if subject is None:
                     continue
                 decision = self.permissions.evaluate(
                     "external_directory", subject, self.agent, absolute=subject, session_id=self.session_id
                 )
-                if path == part.directory and decision.action == "allow":
+                if written == part.directory and decision.action == "allow":
                     decision = _CD_OUT
                 if subject not in found or STRICTNESS[decision.action] > STRICTNESS[found[subject].action]:
                     found[subject] = decision

@@ -219,12 +219,14 @@ def _copy_effects(program: str, options: list[str], operands: list[str]) -> tupl
         sources = operands
     # A folder copied in lands under its own name, or (`x/.`, `x/`) as its contents: all
     # that is already there may be overwritten.
-    recursive = program in ("mv", "cp") and (program == "mv" or _recursive(options) or "-a" in options)
+    recursive = program == "mv" or (program == "cp" and _copies_folders(options))
     effects = [Touch("write", target)]
     effects += [
         Touch("write", posixpath.join(target, posixpath.basename(s.rstrip("/"))), tree=recursive) for s in sources if s
     ]
-    if recursive and any(s.endswith(("/", "/.")) for s in sources):
+    no_target_folder = any(o == "--no-target-directory" or ("=" not in o and _short(o, "T")) for o in options)
+    contents = no_target_folder or any(_contents_of(s) for s in sources)
+    if recursive and contents:
         effects.append(Touch("write", target, tree=True))
     if program == "mv":
         effects += [Touch("delete", source, tree=True) for source in sources]
@@ -240,6 +242,20 @@ def _copy_effects(program: str, options: list[str], operands: list[str]) -> tupl
         link_folder = target if len(sources) > 1 or target.endswith("/") else posixpath.dirname(target)
         effects += [Touch("write", posixpath.join(link_folder, source), tree=True) for source in sources if source]
     return tuple(effects)
+
+
+def _copies_folders(options: list[str]) -> bool:
+    """cp's and rsync's `-r`, `-R`, `-a` (alone or in a cluster: `-rf`, `-av`), or their long names."""
+    return any(
+        o in ("--recursive", "--archive") or ("=" not in o and any(_short(o, letter) for letter in "rRa"))
+        for o in options
+    )
+
+
+def _contents_of(source: str) -> bool:
+    """Whether copying ``source`` puts what is inside it into the target, not the folder
+    itself: `x/`, `x/.`, `.` and `..` have no name of their own to land under."""
+    return source.endswith(("/", "/.")) or posixpath.basename(source.rstrip("/")) in (".", "..")
 
 
 def _short(option: str, letter: str) -> bool:
@@ -297,7 +313,9 @@ def _rsync(options: list[str], operands: list[str], _words: list[str | None]) ->
     if len(operands) < 2:
         return ()
     *sources, target = operands
-    effects = [Touch("write", target, tree=any(o.startswith("--delete") for o in options))]
+    # A folder's contents copied in (`x/`, `.`) may overwrite what is already there.
+    contents = _copies_folders(options) and any(_contents_of(s) for s in sources if s)
+    effects = [Touch("write", target, tree=contents or any(o.startswith("--delete") for o in options))]
     effects += [Touch("write", posixpath.join(target, posixpath.basename(s.rstrip("/")))) for s in sources if s]
     if "--remove-source-files" in options:
         effects += [Touch("delete", source, tree=True) for source in sources]

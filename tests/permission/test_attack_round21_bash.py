@@ -35,6 +35,21 @@ DENIED = {
     ),
     "env --chdir= then cp": ("env --chdir=secrets cp ../x key.txt", "write secrets/key.txt is forbidden"),
     "env -CDIR then cp": ("env -Csecrets cp ../x key.txt", "write secrets/key.txt is forbidden"),
+    # /proc/self/cwd is the shell's folder, the workspace: the judge read it as its own.
+    "a redirection through /proc/self/cwd": (
+        "cat x > /proc/self/cwd/secrets/key.txt", 'write secrets/key.txt is forbidden (edit rule "secrets/*")'
+    ),
+    "cd through /proc/self/cwd": ("cd /proc/self/cwd/secrets && echo pwned > key.txt", "write secrets/key.txt is forbidden"),
+    # A folder's contents copied over it: -T, a cluster (-rf), `.` as the source, rsync.
+    "cp -rT of a folder over it": (
+        "mkdir -p d && echo pwned > d/key.txt && cp -rT d secrets", 'is forbidden (edit rule "secrets/*")'
+    ),
+    "cp -rf of . into it": (
+        "mkdir -p d && echo pwned > d/key.txt && cd d && cp -rf . ../secrets", "write secrets/key.txt is forbidden"
+    ),
+    "rsync -r of . into it": (
+        "mkdir -p d && echo pwned > d/key.txt && cd d && rsync -r . ../secrets", "write secrets/key.txt is forbidden"
+    ),
     # git writes its index where GIT_INDEX_FILE says.
     "GIT_INDEX_FILE over a denied file": (
         "GIT_INDEX_FILE=secrets/key.txt git add x", 'write secrets/key.txt is forbidden (edit rule "secrets/*")'
