@@ -210,7 +210,7 @@ class CommandJudge:
     def _opaque_reach(self, parsed: ParsedCommand) -> str | None:
         """What a deny covers among what a program without a table of its own may run or
         change (opaque_programs), said for a person; None when a deny covers nothing."""
-        files, bases = self._file_judge(), command_bases(parsed)
+        files, bases = None, command_bases(parsed)
         for part in parsed.parts:
             program = part.words[0] if part.words else ""
             for line in command_lines(list(part.words)):
@@ -222,6 +222,7 @@ class CommandJudge:
                     if decision.action == "deny":
                         return f'{program} may run "{one_line(subject)}", which {decision.reason} forbids'
             for path in named_paths(list(part.words)):
+                files = files or self._file_judge()
                 for kind in ("write", "delete"):
                     for judgement in files.judge_touch(Touch(kind, path), bases.folders, part.text):
                         if judgement.action == "deny":
@@ -231,6 +232,8 @@ class CommandJudge:
     def _git_dir_doubt(self, parsed: ParsedCommand) -> str | None:
         """Why a git part's settings cannot be known: the repository folder it would use
         is one the agent may have written (git_dirs)."""
+        if not any(runs_git(part.words) for part in parsed.parts):
+            return None
         folders = command_bases(parsed).folders
         for part in parsed.parts:
             found = unprotected_git_dir(self.workspace.root.as_posix(), folders, part.words, self.protected)
