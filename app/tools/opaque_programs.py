@@ -29,7 +29,7 @@ _DATA_PROGRAMS = frozenset(
     nl od xxd hexdump strings base64 md5sum sha1sum sha256sum sha512sum cksum diff cmp comm file stat
     du df ls tree basename dirname realpath readlink pwd date true false : test [ [[ cd pushd popd
     export declare local typeset readonly unset read set shift exit return type which command hash
-    whatis apropos help jq yq""".split()
+    whatis apropos help man info tldr jq yq""".split()
 )
 # Programs whose file effects are read elsewhere (the files they change are judged there;
 # a wrapper's program is a part of its own), and pagers and viewers, which only read the

@@ -8,6 +8,8 @@ import json
 
 import pytest
 
+from app.config import Config
+from app.tools.bash_judge import explain_command
 from tests.permission.attack import attack_config, call, opencode_tool, plant, snapshot
 
 FILES = {"x": "keep\n", "secrets/key.txt": "s3cr3t\n", "main.go": "package main\n"}
@@ -109,3 +111,21 @@ def test_opencode_tool_bash_yes_in_a_real_process(workspace):
         assert answer["ok"] is False, (command, answer)
     assert not (workspace / "secrets" / "x").exists() and (workspace / "x").read_text() == "keep\n"
     assert (workspace / "secrets" / "key.txt").read_text() == "s3cr3t\n"
+
+
+EVERYDAY = [
+    "pytest -q", "npm run build", "go test ./...", "python3 -m pytest tests/", "docker build -t x .", "ruff check .",
+    "gh pr create --title 'Fix rm bug' --body 'removes the rm call'", "jq .name package.json", "kill 1234",
+    "head -n 5 secrets/key.txt", "diff secrets/key.txt x", "less secrets/key.txt", "grep -rn 'rm -rf' .",
+    "git commit -m 'rm the old files'", "echo 'rm x'", "timeout 10 pytest", "python3 tool.py secrets/key.txt",
+    "which rm", "man rm", "tar -tf a.tar", "watch -n 1 ls", "openssl rand -hex 16", "mkdir -p build/out",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", EVERYDAY)
+def test_everyday_commands_are_not_left_to_a_person(workspace, command):
+    """What programs without a table may run or change is read from their arguments: a
+    word that only mentions rm, or a file they only read, does not make them unknowable."""
+    plant(workspace, FILES)
+    verdict = explain_command(Config.model_validate(attack_config()), workspace, command, "coder")
+    assert "only a person" not in verdict.splitlines()[0], verdict
