@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -73,6 +73,8 @@ class CommandJudge:
     session_id: str | None = None
     protected: tuple[str, ...] = OWN_CONFIG
     """Paths the agent never changes unless a rule names them (app.permission.effects)."""
+    changed_by_agent: Callable[[str], bool] | None = None
+    """Whether a session changed a workspace-relative path (history): code the agent wrote."""
 
     def parse(self, command: str) -> ParsedCommand:
         """The command's parts, with those of the scripts and programs it runs from files
@@ -148,7 +150,7 @@ class CommandJudge:
             return Verdict("ask", "the command could not be parsed for certain", unknown=True)
         if parsed.doubts:
             return Verdict("ask", f"what it runs cannot be known: {parsed.doubts[0]}", unknown=True)
-        if reach := self._opaque_reach(parsed) or self._git_dir_doubt(parsed):
+        if reach := self._opaque_reach(parsed) or self._git_dir_doubt(parsed) or self._agent_code(parsed):
             return Verdict("ask", reach, unknown=True)
         for judgement in files:
             if judgement.decision is UNKNOWN_PATH:
@@ -227,6 +229,26 @@ class CommandJudge:
                     for judgement in files.judge_touch(Touch(kind, path), bases.folders, part.text):
                         if judgement.action == "deny":
                             return f"{program} may {kind} {judgement.effect.target}, which {judgement.reason} forbids"
+        return None
+
+    def _agent_code(self, parsed: ParsedCommand) -> str | None:
+        """Why a program's code cannot be known: an interpreter or make runs a file the
+        agent wrote (`python3 evil.py` after a write of evil.py). Code already in the
+        repository is judged by the program's own rule (docs/permissions.md), but code
+        the agent wrote is no more known than `python3 -c`; only while a deny could apply,
+        so a session with no deny is not asked about every script it runs."""
+        if self.changed_by_agent is None or not any(part.code_files for part in parsed.parts):
+            return None
+        if self.person_only(Verdict("ask", "", unknown=True)) is None:
+            return None
+        root = self.workspace.root.as_posix()
+        for part in parsed.parts:
+            for path in filter(None, part.code_files):
+                for base in command_bases(parsed).folders:
+                    absolute = posixpath.normpath(posixpath.join(root, base, os.path.expanduser(path)))
+                    rel = posixpath.relpath(absolute, root)
+                    if not rel.startswith("..") and self.changed_by_agent(rel):
+                        return f"{one_line(part.text, 60)} runs {rel}, code the agent wrote, whose effects cannot be known"
         return None
 
     def _git_dir_doubt(self, parsed: ParsedCommand) -> str | None:

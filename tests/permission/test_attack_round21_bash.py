@@ -129,3 +129,33 @@ def test_everyday_commands_are_not_left_to_a_person(workspace, command):
     plant(workspace, FILES)
     verdict = explain_command(Config.model_validate(attack_config()), workspace, command, "coder")
     assert "only a person" not in verdict.splitlines()[0], verdict
+
+
+EVIL = 'import os\nos.remove("main.go")\n'
+
+
+@pytest.mark.parametrize("command", ["python3 evil.py", "cd sub && python3 ../evil.py", "make -f evil.mk"])
+async def test_code_the_agent_wrote_is_not_run_by_yes_while_a_deny_could_apply(runtime, workspace, command):
+    """A script in the repository is judged by its program's rule; one the agent wrote
+    (an earlier write, another session's included) is no more known than `python3 -c`."""
+    (workspace / "sub").mkdir()
+    assert "Created" in await call(runtime, "write", {"filePath": "evil.py", "content": EVIL})
+    assert "Created" in await call(runtime, "write", {"filePath": "evil.mk", "content": "all:\n\trm -f main.go\n"})
+    output = await call(runtime, "bash", {"command": command})
+    assert "code the agent wrote, whose effects cannot be known" in output, output
+    assert "only a person can approve this" in output and (workspace / "main.go").exists()
+
+
+async def test_a_script_already_in_the_repository_still_runs(runtime, workspace):
+    plant(workspace, {"tool.py": 'print("ran")\n'})
+    output = await call(runtime, "bash", {"command": "python3 tool.py"})
+    assert "ran" in output and "Exit code: 0" in output, output
+
+
+def test_a_script_written_in_one_process_is_not_run_by_yes_in_another(workspace):
+    plant(workspace, FILES)
+    (workspace / ".opencode.json").write_text(json.dumps(attack_config()))
+    assert opencode_tool(workspace, "write", {"filePath": "evil.py", "content": EVIL})["ok"] is True
+    answer = opencode_tool(workspace, "bash", {"command": "python3 evil.py"})
+    assert answer["ok"] is False and "code the agent wrote" in answer["output"], answer
+    assert (workspace / "main.go").read_text() == "package main\n"
