@@ -159,12 +159,39 @@ def _changes(program: str, words: list[str | None], implicit: tuple[str, ...]) -
     if program in _COPIERS:
         return _copy_effects(program, options, operands)
     if program in _COMPRESSORS:
-        keeps = any(option in ("-c", "-k", "--keep", "--stdout", "-l", "--list", "-t", "--test") for option in options)
-        return () if keeps else tuple(Touch("delete", path, tree=_recursive(options)) for path in operands)
+        return _compressor_effects(program, options, operands)
     handler = _PROGRAMS.get(program)
     effects = handler(options, operands, words[1:]) if handler else ()
     written, suffixes = output_files(program, words[1:])
     return effects + tuple(Touch("write", path, True, True, True, suffixes) for path in written)
+
+
+# What each compressor adds to a file's name; the programs that take it off.
+_SUFFIXES = {"gzip": ".gz", "bzip2": ".bz2", "xz": ".xz", "zstd": ".zst", "lz4": ".lz4", "lzma": ".lzma",
+             "compress": ".Z"}  # fmt: skip
+_UNCOMPRESSORS = {"gunzip": "gzip", "bunzip2": "bzip2", "unxz": "xz", "unzstd": "zstd", "unlzma": "lzma"}
+
+
+def _compressor_effects(program: str, options: list[str], operands: list[str]) -> tuple[Touch, ...]:
+    """A compressor writes each file's packed (or unpacked) copy beside it and removes
+    the file, unless it keeps it (`-k`) or writes to its output (`-c`, a listing, a test)."""
+    def given(long: tuple[str, ...], letter: str) -> bool:  # `-k`, `--keep`, or in a cluster (`-dk`)
+        return any(o in long or ("=" not in o and _short(o, letter)) for o in options)
+
+    if given(("--stdout", "--list", "--test"), "c") or given((), "l") or given((), "t"):
+        return ()
+    keeps = given(("--keep",), "k")
+    packer = _UNCOMPRESSORS.get(program, program)
+    unpacks = program in _UNCOMPRESSORS or given(("--decompress", "--uncompress"), "d")
+    suffix = _SUFFIXES.get(packer, "")
+    recursive = _recursive(options)
+    effects = [] if keeps else [Touch("delete", path, tree=recursive) for path in operands]
+    for path in operands:
+        if recursive or not path:
+            continue
+        written = path.removesuffix(suffix) if unpacks else path + suffix
+        effects.append(Touch("write", written))
+    return tuple(effects)
 
 
 def _split(program: str, rest: list[str | None]) -> tuple[list[str], list[str]]:

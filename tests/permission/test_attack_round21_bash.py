@@ -52,6 +52,9 @@ DENIED = {
     "rsync -r of . into it": (
         "mkdir -p d && echo pwned > d/key.txt && cd d && rsync -r . ../secrets", "write secrets/key.txt is forbidden"
     ),
+    # A compressor keeping the file still writes its packed copy beside it.
+    "gzip -k in a denied folder": ("gzip -k secrets/key.txt", "write secrets/key.txt.gz is forbidden"),
+    "xz -dk into a denied folder": ("xz -dk secrets/key.txt.xz", "write secrets/key.txt is forbidden"),
     # git writes its index where GIT_INDEX_FILE says.
     "GIT_INDEX_FILE over a denied file": (
         "GIT_INDEX_FILE=secrets/key.txt git add x", 'write secrets/key.txt is forbidden (edit rule "secrets/*")'
