@@ -160,7 +160,7 @@ def _changes(program: str, words: list[str | None], implicit: tuple[str, ...]) -
         return _copy_effects(program, options, operands)
     if program in _COMPRESSORS:
         return _compressor_effects(program, options, operands)
-    handler = _PROGRAMS.get(program)
+    handler = _PROGRAMS.get(program) or (_python_module if _PYTHON.match(program) else None)
     effects = handler(options, operands, words[1:]) if handler else ()
     written, suffixes = output_files(program, words[1:])
     return effects + tuple(Touch("write", path, True, True, True, suffixes) for path in written)
@@ -192,6 +192,22 @@ def _compressor_effects(program: str, options: list[str], operands: list[str]) -
         written = path.removesuffix(suffix) if unpacks else path + suffix
         effects.append(Touch("write", written))
     return tuple(effects)
+
+
+_PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
+
+
+def _python_module(_options: list[str], _operands: list[str], words: list[str | None]) -> tuple[Touch, ...]:
+    """The standard library's archive modules unpack as unzip and tar do: `python3 -m
+    zipfile -e ARCHIVE DIR` and `python3 -m tarfile -e ARCHIVE [DIR]` write the whole folder."""
+    if len(words) < 4 or words[0] != "-m" or words[1] not in ("zipfile", "tarfile"):
+        return ()
+    rest = words[2:]
+    if not rest or rest[0] not in ("-e", "--extract"):
+        return ()
+    operands = rest[1:]
+    target = operands[1] if len(operands) > 1 else "." if words[1] == "tarfile" else None
+    return () if target is None else (Touch("write", target or "", tree=True),)
 
 
 def _split(program: str, rest: list[str | None]) -> tuple[list[str], list[str]]:

@@ -55,6 +55,9 @@ DENIED = {
     # A compressor keeping the file still writes its packed copy beside it.
     "gzip -k in a denied folder": ("gzip -k secrets/key.txt", "write secrets/key.txt.gz is forbidden"),
     "xz -dk into a denied folder": ("xz -dk secrets/key.txt.xz", "write secrets/key.txt is forbidden"),
+    # The standard library's archive modules unpack as unzip and tar do.
+    "python3 -m zipfile -e": ("python3 -m zipfile -e a.zip secrets", 'write secrets/key.txt is forbidden'),
+    "python3 -m tarfile -e": ("python3 -m tarfile -e a.tar secrets", 'write secrets/key.txt is forbidden'),
     # git writes its index where GIT_INDEX_FILE says.
     "GIT_INDEX_FILE over a denied file": (
         "GIT_INDEX_FILE=secrets/key.txt git add x", 'write secrets/key.txt is forbidden (edit rule "secrets/*")'
