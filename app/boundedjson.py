@@ -38,6 +38,10 @@ class JsonLimitError(ValueError):
         self.lineno = lineno
 
 
+class RepeatedKeyError(JsonLimitError):
+    """One object holds a key twice (when ``unique_keys`` is asked)."""
+
+
 def loads(
     text: str,
     *,
@@ -102,7 +106,7 @@ def _scan(text: str, max_depth: int, unique_keys: bool) -> None:
             except json.JSONDecodeError:
                 continue  # a bad escape: the parser reports it
             if key in keys:
-                raise JsonLimitError(f'the key "{key}" appears twice in one object', _line(text, token.start()))
+                raise RepeatedKeyError(f'the key "{key}" appears twice in one object', _line(text, token.start()))
             keys.add(key)
 
 

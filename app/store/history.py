@@ -219,6 +219,10 @@ class HistoryService:
         )
         return _file_version(row) if row else None
 
+    def changed_by_agent(self, path: str) -> bool:
+        """Whether any session has changed ``path`` (workspace-relative): a version of it is kept."""
+        return self._db.query_one("SELECT 1 FROM files WHERE path = ? LIMIT 1", (path,)) is not None
+
     def versions(self, session_id: str, path: str) -> list[FileVersion]:
         """Every version of ``path`` in this session, "initial" first."""
         rows = self._db.query(

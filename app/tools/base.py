@@ -130,12 +130,14 @@ class Tool(ABC):
             arguments = {}
         if isinstance(arguments, str):
             try:
-                arguments = boundedjson.loads(arguments)
+                arguments = boundedjson.loads(arguments, unique_keys=True)
             except json.JSONDecodeError as err:
                 raise ToolError(
                     f"{self.name}: the arguments are not valid JSON ({err.msg} at position {err.pos}): "
                     "send one JSON object with the parameters"
                 ) from None
+            except boundedjson.RepeatedKeyError as err:  # which of the two counts would be a guess
+                raise ToolError(f"{self.name}: in the arguments, {err}: send each parameter once") from None
             except boundedjson.JsonLimitError as err:
                 raise ToolError(
                     f"{self.name}: the arguments break a limit ({err}): send smaller, flatter arguments, "
@@ -143,6 +145,7 @@ class Tool(ABC):
                 ) from None
         if not isinstance(arguments, dict):
             raise ToolError(f"{self.name}: the arguments must be a JSON object, not {type(arguments).__name__}")
+        _refuse_lone_surrogates(self.name, arguments)
         try:
             return self.params.model_validate(arguments)
         except ValidationError as err:
@@ -162,6 +165,28 @@ class Tool(ABC):
         except Exception as err:
             detail = " ".join(str(err).split())
             raise ToolError(f"{self.name} failed unexpectedly ({type(err).__name__}: {detail})") from err
+
+
+def _refuse_lone_surrogates(tool: str, arguments: dict[str, Any]) -> None:
+    """JSON can carry half of a UTF-16 pair ("\\ud800"), which no text holds: no file name
+    or file content can be made of it, and pydantic's own message ("unable to parse raw
+    data") does not say so. Walked with a stack: the arguments may be deep."""
+    stack: list[tuple[str, Any]] = [(key, value) for key, value in arguments.items()]
+    stack += [("a parameter's name", key) for key in arguments]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as err:
+                raise ToolError(
+                    f"{tool}: {where} contains an unpaired surrogate (character {err.start}): send valid Unicode text"
+                ) from None
+        elif isinstance(value, dict):
+            stack += [(f"{where}.{key}", item) for key, item in value.items()]
+            stack += [(f"a key in {where}", key) for key in value]
+        elif isinstance(value, list):
+            stack += [(f"{where}.{i}", item) for i, item in enumerate(value)]
 
 
 def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:

@@ -178,7 +178,7 @@ async def authorize(ctx: ToolContext, command: str, title: str) -> None:
     (its parts depend on each other: never for a part alone, or one after another `cd`)."""
     judge = CommandJudge(
         ctx.permissions, ctx.workspace, ctx.agent, ctx.config.tools.bash.banned_commands, ctx.session_id,
-        protected_roots(ctx.config.data.directory, ctx.workspace.root.as_posix()),
+        protected_roots(ctx.config.data.directory, ctx.workspace.root.as_posix()), ctx.history.changed_by_agent,
     )
     verdict = judge.verdict(command)
     if verdict.refusal is not None:

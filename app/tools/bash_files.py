@@ -16,7 +16,7 @@ import os
 import posixpath
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from app.errors import ToolError
@@ -76,15 +76,17 @@ class FileJudge:
         found: dict[tuple[str, str], Judgement] = {}
         for part in parsed.parts:
             for touch in part.touches:
+                touch = replace(touch, path=as_the_shell_sees(touch.path))
                 if not bases.followed and not os.path.expanduser(touch.path).startswith("/"):
                     touch = Touch(touch.kind, "")  # relative to a folder that cannot be known
-                for judgement in self._judge_touch(touch, bases.folders, part.text):
+                for judgement in self.judge_touch(touch, bases.folders, part.text):
                     found.setdefault((judgement.effect.kind, judgement.effect.target), judgement)
                     if judgement.action == "deny":
                         return list(found.values())
         return list(found.values())
 
-    def _judge_touch(self, touch: Touch, bases: list[str], text: str) -> Iterator[Judgement]:
+    def judge_touch(self, touch: Touch, bases: list[str], text: str) -> Iterator[Judgement]:
+        """The judgements of one effect of the part ``text``, from each folder in ``bases``."""
         key = GROUP_KEYS[touch.kind]
         reads = touch.kind == "read"
         if not touch.path:
@@ -211,6 +213,7 @@ def command_bases(parsed: ParsedCommand) -> Bases:
         target = part.directory
         if target is None:
             continue
+        target = as_the_shell_sees(target)
         if not target:
             followed = False
             continue
@@ -221,12 +224,33 @@ def command_bases(parsed: ParsedCommand) -> Bases:
     return Bases(folders, followed)
 
 
+_PROC_SELF = re.compile(r"^/+proc/+(?:self|thread-self)/+(cwd|root)(?=/|$)")
+_PROC_OTHER = re.compile(r"^/+proc/+[^/]+/+(?:task/+[^/]+/+)?(?:cwd|root)(?=/|$)")
+
+
+def as_the_shell_sees(path: str) -> str:
+    """``path`` as the shell that runs the command resolves it: `/proc/self/cwd` is the
+    shell's own folder (a relative path, judged from the root and every `cd`), not this
+    process's; `/proc/self/root` is `/`. Another process's (`/proc/$$/cwd`, `/proc/1/root`)
+    is known only at run time: ""."""
+    match = _PROC_SELF.match(path)
+    if match is not None:
+        rest = path[match.end() :].lstrip("/")
+        return (rest or ".") if match.group(1) == "cwd" else "/" + rest
+    return "" if _PROC_OTHER.match(path) else path
+
+
 def _expanded(path: str) -> list[str]:
-    """``path`` with braces and globs expanded as the shell would; itself when nothing matches."""
+    """``path`` with braces and globs expanded as the shell would; itself when nothing matches.
+    A pattern in a folder is expanded on its own too: `cp x secret?` copies into `secrets`,
+    which shell_effects reports as the path `secret?/x`, matched by no file yet."""
     found: list[str] = []
     for candidate in _brace_expanded(path):
         magic = _GLOB_MAGIC.search(candidate)
         matches = sorted(glob.glob(candidate, recursive=True, include_hidden=True)) if magic else []
+        folder, name = posixpath.split(candidate)
+        if magic and not matches and _GLOB_MAGIC.search(folder) and not _GLOB_MAGIC.search(name):
+            matches = [posixpath.join(match, name) for match in _expanded(folder) if match != folder]
         found += [posixpath.normpath(match) for match in matches] or [candidate]
     return list(dict.fromkeys(found))
 

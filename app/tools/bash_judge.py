@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -23,8 +23,18 @@ from app.permission import Decision, PermissionService
 from app.permission.effects import GROUP_KEYS, OWN_CONFIG, Effect, Judgement, protected_roots
 from app.permission.explain import check_agent
 from app.permission.rules import STRICTNESS, Action, AgentRules
-from app.tools.bash_files import HARMLESS_DEVICES, UNKNOWN_PATH, FileJudge, where_it_runs
+from app.tools.bash_files import (
+    HARMLESS_DEVICES,
+    UNKNOWN_PATH,
+    FileJudge,
+    as_the_shell_sees,
+    command_bases,
+    where_it_runs,
+)
 from app.tools.bash_scripts import with_files_run
+from app.tools.git_dirs import may_make_git_dir, runs_git, unprotected_git_dir
+from app.tools.opaque_programs import command_lines, named_paths
+from app.tools.shell_effects import Touch
 from app.tools.shell_parse import ParsedCommand, SimpleCommand, parse_command
 from app.workspace import Workspace
 
@@ -63,6 +73,8 @@ class CommandJudge:
     session_id: str | None = None
     protected: tuple[str, ...] = OWN_CONFIG
     """Paths the agent never changes unless a rule names them (app.permission.effects)."""
+    changed_by_agent: Callable[[str], bool] | None = None
+    """Whether a session changed a workspace-relative path (history): code the agent wrote."""
 
     def parse(self, command: str) -> ParsedCommand:
         """The command's parts, with those of the scripts and programs it runs from files
@@ -138,6 +150,8 @@ class CommandJudge:
             return Verdict("ask", "the command could not be parsed for certain", unknown=True)
         if parsed.doubts:
             return Verdict("ask", f"what it runs cannot be known: {parsed.doubts[0]}", unknown=True)
+        if reach := self._opaque_reach(parsed) or self._git_dir_doubt(parsed) or self._agent_code(parsed):
+            return Verdict("ask", reach, unknown=True)
         for judgement in files:
             if judgement.decision is UNKNOWN_PATH:
                 return Verdict("ask", f"{judgement.effect}: {judgement.reason}", unknown=True)
@@ -195,6 +209,67 @@ class CommandJudge:
             return run, part.normal
         return written, part.text
 
+    def _opaque_reach(self, parsed: ParsedCommand) -> str | None:
+        """What a deny covers among what a program without a table of its own may run or
+        change (opaque_programs), said for a person; None when a deny covers nothing."""
+        files, bases = None, command_bases(parsed)
+        for part in parsed.parts:
+            program = part.words[0] if part.words else ""
+            for line in command_lines(list(part.words)):
+                inner = parse_command(line)
+                if banned := banned_programs(inner, self.banned):
+                    return f"{program} may run {', '.join(banned)}, which is banned (tools.bash.bannedCommands)"
+                for inner_part in inner.parts:
+                    decision, subject = self._part_decision(inner_part)
+                    if decision.action == "deny":
+                        return f'{program} may run "{one_line(subject)}", which {decision.reason} forbids'
+            for path in named_paths(list(part.words)):
+                files = files or self._file_judge()
+                for kind in ("write", "delete"):
+                    for judgement in files.judge_touch(Touch(kind, path), bases.folders, part.text):
+                        if judgement.action == "deny":
+                            return f"{program} may {kind} {judgement.effect.target}, which {judgement.reason} forbids"
+        return None
+
+    def _agent_code(self, parsed: ParsedCommand) -> str | None:
+        """Why a program's code cannot be known: an interpreter or make runs a file the
+        agent wrote (`python3 evil.py` after a write of evil.py). Code already in the
+        repository is judged by the program's own rule (docs/permissions.md), but code
+        the agent wrote is no more known than `python3 -c`; only while a deny could apply,
+        so a session with no deny is not asked about every script it runs."""
+        if self.changed_by_agent is None or not any(part.code_files for part in parsed.parts):
+            return None
+        if self.person_only(Verdict("ask", "", unknown=True)) is None:
+            return None
+        root = self.workspace.root.as_posix()
+        for part in parsed.parts:
+            for path in filter(None, part.code_files):
+                for base in command_bases(parsed).folders:
+                    absolute = posixpath.normpath(posixpath.join(root, base, os.path.expanduser(path)))
+                    rel = posixpath.relpath(absolute, root)
+                    if not rel.startswith("..") and self.changed_by_agent(rel):
+                        return f"{one_line(part.text, 60)} runs {rel}, code the agent wrote, whose effects cannot be known"
+        return None
+
+    def _git_dir_doubt(self, parsed: ParsedCommand) -> str | None:
+        """Why a git part's settings cannot be known: the repository folder it would use
+        is one the agent may have written (git_dirs)."""
+        if not any(runs_git(part.words) for part in parsed.parts):
+            return None
+        folders = command_bases(parsed).folders
+        for part in parsed.parts:
+            found = unprotected_git_dir(self.workspace.root.as_posix(), folders, part.words, self.protected)
+            if found is not None:
+                return f"git would read its settings from {found}, a repository folder the agent may have written"
+        if any(runs_git(part.words) for part in parsed.parts):
+            made = next(
+                (t.path for part in parsed.parts if not runs_git(part.words) for t in part.touches if may_make_git_dir(t)),
+                None,
+            )  # git's own work (init, clone, worktree add) makes a repository git made, not one the agent wrote
+            if made is not None:
+                return f"git runs after the command writes {made}, which may make a repository folder git reads"
+        return None
+
     def evaluate(self, key: str, subject: str, absolute: str | None = None) -> Decision:
         return self.permissions.evaluate(key, subject, self.agent, absolute, session_id=self.session_id)
 
@@ -210,14 +285,18 @@ class CommandJudge:
                 found[f"(where {one_line(part.text, 60)} goes)"] = _UNFOLLOWED_CD
             if "" in part.paths:
                 found[f"the path in {one_line(part.text, 60)}"] = _COMPUTED_PATH
-            for path in (*filter(None, part.paths), *([part.directory] if part.directory else [])):
+            for written in (*filter(None, part.paths), *([part.directory] if part.directory else [])):
+                path = as_the_shell_sees(written)
+                if not path:
+                    found[f"the path in {one_line(part.text, 60)}"] = _COMPUTED_PATH
+                    continue
                 subject = self._outside_subject(path)
                 if subject is None:
                     continue
                 decision = self.permissions.evaluate(
                     "external_directory", subject, self.agent, absolute=subject, session_id=self.session_id
                 )
-                if path == part.directory and decision.action == "allow":
+                if written == part.directory and decision.action == "allow":
                     decision = _CD_OUT
                 if subject not in found or STRICTNESS[decision.action] > STRICTNESS[found[subject].action]:
                     found[subject] = decision

@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import cached_property, partial
@@ -195,6 +196,29 @@ def _refuse_unrecordable(rel: str) -> None:
         )
 
 
+# Bidirectional controls: they reorder what follows them on screen (`a\u202etxt.exe` shows
+# as `aexe.txt`).
+_BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def _refuse_misleading_names(states: dict[Path, FileState], change_set: ChangeSet) -> None:
+    """A new file is not given a name that shows as another one: a control character (a
+    line break, a carriage return, an escape sequence, DEL) or a bidirectional control
+    would make the sidebar, a question or a terminal show something else than the file
+    being created (`secrets/x\rnotes.txt` prints as `notes.txt`). Files that already have
+    such a name can still be changed."""
+    for change in change_set.changes:
+        state = states[change.path]
+        if state.exists or state.link is not None or (change.data is None and change.link is None):
+            continue
+        odd = next((c for c in state.rel if unicodedata.category(c) == "Cc" or c in _BIDI_CONTROLS), None)
+        if odd is not None:
+            raise ToolError(
+                f"The name {state.rel!r} holds the control character U+{ord(odd):04X}, which shows as something "
+                "else in a terminal or the file list: nothing was changed; choose a name without it"
+            )
+
+
 def _refuse_special(tool: str, states: Iterable[FileState]) -> None:
     """A FIFO, socket or device is not a file to write over or to remove: its content
     cannot be recorded, so the change could never be seen or taken back (and the rename
@@ -243,6 +267,7 @@ async def apply_changes(
                 if change.path not in states:
                     states[change.path] = state = _read_state(ctx, fs, change.path)
                     _refuse_special(tool, [state])
+            _refuse_misleading_names(states, change_set)
             applied = [_describe(states[c.path], c) for c in change_set.changes]
             if dry_run or not (change_set.changes or change_set.remove_dirs):
                 return applied  # nothing would change: nothing to ask, write or record
@@ -438,8 +463,10 @@ def _write_ahead_and_change(
 
 def _befores(fs: Beneath, change_set: ChangeSet, states: dict[Path, FileState]) -> list[Before]:
     """What the journal records before the change: each file's bytes and mode, a
-    symlink's target, a removed folder's mode, or that nothing was there."""
+    symlink's target, a removed folder's mode, or that nothing was there (a folder the
+    change will make for a new file too, so that undoing it removes the folder)."""
     entries = []
+    missing_folders: dict[str, None] = {}
     for change in change_set.changes:
         state = states[change.path]
         if state.link is not None:
@@ -448,10 +475,16 @@ def _befores(fs: Beneath, change_set: ChangeSet, states: dict[Path, FileState]) 
             entries.append(Before(state.rel, "file", state.data, state.mode))
         else:
             entries.append(Before(state.rel, "absent"))
+        folder = state.rel.rpartition("/")[0]
+        while (change.data is not None or change.link is not None) and folder and fs.lstat(folder) is None:
+            missing_folders[folder] = None
+            folder = folder.rpartition("/")[0]
     for directory in change_set.remove_dirs:
         rel = fs.relative(directory)
         info = fs.lstat(rel)
         entries.append(Before(rel, "dir", mode=None if info is None else stat.S_IMODE(info.st_mode)))
+    taken = {entry.path for entry in entries}
+    entries += [Before(folder, "absent") for folder in missing_folders if folder not in taken]
     return entries
 
 

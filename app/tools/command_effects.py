@@ -26,16 +26,17 @@ PROMPT_VARIABLES = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4"})
 # Variables that make programs load code or settings from elsewhere: their effect cannot be judged.
 UNKNOWABLE_VARIABLES = frozenset(
     {"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
-     "GIT_DIR", "GIT_WORK_TREE", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "BASH_ENV", "ENV", "LD_PRELOAD",
+     "GIT_DIR", "GIT_WORK_TREE", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
+     "BASH_ENV", "ENV", "LD_PRELOAD",
      "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "PYTHONSTARTUP", "PERL5OPT", "NODE_OPTIONS",
      "RUBYOPT", "HOME", "XDG_CONFIG_HOME", "ZDOTDIR", "PYTHONPATH", "PERL5LIB", "RUBYLIB", "NODE_PATH"}
 )
 # Variables naming a file a program writes to: git's traces (an absolute path; a number
-# or `true` is a descriptor), the shell's history.
+# or `true` is a descriptor), git's index, the shell's history.
 OUTPUT_VARIABLES = frozenset(
     {"GIT_TRACE", "GIT_TRACE2", "GIT_TRACE2_EVENT", "GIT_TRACE2_PERF", "GIT_TRACE_PACKET", "GIT_TRACE_PERFORMANCE",
      "GIT_TRACE_SETUP", "GIT_TRACE_CURL", "GIT_TRACE_PACK_ACCESS", "GIT_TRACE_SHALLOW", "GIT_TRACE_PACKFILE",
-     "GIT_TRACE_REFS", "GIT_TRACE_FSMONITOR", "HISTFILE"}
+     "GIT_TRACE_REFS", "GIT_TRACE_FSMONITOR", "GIT_INDEX_FILE", "HISTFILE"}
 )
 
 

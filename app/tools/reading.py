@@ -83,6 +83,7 @@ async def authorize_read(ctx: ToolContext, tool: str, path: str) -> ReadTarget:
     subject = ctx.workspace.subject(path)
     inside = not Path(subject).is_absolute()
     absolute = ctx.workspace.root / subject  # relative inside, absolute outside: canonical either way
+    _refuse_unreachable(subject, absolute)
     if not inside:
         await ctx.permissions.check(
             ctx.session_id,
@@ -117,6 +118,18 @@ async def authorize_read(ctx: ToolContext, tool: str, path: str) -> ReadTarget:
         _refuse_a_denied_other_name(ctx, tool, subject, absolute, judged)
     root = ctx.workspace.root if inside else absolute if absolute.is_dir() else absolute.parent
     return ReadTarget(absolute, subject, inside, root)
+
+
+def _refuse_unreachable(subject: str, absolute: Path) -> None:
+    """A path the system cannot look at (a name over 255 bytes, a folder without search
+    permission) is one line before anyone is asked; one that does not exist is left to the
+    tool, which says what to do instead."""
+    try:
+        os.stat(absolute)
+    except (FileNotFoundError, NotADirectoryError):
+        pass
+    except OSError as err:
+        raise ToolError(f"{subject} cannot be read: {err.strerror or err}; check the path") from None
 
 
 def refuse_denied_reads(ctx: ToolContext, tool: str, subjects: list[str]) -> None:

@@ -159,12 +159,55 @@ def _changes(program: str, words: list[str | None], implicit: tuple[str, ...]) -
     if program in _COPIERS:
         return _copy_effects(program, options, operands)
     if program in _COMPRESSORS:
-        keeps = any(option in ("-c", "-k", "--keep", "--stdout", "-l", "--list", "-t", "--test") for option in options)
-        return () if keeps else tuple(Touch("delete", path, tree=_recursive(options)) for path in operands)
-    handler = _PROGRAMS.get(program)
+        return _compressor_effects(program, options, operands)
+    handler = _PROGRAMS.get(program) or (_python_module if _PYTHON.match(program) else None)
     effects = handler(options, operands, words[1:]) if handler else ()
     written, suffixes = output_files(program, words[1:])
     return effects + tuple(Touch("write", path, True, True, True, suffixes) for path in written)
+
+
+# What each compressor adds to a file's name; the programs that take it off.
+_SUFFIXES = {"gzip": ".gz", "bzip2": ".bz2", "xz": ".xz", "zstd": ".zst", "lz4": ".lz4", "lzma": ".lzma",
+             "compress": ".Z"}  # fmt: skip
+_UNCOMPRESSORS = {"gunzip": "gzip", "bunzip2": "bzip2", "unxz": "xz", "unzstd": "zstd", "unlzma": "lzma"}
+
+
+def _compressor_effects(program: str, options: list[str], operands: list[str]) -> tuple[Touch, ...]:
+    """A compressor writes each file's packed (or unpacked) copy beside it and removes
+    the file, unless it keeps it (`-k`) or writes to its output (`-c`, a listing, a test)."""
+    def given(long: tuple[str, ...], letter: str) -> bool:  # `-k`, `--keep`, or in a cluster (`-dk`)
+        return any(o in long or ("=" not in o and _short(o, letter)) for o in options)
+
+    if given(("--stdout", "--list", "--test"), "c") or given((), "l") or given((), "t"):
+        return ()
+    keeps = given(("--keep",), "k")
+    packer = _UNCOMPRESSORS.get(program, program)
+    unpacks = program in _UNCOMPRESSORS or given(("--decompress", "--uncompress"), "d")
+    suffix = _SUFFIXES.get(packer, "")
+    recursive = _recursive(options)
+    effects = [] if keeps else [Touch("delete", path, tree=recursive) for path in operands]
+    for path in operands:
+        if recursive or not path:
+            continue
+        written = path.removesuffix(suffix) if unpacks else path + suffix
+        effects.append(Touch("write", written))
+    return tuple(effects)
+
+
+_PYTHON = re.compile(r"^(python|pypy)[0-9.]*$")
+
+
+def _python_module(_options: list[str], _operands: list[str], words: list[str | None]) -> tuple[Touch, ...]:
+    """The standard library's archive modules unpack as unzip and tar do: `python3 -m
+    zipfile -e ARCHIVE DIR` and `python3 -m tarfile -e ARCHIVE [DIR]` write the whole folder."""
+    if len(words) < 4 or words[0] != "-m" or words[1] not in ("zipfile", "tarfile"):
+        return ()
+    rest = words[2:]
+    if not rest or rest[0] not in ("-e", "--extract"):
+        return ()
+    operands = rest[1:]
+    target = operands[1] if len(operands) > 1 else "." if words[1] == "tarfile" else None
+    return () if target is None else (Touch("write", target or "", tree=True),)
 
 
 def _split(program: str, rest: list[str | None]) -> tuple[list[str], list[str]]:
@@ -219,12 +262,14 @@ def _copy_effects(program: str, options: list[str], operands: list[str]) -> tupl
         sources = operands
     # A folder copied in lands under its own name, or (`x/.`, `x/`) as its contents: all
     # that is already there may be overwritten.
-    recursive = program in ("mv", "cp") and (program == "mv" or _recursive(options) or "-a" in options)
+    recursive = program == "mv" or (program == "cp" and _copies_folders(options))
     effects = [Touch("write", target)]
     effects += [
         Touch("write", posixpath.join(target, posixpath.basename(s.rstrip("/"))), tree=recursive) for s in sources if s
     ]
-    if recursive and any(s.endswith(("/", "/.")) for s in sources):
+    no_target_folder = any(o == "--no-target-directory" or ("=" not in o and _short(o, "T")) for o in options)
+    contents = no_target_folder or any(_contents_of(s) for s in sources)
+    if recursive and contents:
         effects.append(Touch("write", target, tree=True))
     if program == "mv":
         effects += [Touch("delete", source, tree=True) for source in sources]
@@ -240,6 +285,20 @@ def _copy_effects(program: str, options: list[str], operands: list[str]) -> tupl
         link_folder = target if len(sources) > 1 or target.endswith("/") else posixpath.dirname(target)
         effects += [Touch("write", posixpath.join(link_folder, source), tree=True) for source in sources if source]
     return tuple(effects)
+
+
+def _copies_folders(options: list[str]) -> bool:
+    """cp's and rsync's `-r`, `-R`, `-a` (alone or in a cluster: `-rf`, `-av`), or their long names."""
+    return any(
+        o in ("--recursive", "--archive") or ("=" not in o and any(_short(o, letter) for letter in "rRa"))
+        for o in options
+    )
+
+
+def _contents_of(source: str) -> bool:
+    """Whether copying ``source`` puts what is inside it into the target, not the folder
+    itself: `x/`, `x/.`, `.` and `..` have no name of their own to land under."""
+    return source.endswith(("/", "/.")) or posixpath.basename(source.rstrip("/")) in (".", "..")
 
 
 def _short(option: str, letter: str) -> bool:
@@ -297,7 +356,9 @@ def _rsync(options: list[str], operands: list[str], _words: list[str | None]) ->
     if len(operands) < 2:
         return ()
     *sources, target = operands
-    effects = [Touch("write", target, tree=any(o.startswith("--delete") for o in options))]
+    # A folder's contents copied in (`x/`, `.`) may overwrite what is already there.
+    contents = _copies_folders(options) and any(_contents_of(s) for s in sources if s)
+    effects = [Touch("write", target, tree=contents or any(o.startswith("--delete") for o in options))]
     effects += [Touch("write", posixpath.join(target, posixpath.basename(s.rstrip("/")))) for s in sources if s]
     if "--remove-source-files" in options:
         effects += [Touch("delete", source, tree=True) for source in sources]
@@ -471,6 +532,10 @@ _PROGRAMS = {
     "find": _find,
     "patch": _patch,
 }
+KNOWN_PROGRAMS = frozenset(
+    {*_DELETERS, *_WRITERS, *_MODE_FIRST, *_COPIERS, *_COMPRESSORS, *_PROGRAMS, *_VALUE_OPTIONS}
+)
+"""The programs whose file effects are read here from their words."""
 
 
 _WORD_END = frozenset(" \t\n;|&()<>")

@@ -156,6 +156,8 @@ _NOT_READING = frozenset(
 _DIRECTORY_CHANGES = frozenset({"cd", "pushd", "popd"})
 _FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _BLANK = re.compile(r"\s")
+MAX_WORDS = 256
+"""Words of a part kept in SimpleCommand.words: a longer command is judged on its first ones."""
 SYSTEM_FOLDERS = frozenset({"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin"})
 _GLOB = re.compile(r"[*?[]")
 _KNOWN_VARIABLE = re.compile(r"^(\"?)\$(\{PWD\}|PWD\b|\{HOME\}|HOME\b)")
@@ -198,6 +200,9 @@ class SimpleCommand:
     code_files: tuple[str, ...] = ()
     """Files an interpreter or `make` runs code from (`python3 x.py`, the Makefile): one
     the command itself writes cannot be judged in advance (bash_scripts)."""
+    words: tuple[str, ...] = ()
+    """Its literal words (those computed at run time left out), at most ``MAX_WORDS``: what
+    a program the judge has no table for may run or change (opaque_programs)."""
 
 
 @dataclass(frozen=True)
@@ -363,6 +368,7 @@ def _add_simple(whole: Node, command: Node, found: _Found) -> None:
             (shell.files if shell else ()) + ((fed.file,) if fed and fed.file is not None else ()),
             program_file,
             code.files if code is not None else (),
+            tuple(value for value in values[:MAX_WORDS] if value is not None),
         )
     )
     found.doubts += runs.doubts
@@ -605,9 +611,15 @@ def _named_elsewhere(program: str) -> bool:
 
 
 def _unquoted(node: Node) -> bool:
-    """A bare word (the shell expands its patterns), not a quoted or composed one."""
+    """A word whose patterns the shell expands: a bare one, or bare words and quoted texts
+    side by side (the grammar splits `/bin/[r]m` at the brackets; `"/bin/"r?` globs too),
+    as long as no quoted text holds a pattern character, which would match only itself."""
     while node.type == "command_name" and node.child_count == 1:
         node = node.children[0]
+    if node.type == "concatenation":
+        return all(
+            c.type == "word" or (c.type in ("string", "raw_string") and not _GLOB.search(_text(c))) for c in node.children
+        )
     return node.type == "word"
 
 
@@ -795,8 +807,15 @@ def _git_folders(rest: list[str | None]) -> tuple[str, ...]:
     return tuple(found)
 
 
+# Wrappers that run their program in another folder, and the options saying which.
+_CHDIR_OPTIONS = {"env": ("-C", "--chdir"), "sudo": ("-D", "--chdir"), "systemd-run": ("--working-directory",)}
+
+
 def _directory(words: list[str | None]) -> str | None:
-    """Where a `cd`/`pushd`/`popd` goes: the operand, `~` without one, "" when unknown."""
+    """Where a `cd`/`pushd`/`popd` goes: the operand, `~` without one, "" when unknown;
+    where a wrapper runs its program (`env -C DIR`, `sudo -D DIR`)."""
+    if words and words[0] is not None and program_name(words[0]) in _CHDIR_OPTIONS:
+        return _chdir_option(words[1:], _CHDIR_OPTIONS[program_name(words[0])])
     if not words or words[0] is None or words[0] not in _DIRECTORY_CHANGES:
         return None
     if words[0] == "popd" or None in words[1:]:
@@ -807,6 +826,24 @@ def _directory(words: list[str | None]) -> str | None:
     if not operands:
         return "~"
     return "" if operands[0] == "-" else operands[0]
+
+
+def _chdir_option(rest: list[str | None], names: tuple[str, ...]) -> str | None:
+    """The folder a wrapper's option names (`-C DIR`, `-CDIR`, `--chdir=DIR`), None without
+    one, "" when computed at run time. Only the wrapper's options are read: they end at
+    its first operand."""
+    for i, word in enumerate(rest):
+        if word is None:
+            return ""
+        if not word.startswith("-") or word == "--":
+            return None
+        name, has_value, value = word.partition("=")
+        if name in names:
+            return value if has_value else (rest[i + 1] or "") if i + 1 < len(rest) else None
+        short = next((n for n in names if len(n) == 2 and word.startswith(n) and len(word) > 2), None)
+        if short is not None:
+            return word[2:]
+    return None
 
 
 def _redirect_effects(node: Node) -> tuple[Touch, ...]:

@@ -51,17 +51,11 @@ def refuse_directory(state: FileState) -> None:
 
 
 def require_text(name: str, text: str) -> None:
-    """Refuse what a text file cannot hold, before anything is asked or written: a lone
-    surrogate (JSON can carry "\\ud800") has no UTF-8 encoding, and a NUL character
-    would make the file binary to every tool afterwards."""
+    """Refuse what a text file cannot hold, before anything is asked or written: a NUL
+    character would make the file binary to every tool afterwards (a lone surrogate is
+    refused with the arguments, app/tools/base.py)."""
     if "\0" in text:
         raise ToolError(f"{name} contains a NUL character: only text files can be written; remove it")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as err:
-        raise ToolError(
-            f"{name} contains an unpaired surrogate (character {err.start}): send valid Unicode text"
-        ) from None
 
 
 def new_text_file(state: FileState, content: str) -> TextFile:

@@ -4,12 +4,14 @@
 fails midway, and by ``recover`` at start for a change set a crash interrupted. It is
 idempotent (an entry already as it was is left alone), so a crash during a recovery is
 recovered by the next start. Folders come back first (shallowest first), then files
-and symlinks; what the change created is removed; last, our temp files in every folder
-the change set touched (``.opencode-tmp-*``: staged, not yet renamed) are removed.
+and symlinks; what the change created is removed; then our temp files in every folder
+the change set touched (``.opencode-tmp-*``: staged, not yet renamed); last, the folders
+it made for new files, when they are empty.
 """
 
 from __future__ import annotations
 
+import contextlib
 import stat
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +24,23 @@ from app.workspace.textio import sync_paths
 
 
 def restore(fs: Beneath, entries: Sequence[Before]) -> None:
+    """Put ``entries`` back (see the module doc); raises OSError or ToolError for one that
+    cannot be, leaving no temp file of ours behind."""
+    try:
+        _put_all_back(fs, entries)
+    finally:  # even when something could not be put back: each start would add a temp file
+        for folder in {entry.path.rpartition("/")[0] for entry in entries}:
+            for name in fs.temp_names(folder):
+                fs.unlink(f"{folder}/{name}" if folder else name, missing_ok=True)
+    made = sorted((e.path for e in entries if e.kind == "absent"), key=lambda path: -path.count("/"))
+    for rel in made:  # the folders the change made for its new files, deepest first
+        now = fs.lstat(rel)
+        if now is not None and stat.S_ISDIR(now.st_mode):
+            with contextlib.suppress(OSError):  # not empty: something else was put there since
+                fs.rmdir(rel)
+
+
+def _put_all_back(fs: Beneath, entries: Sequence[Before]) -> None:
     folders = sorted((e for e in entries if e.kind == "dir"), key=lambda e: e.path.count("/"))
     for entry in folders:
         if fs.lstat(entry.path) is None:
@@ -34,9 +53,13 @@ def restore(fs: Beneath, entries: Sequence[Before]) -> None:
     for rel, temp in staged.items():
         fs.replace(temp, rel)
     fs.sync_folders(entry.path for entry in entries)
-    for folder in {entry.path.rpartition("/")[0] for entry in entries}:
-        for name in fs.temp_names(folder):
-            fs.unlink(f"{folder}/{name}" if folder else name, missing_ok=True)
+
+
+def changed_files(entries: Sequence[Before]) -> int:
+    """How many files and symlinks a change set touches: not the folders it removes, nor
+    those it makes for its new files (which hold another entry)."""
+    folders = {entry.path.rpartition("/")[0] for entry in entries}
+    return sum(entry.kind != "dir" and entry.path not in folders for entry in entries)
 
 
 def _put_back(fs: Beneath, entry: Before) -> bool:
@@ -44,6 +67,11 @@ def _put_back(fs: Beneath, entry: Before) -> bool:
     content must be written back."""
     now = fs.lstat(entry.path)
     is_dir = now is not None and stat.S_ISDIR(now.st_mode)
+    if is_dir and entry.kind in ("file", "link"):
+        raise ToolError(
+            f"{entry.path} is a folder now, where the change found a file: nothing of it was removed; "
+            "move the folder away and the next start puts the file back"
+        )
     if entry.kind == "absent":
         if now is not None and not is_dir:  # what the change created
             fs.unlink(entry.path, missing_ok=True)
@@ -67,7 +95,7 @@ def recover(root: Path, journal: ChangeJournal, lock: WorkspaceLock) -> list[str
     lines = []
     with lock.held(), Beneath(root) as fs:
         for change in journal.pending(str(root)):
-            count = sum(entry.kind != "dir" for entry in change.entries)
+            count = changed_files(change.entries)
             what = f"an interrupted change ({change.title}; {count} file{'s' * (count != 1)})"
             try:
                 restore(fs, change.entries)

@@ -127,7 +127,7 @@ async def test_a_shell_that_cannot_start_is_a_tool_error(bash, make_runtime):
         ({}, "command is required"),
         ({"command": "ls", "timeout": 0}, "timeout"),
         ({"command": "ls", "timeout": "soon"}, "timeout"),
-        ('{"command": "echo \\ud800"}', "command: Input should be a valid string"),
+        ('{"command": "echo \\ud800"}', "command contains an unpaired surrogate"),
         ({"command": "echo a\0b"}, "NUL character"),
     ],
 )
