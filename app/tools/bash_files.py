@@ -40,14 +40,7 @@ HARMLESS_DEVICES = frozenset(
     {"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty"}
 )
 _GLOB_MAGIC = re.compile(r"[*?[]")
-_OWN_FOLDER = re.compile(r"^/proc/(?:self|thread-self)/cwd(?=/|$)")
 _BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
-
-
-def where_it_runs(path: str) -> str:
-    """``path`` with `/proc/self/cwd` read as the folder the command runs in (`.`): that is
-    where it leads for the command, not where it leads for the judge's own process."""
-    return _OWN_FOLDER.sub(".", path)
 
 
 @dataclass(frozen=True)
@@ -86,7 +79,8 @@ class FileJudge:
         return list(found.values())
 
     def judge_touch(self, touch: Touch, bases: list[str], text: str) -> Iterator[Judgement]:
-        """The judgements of one effect of the part ``text``, from each folder in ``bases``."""
+        """The judgements of one effect of the part ``text``, from each folder in ``bases``;
+        ``touch.path`` is as the shell sees it (``as_the_shell_sees``)."""
         key = GROUP_KEYS[touch.kind]
         reads = touch.kind == "read"
         if not touch.path:
@@ -161,7 +155,7 @@ class FileJudge:
     def _subjects(self, touch: Touch, bases: list[str]) -> Iterator[tuple[str, str]]:
         """(subject, absolute) for the path and, for a tree, everything under it."""
         root = self.workspace.root.as_posix()
-        path = where_it_runs(os.path.expanduser(touch.path))
+        path = os.path.expanduser(touch.path)
         starts = [path] if path.startswith("/") else [posixpath.join(root, base, path) for base in bases]
         for start in starts:
             for absolute in _expanded(posixpath.normpath(start)):

@@ -29,7 +29,6 @@ from app.tools.bash_files import (
     FileJudge,
     as_the_shell_sees,
     command_bases,
-    where_it_runs,
 )
 from app.tools.bash_scripts import with_files_run
 from app.tools.git_dirs import may_make_git_dir, runs_git, unprotected_git_dir
@@ -226,7 +225,7 @@ class CommandJudge:
             for path in named_paths(list(part.words)):
                 files = files or self._file_judge()
                 for kind in ("write", "delete"):
-                    for judgement in files.judge_touch(Touch(kind, path), bases.folders, part.text):
+                    for judgement in files.judge_touch(Touch(kind, as_the_shell_sees(path)), bases.folders, part.text):
                         if judgement.action == "deny":
                             return f"{program} may {kind} {judgement.effect.target}, which {judgement.reason} forbids"
         return None
@@ -306,7 +305,7 @@ class CommandJudge:
         """``path`` as the absolute subject `external_directory` rules match, or None
         when it is inside the workspace (symlinks followed) or a harmless device."""
         root = self.workspace.root.as_posix()
-        path = where_it_runs(os.path.expanduser(path))
+        path = os.path.expanduser(path)
         absolute = posixpath.normpath(posixpath.join(root, path))
         if absolute in HARMLESS_DEVICES or absolute.startswith("/dev/fd/"):
             return None
