@@ -22,7 +22,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
 
-from app.tools.shell_reads import reads
+from app.tools.shell_reads import reads, split_words
 from app.tools.tool_outputs import output_files
 
 Kind = Literal["read", "write", "delete"]
@@ -213,24 +213,7 @@ def _python_module(_options: list[str], _operands: list[str], words: list[str | 
 def _split(program: str, rest: list[str | None]) -> tuple[list[str], list[str]]:
     """(options, operands): options as written (a value-taking option's value is kept
     with it as `-o=VALUE`), operands with "" for a computed word. After `--`, all operands."""
-    value_options = _VALUE_OPTIONS.get(program, frozenset())
-    options: list[str] = []
-    operands: list[str] = []
-    i, done = 0, False
-    while i < len(rest):
-        word = rest[i]
-        if word is None:
-            operands.append("")
-        elif done or word == "-" or not word.startswith("-"):
-            operands.append(word)
-        elif word == "--":
-            done = True
-        elif word in value_options and i + 1 < len(rest):
-            options.append(f"{word}={rest[i + 1] or ''}")
-            i += 1
-        else:
-            options.append(word)
-        i += 1
+    options, _, operands = split_words(rest, _VALUE_OPTIONS.get(program, frozenset()), value_in_option=True)
     return options, operands
 
 

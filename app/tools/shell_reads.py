@@ -147,10 +147,14 @@ def reads(program: str, rest: list[str | None]) -> list[Read]:
     return [(path, whole) for path in operands] + [(path, False) for path in files]
 
 
-def _split(program: str, rest: list[str | None]) -> tuple[list[str], list[tuple[str, str]], list[str]]:
-    """(options, (option, value) pairs, operands): "" for a computed word; after `--`,
-    every word is an operand."""
-    takes_value = _VALUE_OPTIONS.get(program, frozenset())
+def split_words(
+    rest: list[str | None], takes_value: frozenset[str], *, value_in_option: bool = False
+) -> tuple[list[str], list[tuple[str, str]], list[str]]:
+    """A program's words after its name as (options, (option, value) pairs, operands):
+    "" stands for a computed word, and after `--` every word is an operand. ``takes_value``
+    names the options whose value may be the next word; such a value is in the pairs,
+    and in the options too, as `-o=VALUE`, when ``value_in_option``. `--name=value` and
+    `-nVALUE` of those options are options as written, their values in the pairs as well."""
     options: list[str] = []
     values: list[tuple[str, str]] = []
     operands: list[str] = []
@@ -165,6 +169,8 @@ def _split(program: str, rest: list[str | None]) -> tuple[list[str], list[tuple[
             done = True
         elif word in takes_value and i + 1 < len(rest):
             values.append((word, rest[i + 1] or ""))
+            if value_in_option:
+                options.append(f"{word}={rest[i + 1] or ''}")
             i += 1
         else:
             name, has_value, value = word.partition("=")
@@ -175,6 +181,10 @@ def _split(program: str, rest: list[str | None]) -> tuple[list[str], list[tuple[
             options.append(word)
         i += 1
     return options, values, operands
+
+
+def _split(program: str, rest: list[str | None]) -> tuple[list[str], list[tuple[str, str]], list[str]]:
+    return split_words(rest, _VALUE_OPTIONS.get(program, frozenset()))
 
 
 def _recursive(program: str, options: list[str]) -> bool:
