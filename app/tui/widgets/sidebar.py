@@ -167,9 +167,12 @@ class FilesSidebar(Vertical):
     def _show(self, changes: list[FileChange]) -> None:
         files = self._files
         assert files is not None  # the refresh loop starts once it is mounted
+        title = next(self.query("#sidebar-title").results(Static), None)
+        if title is None:  # the app is closing: its widgets go before the sidebar does
+            return
         hid_focus = files.has_focus and not changes
         files.set_changes(changes)
-        self.query_one("#sidebar-title", Static).update(
+        title.update(
             Content.assemble(("Modified files", "bold"), (f"  {len(changes)}" if changes else "", "$text-muted"))
         )
         self.set_class(not changes, "-empty")
