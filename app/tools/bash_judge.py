@@ -241,9 +241,10 @@ class CommandJudge:
         if self.person_only(Verdict("ask", "", unknown=True)) is None:
             return None
         root = self.workspace.root.as_posix()
+        folders = command_bases(parsed).folders
         for part in parsed.parts:
             for path in filter(None, part.code_files):
-                for base in command_bases(parsed).folders:
+                for base in folders:
                     absolute = posixpath.normpath(posixpath.join(root, base, os.path.expanduser(path)))
                     rel = posixpath.relpath(absolute, root)
                     if not rel.startswith("..") and self.changed_by_agent(rel):
@@ -260,13 +261,12 @@ class CommandJudge:
             found = unprotected_git_dir(self.workspace.root.as_posix(), folders, part.words, self.protected)
             if found is not None:
                 return f"git would read its settings from {found}, a repository folder the agent may have written"
-        if any(runs_git(part.words) for part in parsed.parts):
-            made = next(
-                (t.path for part in parsed.parts if not runs_git(part.words) for t in part.touches if may_make_git_dir(t)),
-                None,
-            )  # git's own work (init, clone, worktree add) makes a repository git made, not one the agent wrote
-            if made is not None:
-                return f"git runs after the command writes {made}, which may make a repository folder git reads"
+        made = next(
+            (t.path for part in parsed.parts if not runs_git(part.words) for t in part.touches if may_make_git_dir(t)),
+            None,
+        )  # git's own work (init, clone, worktree add) makes a repository git made, not one the agent wrote
+        if made is not None:
+            return f"git runs after the command writes {made}, which may make a repository folder git reads"
         return None
 
     def evaluate(self, key: str, subject: str, absolute: str | None = None) -> Decision:
