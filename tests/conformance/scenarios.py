@@ -1,16 +1,19 @@
-"""Loading the peer conformance data in ../shared/conformance (see its README.md).
+"""Loading the peer conformance data in tests/conformance/data (see its README.md).
 
-Kept apart from the tests so the same scenarios can drive the pure planner here and,
-later, the real ``patch`` tool on disk.
+Kept apart from the tests so the same scenarios drive both the pure planner and the
+real ``patch`` tool on disk, and the same edit cases both the replacers and the edit tool.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-CONFORMANCE_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "conformance"
+CONFORMANCE_DIR = Path(__file__).resolve().parent / "data"
 CODEX_DIR = CONFORMANCE_DIR / "codex-apply-patch"
+EDIT_CASES_FILE = CONFORMANCE_DIR / "opencode-edit" / "cases.json"
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,7 @@ def load_scenarios() -> list[Scenario]:
     """All Codex scenarios, sorted by name; fails loudly when the data is missing."""
     if not CODEX_DIR.is_dir():
         raise FileNotFoundError(
-            f"conformance data not found at {CODEX_DIR}; check out ../shared next to the repo"
+            f"conformance data not found at {CODEX_DIR}; restore tests/conformance/data from git"
         )
     return [
         Scenario(
@@ -51,3 +54,12 @@ def load_scenarios() -> list[Scenario]:
         for folder in sorted(CODEX_DIR.iterdir())
         if folder.is_dir()
     ]
+
+
+def load_edit_cases() -> list[dict[str, Any]]:
+    """OpenCode's edit cases in file order; fails loudly when the data is missing."""
+    if not EDIT_CASES_FILE.is_file():
+        raise FileNotFoundError(
+            f"conformance data not found at {EDIT_CASES_FILE}; restore tests/conformance/data from git"
+        )
+    return json.loads(EDIT_CASES_FILE.read_text(encoding="utf-8"))

@@ -1,19 +1,16 @@
-"""OpenCode's edit-tool cases (shared/conformance/opencode-edit/cases.json) against the
+"""OpenCode's edit-tool cases (tests/conformance/data/opencode-edit/cases.json) against the
 replacement cascade. `tool/...` cases run through `apply_edit` too: it handles the BOM
-and line endings the way the tool does. The data lives beside the repository
-(`<repo>/../shared`); a missing copy fails the run rather than skipping it."""
+and line endings the way the tool does. A missing copy of the data fails the run
+rather than skipping it."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from app.tools.text.replace import EditMatchError, apply_edit
-
-CASES_FILE = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "opencode-edit" / "cases.json"
+from tests.conformance.scenarios import load_edit_cases
 
 # A distinguishing piece of OpenCode's message -> our error kind.
 ERROR_KINDS = {
@@ -24,15 +21,7 @@ ERROR_KINDS = {
 }
 
 
-def load_cases() -> list[dict[str, Any]]:
-    if not CASES_FILE.is_file():
-        raise FileNotFoundError(
-            f"conformance data missing: {CASES_FILE}; check out the shared/ folder beside the repository"
-        )
-    return json.loads(CASES_FILE.read_text(encoding="utf-8"))
-
-
-CASES = load_cases()
+CASES = load_edit_cases()
 
 
 def expected_kind(error: str) -> str:

@@ -1,13 +1,11 @@
-"""OpenCode's tool-level edit cases (shared/conformance/opencode-edit/cases.json, the
+"""OpenCode's tool-level edit cases (tests/conformance/data/opencode-edit/cases.json, the
 `tool/...` ones) through the real edit tool on disk: the file is written as bytes
 (BOM and CRLF included), viewed with the view tool, edited, and its bytes compared.
 A failing case must fail with the expected kind of error and leave the file alone.
-The data lives beside the repository (`<repo>/../shared`); a missing copy fails the
-run rather than skipping it."""
+A missing copy of the data fails the run rather than skipping it."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -16,20 +14,9 @@ import pytest
 from app.errors import ToolError
 from app.tools.edit import EditTool
 from app.tools.view import ViewTool
+from tests.conformance.scenarios import load_edit_cases
 
-CASES_FILE = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "opencode-edit" / "cases.json"
-
-
-def load_tool_cases() -> list[dict[str, Any]]:
-    if not CASES_FILE.is_file():
-        raise FileNotFoundError(
-            f"conformance data missing: {CASES_FILE}; check out the shared/ folder beside the repository"
-        )
-    cases = json.loads(CASES_FILE.read_text(encoding="utf-8"))
-    return [case for case in cases if case["name"].startswith("tool/")]
-
-
-CASES = load_tool_cases()
+CASES = [case for case in load_edit_cases() if case["name"].startswith("tool/")]
 
 
 def test_every_tool_case_is_here() -> None:
