@@ -227,7 +227,9 @@ def protection_reason(subject: str, anchor: str, kind: EffectKind) -> str:
     )
 
 
-_HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.+?)\s*$", re.IGNORECASE | re.MULTILINE)
+# The rest of a `hooksPath = VALUE` line (stripped where it is read): blanks are matched
+# within the line only, so blank lines or padding cost one pass.
+_HOOKS_PATH = re.compile(r"^[ \t]*+hookspath[ \t]*+=(.*)$", re.IGNORECASE | re.MULTILINE)
 
 
 def hooks_folders(workspace_root: str) -> list[str]:
@@ -240,7 +242,10 @@ def hooks_folders(workspace_root: str) -> list[str]:
     except OSError:
         return []
     folders = []
-    for value in _HOOKS_PATH.findall(text):
+    for line_rest in _HOOKS_PATH.findall(text):
+        value = line_rest.strip()
+        if not value:
+            continue
         path = posixpath.normpath(posixpath.join(workspace_root, value.strip('"')))
         if path.startswith(workspace_root.rstrip("/") + "/"):
             folders.append(path[len(workspace_root.rstrip("/")) + 1 :])

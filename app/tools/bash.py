@@ -175,12 +175,14 @@ async def authorize(ctx: ToolContext, command: str, title: str) -> None:
     `git log; rm -rf src`) must not skip the question. A command whose program cannot be
     known, where a deny could apply, is asked of a person: --yes does not answer it.
     An answer for the session holds for this same command reaching no more than it did
-    (its parts depend on each other: never for a part alone, or one after another `cd`)."""
+    (its parts depend on each other: never for a part alone, or one after another `cd`).
+    Judging is pure CPU work over the whole command: it runs in a worker thread, so the
+    event loop (a TUI's screen and keys) goes on while a long command is read."""
     judge = CommandJudge(
         ctx.permissions, ctx.workspace, ctx.agent, ctx.config.tools.bash.banned_commands, ctx.session_id,
         protected_roots(ctx.config.data.directory, ctx.workspace.root.as_posix()), ctx.history.changed_by_agent,
     )
-    verdict = judge.verdict(command)
+    verdict = await asyncio.to_thread(judge.verdict, command)
     if verdict.refusal is not None:
         raise PermissionDeniedError(verdict.refusal)
     if verdict.action == "allow":
@@ -198,7 +200,7 @@ async def authorize(ctx: ToolContext, command: str, title: str) -> None:
         scope=command,
     )
     if ctx.permissions.policy == "interactive":
-        _refuse_changed_while_asked(judge.verdict(command), verdict)
+        _refuse_changed_while_asked(await asyncio.to_thread(judge.verdict, command), verdict)
 
 
 def _refuse_changed_while_asked(now: Verdict, asked: Verdict) -> None:

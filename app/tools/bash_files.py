@@ -40,7 +40,7 @@ HARMLESS_DEVICES = frozenset(
     {"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty"}
 )
 _GLOB_MAGIC = re.compile(r"[*?[]")
-_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
+_BRACES = re.compile(r"\{([^{},]*+,[^{}]*+)\}")  # possessive: a run is scanned once
 
 
 @dataclass(frozen=True)
@@ -218,8 +218,8 @@ def command_bases(parsed: ParsedCommand) -> Bases:
     return Bases(folders, followed)
 
 
-_PROC_SELF = re.compile(r"^/+proc/+(?:self|thread-self)/+(cwd|root)(?=/|$)")
-_PROC_OTHER = re.compile(r"^/+proc/+[^/]+/+(?:task/+[^/]+/+)?(?:cwd|root)(?=/|$)")
+_PROC_SELF = re.compile(r"^/++proc/++(?:self|thread-self)/++(cwd|root)(?=/|$)")
+_PROC_OTHER = re.compile(r"^/++proc/++[^/]++/++(?:task/++[^/]++/++)?(?:cwd|root)(?=/|$)")
 
 
 def as_the_shell_sees(path: str) -> str:

@@ -319,7 +319,7 @@ _NO_CONTENT_OF = {
     "blame": frozenset(),
     "annotate": frozenset(),
 }
-_OBJECT_PATH = re.compile(r"^[^:]*:(?:[0-3]:)?(.+)$")
+_OBJECT_PATH = re.compile(r"^[^:]*+:(?:[0-3]:)?(.+)$")
 
 
 def _content_read(command: str, args: list[str | None], at: Callable[[str], str], here: str) -> list[str]:

@@ -58,9 +58,13 @@ _COMMAND_OPTIONS: dict[str, frozenset[str]] = {
     "entr": frozenset({"-s"}),
 }
 _AWKS = frozenset({"awk", "gawk", "mawk", "nawk"})
-# Awk that runs a program (system, a pipe to or from a command) or writes a file (print or
-# printf with `>`), or loads code (@include): what it touches is computed by the awk program.
-_AWK_EFFECT = re.compile(r"system|\|\s*(getline|\")|\"\s*\||\bprintf?\b[^;{}\n]*>|@include|@load")
+# Awk that runs a program (system, a pipe to or from a command) or loads code (@include),
+# or a statement that writes a file (print or printf with `>`): what it touches is
+# computed by the awk program. The statements are read one by one (a pattern for "print,
+# then `>` before the statement ends" would rescan a statement from each of its prints).
+_AWK_EFFECT = re.compile(r"system|\|\s*(getline|\")|\"\s*\||@include|@load")
+_AWK_PRINT = re.compile(r"\bprintf?\b")
+_AWK_STATEMENT_END = re.compile(r"[;{}\n]")
 _EDITORS = frozenset({"vi", "vim", "nvim", "ex", "view", "gvim"})
 # Database shells and the inline texts that run commands or write files: sqlite3's dot
 # commands (.shell, .system, .output) and ATTACH, psql's backslash commands (\! runs a
@@ -70,7 +74,7 @@ _MYSQL_EFFECT = re.compile(
 )
 _QUERY_TOOLS: dict[str, tuple[frozenset[str], re.Pattern[str]]] = {
     "sqlite3": (frozenset({"-cmd"}), re.compile(
-        r"(^|[;\n])\s*\.|\battach\b|\bvacuum\b|writefile|load_extension|\bedit\s*\(", re.IGNORECASE)),
+        r"(?:^|[;\n])[^\S\n]*+\.|\battach\b|\bvacuum\b|writefile|load_extension|\bedit\s*\(", re.IGNORECASE)),
     "psql": (frozenset({"-c", "--command"}), re.compile(r"\\|\bprogram\b|lo_export|lo_import", re.IGNORECASE)),
     "mysql": (frozenset({"-e", "--execute"}), _MYSQL_EFFECT),
     "mariadb": (frozenset({"-e", "--execute"}), _MYSQL_EFFECT),
@@ -95,7 +99,7 @@ _TMUX_RUNS = frozenset(
      "display-popup", "popup", "source-file", "source"}
 )
 # A sed command's address: a line number, `$`, a /regex/ or \cregexc, a range of two.
-_SED_ADDRESS = re.compile(r"(?:[0-9]+(?:~[0-9]+)?|\$|/(?:[^/\\\n]|\\.)*/I?M?|\\(.)(?:(?!\1).)*\1)")
+_SED_ADDRESS = re.compile(r"(?:[0-9]++(?:~[0-9]++)?|\$|/(?:[^/\\\n]++|\\.)*+/I?M?|\\(.)(?:(?!\1).)*+\1)")
 # Commands whose argument runs to the end of the line.
 _SED_LINE_COMMANDS = frozenset("aicewWrRbtTv:")
 
@@ -234,7 +238,10 @@ def _joined_option(word: str | None, options: frozenset[str]) -> bool:
 
 def _in_cluster(word: str | None, letters: str) -> bool:
     """`perl -pe CODE`, `python -Bc CODE`: short flags run together, one of them giving code."""
-    return bool(letters) and word is not None and re.fullmatch(rf"-[A-Za-z]*[{letters}][A-Za-z]*", word) is not None
+    if not letters or word is None or not word.startswith("-"):
+        return False
+    flags = word[1:]
+    return flags.isascii() and flags.isalpha() and any(letter in flags for letter in letters)
 
 
 def _command_options(program: str, rest: list[str | None], reading: CodeReading) -> None:
@@ -258,8 +265,17 @@ def _awk(program: str, rest: list[str | None], reading: CodeReading) -> None:
                                           "--field-separator", "--include", "--source", "--load"}))
     if not texts and operands:
         texts.append(operands[0])
-    if any(text is None or _AWK_EFFECT.search(text) for text in texts):
+    if any(text is None or _AWK_EFFECT.search(text) or _awk_writes(text) for text in texts):
         reading.doubts.append(f"{program}'s program may run commands or write files, which cannot be judged here")
+
+
+def _awk_writes(text: str) -> bool:
+    """Whether a statement of the awk program prints to a file (`print x > "f"`)."""
+    for statement in _AWK_STATEMENT_END.split(text):
+        found = _AWK_PRINT.search(statement)
+        if found is not None and ">" in statement[found.end() :]:
+            return True
+    return False
 
 
 def _sed(rest: list[str | None], reading: CodeReading) -> None:

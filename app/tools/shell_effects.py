@@ -20,7 +20,7 @@ import posixpath
 import re
 from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from app.tools.shell_reads import reads, split_words
 from app.tools.tool_outputs import output_files
@@ -480,7 +480,8 @@ def _mktemp(options: list[str], operands: list[str], _words: list[str | None]) -
     if not operands and folder is None:
         return ()
     template = operands[0] if operands else "tmp.XXXXXXXXXX"
-    name = re.sub(r"X{3,}$", "*", template)
+    stem = template.rstrip("X")
+    name = stem + "*" if len(template) - len(stem) >= 3 else template
     return (Touch("write", posixpath.join(folder, name) if folder and not name.startswith("/") else name),)
 
 
@@ -524,24 +525,45 @@ KNOWN_PROGRAMS = frozenset(
 _WORD_END = frozenset(" \t\n;|&()<>")
 
 
-def brace_expanded(command: str, limit: int = 32) -> str | None:
+class BraceExpansion(NamedTuple):
+    """A command with its brace expansions done; ``whole`` is False when they stopped
+    short because the text grew past what is judged (`{,,,…}` repeated multiplies it)."""
+
+    text: str
+    whole: bool
+
+
+_EXPANSION_GROWTH = 4
+"""How many times its own length (and at least 64 KiB) an expanded command may grow."""
+
+
+def brace_expanded(command: str, limit: int = 32) -> BraceExpansion | None:
     """``command`` with its unquoted brace expansions done as bash does them before
     anything runs (`{rm,x}` is `rm x`, `a{b,c}` is `ab ac`), or None when it has none.
-    The grammar reads `{rm,x}` as a syntax error; judged expanded, a deny on `rm *` holds."""
+    The grammar reads `{rm,x}` as a syntax error; judged expanded, a deny on `rm *` holds.
+    Not whole when lists remain after ``limit`` expansions or the text would outgrow
+    ``_EXPANSION_GROWTH`` times its length: lists multiply (`{a,b}` twenty times is a
+    million words)."""
     text, changed = command, False
+    most = max(_EXPANSION_GROWTH * len(command), 65_536)
     for _ in range(limit):
         found = _first_brace(text)
         if found is None:
-            break
+            return BraceExpansion(text, whole=True) if changed else None
         start, open_at, close_at, end = found
         prefix, body, suffix = text[start:open_at], text[open_at + 1 : close_at], text[close_at + 1 : end]
-        words = " ".join(prefix + choice + suffix for choice in _top_level_split(body))
+        choices = _top_level_split(body)
+        if len(text) + len(choices) * (len(prefix) + len(suffix) + 1) > most:
+            return BraceExpansion(text, whole=False)
+        words = " ".join(prefix + choice + suffix for choice in choices)
         text, changed = text[:start] + words + text[end:], True
-    return text if changed else None
+    return BraceExpansion(text, whole=_first_brace(text) is None)
 
 
 def _first_brace(text: str) -> tuple[int, int, int, int] | None:
     """(word start, `{`, its `}`, word end) of the first unquoted `{a,b}` not after `$`."""
+    lists: dict[int, int] = {}
+    run_end = 0  # the lists of the text before this are in ``lists``
     quote, i, word_start = "", 0, 0
     while i < len(text):
         char = text[i]
@@ -557,8 +579,10 @@ def _first_brace(text: str) -> tuple[int, int, int, int] | None:
         elif char in _WORD_END:
             word_start = i + 1
         elif char == "{" and (i == 0 or text[i - 1] != "$"):
-            close = _matching_brace(text, i)
-            if close is not None and len(_top_level_split(text[i + 1 : close])) > 1:
+            if i >= run_end:
+                run_end = _run_end(text, i)
+                lists = _brace_lists(text, i, run_end)
+            if (close := lists.get(i)) is not None:
                 end = close + 1
                 while end < len(text) and text[end] not in _WORD_END:
                     end += 1
@@ -567,15 +591,33 @@ def _first_brace(text: str) -> tuple[int, int, int, int] | None:
     return None
 
 
-def _matching_brace(text: str, open_at: int) -> int | None:
-    depth = 0
-    for i in range(open_at, len(text)):
-        if text[i] in " \t\n'\"\\":
-            return None
-        depth += {"{": 1, "}": -1}.get(text[i], 0)
-        if depth == 0:
-            return i
-    return None
+_RUN_BREAK = re.compile(r"""[ \t\n'"\\]""")
+
+
+def _run_end(text: str, start: int) -> int:
+    """Where the run of text from ``start`` ends: at a blank, quote or backslash, which no
+    brace list spans."""
+    found = _RUN_BREAK.search(text, start)
+    return len(text) if found is None else found.start()
+
+
+def _brace_lists(text: str, start: int, end: int) -> dict[int, int]:
+    """Where each `{` of ``text[start:end]`` with a comma at its own level has its
+    matching `}`: `{a,b}` is a list bash expands, `{a}` is not. One pass with a stack of
+    the open braces, so a run of unclosed ones costs no more than its length."""
+    lists: dict[int, int] = {}
+    open_braces: list[tuple[int, bool]] = []  # (where, whether a comma is at its level)
+    for i in range(start, end):
+        char = text[i]
+        if char == "{":
+            open_braces.append((i, False))
+        elif char == "}" and open_braces:
+            at, comma = open_braces.pop()
+            if comma:
+                lists[at] = i
+        elif char == "," and open_braces:
+            open_braces[-1] = (open_braces[-1][0], True)
+    return lists
 
 
 def _top_level_split(body: str) -> list[str]:

@@ -162,7 +162,7 @@ SYSTEM_FOLDERS = frozenset({"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/loca
 _GLOB = re.compile(r"[*?[]")
 _KNOWN_VARIABLE = re.compile(r"^(\"?)\$(\{PWD\}|PWD\b|\{HOME\}|HOME\b)")
 _PLAIN = re.compile(r"[^\s'\"\\$`#]+")
-_ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'", re.DOTALL)
+_ANSI_C = re.compile(r"\$'((?:[^'\\]++|\\.)*+)'", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -268,7 +268,10 @@ def parse_command(command: str) -> ParsedCommand:
     # Error recovery may invent an empty command (`a |`); the command is incomplete anyway.
     # A part found twice (`nohup echo $(id)` finds `id` in the command and in `echo $(id)`)
     # is judged once.
-    extra = [expanded] if (expanded := brace_expanded(command)) is not None else []  # `{rm,x}` runs `rm x`
+    braces = brace_expanded(command)  # `{rm,x}` runs `rm x`
+    extra = [braces.text] if braces is not None and braces.whole else []
+    if braces is not None and not braces.whole:  # read again, it would grow again
+        found.doubts.append("its brace expansions make too many words to judge")
     extra += _alias_expanded(found.parts)
     if "\\\n" in command:  # a backslash before a line break joins the lines: `r\⏎m x` runs `rm x`
         extra.append(command.replace("\\\n", ""))
@@ -962,9 +965,12 @@ def _expands(raw: str) -> bool:
 
 # One piece of a word, quotes kept: '...', "..." (backslash escapes inside), a backslash
 # escape, a run of plain characters; or blanks (shlex's: space, tab, CR, LF) between words.
-_PIECE = r"""('[^']*')|("(?:[^"\\]|\\.)*")|(\\.)|([^'"\\ \t\r\n]+)|([ \t\r\n]+)"""
-_WORD_PIECE = re.compile(_PIECE, re.DOTALL)
-_WELL_QUOTED = re.compile(f"(?:{_PIECE})*", re.DOTALL)
+# Each piece is told by its first character and every run is possessive, so a match never
+# backtracks: an unclosed quote fails in time linear in the text.
+# (No capturing group inside the possessive repeat: Python 3.11's re fails on those.)
+_PIECES = (r"'[^']*+'", r'"(?:[^"\\]++|\\.)*+"', r"\\.", r"[^'\"\\ \t\r\n]++", r"[ \t\r\n]++")
+_WORD_PIECE = re.compile("|".join(f"({piece})" for piece in _PIECES), re.DOTALL)
+_WELL_QUOTED = re.compile(f"(?:{'|'.join(_PIECES)})*+", re.DOTALL)
 _QUOTING = re.compile(r"""['"\\]""")
 _BLANKS = re.compile(r"[ \t\r\n]+")
 _DOUBLE_QUOTED_ESCAPE = re.compile(r'\\(["\\])')
