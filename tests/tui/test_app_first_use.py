@@ -46,7 +46,7 @@ async def test_while_a_question_is_open_the_status_bar_waits_for_the_user_not_th
     app = make_app(script([{"steps": [read_step("a.py"), edit_step("a.py", "x = 1", "x = 2"), {"text": "Done."}]}]))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press(*"change a", "enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.ready)
         await wait_until(pilot, lambda: "waiting for your answer" in status_line(app))
         assert "working" not in status_line(app)
         await pilot.press("a")
@@ -66,11 +66,11 @@ async def test_the_dialog_says_what_allow_for_session_covers_and_it_covers_just_
     ]}]))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press(*"change both", "enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.ready)
         scope = str(app.screen.query_one("#permission-scope", Static).render())
         assert "edit on a.py is not asked again in this session" in scope and "other files still ask" in scope
         await pilot.press("s")
-        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.request.subject == "b.py")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.request.subject == "b.py" and app.screen.ready)
         assert (workspace / "a.py").read_text() == "x = 2\ny = 2\n"  # the second edit of a.py was not asked
         await pilot.press("a")
         await wait_until(pilot, lambda: not app.turn_running)
@@ -84,7 +84,7 @@ def test_snapshot_of_a_question_waiting_for_the_user_at_80x24(snap_compare, make
     async def ask(pilot) -> None:
         app.prompt.cursor_blink = False
         await pilot.press(*"change a", "enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.focused is not None)
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.ready)
         await wait_until(pilot, lambda: "waiting for your answer" in status_line(app))
         await pilot.pause()
 

@@ -44,7 +44,7 @@ async def test_prompt_streams_asks_and_approving_changes_the_file_and_the_sideba
     app = make_app(model)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press(*"fix the greeting", "enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.ready)
         await pilot.press("a")
         await wait_until(pilot, lambda: not app.turn_running and app.session_id is not None)
         assert (workspace / "greet.py").read_text() == "def greet(name):\n    return 'Hello, ' + name\n"
@@ -71,7 +71,7 @@ async def test_a_directory_delete_asks_once_and_the_chat_and_sidebar_show_every_
     app = make_app(model)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press(*"clean up", "enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.ready)
         assert app.screen.request.preview.files == [("tmp/a.log", 2), ("tmp/b.log", 1), ("tmp/deep/c.txt", 3)]
         await pilot.press("a")
         await wait_until(pilot, lambda: not app.turn_running and app.session_id is not None)
@@ -108,7 +108,7 @@ async def test_denying_shows_in_the_chat_and_reaches_the_model(make_runtime, mak
     async with app.run_test(size=(120, 40)) as pilot:
         await app.open_session(session.id)
         await pilot.press(*"write x", "enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen), timeout=60)
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.ready, timeout=60)
         await pilot.press("d")
         await wait_until(pilot, lambda: not app.turn_running and len(fake_llm.requests) == 2, timeout=60)
         assert not (workspace / "x.py").exists()
@@ -173,7 +173,7 @@ async def test_a_patch_denied_with_a_message_shows_the_message_not_the_tools_jso
     app = make_app(model)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press(*"rename", "enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.ready)
         await pilot.press("D", *"no README changes please", "enter")
         await wait_until(pilot, lambda: not app.turn_running and app.query(ToolCallView))
         [denied] = app.query(ToolCallView)
@@ -197,7 +197,7 @@ async def test_the_offline_demo_works_in_a_folder_of_its_own_not_where_opencode_
         assert app.model == DEMO_MODEL and app.runtime.root == demo_root.resolve()
         assert str(demo_root) in app.query_one(ChatNotice).text
         await pilot.press(*"show me", "enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen), timeout=30)
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.ready, timeout=30)
         await pilot.press("a")
         greet = demo_root / "opencode-demo" / "greet.py"
         await wait_until(pilot, lambda: greet.exists() and '"Helo, "' in greet.read_text())
@@ -211,7 +211,7 @@ async def test_the_demos_closing_summary_leaves_out_the_step_the_user_denied(mak
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press(*"show me", "enter")
         for answer in ("a", "d", "a", "a"):  # set up, the typo fix (denied), document, clean up
-            await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen), timeout=30)
+            await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.ready, timeout=30)
             asked = app.screen
             await pilot.press(answer)
             await wait_until(pilot, lambda asked=asked: app.screen is not asked)

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import pytest
+from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, Static
 
@@ -51,7 +52,7 @@ class Modal:
         self._context = self.app.run_test(size=(100, 30))
         pilot = await self._context.__aenter__()
         self.app.push_screen(PermissionScreen(self.request), callback=self.results.append)
-        await pilot.pause()
+        await wait_until(pilot, lambda: self.open and self.app.screen.ready)
         return pilot
 
     async def __aexit__(self, *exc) -> None:
@@ -109,6 +110,26 @@ async def test_enter_presses_the_focused_button_which_starts_on_allow_once():
         assert modal.results == [PermissionReply("deny")]
 
 
+async def test_keys_pressed_before_the_modal_was_shown_never_answer_it():
+    """Type-ahead read while the app was busy reaches the screen on top once the app is
+    free: keys stamped before the modal's first paint are dropped, the next ones answer."""
+    app = PanelsApp(chat_behind)
+    results: list[PermissionReply | None] = []
+    async with app.run_test(size=(100, 30)) as pilot:
+        typed_ahead = [events.Key(key, character) for key, character in
+                       [("a", "a"), ("s", "s"), ("d", "d"), ("enter", "\r"), ("escape", None), ("D", "D")]]
+        app.push_screen(PermissionScreen(BASH), callback=results.append)
+        for key in typed_ahead:  # handed over after the push, as a busy app would
+            app.post_message(key)
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.ready)
+        await pilot.pause()
+        assert results == [] and isinstance(app.screen, PermissionScreen)
+        assert app.screen.focused is not None and app.screen.focused.id == "permission-allow_once"
+        await pilot.press("d")
+        await wait_until(pilot, lambda: results)
+        assert results == [PermissionReply("deny")]
+
+
 async def test_space_never_answers():
     modal = Modal()
     async with modal as pilot:
@@ -148,7 +169,7 @@ def test_files_summary_counts():
 def asking(app: PanelsApp, request: PermissionRequest) -> bool:
     """The modal for ``request`` is on screen and ready for keys."""
     screen = app.screen
-    return isinstance(screen, PermissionScreen) and screen.request == request and screen.focused is not None
+    return isinstance(screen, PermissionScreen) and screen.request == request and screen.ready
 
 
 async def answer_of(task: asyncio.Task) -> PermissionReply:
@@ -337,7 +358,7 @@ async def test_allow_for_session_on_a_two_file_patch_says_which_files_and_holds_
 
     async with queue_listening(runtime) as (app, pilot, _queue):
         first = patch("*** Add File: a.txt\n+a\n*** Add File: b.txt\n+b\n")
-        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.focused is not None)
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.ready)
         scope = str(app.screen.query_one("#permission-scope", Static).render())
         assert scope.startswith("Allow for session: what this patch does to a.txt, b.txt is not asked again")
         await pilot.press("s")
@@ -347,7 +368,7 @@ async def test_allow_for_session_on_a_two_file_patch_says_which_files_and_holds_
         assert not isinstance(app.screen, PermissionScreen)
 
         third = patch("*** Add File: c.txt\n+c\n")
-        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.focused is not None)
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.ready)
         assert app.screen.request.subject == "c.txt"
         await pilot.press("d")
         with pytest.raises(PermissionDeniedError):

@@ -49,8 +49,8 @@ def header(view: ToolCallView) -> str:
 
 
 def asked(app, tool: str) -> bool:
-    """The permission question on screen is about ``tool``."""
-    return isinstance(app.screen, PermissionScreen) and app.screen.request.tool == tool
+    """The permission question on screen is about ``tool`` and takes keys."""
+    return isinstance(app.screen, PermissionScreen) and app.screen.request.tool == tool and app.screen.ready
 
 
 def task_block(app) -> TaskView:
@@ -105,7 +105,28 @@ async def test_enter_on_the_task_block_opens_the_childs_transcript_and_escape_re
         assert "line 1 greets" in transcript.chat.query("AssistantMessage").last().text
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is app.prompt.screen)
-        assert app.focused is block
+        assert app.focused is app.prompt
+
+
+async def test_text_typed_after_closing_a_transcript_arrives_whole_in_the_prompt(greeting_app):
+    """The keys right after escape, spaces included, reach the prompt, not the task block
+    that opened the transcript (space would toggle its answer, enter reopen it)."""
+    app = greeting_app
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ask_where_the_greeting_is(pilot, app)
+        await pilot.press("a")
+        block = task_block(app)
+        await wait_until(pilot, lambda: not app.turn_running and block.finished)
+        await pilot.press("shift+tab", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, TranscriptScreen))
+        await pilot.press("escape", *"typed after closing the transcript")
+        assert app.screen is app.prompt.screen
+        assert app.prompt.text == "typed after closing the transcript"
+        assert not block.expanded
+        await pilot.press("shift+tab", "enter")  # the block still opens it again
+        await wait_until(pilot, lambda: isinstance(app.screen, TranscriptScreen))
+        await pilot.press("escape", *" more")
+        assert app.prompt.text == "typed after closing the transcript more"
 
 
 async def test_a_reopened_session_shows_the_finished_task_block_whose_transcript_still_opens(
@@ -195,7 +216,7 @@ async def test_two_children_run_live_their_cost_rolls_up_and_escape_stops_both(
         assert app.screen.state == "running"
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is app.prompt.screen)
-        assert app.focused is blocks[0]
+        assert app.focused is app.prompt
 
         await pilot.press("escape")  # escape in the parent stops the children too
         await wait_until(pilot, lambda: not app.turn_running and all(b.finished for b in blocks))
@@ -284,7 +305,7 @@ async def test_the_parents_sidebar_lists_a_childs_changes_live_and_reverts_them(
         loop = AgentLoop(runtime, provider_for(model))
         work = asyncio.create_task(loop.run(child.id, "WORK on api.py", agent="workhorse", model=model))
         for tool in ("edit", "delete"):  # each asks, and is approved from the keyboard
-            await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.request.tool == tool)  # noqa: B023 - awaited at once
+            await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.request.tool == tool and app.screen.ready)  # noqa: B023 - awaited at once
             assert app.screen.request.agent == "workhorse"
             if tool == "delete":  # the edit shows in the parent's sidebar while the child still runs
                 await wait_until(pilot, lambda: shown() == {"api.py": (2, 1, False)})
@@ -335,7 +356,7 @@ async def test_a_workhorse_asks_naming_itself_and_its_task_and_the_parent_shows_
     app = make_app(script(WORKHORSE_TASK), runtime=runtime)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press(*"add tests for the API", "enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen))
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.ready)
         question = app.screen
         assert (question.request.agent, question.request.task) == ("workhorse", "add tests")
         heading = str(question.query_one("#permission-heading").render())
@@ -356,7 +377,7 @@ async def test_a_workhorse_asks_naming_itself_and_its_task_and_the_parent_shows_
         assert [view.tool for view in app.screen.chat.query(ToolCallView)] == ["view", "edit"]
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is app.prompt.screen)
-        assert app.focused is block
+        assert app.focused is app.prompt
 
 
 async def test_a_continued_task_shows_its_new_calls_in_its_own_block(make_app, make_runtime, workspace: Path):

@@ -23,6 +23,13 @@ class MainScreen(Screen):
     def on_screen_suspend(self) -> None:
         self._was_focused = self.focused
 
+    def keyboard_home(self) -> None:
+        """Put the keyboard on ``home()`` now, while another screen still covers this one:
+        the screen closing over it knows that what is typed next is for the prompt, and
+        the keys read before this screen's resume is handled go there too."""
+        self._was_focused = None
+        self.set_focus(self._home(), scroll_visible=False)
+
     def on_screen_resume(self) -> None:
         if not self.is_mounted:  # the first resume, before the widgets exist
             return

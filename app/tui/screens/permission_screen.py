@@ -5,8 +5,11 @@ the dialog says which, and that anything else still asks) · d deny · D deny wi
 (an input appears; enter sends) · enter presses the focused button · escape denies ·
 h hides the question to read the chat behind it (h or escape brings it back) ·
 up/down and page keys scroll a long preview.
-Space never answers: it is the key most often hit by accident while typing. A sub-agent's
-question names the sub-agent and its task in the heading.
+Space never answers: it is the key most often hit by accident while typing. Nor does a key
+pressed before the question was on screen (type-ahead meant for the prompt, read while the
+app was busy and handed to the screen on top once it was free): only keys stamped after
+the screen's first paint count. A sub-agent's question names the sub-agent and its task
+in the heading.
 
 The answer is the screen's result (``dismiss(PermissionReply)``); whoever pushed the
 screen replies to the permission service (see PermissionQueue).
@@ -21,6 +24,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Input, Static
@@ -91,6 +95,12 @@ class PermissionScreen(ModalScreen[PermissionReply | None]):
         self.request = request
         self._withdrawn = False
         self._focus_before_peek: Widget | None = None
+        self._shown_at: float | None = None
+
+    @property
+    def ready(self) -> bool:
+        """On screen: keys pressed from now on answer the question."""
+        return self._shown_at is not None
 
     @property
     def peeking(self) -> bool:
@@ -114,6 +124,12 @@ class PermissionScreen(ModalScreen[PermissionReply | None]):
 
     def on_mount(self) -> None:
         self.query_one("#permission-allow_once", Button).focus()
+        self.call_after_refresh(self._shown)
+
+    def _shown(self) -> None:
+        """The first paint is done: stamp it with the clock Textual stamps keys with (every
+        message carries its creation time)."""
+        self._shown_at = Message().time
 
     def on_screen_resume(self) -> None:
         if self._withdrawn and self.is_active:
@@ -131,7 +147,7 @@ class PermissionScreen(ModalScreen[PermissionReply | None]):
         return not (self.peeking and action in _ANSWERS)
 
     def on_key(self, event: events.Key) -> None:
-        if event.key == "space":
+        if event.key == "space" or self._shown_at is None or event.time < self._shown_at:
             event.prevent_default()
             event.stop()
 

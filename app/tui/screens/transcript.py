@@ -2,7 +2,7 @@
 and tool calls drawn by the same chat widgets as the main chat, and kept live while the
 sub-agent runs (the app's listener draws into every open transcript and tells its
 heading when the child's turn starts and ends). Escape goes back to the parent's chat,
-which is left as it was, scroll position and focus included."""
+which is left as it was, scroll position included, with the keyboard on the prompt."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Static
 
+from app.tui.screens.main import MainScreen
 from app.tui.widgets.chat_log import ChatLog
 
 if TYPE_CHECKING:
@@ -60,4 +61,9 @@ class TranscriptScreen(Screen[None]):
         self.chat.focus()
 
     def action_close(self) -> None:
+        """Back to the parent's chat with the keyboard on the prompt: the task block that
+        opened this would take the spaces and enter of what is typed next."""
+        below = self.app.screen_stack[-2] if len(self.app.screen_stack) > 1 else None
+        if isinstance(below, MainScreen):
+            below.keyboard_home()
         self.dismiss(None)
