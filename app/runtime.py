@@ -14,6 +14,7 @@ from app.agent_files import load_catalog
 from app.agents import AgentCatalog
 from app.bus import Bus
 from app.config import Config, load_config
+from app.datadir import DATABASE_FILE
 from app.permission import PermissionService
 from app.permission.service import Policy
 from app.store import Store, open_store
@@ -75,7 +76,7 @@ class Runtime:
         self.bus = bus or Bus()
         data = data_directory(self.root, self.config)
         self.data_dir = data.path
-        self.store = open_store(data.path / "opencode.db", self.bus)
+        self.store = open_store(data.path / DATABASE_FILE, self.bus)
         self.workspace = Workspace(self.root)
         self.workspace_lock = WorkspaceLock(data.path / "changes.lock")
         self.agents = load_catalog(self.root, os.environ if env is None else env)

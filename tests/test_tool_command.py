@@ -291,10 +291,32 @@ def test_the_data_folder_stays_out_of_the_users_git_status(project: Path) -> Non
     assert after.stdout == before.stdout
 
 
-def test_a_data_folder_that_exists_already_is_left_as_it_is(project: Path) -> None:
-    """A user who removed the .gitignore (to commit the folder) keeps it removed."""
-    (project / ".opencode").mkdir()
-    code, _ = tool(project, "view", {"filePath": "src/app.py"})
+def test_a_data_folder_made_first_ignores_only_opencodes_own_files(project: Path) -> None:
+    """`.opencode/` made by the user for commands and agents: the first run's database,
+    lock and logs stay out of `git status`, the user's files stay in git."""
+    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=60)
+    (project / ".opencode" / "commands").mkdir(parents=True)
+    (project / ".opencode" / "commands" / "hello.md").write_text("Say hello\n")
+    subprocess.run(["git", "-C", str(project), "add", "-A"], check=True, timeout=60)
+    subprocess.run(["git", "-C", str(project), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start"],
+                   check=True, timeout=60)
+    code, _ = tool(project, "bash", {"command": "echo ran"}, "--yes")
     assert code == 0
     assert (project / ".opencode" / "opencode.db").is_file()
+    (project / ".opencode" / "logs").mkdir(exist_ok=True)
+    (project / ".opencode" / "logs" / "acp.log").write_text("x\n")
+    (project / ".opencode" / "last-model").write_text("openai/gpt\n")
+    status = subprocess.run(["git", "-C", str(project), "status", "--porcelain", "--untracked-files=all"],
+                            capture_output=True, text=True, check=True)
+    assert status.stdout == ""
+    (project / ".opencode" / "commands" / "bye.md").write_text("Say bye\n")
+    status = subprocess.run(["git", "-C", str(project), "status", "--porcelain"], capture_output=True, text=True)
+    assert "?? .opencode/commands/bye.md" in status.stdout
+
+
+def test_a_removed_gitignore_stays_removed(project: Path) -> None:
+    """A user who removed the .gitignore after a run (to commit the folder) keeps it removed."""
+    assert tool(project, "view", {"filePath": "src/app.py"})[0] == 0
+    (project / ".opencode" / ".gitignore").unlink()
+    assert tool(project, "view", {"filePath": "src/app.py"})[0] == 0
     assert not (project / ".opencode" / ".gitignore").exists()
