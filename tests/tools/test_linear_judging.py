@@ -6,6 +6,7 @@ one backtracking pattern would turn any of them into a hang. None is allowed una
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 from app.config import Config
 from app.permission.effects import hooks_folders
+from app.tools.bash import authorize
 from app.tools.bash_judge import explain_command
 from app.tools.shell_parse import split_words
 
@@ -94,3 +96,28 @@ def test_any_long_word_with_an_unclosed_quote_is_judged_and_never_run_unasked(
     verdict = _verdict(empty_workspace, command)
     if split_words(command) is None:  # no shell can read it: asked, never run unasked
         assert verdict.startswith("ask"), verdict
+
+
+async def test_judging_leaves_the_event_loop_free(make_runtime) -> None:
+    """The verdict is worked out in a worker thread: the loop's other tasks (a TUI's keys,
+    its spinner) take turns while a long command is judged. Judged on the loop, an allowed
+    command would return before any other task ran."""
+    runtime = make_runtime(config={"lsp": {"python": {"disabled": True}}, "permission": {"rules": {"bash": "allow"}}})
+    ctx = runtime.context(runtime.store.sessions.create(title="judged").id)
+    turns = 0
+    judged = False
+
+    async def other_task() -> None:
+        nonlocal turns
+        while not judged:
+            turns += 1
+            await asyncio.sleep(0)
+
+    running = asyncio.create_task(other_task())
+    await asyncio.sleep(0)
+    before = turns
+    await authorize(ctx, "echo " + "a" * LONG, "a long echo")
+    during = turns - before
+    judged = True
+    await running
+    assert during > 0
