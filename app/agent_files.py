@@ -62,6 +62,28 @@ def load_catalog(root: Path, env: Mapping[str, str]) -> AgentCatalog:
     return AgentCatalog.with_files(defined.values(), notices)
 
 
+def agent_files_fingerprint(root: Path, env: Mapping[str, str]) -> tuple[tuple[int, int, int] | None, ...]:
+    """(mtime_ns, size, inode) of both agent folders and each of their files, None where
+    absent: it changes when a file is added, removed or saved, so a long-lived front-end
+    (``opencode serve``) knows to read them again."""
+    stamps: list[tuple[int, int, int] | None] = []
+    for folder in (user_agents_folder(env), root / PROJECT_FOLDER):
+        if folder is None:
+            continue
+        try:
+            paths = [folder, *sorted(path for path in folder.iterdir() if path.suffix == ".md")]
+        except OSError:
+            paths = [folder]
+        for path in paths:
+            try:
+                stat = path.stat()
+            except OSError:
+                stamps.append(None)
+            else:
+                stamps.append((stat.st_mtime_ns, stat.st_size, stat.st_ino))
+    return tuple(stamps)
+
+
 def _read_folder(folder: Path, notices: list[str]) -> Iterable[Agent]:
     from app import frontmatter
 

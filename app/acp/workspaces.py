@@ -6,11 +6,13 @@ store, language servers and MCP servers are started once however many clients co
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from acp import RequestError
 
+from app.agent_files import agent_files_fingerprint
 from app.config import Fingerprint, config_fingerprint
 from app.errors import OpencodeError
 from app.llm.agent import AgentLoop
@@ -27,14 +29,16 @@ class Opened:
     new: bool
     """Built by this call: its ``runtime.notices`` have not been shown to anyone yet."""
     read: Fingerprint = ()
-    """The configuration files as they were when the runtime read them."""
+    """The configuration and agent files as they were when the runtime read them."""
 
 
 class Workspaces:
     """A workspace's configuration is read again when one of its files (the project's
-    ``.opencode.json``, the global one) has changed since: a new session then gets a
-    runtime built on it, as a fresh process would, so a deny rule just added holds for
-    it. Sessions already open keep the runtime they began on until the end."""
+    ``.opencode.json``, the global one) or its agent files (the project's and the user's
+    ``agents/`` folders) have changed since: a new session then gets a runtime built on
+    them, as a fresh process would, so a deny rule or an agent just added holds for it,
+    and it hears the notices of the files that could not be used. Sessions already open
+    keep the runtime they began on until the end."""
 
     def __init__(self) -> None:
         self._opened: dict[Path, Opened] = {}
@@ -63,11 +67,11 @@ class Workspaces:
                 {"message": f"cwd {cwd} is not a directory: open a folder first"}
             )
         opened = self._opened.get(root)
-        read = config_fingerprint(root)
+        read = config_fingerprint(root) + agent_files_fingerprint(root, os.environ)
         if opened is not None and opened.read == read:
             return Opened(opened.runtime, opened.loop, new=False)
         if opened is not None:
-            log.info("the configuration of %s changed: read again for new sessions", root)
+            log.info("the configuration or agents of %s changed: read again for new sessions", root)
             self._retired.append(self._opened.pop(root))
         try:
             runtime = Runtime.build(root, policy="interactive")

@@ -330,3 +330,23 @@ def test_a_rule_added_between_two_runs_holds_for_the_next(warm: Path, workspace:
     assert (first.returncode, first.stderr) == (0, "→ write note.txt\n")
     assert second.returncode == 0 and "the rules forbid write" in second.stderr
     assert not (workspace / "note.txt").exists()
+
+
+def test_an_agent_file_added_after_the_server_started_is_seen_with_its_notices(
+    warm: Path, workspace: Path, tmp_path: Path
+):
+    """Agent files are read again once one was added or changed, as the configuration is:
+    the next attached run may name the new agent, and hears why a broken one was left out."""
+    model = scripted(tmp_path, [{"steps": [{"text": "done"}]}])
+    first = opencode(warm, workspace, "-p", "hello", "--model", model, "--attach")
+    agents = workspace / ".opencode" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "helper2.md").write_text("---\ndescription: helps\nmode: primary\n---\nYou help.\n")
+    (agents / "broken.md").write_text("---\nmode: [\n---\nBroken.\n")
+
+    second = opencode(warm, workspace, "-p", "hello", "--model", model, "--attach", "--agent", "helper2")
+
+    assert first.returncode == 0, first.stderr
+    assert second.returncode == 0, second.stderr
+    assert "broken.md" in second.stderr and "agent" in second.stderr
+    assert second.stdout.strip() == "done"
