@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"opencode {__version__}")
     _add_workspace_option(parser, default=None)
     parser.add_argument("-p", "--prompt", default=None, metavar="PROMPT",
-                        help="run one prompt without the TUI and print the answer")
+                        help="run one prompt without the TUI and print the answer ('-' reads it from standard input)")
     parser.add_argument("-f", "--output-format", choices=("text", "json"), default="text",
                         help="with -p: text, or one JSON object {session_id, response, usage, cost, files_changed, files_deleted}")
     parser.add_argument("-q", "--quiet", action="store_true", help="with -p: no progress lines on stderr")
@@ -225,7 +225,7 @@ def _cmd_default(args: argparse.Namespace) -> int:
         from app.llm.headless_request import HeadlessRequest
 
         request = HeadlessRequest(
-            args.prompt, output_format=args.output_format, quiet=args.quiet, yes=args.yes, model=args.model,
+            _prompt_text(args.prompt), output_format=args.output_format, quiet=args.quiet, yes=args.yes, model=args.model,
             continue_last=args.continue_last, session_id=args.session_id, agent=args.agent,
         )  # fmt: skip
         attached = _run_attached(root, request, args.attach)
@@ -241,6 +241,20 @@ def _cmd_default(args: argparse.Namespace) -> int:
     from app.tui.app import run_tui
 
     return run_tui(root, model=args.model, continue_last=args.continue_last)
+
+
+def _prompt_text(prompt: str) -> str:
+    """The prompt of -p: ``-`` is standard input, read to its end (`git diff | opencode -p -`)."""
+    if prompt != "-":
+        return prompt
+    data = sys.stdin.buffer.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise OpencodeError("-p -: standard input is not UTF-8 text: convert it (iconv -t UTF-8) and pipe it again") from None
+    if not text.strip():
+        raise OpencodeError("-p -: standard input was empty: pipe the prompt in, or give it as -p TEXT")
+    return text
 
 
 def _run_attached(root: Path, request: HeadlessRequest, attach: str) -> int | None:

@@ -265,3 +265,28 @@ def test_the_tui_with_an_unknown_model_fails_before_it_starts(tmp_path):
     assert said(result)[0].startswith("opencode: error: unknown model claude-sonet-4-5: did you mean anthropic/")
     assert len(said(result)) == 1
     assert not any("textual" in line for line in result.stderr.splitlines() if line.startswith("import time:"))
+
+
+def test_p_dash_reads_the_prompt_from_standard_input(tmp_path):
+    from app.bus import Bus
+    from app.store import open_store
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [{"steps": [{"text": "Read it."}]}]}))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    ran = opencode("-p", "-", "--model", f"scripted/{script}", "-C", str(workspace), "-f", "json", "--no-attach",
+                   stdin="explain this diff\n+ a line\n", home=tmp_path)
+    empty = opencode("-p", "-", "--model", f"scripted/{script}", "-C", str(workspace), "--no-attach",
+                     stdin="  \n", home=tmp_path)
+
+    assert ran.returncode == 0, ran.stderr
+    session_id = json.loads(ran.stdout)["session_id"]
+    store = open_store(workspace / ".opencode" / "opencode.db", Bus())
+    try:
+        prompt = store.messages.list(session_id)[0]
+        assert [part.get("text") for part in prompt.parts] == ["explain this diff\n+ a line\n"]
+    finally:
+        store.close()
+    assert empty.returncode == 2
+    assert empty.stderr == "opencode: error: -p -: standard input was empty: pipe the prompt in, or give it as -p TEXT\n"
