@@ -153,6 +153,7 @@ def _cmd_permission(args: argparse.Namespace) -> int:
     from app.agent_files import load_catalog
     from app.config import load_config
     from app.permission import explain
+    from app.tools.registry import canonical_name
 
     root = _workspace(args)
     config = load_config(root)
@@ -160,6 +161,7 @@ def _cmd_permission(args: argparse.Namespace) -> int:
     for notice in catalog.notices:
         print(f"opencode: {notice}", file=sys.stderr)
     agents, known = catalog.rules(), list(catalog.agents)
+    args.tool = canonical_name(args.tool)
     if args.tool == "bash":  # judged part by part, as the bash tool judges it
         from app.tools.bash_judge import explain_command
 

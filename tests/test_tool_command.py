@@ -320,3 +320,19 @@ def test_a_removed_gitignore_stays_removed(project: Path) -> None:
     (project / ".opencode" / ".gitignore").unlink()
     assert tool(project, "view", {"filePath": "src/app.py"})[0] == 0
     assert not (project / ".opencode" / ".gitignore").exists()
+
+
+def test_edit_patch_is_the_patch_tool_and_its_last_deleted_file_takes_the_folder(project: Path) -> None:
+    """`edit.patch` (the spec's name) runs the patch tool; a patch that deletes the last
+    file of a folder removes the folder too, as git would leave none behind."""
+    (project / "old" / "deeper").mkdir()
+    (project / "old" / "deeper" / "more.txt").write_text("x\n")
+    patch = "*** Begin Patch\n*** Delete File: old/notes.txt\n*** Delete File: old/deeper/more.txt\n*** End Patch"
+    code, ran = tool(project, "edit.patch", {"patch": patch, "allow_delete": True}, "--yes")
+    assert code == 0, ran
+    assert not (project / "old").exists()
+    assert (project / "src" / "app.py").is_file()
+    patch = "*** Begin Patch\n*** Update File: src/app.py\n*** Move to: lib/app.py\n@@\n-    return 1\n+    return 2\n*** End Patch"
+    code, ran = tool(project, "patch", {"patch": patch, "allow_move": True}, "--yes")
+    assert code == 0, ran
+    assert not (project / "src").exists() and (project / "lib" / "app.py").is_file()

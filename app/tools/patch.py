@@ -220,11 +220,35 @@ class _Planner:
                 if data != snapshot[path].data
             ],
             title=f"Patch: {_clip(self.listing)}",
+            remove_dirs=self._emptied_folders(final),
             # Every Add/Update/Move target is judged as a write (edit rules too), every Delete
             # File and Move source as a delete (delete rules too): allow_delete is the model's
             # own flag, not the user's.
             ask_subject=self._ask_subject(effects),
         )
+
+    def _emptied_folders(self, final: dict[Path, bytes | None]) -> list[Path]:
+        """The folders the patch leaves empty (it deletes or moves away all they hold, and
+        the folders inside them emptied so), deepest first: removed after their last file,
+        as git leaves no empty folder behind. Never the workspace root."""
+        root = self.ctx.workspace.root
+        gone = {path for path, data in final.items() if data is None}
+        kept = {parent for path, data in final.items() if data is not None for parent in path.parents}
+        pending = {path.parent for path in gone}
+        emptied: set[Path] = set()
+        while pending:
+            folder = max(pending, key=lambda path: len(path.parts))  # deepest first
+            pending.discard(folder)
+            if folder in kept or root not in folder.parents:
+                continue
+            try:
+                entries = {Path(entry.path) for entry in os.scandir(folder)}
+            except OSError:
+                continue
+            if entries <= gone | emptied:
+                emptied.add(folder)
+                pending.add(folder.parent)
+        return sorted(emptied, key=lambda path: len(path.parts), reverse=True)
 
     def _mode_from(self, snapshot: Snapshot, path: Path) -> int | None:
         """The permission bits a move's source had, for its destination; None otherwise."""

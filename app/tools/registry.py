@@ -30,10 +30,20 @@ BUILTIN_TOOLS: dict[str, str] = {
 }
 """Tool name -> "module:class", in the order models see them."""
 
+TOOL_ALIASES: dict[str, str] = {"edit.patch": "patch"}
+"""Other names a person may give a tool (the patch spec's `edit.patch`): accepted wherever
+a tool name is read (`opencode tool`, an agent file's tools, `permission check`, a model's
+call), while providers are only ever sent the name itself."""
+
+
+def canonical_name(name: str) -> str:
+    """The tool's own name for ``name``, which may be an alias."""
+    return TOOL_ALIASES.get(name, name)
+
 
 def load_tool(name: str) -> Tool:
     """A new instance of the built-in tool ``name`` (KeyError if there is none)."""
-    module, _, cls = BUILTIN_TOOLS[name].partition(":")
+    module, _, cls = BUILTIN_TOOLS[canonical_name(name)].partition(":")
     tool: Tool = getattr(import_module(module), cls)()
     return tool
 
@@ -51,6 +61,7 @@ class ToolTable(MutableMapping[str, Tool]):
         self._tools: dict[str, Tool | None] = dict.fromkeys(BUILTIN_TOOLS)
 
     def __getitem__(self, name: str) -> Tool:
+        name = canonical_name(name)
         tool = self._tools[name]
         if tool is None:
             tool = self._tools[name] = load_tool(name)

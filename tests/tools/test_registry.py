@@ -38,3 +38,15 @@ def test_spec_is_self_contained_and_keeps_the_contract_names(tool):
 def test_tool_names_are_unique():
     names = [tool.name for tool in all_tools()]
     assert len(names) == len(set(names))
+
+
+def test_edit_patch_names_the_patch_tool_but_providers_only_see_patch(tmp_path) -> None:
+    from app.agent_files import read_agent
+    from app.tools.registry import ToolTable
+
+    table = ToolTable()
+    assert table["edit.patch"] is table["patch"] and "edit.patch" in table
+    assert "edit.patch" not in list(table)
+    agent = tmp_path / "fixer.md"
+    agent.write_text("---\ndescription: fixes\ntools: [view, edit.patch]\n---\nFix.\n")
+    assert read_agent(agent).tools == ("view", "patch")
