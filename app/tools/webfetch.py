@@ -112,11 +112,17 @@ def _untrusted(url: str, text: str, notes: list[str]) -> str:
     return "\n".join(lines)
 
 
-async def _authorize(ctx: ToolContext, target: WebTarget) -> None:
-    """The `fetch` rules decide (a rule under OpenCode's key `webfetch` denies too)."""
+def _refuse_denied(ctx: ToolContext, target: WebTarget) -> None:
+    """A `fetch` deny rule refuses the URL before anything is looked up (a rule under
+    OpenCode's key `webfetch` denies too)."""
     decision = ctx.permissions.evaluate(WebfetchTool.name, target.url, ctx.agent, session_id=ctx.session_id)
     if decision.action == "deny":
         raise PermissionDeniedError(f"{PERMISSION_KEY} {target.url}: denied by {decision.reason}")
+
+
+async def _authorize(ctx: ToolContext, target: WebTarget) -> None:
+    """The `fetch` rules decide, asking when they say so."""
+    _refuse_denied(ctx, target)
     await ctx.permissions.check(
         ctx.session_id, PERMISSION_KEY, target.url, ctx.agent, f"Fetch {target.url}",
         PermissionPreview("text", f"GET {target.url}"),
@@ -124,9 +130,10 @@ async def _authorize(ctx: ToolContext, target: WebTarget) -> None:
 
 
 async def _fetch(target: WebTarget, timeout: int, ctx: ToolContext) -> _Page:
-    """Follow up to MAX_REDIRECTS redirects, each URL authorized and its addresses checked;
-    the network time of all of them (not the time a person takes to answer) is bounded by
-    ``timeout``."""
+    """Follow up to MAX_REDIRECTS redirects, each URL's addresses checked, then the URL
+    authorized: an address webfetch refuses anyway (loopback, private) is refused without
+    a question. The network time of all of them (not the time a person takes to answer)
+    is bounded by ``timeout``."""
     allow_private = ctx.config.tools.webfetch.allow_private
     budget = float(timeout)
     loop = asyncio.get_running_loop()
@@ -136,11 +143,15 @@ async def _fetch(target: WebTarget, timeout: int, ctx: ToolContext) -> _Page:
     verify = httpx.create_ssl_context(trust_env=True)
     async with httpx.AsyncClient(verify=verify, trust_env=False, follow_redirects=False, timeout=timeout) as client:
         for _ in range(MAX_REDIRECTS + 1):
-            await _authorize(ctx, target)
+            _refuse_denied(ctx, target)
             started = loop.time()
             try:
                 async with asyncio.timeout(budget):
                     addresses = await checked_addresses(target, allow_private)
+                budget -= loop.time() - started
+                await _authorize(ctx, target)
+                started = loop.time()
+                async with asyncio.timeout(budget):
                     page, location = await _get(client, target, addresses)
             except TimeoutError:
                 raise ToolError(

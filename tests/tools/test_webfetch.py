@@ -14,7 +14,7 @@ import pytest
 
 from app.config import Config
 from app.errors import PermissionDeniedError, ToolError
-from app.permission import explain
+from app.permission import PermissionReply, explain
 from app.tools.webfetch import MAX_BYTES, MAX_REDIRECTS, WebfetchTool
 from tests.tools.web_server import Handler, web_server
 
@@ -124,6 +124,16 @@ async def test_a_url_on_127_0_0_1_is_refused_without_the_switch(fetch, server):
         "unless tools.webfetch.allowPrivate is true in the user config"
     )
     assert server.requests == []
+
+
+async def test_an_address_webfetch_refuses_anyway_is_never_asked_about(make_runtime, permission_answers, server):
+    """The person is not asked to approve a fetch that would be refused after the answer."""
+    runtime = make_runtime(policy="interactive", config={"lsp": {"python": {"disabled": True}}})
+    answers = permission_answers(runtime, PermissionReply("allow_once"))
+    ctx = runtime.context(runtime.store.sessions.create().id)
+    with pytest.raises(ToolError, match="127.0.0.1 is a loopback address"):
+        await WebfetchTool().call({"url": server.url("/page")}, ctx)
+    assert answers.requests == [] and server.requests == []
 
 
 async def test_a_name_resolving_to_loopback_is_refused_too(fetch, server):
