@@ -62,7 +62,8 @@ def transcript(store: Store, session_id: str) -> dict[str, Any]:
             "id": session.id,
             "title": session.title,
             "created_at": _iso(session.created_at),
-            "model": session.model or (models[-1] if models else None),
+            # The model of the latest answer: the session's own is the one it began with.
+            "model": models[-1] if models else session.model,
             "prompt_tokens": session.prompt_tokens,
             "completion_tokens": session.completion_tokens,
             "cost": session.cost,

@@ -290,3 +290,27 @@ def test_p_dash_reads_the_prompt_from_standard_input(tmp_path):
         store.close()
     assert empty.returncode == 2
     assert empty.stderr == "opencode: error: -p -: standard input was empty: pipe the prompt in, or give it as -p TEXT\n"
+
+
+def test_an_export_names_the_model_of_the_latest_answer_and_a_p_session_its_model(tmp_path):
+    from app.bus import Bus
+    from app.export import transcript
+    from app.store import open_store
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [{"steps": [{"text": "Hi."}]}]}))
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    model = f"scripted/{script}"
+    ran = opencode("-p", "hello", "--model", model, "-C", str(workspace), "-f", "json", "--no-attach", home=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    store = open_store(workspace / ".opencode" / "opencode.db", Bus())
+    try:
+        session_id = json.loads(ran.stdout)["session_id"]
+        assert store.sessions.get(session_id).model == model  # known before any answer
+        switched = store.sessions.create(title="switched", model="openai/gpt-old")
+        store.messages.add(switched.id, "user", [{"type": "text", "text": "hi"}])
+        store.messages.add(switched.id, "assistant", [{"type": "text", "text": "hello"}], model="openai/gpt-new")
+        assert transcript(store, switched.id)["session"]["model"] == "openai/gpt-new"
+    finally:
+        store.close()

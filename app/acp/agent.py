@@ -191,7 +191,7 @@ class OpencodeAgent:
         try:
             runtime.agents.primary_agent(agent)
             model, _ = usable_model(runtime, agent, params.get("model"), os.environ)
-            session_id = pick_session(runtime, prompt, bool(params.get("continue")), params.get("sessionId"))
+            session_id = pick_session(runtime, prompt, bool(params.get("continue")), params.get("sessionId"), model)
         except CannotStart as stop:
             raise RequestError.invalid_params({"message": str(stop), "line": str(stop), "notices": notices}) from None
         except OpencodeError as error:

@@ -116,7 +116,7 @@ def run_headless(
             loop = AgentLoop(runtime, provider, env=env)
             if invocation is not None and invocation.command.kind == "session":
                 return _session_command(loop, invocation, chosen, continue_last, output_format, (out, err))
-            session_id = pick_session(runtime, prompt, continue_last, request.session_id)
+            session_id = pick_session(runtime, prompt, continue_last, request.session_id, chosen)
         except OpencodeError as error:
             print(f"opencode: error: {error}", file=err)
             return EXIT_USAGE
@@ -220,15 +220,18 @@ def _turn_command(
     return EXIT_OK
 
 
-def pick_session(runtime: Runtime, prompt: str, continue_last: bool, session_id: str | None = None) -> str:
+def pick_session(
+    runtime: Runtime, prompt: str, continue_last: bool, session_id: str | None = None, model: str | None = None
+) -> str:
     """The session --session names, the latest for --continue, else a new one titled from
-    the prompt (a one-shot run does not spend a model call on a title)."""
+    the prompt (a one-shot run does not spend a model call on a title) and stored with the
+    ``model`` the run uses, as the TUI stores its sessions' (an export names it)."""
     if session_id is not None:
         if runtime.store.sessions.get(session_id) is None:
             raise OpencodeError(f"no session {session_id} in {runtime.root}: pass an id that 'opencode changes' lists")
         return session_id
     if not continue_last:
-        return runtime.store.sessions.create(title=fallback_title(prompt)).id
+        return runtime.store.sessions.create(title=fallback_title(prompt), model=model).id
     latest = runtime.store.sessions.latest()
     if latest is None:
         raise OpencodeError("no session to continue in this workspace: run without --continue to start one")
