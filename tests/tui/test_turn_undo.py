@@ -8,6 +8,7 @@ from pathlib import Path
 
 from app.tui.widgets.message_notice import ChatNotice
 from app.tui.widgets.message_user import UserMessage
+from app.tui.widgets.status_bar import format_tokens
 from tests.llm.fake_openai import Text, ToolCall
 from tests.tui.conftest import wait_until
 
@@ -110,3 +111,23 @@ async def test_an_outside_change_refuses_the_undo_in_the_chat(make_runtime, make
 
 def _notices(app) -> str:
     return " ".join(notice.text for notice in app.chat.query(ChatNotice))
+
+
+async def test_the_status_bar_weighs_the_history_left_after_an_undo(make_runtime, make_app, fake_llm, workspace: Path):
+    """After an undo the next call sends the earlier turns: the bar shows their estimate,
+    not "0 tokens", until the provider counts them on that call."""
+    runtime = make_runtime(policy="interactive", config={"providers": fake_llm.providers})
+    fake_llm.reply(Text("First answer, " + "long " * 400))
+    fake_llm.reply(Text("Second answer."))
+    session = runtime.store.sessions.create(title="titled, so no title request")
+    app = make_app(fake_llm.model, runtime=runtime)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(session.id)
+        await pilot.press(*"first", "enter")
+        await wait_until(pilot, lambda: not app.turn_running and len(fake_llm.requests) == 1)
+        await pilot.press(*"second", "enter")
+        await wait_until(pilot, lambda: not app.turn_running and len(fake_llm.requests) == 2)
+        await pilot.press("ctrl+t")
+        await wait_until(pilot, lambda: app.prompt.text == "second")
+        assert app.status.context_tokens > 400  # the first turn's 2,000-character answer, and more
+        assert f"{format_tokens(app.status.context_tokens)} tokens" in str(app.status.render())
