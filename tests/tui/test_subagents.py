@@ -88,17 +88,23 @@ async def test_the_task_block_names_the_sub_agent_shows_its_live_call_and_its_an
         assert "line 1 greets" in block.query_one(".task-answer").source
 
 
+async def open_the_finished_task(pilot, app) -> TaskView:
+    """Let the explorer finish, then open its transcript from its block; the block."""
+    await ask_where_the_greeting_is(pilot, app)
+    await pilot.press("a")
+    block = task_block(app)
+    await wait_until(pilot, lambda: not app.turn_running and block.finished)
+    await pilot.press("shift+tab")  # from the prompt back into the chat: its last block
+    assert app.focused is block
+    await pilot.press("enter")
+    await wait_until(pilot, lambda: isinstance(app.screen, TranscriptScreen))
+    return block
+
+
 async def test_enter_on_the_task_block_opens_the_childs_transcript_and_escape_returns(greeting_app):
     app = greeting_app
     async with app.run_test(size=(120, 40)) as pilot:
-        await ask_where_the_greeting_is(pilot, app)
-        await pilot.press("a")
-        block = task_block(app)
-        await wait_until(pilot, lambda: not app.turn_running and block.finished)
-        await pilot.press("shift+tab")  # from the prompt back into the chat: its last block
-        assert app.focused is block
-        await pilot.press("enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, TranscriptScreen))
+        block = await open_the_finished_task(pilot, app)
         transcript = app.screen
         assert transcript.session_id == block.child_session_id
         assert [view.tool for view in transcript.chat.query(ToolCallView)] == ["grep", "view"]
@@ -113,12 +119,7 @@ async def test_text_typed_after_closing_a_transcript_arrives_whole_in_the_prompt
     that opened the transcript (space would toggle its answer, enter reopen it)."""
     app = greeting_app
     async with app.run_test(size=(120, 40)) as pilot:
-        await ask_where_the_greeting_is(pilot, app)
-        await pilot.press("a")
-        block = task_block(app)
-        await wait_until(pilot, lambda: not app.turn_running and block.finished)
-        await pilot.press("shift+tab", "enter")
-        await wait_until(pilot, lambda: isinstance(app.screen, TranscriptScreen))
+        block = await open_the_finished_task(pilot, app)
         await pilot.press("escape", *"typed after closing the transcript")
         assert app.screen is app.prompt.screen
         assert app.prompt.text == "typed after closing the transcript"

@@ -4,6 +4,7 @@ app, the real loop on the fake OpenAI server, real files and SQLite."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from app.tui.widgets.message_notice import ChatNotice
@@ -22,6 +23,12 @@ def call(name: str, **arguments: object) -> ToolCall:
 
 def disk(root: Path) -> dict[str, bytes | None]:
     return {name: (root / name).read_bytes() if (root / name).exists() else None for name in ("a.py", "b.py", "c.py")}
+
+
+async def answered(pilot, app, prompt: str, requested: Callable[[], bool]) -> None:
+    """Send ``prompt``; return once its turn ended with the model ``requested``."""
+    await pilot.press(*prompt, "enter")
+    await wait_until(pilot, lambda: not app.turn_running and requested())
 
 
 def conversation(request: dict) -> str:
@@ -97,8 +104,7 @@ async def test_an_outside_change_refuses_the_undo_in_the_chat(make_runtime, make
     app = make_app(fake_llm.model, runtime=runtime)
     async with app.run_test(size=(120, 40)) as pilot:
         await app.open_session(session.id)
-        await pilot.press(*"write b", "enter")
-        await wait_until(pilot, lambda: not app.turn_running and len(fake_llm.requests) == 2)
+        await answered(pilot, app, "write b", lambda: len(fake_llm.requests) == 2)
         (workspace / "b.py").write_text("mine\n")
 
         await pilot.press("ctrl+t")
@@ -119,14 +125,11 @@ async def test_the_status_bar_weighs_the_history_left_after_an_undo(make_runtime
     runtime = make_runtime(policy="interactive", config={"providers": fake_llm.providers})
     fake_llm.reply(Text("First answer, " + "long " * 400))
     fake_llm.reply(Text("Second answer."))
-    session = runtime.store.sessions.create(title="titled, so no title request")
     app = make_app(fake_llm.model, runtime=runtime)
     async with app.run_test(size=(120, 40)) as pilot:
-        await app.open_session(session.id)
-        await pilot.press(*"first", "enter")
-        await wait_until(pilot, lambda: not app.turn_running and len(fake_llm.requests) == 1)
-        await pilot.press(*"second", "enter")
-        await wait_until(pilot, lambda: not app.turn_running and len(fake_llm.requests) == 2)
+        await app.open_session(runtime.store.sessions.create(title="titled, so no title request").id)
+        await answered(pilot, app, "first", lambda: len(fake_llm.requests) == 1)
+        await answered(pilot, app, "second", lambda: len(fake_llm.requests) == 2)
         await pilot.press("ctrl+t")
         await wait_until(pilot, lambda: app.prompt.text == "second")
         assert app.status.context_tokens > 400  # the first turn's 2,000-character answer, and more
