@@ -26,25 +26,15 @@ from operator import add, itemgetter
 from app.diff import Region
 from app.records import Record
 from app.tools.text.patch_parse import Hunk, PatchError, quote
+from app.tools.text.punctuation import plain_punctuation
 
 _EOL = re.compile(r"(\r\n|\r|\n)")
 _BOM = "\ufeff"
 
-_PUNCTUATION = str.maketrans(
-    {
-        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
-        **dict.fromkeys("\u2018\u2019\u201a\u201b", "'"),
-        **dict.fromkeys("\u201c\u201d\u201e\u201f", '"'),
-        **dict.fromkeys(
-            "\u00a0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000", " "
-        ),
-    }
-)
-
 
 def _normalised(line: str) -> str:
     # NFC too: the same accented letter, composed in one text and decomposed in the other.
-    return unicodedata.normalize("NFC", line.strip()).translate(_PUNCTUATION)
+    return plain_punctuation(unicodedata.normalize("NFC", line.strip()))
 
 
 # Codex's matching passes, loosest last; ``None`` is the exact pass (no key function).

@@ -24,6 +24,8 @@ from itertools import accumulate
 
 from rapidfuzz.distance import Levenshtein
 
+from app.tools.text.punctuation import plain_line, plain_punctuation
+
 Span = tuple[int, int]
 """Start and end offsets of a piece of the file's text."""
 Replacer = Callable[[str, str], Iterator[Span]]
@@ -102,7 +104,8 @@ def _occurrences(content: str, text: str) -> Iterator[Span]:
 
 
 def _stripped_windows(stripped: list[str], wanted: list[str]) -> Iterator[int]:
-    """Start lines of windows whose lines equal `wanted` once each side is stripped."""
+    """Start lines of windows whose lines equal `wanted` once each side is stripped
+    (or otherwise normalised: `stripped` and `wanted` are the normalised lines)."""
     count = len(wanted)
     for start in range(len(stripped) - count + 1):
         if stripped[start] == wanted[0] and stripped[start : start + count] == wanted:
@@ -344,6 +347,19 @@ def context_aware(content: str, find: str) -> Iterator[Span]:
             and sum(map(len, stripped[start : end + 1])) <= max_visible
         ):
             yield text.window(start, count, spec.newline)
+
+
+def punctuation_normalized(content: str, find: str) -> Iterator[Span]:
+    """Line windows equal to oldString's lines once both have typographic punctuation
+    made plain (curly quotes, dashes, odd spaces) and whitespace collapsed. Not in the
+    cascade (OpenCode has no such step): the edit tool's second chance when it fails."""
+    spec = _Find.parse(find)
+    wanted = [plain_line(line) for line in spec.lines]
+    if not any(wanted) or (plain_punctuation(find) == find and plain_punctuation(content) == content):
+        return  # nothing typographic on either side: the cascade already compared these lines
+    text = _Lines(content)
+    for start in _stripped_windows([plain_line(line) for line in text.lines], wanted):
+        yield text.window(start, len(wanted), spec.newline)
 
 
 def multi_occurrence(content: str, find: str) -> Iterator[Span]:

@@ -1,0 +1,111 @@
+"""Moving a model's line to the file's indentation.
+
+A model often remembers a block one level too shallow or too deep, or with spaces where
+the file has tabs. Given a line the model wrote and one pair of lines that correspond
+(the model's version of a line and the file's), `Indentation.shift` gives the model's
+line the indentation it would have had, had the model remembered that pair right.
+Indentation is measured in columns, a tab counting `tab_width` of them, so that a
+change of style (spaces in the model's text, tabs in the file) maps level to level.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from math import gcd
+
+DEFAULT_TAB_WIDTH = 4
+"""The columns a tab stands for when no text shows a spaces unit."""
+SAMPLED_LINES = 2000
+"""At most this many of the file's lines are read to learn its indentation style."""
+
+
+def indent_of(line: str) -> str:
+    """The leading spaces and tabs of `line`."""
+    return line[: len(line) - len(line.lstrip(" \t"))]
+
+
+def _uses_tabs(indents: Iterable[str]) -> bool | None:
+    """Whether most of `indents` (non-empty ones) start with a tab; None if all are empty."""
+    votes = Counter(indent[0] == "\t" for indent in indents if indent)
+    if not votes:
+        return None
+    return votes[True] > votes[False]
+
+
+def _space_unit(indents: Iterable[str]) -> int | None:
+    """The spaces one level stands for: the gcd of the space-only indentation widths."""
+    unit = 0
+    for indent in indents:
+        if indent and "\t" not in indent:
+            unit = gcd(unit, len(indent))
+    return unit if 2 <= unit <= 8 else None
+
+
+@dataclass(frozen=True)
+class Indentation:
+    """The file's indentation style: `tabs` (else spaces), and the columns of a tab."""
+
+    tabs: bool
+    tab_width: int
+
+    @classmethod
+    def learn(cls, model_lines: list[str], matched_lines: list[str], text: str) -> Indentation:
+        """The style of the file `text`, from the matched lines or else its first
+        SAMPLED_LINES lines; the tab width from whichever side indents with spaces."""
+        file_lines = text.split("\n", SAMPLED_LINES)[:SAMPLED_LINES]
+        matched = [indent_of(line) for line in matched_lines if line.strip()]
+        tabs = _uses_tabs(matched)
+        sample: list[str] | None = None
+        if tabs is None:
+            sample = [indent_of(line) for line in file_lines if line.strip()]
+            tabs = bool(_uses_tabs(sample))
+        model = [indent_of(line) for line in model_lines if line.strip()]
+        if tabs:  # the model's spaces say how many make one of the file's tabs
+            width = _space_unit(model)
+        else:
+            if sample is None:
+                sample = [indent_of(line) for line in file_lines if line.strip()]
+            width = _space_unit(sample)
+        return cls(tabs, width or DEFAULT_TAB_WIDTH)
+
+    def columns(self, indent: str) -> int:
+        return indent.count("\t") * self.tab_width + indent.count(" ")
+
+    def render(self, columns: int) -> str:
+        if self.tabs:
+            return "\t" * (columns // self.tab_width) + " " * (columns % self.tab_width)
+        return " " * columns
+
+    def shift(self, line: str, model: str, file: str) -> str:
+        """`line` moved by the offset between `model`'s indentation and `file`'s (the
+        model's and the file's version of one line); a blank line stays blank, and a
+        line already indented as the pair is, keeps its own characters."""
+        if not line.strip():
+            return line
+        own, model_indent, file_indent = indent_of(line), indent_of(model), indent_of(file)
+        if model_indent == file_indent:
+            return line
+        if own == model_indent:
+            return file_indent + line[len(own) :]
+        target = self.columns(own) + self.columns(file_indent) - self.columns(model_indent)
+        return self.render(max(0, target)) + line[len(own) :]
+
+    def describe(self, offsets: set[int], converted: bool) -> str:
+        """The note telling the model how its lines were moved: by one offset (in the
+        file's unit), into the file's style, or line by line."""
+        if converted:
+            unit = "tabs" if self.tabs else f"{self.tab_width}-space indentation"
+            return f"matched with different indentation: re-indented the replacement to the file's {unit}"
+        if len(offsets) != 1:
+            return (
+                "matched with different indentation: re-indented each new line like the line "
+                "of the file it replaces"
+            )
+        (offset,) = offsets
+        if self.tabs and offset % self.tab_width == 0:
+            count, unit = offset // self.tab_width, "tab"
+        else:
+            count, unit = offset, "space"
+        return f"matched with different indentation: re-indented the replacement by {count} {unit}{'s' * (abs(count) != 1)}"
