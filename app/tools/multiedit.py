@@ -31,7 +31,9 @@ class MultiEditTool(Tool):
     async def run(self, params: MultiEditParams, ctx: ToolContext) -> ToolResult:
         path = target_path(ctx, params.filePath)
         edits = _count(len(params.edits))
-        applied, plan = await edit_file(ctx, self.name, path, params.edits, title=f"Apply {edits} to", numbered=True)
+        applied, plan = await edit_file(
+            ctx, self.name, path, params.edits, title=f"Apply {edits} to", numbered=True
+        )
         strategies = plan.strategies
         if applied is None:
             rel = ctx.workspace.relative(path)
@@ -43,7 +45,9 @@ class MultiEditTool(Tool):
             if (note := fuzzy_note(strategy, fitted))
         ]
         output = f"Applied {edits} to {applied.path}." + (f" ({'; '.join(notes)})" if notes else "")
-        result = ToolResult(output, {**change_metadata(applied), "strategies": strategies}, title=applied.path)
+        result = ToolResult(
+            output, {**change_metadata(applied), "strategies": strategies}, title=applied.path
+        )
         return await with_lsp_errors(ctx, result, path)
 
 

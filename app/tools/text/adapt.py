@@ -24,12 +24,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 
-from rapidfuzz import process
+from rapidfuzz import fuzz, process
 from rapidfuzz.distance import Levenshtein
 
-from app.tools.text.indentation import Indentation, indent_of
+from app.tools.text.indentation import SAMPLED_LINES, Reindent, indent_of
 from app.tools.text.punctuation import plain_line
-from app.tools.text.replacers import MIN_MIDDLE_SIMILARITY
+from app.tools.text.replacers import MIN_MIDDLE_SIMILARITY, Lines
 
 QUOTED_LINES = 3
 """At most this many lines the file lacks are quoted in a refusal."""
@@ -56,38 +56,39 @@ def adapt_span(old: str, new: str, text: str, start: int, end: int) -> Adapted:
     pairs = _pair(old_lines, found)
     result: list[str | None] = list(found)  # None: a file line the change removes
     inserted: dict[int, list[str]] = {}  # before which file line (len(found): at the end)
-    style = _Reindent(old_lines, new_lines, found, pairs, text)
+    style = Reindent(old_lines, new_lines, found, pairs, lambda: text.split("\n", SAMPLED_LINES))
     anchors = sorted(i for i, at in pairs.items() if old_lines[i].strip() and found[at].strip())
     missing: list[str] = []
     matcher = SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
-        targets = [pairs.get(i) for i in range(i1, i2)]
-        missing += [old_lines[i] for i, at in zip(range(i1, i2), targets, strict=True) if at is None and old_lines[i].strip()]
-        held = [at for at in targets if at is not None]
+        missing += [old_lines[i] for i in range(i1, i2) if i not in pairs and old_lines[i].strip()]
+        held = [pairs[i] for i in range(i1, i2) if i in pairs]
         for at in held:
             result[at] = None
         added = [style.shift(new_lines[j], _anchor(j - j1, i1, i2, anchors)) for j in range(j1, j2)]
         if held and len(held) == i2 - i1 == j2 - j1:  # line for line: each takes its old line's place
             for at, (i, line) in zip(held, enumerate(added, start=i1), strict=True):
-                result[at] = _keep_file_characters(old_lines[i], line, found[at])
+                result[at] = _merge_line(old_lines[i], line, found[at])
             continue
         inserted.setdefault(held[0] if held else _insertion_point(i1, pairs, len(found)), []).extend(added)
     if missing:
         raise ChangeNotInFile(_refusal(missing, text, text.count("\n", 0, start), len(found)))
     lines: list[str] = []
-    for at, line in enumerate(result):
+    for at, kept in enumerate(result):
         lines += inserted.get(at, [])
-        if line is not None:
-            lines.append(line)
+        if kept is not None:
+            lines.append(kept)
     lines += inserted.get(len(found), [])
     return Adapted("\n".join(lines), [*style.notes(), *_context_notes(old_lines, new_lines, found, pairs)])
 
 
 def _pair(old_lines: list[str], found: list[str]) -> dict[int, int]:
     """oldString's line index -> the index of the matched line it stands for."""
-    if len(old_lines) == len(found) and all(a.strip() == b.strip() for a, b in zip(old_lines, found, strict=True)):
+    if len(old_lines) == len(found) and all(
+        a.strip() == b.strip() for a, b in zip(old_lines, found, strict=True)
+    ):
         return dict(zip(range(len(old_lines)), range(len(found)), strict=True))
     old_keys, found_keys = list(map(plain_line, old_lines)), list(map(plain_line, found))
     pairs: dict[int, int] = {}
@@ -110,7 +111,10 @@ def _pair_similar(old_keys: list[str], found_keys: list[str], olds: range, found
         if not old_keys[i]:
             continue
         scores = sorted(
-            ((Levenshtein.normalized_similarity(old_keys[i], found_keys[j]), j) for j in range(start, founds.stop)),
+            (
+                (Levenshtein.normalized_similarity(old_keys[i], found_keys[j]), j)
+                for j in range(start, founds.stop)
+            ),
             reverse=True,
         )
         if not scores or scores[0][0] < MIN_MIDDLE_SIMILARITY:
@@ -141,73 +145,35 @@ def _insertion_point(i1: int, pairs: dict[int, int], end: int) -> int:
     return min(after) if after else end
 
 
-def _keep_file_characters(old: str, new: str, file: str) -> str:
-    """`new`, written over `old`, with the characters it keeps from `old` taken from
-    the file's line instead when the two differ only in punctuation (curly quotes for
-    straight ones, one for one), so an edit does not flatten the file's typography."""
-    old_text, file_text = old.strip(), file.strip()
-    if old_text == file_text or len(old_text) != len(file_text) or plain_line(old_text) != plain_line(file_text):
+def _merge_line(old: str, new: str, file: str) -> str:
+    """`new` (written over `old`, already re-indented) as the same change made to the
+    file's version of the line: each piece newString changes in oldString is changed
+    where the file has that piece, so what the model misremembered around it (curly
+    quotes, trailing spaces, a comment's wording) stays as the file has it. When a
+    change falls on text the file does not have, `new` as written."""
+    old_text, file_text, new_text = old.lstrip(" \t"), file.lstrip(" \t"), new.lstrip(" \t")
+    if old_text == file_text:
         return new
-    text = new.lstrip(" \t")
-    pieces = []
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old_text, text, autojunk=False).get_opcodes():
-        pieces.append(file_text[i1:i2] if tag == "equal" else text[j1:j2])
-    return indent_of(new) + "".join(pieces)
+    same = [
+        (i1, i2, j1 - i1)
+        for tag, i1, i2, j1, _ in SequenceMatcher(None, old_text, file_text, autojunk=False).get_opcodes()
+        if tag == "equal"
+    ]
+    pieces, done = [], 0
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, old_text, new_text, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        shift = next((shift for start, end, shift in same if start <= i1 and i2 <= end), None)
+        if shift is None:
+            return new
+        pieces += [file_text[done : i1 + shift], new_text[j1:j2]]
+        done = i2 + shift
+    return indent_of(new) + "".join(pieces) + file_text[done:]
 
 
-class _Reindent:
-    """Moves added lines to the file's indentation, and says how it did."""
-
-    def __init__(
-        self, old_lines: list[str], new_lines: list[str], found: list[str], pairs: dict[int, int], text: str
-    ) -> None:
-        self.old_lines, self.found, self.pairs = old_lines, found, pairs
-        self.offsets: set[int] = set()
-        self.converted = False
-        shifted = [
-            i for i, at in pairs.items() if old_lines[i].strip() and indent_of(old_lines[i]) != indent_of(found[at])
-        ]
-        self.style: Indentation | None = None
-        if shifted:
-            style = Indentation.learn(old_lines + new_lines, found, text)
-            if not _already_at_file_level(style, old_lines, new_lines, found):
-                self.style = style
-
-    def shift(self, line: str, anchor: int | None) -> str:
-        if self.style is None or anchor is None or not line.strip():
-            return line
-        model, file = self.old_lines[anchor], self.found[self.pairs[anchor]]
-        if not model.strip() or not file.strip():
-            return line
-        shifted = self.style.shift(line, model, file)
-        if shifted != line:
-            model_indent, file_indent = indent_of(model), indent_of(file)
-            self.offsets.add(self.style.columns(file_indent) - self.style.columns(model_indent))
-            self.converted |= bool(model_indent and file_indent) and (
-                ("\t" in model_indent) != ("\t" in file_indent)
-            )
-        return shifted
-
-    def notes(self) -> list[str]:
-        if self.style is None or not (self.offsets or self.converted):
-            return []
-        return [self.style.describe(self.offsets, self.converted)]
-
-
-def _already_at_file_level(style: Indentation, old_lines: list[str], new_lines: list[str], found: list[str]) -> bool:
-    """Whether newString's outermost lines sit where the matched lines do while
-    oldString's did not: the model wrote newString for the file as it is, so moving it
-    by oldString's offset would move it twice."""
-
-    def outermost(lines: list[str]) -> int | None:
-        columns = [style.columns(indent_of(line)) for line in lines if line.strip()]
-        return min(columns) if columns else None
-
-    level = outermost(found)
-    return outermost(new_lines) == level != outermost(old_lines)
-
-
-def _context_notes(old_lines: list[str], new_lines: list[str], found: list[str], pairs: dict[int, int]) -> list[str]:
+def _context_notes(
+    old_lines: list[str], new_lines: list[str], found: list[str], pairs: dict[int, int]
+) -> list[str]:
     """Notes on context (lines oldString and newString share) that differs from the file."""
     new_set = set(new_lines)
     shared = [i for i, line in enumerate(old_lines) if line in new_set and line.strip()]
@@ -215,7 +181,9 @@ def _context_notes(old_lines: list[str], new_lines: list[str], found: list[str],
     absent = [i for i in shared if i not in pairs]
     notes = []
     if kept:
-        notes.append(f"kept the file's version of {_count(len(kept), 'line')} that oldString quotes differently")
+        notes.append(
+            f"kept the file's version of {_count(len(kept), 'line')} that oldString quotes differently"
+        )
     if absent:
         notes.append(
             f"left out {_count(len(absent), 'line')} of oldString that the file does not have "
@@ -228,7 +196,8 @@ def _refusal(missing: list[str], text: str, first_line: int, height: int) -> str
     file_lines = text.split("\n")
     where = f"lines {first_line + 1}-{first_line + height}" if height > 1 else f"line {first_line + 1}"
     quoted = "; ".join(
-        f"{_quote(line)} (closest in the file: {closest_line(line, file_lines)})" for line in missing[:QUOTED_LINES]
+        f"{_quote(line)} (closest in the file: {closest_line(line, file_lines)})"
+        for line in missing[:QUOTED_LINES]
     )
     more = f" and {len(missing) - QUOTED_LINES} more" if len(missing) > QUOTED_LINES else ""
     return (
@@ -237,23 +206,25 @@ def _refusal(missing: list[str], text: str, first_line: int, height: int) -> str
     )
 
 
-def closest_lines(text: str, old: str) -> str:
-    """A sentence quoting the file's lines closest to those of `old` the file lacks (the
-    first QUOTED_LINES), or saying that each is there but not together."""
-    file_lines = text.split("\n")
-    present = set(map(str.strip, file_lines))
-    absent = [line for line in old.split("\n") if line.strip() and line.strip() not in present]
+def closest_lines(file: Lines, old: str) -> str:
+    """A sentence quoting the file's line closest to the first line of `old` that the
+    file lacks, or saying that each is there but not together. Cheap on purpose (one
+    substring search per line, one similarity sweep): a refusal should not cost more
+    than the search that failed."""
+    absent = [line for line in old.split("\n") if line.strip() and line.strip() not in file.content]
     if not absent:
         return "Each of its lines is in the file, but not together as oldString has them."
-    quoted = "; ".join(f"{_quote(line)}: {closest_line(line, file_lines)}" for line in absent[:QUOTED_LINES])
-    return f"Not in the file, with the closest line there: {quoted}."
+    others = (
+        f" ({_count(len(absent) - 1, 'other line')} of it not in the file either)" if len(absent) > 1 else ""
+    )
+    closest = closest_line(absent[0], file.lines)
+    return f"Its line {_quote(absent[0])} is not in the file{others}; the closest line there: {closest}."
 
 
 def closest_line(line: str, file_lines: list[str]) -> str:
-    """The file's line most like `line`, with its number, or a note that none is alike."""
-    best = process.extractOne(
-        line.strip(), file_lines, scorer=Levenshtein.normalized_similarity, processor=str.strip
-    )
+    """The line of the file most like `line` (indentation counted), with its number, or
+    a note that none is alike."""
+    best = process.extractOne(line, file_lines, scorer=fuzz.ratio)
     if best is None or best[1] == 0:
         return "no line is alike"
     return f"line {best[2] + 1} {_quote(best[0])}"

@@ -11,7 +11,7 @@ change of style (spaces in the model's text, tabs in the file) maps level to lev
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from math import gcd
 
@@ -51,10 +51,12 @@ class Indentation:
     tab_width: int
 
     @classmethod
-    def learn(cls, model_lines: list[str], matched_lines: list[str], text: str) -> Indentation:
-        """The style of the file `text`, from the matched lines or else its first
-        SAMPLED_LINES lines; the tab width from whichever side indents with spaces."""
-        file_lines = text.split("\n", SAMPLED_LINES)[:SAMPLED_LINES]
+    def learn(
+        cls, model_lines: Sequence[str], matched_lines: Sequence[str], file_lines: Sequence[str]
+    ) -> Indentation:
+        """The style of the file, from the matched lines or else its first SAMPLED_LINES
+        lines; the tab width from whichever side indents with spaces."""
+        file_lines = file_lines[:SAMPLED_LINES]
         matched = [indent_of(line) for line in matched_lines if line.strip()]
         tabs = _uses_tabs(matched)
         sample: list[str] | None = None
@@ -109,3 +111,71 @@ class Indentation:
         else:
             count, unit = offset, "space"
         return f"matched with different indentation: re-indented the replacement by {count} {unit}{'s' * (abs(count) != 1)}"
+
+
+class Reindent:
+    """Moves a change's added lines to the file's indentation, and says how it did.
+
+    `old_lines` and `new_lines` are the model's (before and after), `found` the file's
+    lines that matched, `pairs` which old line stands for which found line, `sample`
+    gives the file's lines (only asked for when the style must be learned). Nothing
+    moves when every paired line has the file's indentation, or when newString already
+    sits at the file's level while oldString did not (see `_already_at_file_level`)."""
+
+    def __init__(
+        self,
+        old_lines: Sequence[str],
+        new_lines: Sequence[str],
+        found: Sequence[str],
+        pairs: Mapping[int, int],
+        sample: Callable[[], Sequence[str]],
+    ) -> None:
+        self.old_lines, self.found, self.pairs = old_lines, found, pairs
+        self.offsets: set[int] = set()
+        self.converted = False
+        shifted = [
+            i
+            for i, at in pairs.items()
+            if old_lines[i].strip() and indent_of(old_lines[i]) != indent_of(found[at])
+        ]
+        self.style: Indentation | None = None
+        if shifted:
+            style = Indentation.learn([*old_lines, *new_lines], found, sample())
+            if not _already_at_file_level(style, old_lines, new_lines, found):
+                self.style = style
+
+    def shift(self, line: str, anchor: int | None) -> str:
+        """`line` (of newString) moved like old line `anchor` and its pair (None: as is)."""
+        if self.style is None or anchor is None or not line.strip():
+            return line
+        model, file = self.old_lines[anchor], self.found[self.pairs[anchor]]
+        if not model.strip() or not file.strip():
+            return line
+        shifted = self.style.shift(line, model, file)
+        if shifted != line:
+            model_indent, file_indent = indent_of(model), indent_of(file)
+            self.offsets.add(self.style.columns(file_indent) - self.style.columns(model_indent))
+            self.converted |= bool(model_indent and file_indent) and (
+                ("\t" in model_indent) != ("\t" in file_indent)
+            )
+        return shifted
+
+    def notes(self) -> list[str]:
+        if self.style is None or not (self.offsets or self.converted):
+            return []
+        return [self.style.describe(self.offsets, self.converted)]
+
+
+def _already_at_file_level(
+    style: Indentation, old_lines: Sequence[str], new_lines: Sequence[str], found: Sequence[str]
+) -> bool:
+    """Whether newString's outermost lines sit where the matched lines do while
+    oldString's did not: the model wrote newString for the file as it is, so moving it
+    by oldString's offset would move it twice."""
+
+    def outermost(lines: Sequence[str]) -> int | None:
+        columns = [style.columns(indent_of(line)) for line in lines if line.strip()]
+        return min(columns) if columns else None
+
+    level = outermost(found)
+    return outermost(new_lines) == level != outermost(old_lines)

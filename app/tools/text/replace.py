@@ -31,6 +31,7 @@ from app.errors import ToolError
 from app.tools.text.adapt import ChangeNotInFile, adapt_span, closest_lines
 from app.tools.text.replacers import (
     REPLACERS,
+    Lines,
     Span,
     disproportionate,
     oversized_block,
@@ -86,7 +87,9 @@ class ReplaceOutcome:
     notes: tuple[str, ...] = ()
 
 
-def replace(content: str, old: str, new: str, replace_all: bool = False, *, adapt: bool = False) -> ReplaceOutcome:
+def replace(
+    content: str, old: str, new: str, replace_all: bool = False, *, adapt: bool = False
+) -> ReplaceOutcome:
     """Replace `old` in `content`; raises EditMatchError. With `replace_all`, every place
     the first matching replacer finds is replaced. With `adapt`, the change is fitted
     to each matched text that differs from `old` (see the module doc).
@@ -104,15 +107,15 @@ def replace(content: str, old: str, new: str, replace_all: bool = False, *, adap
     text, old, new = _to_lf(content), _to_lf(old), _to_lf(new)
     notes: list[str] = []
     if adapt:
-        spans, strategy, old, new, notes = _locate_again(text, old, new, replace_all)
+        spans, strategy, old, new, notes = _locate_again(Lines(text), old, new, replace_all)
     else:
-        spans, strategy = _locate(text, old, replace_all)
+        spans, strategy = _locate(Lines(text), old, replace_all)
     crlf = _crlf_breaks(content)
     majority = "\r\n" if len(crlf) > text.count("\n") - len(crlf) else "\n"
     pieces, done = [], 0
     for start, end in spans:
         if adapt and strategy not in _PASTED:
-            start, fitted = _adapted(text, start, end, old, new, strategy, notes)
+            start, fitted = _adapted(text, start, end, old, new, notes)
         else:
             fitted = _fit(old, new, text[start:end])
         if crlf:
@@ -130,7 +133,7 @@ whose oldString spells the file's line breaks and quotes as escapes (its lines d
 pair with the file's)."""
 
 
-def _adapted(text: str, start: int, end: int, old: str, new: str, strategy: str, notes: list[str]) -> tuple[int, str]:
+def _adapted(text: str, start: int, end: int, old: str, new: str, notes: list[str]) -> tuple[int, str]:
     """(start, replacement) for the span: the change from `old` to `new` replayed on
     the matched lines, the span widened to its line's start over indentation (which
     the replacement then sets). A match inside a line is pasted over as is."""
@@ -141,7 +144,7 @@ def _adapted(text: str, start: int, end: int, old: str, new: str, strategy: str,
     try:
         adapted = adapt_span(old, new, text, line_start, end)
     except ChangeNotInFile as err:
-        raise EditMatchError("not_found", f"{err} (matched with the {strategy} strategy)") from None
+        raise EditMatchError("not_found", str(err)) from None
     notes += adapted.notes
     return line_start, adapted.text
 
@@ -161,14 +164,14 @@ def _line_ending(text: str, crlf: list[int], start: int, majority: str) -> str:
     return "\r\n" if position < len(crlf) and crlf[position] == index else "\n"
 
 
-def _locate(text: str, old: str, replace_all: bool) -> tuple[list[Span], str]:
-    """The spans to replace in `text` and the replacer that found them."""
+def _locate(lines: Lines, old: str, replace_all: bool) -> tuple[list[Span], str]:
+    """The spans to replace in the text and the replacer that found them."""
     ambiguous: list[int] = []  # where the places of the last ambiguous replacer start
     for replacer in REPLACERS:
-        spans = [span for span in dict.fromkeys(replacer(text, old)) if span[1] > span[0]]
+        spans = [span for span in dict.fromkeys(replacer(lines, old)) if span[1] > span[0]]
         if not spans:
             continue
-        _refuse_disproportionate(text, old, spans, replacer.__name__)
+        _refuse_disproportionate(lines.content, old, spans, replacer.__name__)
         if replace_all:
             return _non_overlapping(spans), replacer.__name__
         if len(_starts(spans)) == 1:
@@ -178,7 +181,7 @@ def _locate(text: str, old: str, replace_all: bool) -> tuple[list[Span], str]:
         ambiguous = ambiguous or _starts(spans)
     if ambiguous:
         raise EditMatchError("multiple", places=ambiguous)
-    raise _not_found(text, old)
+    raise _not_found(lines, old)
 
 
 def _starts(spans: Sequence[Span]) -> list[int]:
@@ -194,42 +197,42 @@ def _starts(spans: Sequence[Span]) -> list[int]:
 
 
 def _locate_again(
-    text: str, old: str, new: str, replace_all: bool
+    lines: Lines, old: str, new: str, replace_all: bool
 ) -> tuple[list[Span], str, str, str, list[str]]:
     """`_locate`, with the second chances of the adapting mode when the cascade finds
     nothing: (spans, strategy, oldString and newString as matched, notes). Its errors
     quote the file: the lines of each place for "multiple", the closest lines for
     "not_found"."""
     try:
-        return (*_locate(text, old, replace_all), old, new, [])
+        return (*_locate(lines, old, replace_all), old, new, [])
     except EditMatchError as missed:
         if missed.kind != "not_found":
-            raise _quoting(text, old, missed) from None
+            raise _quoting(lines, old, missed) from None
         try:
-            second = _second_chance(text, old, new, replace_all)
+            second = _second_chance(lines, old, new, replace_all)
         except EditMatchError as err:
-            raise _quoting(text, old, err) from None
+            raise _quoting(lines, old, err) from None
         if second is None:
-            raise _quoting(text, old, missed) from None
+            raise _quoting(lines, old, missed) from None
         return second
 
 
 def _second_chance(
-    text: str, old: str, new: str, replace_all: bool
+    lines: Lines, old: str, new: str, replace_all: bool
 ) -> tuple[list[Span], str, str, str, list[str]] | None:
     """The match of oldString without the view tool's line numbers, or of its lines
     with typographic punctuation made plain; None when neither is there."""
     unnumbered = _without_view_numbers(old)
     if unnumbered is not None:
         try:
-            spans, strategy = _locate(text, unnumbered, replace_all)
+            spans, strategy = _locate(lines, unnumbered, replace_all)
         except EditMatchError as err:
             if err.kind == "not_found":
                 return None
             raise
         note = "oldString's lines started with the view tool's line numbers, which were left out"
         return spans, strategy, unnumbered, _without_view_numbers(new, every_line=False) or new, [note]
-    spans = _one_place(punctuation_normalized(text, old), replace_all)
+    spans = _one_place(punctuation_normalized(lines, old), replace_all)
     return (spans, punctuation_normalized.__name__, old, new, []) if spans else None
 
 
@@ -260,18 +263,20 @@ def _without_view_numbers(text: str, every_line: bool = True) -> str | None:
             range(first, first + len(numbered))
         ):
             return None
-    return "\n".join(line[found.end() :] if found else line for line, found in zip(lines, prefixes, strict=True))
+    return "\n".join(
+        line[found.end() :] if found else line for line, found in zip(lines, prefixes, strict=True)
+    )
 
 
-def _quoting(text: str, old: str, err: EditMatchError) -> EditMatchError:
+def _quoting(lines: Lines, old: str, err: EditMatchError) -> EditMatchError:
     """`err` with the file quoted: where a "multiple" matches, or the lines closest to
     oldString's for "not_found"."""
     if err.kind == "multiple" and err.places:
-        lines = [text.count("\n", 0, place) + 1 for place in err.places]
-        shown = ", ".join(map(str, lines[:5])) + (" ..." if len(lines) > 5 else "")
+        numbers = [lines.content.count("\n", 0, place) + 1 for place in err.places]
+        shown = ", ".join(map(str, numbers[:5])) + (" ..." if len(numbers) > 5 else "")
         return EditMatchError("multiple", f"{err} It matches at lines {shown}.", err.places)
     if err.kind == "not_found":
-        return EditMatchError("not_found", f"{err} {closest_lines(text, old)}")
+        return EditMatchError("not_found", f"{err} {closest_lines(lines, _without_view_numbers(old) or old)}")
     return err
 
 
@@ -321,7 +326,7 @@ def _count_breaks(breaks: re.Pattern[str], text: str) -> int:
     return found.group().count("\n") if found else 0
 
 
-def _not_found(text: str, old: str) -> EditMatchError:
+def _not_found(text: Lines, old: str) -> EditMatchError:
     """The not_found error, saying why when a likely reason is visible."""
     lines = [line for line in old.split("\n") if line.strip()]
     if lines and all(_VIEW_LINE_NUMBER.match(line) for line in lines):
