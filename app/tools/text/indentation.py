@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from math import gcd
 
 DEFAULT_TAB_WIDTH = 4
@@ -141,7 +142,7 @@ class Reindent:
         self.style: Indentation | None = None
         if shifted:
             style = Indentation.learn([*old_lines, *new_lines], found, sample())
-            if not _already_at_file_level(style, old_lines, new_lines, found):
+            if not _already_at_file_level(style, old_lines, new_lines, found, pairs):
                 self.style = style
 
     def shift(self, line: str, anchor: int | None) -> str:
@@ -167,15 +168,36 @@ class Reindent:
 
 
 def _already_at_file_level(
-    style: Indentation, old_lines: Sequence[str], new_lines: Sequence[str], found: Sequence[str]
+    style: Indentation,
+    old_lines: Sequence[str],
+    new_lines: Sequence[str],
+    found: Sequence[str],
+    pairs: Mapping[int, int],
 ) -> bool:
-    """Whether newString's outermost lines sit where the matched lines do while
-    oldString's did not: the model wrote newString for the file as it is, so moving it
-    by oldString's offset would move it twice."""
+    """Whether the model wrote newString for the file as it is (so moving it by
+    oldString's offset would move it twice) although oldString was off.
+
+    The evidence is where newString replaces lines: a replacement that starts at the
+    indentation the file gives the line it replaces, where oldString had that line
+    elsewhere, was written in the file's frame; one that starts where oldString had it
+    (or anywhere else), in the model's. Every replacement must agree. Without any,
+    newString's outermost line decides: at the matched lines' outermost level while
+    oldString's was not."""
+    votes = set()
+    matcher = SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        old_at = next((i for i in range(i1, i2) if i in pairs and old_lines[i].strip()), None)
+        new_at = next((j for j in range(j1, j2) if new_lines[j].strip()), None)
+        if tag != "replace" or old_at is None or new_at is None:
+            continue
+        model, file = indent_of(old_lines[old_at]), indent_of(found[pairs[old_at]])
+        if model != file:
+            votes.add(style.columns(indent_of(new_lines[new_at])) == style.columns(file))
+    if votes:
+        return votes == {True}
 
     def outermost(lines: Sequence[str]) -> int | None:
         columns = [style.columns(indent_of(line)) for line in lines if line.strip()]
         return min(columns) if columns else None
 
-    level = outermost(found)
-    return outermost(new_lines) == level != outermost(old_lines)
+    return outermost(new_lines) == outermost(found) != outermost(old_lines)

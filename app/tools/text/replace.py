@@ -128,17 +128,18 @@ def replace(
 
 
 _PASTED = frozenset({"simple", "multi_occurrence", "escape_normalized"})
-"""Strategies whose match is pasted over as is: exact ones, and escape_normalized,
-whose oldString spells the file's line breaks and quotes as escapes (its lines do not
-pair with the file's)."""
+"""Strategies whose match is pasted over as is: the exact ones (an exact oldString is
+one str.replace, whatever the indentation around it), and escape_normalized, whose
+oldString spells the file's line breaks and quotes as escapes (its lines do not pair
+with the file's)."""
 
 
 def _adapted(text: str, start: int, end: int, old: str, new: str, notes: list[str]) -> tuple[int, str]:
     """(start, replacement) for the span: the change from `old` to `new` replayed on
     the matched lines, the span widened to its line's start over indentation (which
-    the replacement then sets). A match inside a line is pasted over as is."""
+    the replacement then sets). A match after other text on its line is pasted over."""
     line_start = text.rfind("\n", 0, start) + 1
-    if text[start:end] == old or text[line_start:start].strip(" \t"):
+    if text[line_start:start].strip(" \t"):
         return start, _fit(old, new, text[start:end])
     old, new = _fit(old, old, text[start:end]), _fit(old, new, text[start:end])
     try:
