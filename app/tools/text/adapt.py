@@ -16,7 +16,9 @@ diff from oldString to newString and replayed on the lines actually found:
   closest lines, rather than applied somewhere;
 - added lines move by the indentation offset between the model's lines and the
   file's (per line, from the nearest paired line), in the file's tabs or spaces,
-  unless newString already sits at the file's level while oldString did not.
+  unless newString was written for the file as it is (`indentation.Reindent`);
+- a line replaced line for line keeps what the file has around the change (curly
+  quotes, trailing spaces, a comment's wording the model misremembered).
 """
 
 from __future__ import annotations
@@ -193,6 +195,9 @@ def _context_notes(
 
 
 def _refusal(missing: list[str], text: str, first_line: int, height: int) -> str:
+    """Why the change cannot be applied: the lines it changes (`missing`) that the
+    matched lines (`height` of them from `first_line`, 0-based) lack, each with the
+    file's closest line."""
     file_lines = text.split("\n")
     where = f"lines {first_line + 1}-{first_line + height}" if height > 1 else f"line {first_line + 1}"
     quoted = "; ".join(

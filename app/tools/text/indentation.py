@@ -6,6 +6,8 @@ the file has tabs. Given a line the model wrote and one pair of lines that corre
 line the indentation it would have had, had the model remembered that pair right.
 Indentation is measured in columns, a tab counting `tab_width` of them, so that a
 change of style (spaces in the model's text, tabs in the file) maps level to level.
+`Reindent` applies that to the lines a change adds (the edit tool's fitted changes and
+the patch tool's hunks alike), after deciding whether they need it at all.
 """
 
 from __future__ import annotations
