@@ -179,9 +179,9 @@ def _already_at_file_level(
     """Whether the model wrote newString for the file as it is (so moving it by
     oldString's offset would move it twice) although oldString was off.
 
-    The evidence is where newString replaces lines: a replacement that starts at the
-    indentation the file gives the line it replaces, where oldString had that line
-    elsewhere, was written in the file's frame; one that starts where oldString had it
+    The evidence is where newString replaces lines: a replacement that starts with the
+    very indentation the file gives the line it replaces (same characters), where
+    oldString had that line otherwise, was written in the file's frame; one that starts where oldString had it
     (or anywhere else), in the model's. Every replacement must agree. Without any,
     newString's outermost line decides: at the matched lines' outermost level while
     oldString's was not."""
@@ -194,7 +194,7 @@ def _already_at_file_level(
             continue
         model, file = indent_of(old_lines[old_at]), indent_of(found[pairs[old_at]])
         if model != file:
-            votes.add(style.columns(indent_of(new_lines[new_at])) == style.columns(file))
+            votes.add(indent_of(new_lines[new_at]) == file)
     if votes:
         return votes == {True}
 
