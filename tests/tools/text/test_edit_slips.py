@@ -91,7 +91,9 @@ def test_a_block_sent_a_level_off_changes_the_intended_line_at_the_file_level(le
     offset = data.draw(st.sampled_from([-4 * level for level in range(1, shallowest + 1)] + [4, 8]))
     if offset < 0 and tabs and shallowest:  # spaces can be a level off the file's tabs too
         offset = data.draw(st.sampled_from([offset, 0]))
-    sent = [" " * (4 * level + offset) + f"statement_{index}()" for index, level in enumerate(levels)][start:end]
+    sent = [" " * (4 * level + offset) + f"statement_{index}()" for index, level in enumerate(levels)][
+        start:end
+    ]
     changed = data.draw(st.integers(start, end - 1))
     wanted = [line.replace(f"statement_{changed}()", "changed()") for line in sent]
     outcome = apply_edit("\n".join(file_lines) + "\n", "\n".join(sent), "\n".join(wanted), adapt=True)
