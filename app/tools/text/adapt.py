@@ -60,7 +60,8 @@ def adapt_span(old: str, new: str, text: str, start: int, end: int) -> Adapted:
     inserted: dict[int, list[str]] = {}  # before which file line (len(found): at the end)
     style = Reindent(old_lines, new_lines, found, pairs, lambda: text.split("\n", SAMPLED_LINES))
     anchors = sorted(i for i, at in pairs.items() if old_lines[i].strip() and found[at].strip())
-    missing: list[str] = []
+    missing: list[str] = []  # lines the change removes that the file does not have
+    unnamed: list[int] = []  # file lines inside a replaced block that oldString does not have
     matcher = SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
@@ -74,9 +75,18 @@ def adapt_span(old: str, new: str, text: str, start: int, end: int) -> Adapted:
             for at, (i, line) in zip(held, enumerate(added, start=i1), strict=True):
                 result[at] = _merge_line(old_lines[i], line, found[at])
             continue
+        # Lines replaced as a block: file lines among them that oldString did not name
+        # (the model did not know of them) go with them if blank, and stop the edit if not.
+        for at in range(held[0], held[-1] + 1) if held else ():
+            if result[at] is not None:
+                unnamed += [at] if found[at].strip() else []
+                result[at] = None
         inserted.setdefault(held[0] if held else _insertion_point(i1, pairs, len(found)), []).extend(added)
-    if missing:
-        raise ChangeNotInFile(_refusal(missing, text, text.count("\n", 0, start), len(found)))
+    if missing or unnamed:
+        first_line = text.count("\n", 0, start)
+        raise ChangeNotInFile(
+            _refusal(missing, [(first_line + at, found[at]) for at in unnamed], text, first_line, len(found))
+        )
     lines: list[str] = []
     for at, kept in enumerate(result):
         lines += inserted.get(at, [])
@@ -194,20 +204,30 @@ def _context_notes(
     return notes
 
 
-def _refusal(missing: list[str], text: str, first_line: int, height: int) -> str:
+def _refusal(
+    missing: list[str], unnamed: list[tuple[int, str]], text: str, first_line: int, height: int
+) -> str:
     """Why the change cannot be applied: the lines it changes (`missing`) that the
     matched lines (`height` of them from `first_line`, 0-based) lack, each with the
-    file's closest line."""
-    file_lines = text.split("\n")
+    file's closest line, and the file's lines (numbered, 0-based) inside a replaced
+    block that oldString lacks."""
     where = f"lines {first_line + 1}-{first_line + height}" if height > 1 else f"line {first_line + 1}"
-    quoted = "; ".join(
-        f"{_quote(line)} (closest in the file: {closest_line(line, file_lines)})"
-        for line in missing[:QUOTED_LINES]
-    )
-    more = f" and {len(missing) - QUOTED_LINES} more" if len(missing) > QUOTED_LINES else ""
+    problems = []
+    if missing:
+        file_lines = text.split("\n")
+        quoted = "; ".join(
+            f"{_quote(line)} (closest in the file: {closest_line(line, file_lines)})"
+            for line in missing[:QUOTED_LINES]
+        )
+        more = f" and {len(missing) - QUOTED_LINES} more" if len(missing) > QUOTED_LINES else ""
+        problems.append(f"the lines newString changes are not there: {quoted}{more}")
+    if unnamed:
+        quoted = "; ".join(f"line {number + 1} {_quote(line)}" for number, line in unnamed[:QUOTED_LINES])
+        more = f" and {len(unnamed) - QUOTED_LINES} more" if len(unnamed) > QUOTED_LINES else ""
+        problems.append(f"the lines newString replaces enclose lines oldString does not have: {quoted}{more}")
     return (
-        f"Could not apply the edit: oldString matched {where} only loosely, and the lines newString changes "
-        f"are not there: {quoted}{more}. Nothing was changed; read the file again and copy the lines to change exactly."
+        f"Could not apply the edit: oldString matched {where} only loosely, and {'; and '.join(problems)}. "
+        "Nothing was changed; read the file again and copy the lines to change exactly."
     )
 
 
