@@ -167,7 +167,7 @@ def _line_ending(text: str, crlf: list[int], start: int, majority: str) -> str:
 
 def _locate(lines: Lines, old: str, replace_all: bool) -> tuple[list[Span], str]:
     """The spans to replace in the text and the replacer that found them."""
-    ambiguous: list[int] = []  # where the places of the last ambiguous replacer start
+    ambiguous: list[int] = []  # where the places of the first ambiguous replacer start
     for replacer in REPLACERS:
         spans = [span for span in dict.fromkeys(replacer(lines, old)) if span[1] > span[0]]
         if not spans:
