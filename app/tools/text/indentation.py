@@ -55,24 +55,30 @@ class Indentation:
 
     @classmethod
     def learn(
-        cls, model_lines: Sequence[str], matched_lines: Sequence[str], file_lines: Sequence[str]
+        cls, model_lines: Sequence[str], matched_lines: Sequence[str], file_lines: Callable[[], Sequence[str]]
     ) -> Indentation:
-        """The style of the file, from the matched lines or else its first SAMPLED_LINES
-        lines; the tab width from whichever side indents with spaces."""
-        file_lines = file_lines[:SAMPLED_LINES]
-        matched = [indent_of(line) for line in matched_lines if line.strip()]
-        tabs = _uses_tabs(matched)
-        sample: list[str] | None = None
+        """The style of the file, from the matched lines or else the first SAMPLED_LINES
+        of `file_lines()`; the tab width from whichever side indents with spaces (only
+        needed, and so only looked for, when one side has tabs)."""
+        sample: list[str] = []
+
+        def file_indents() -> list[str]:
+            if not sample:
+                sample.extend(indent_of(line) for line in file_lines()[:SAMPLED_LINES] if line.strip())
+            return sample
+
+        tabs = _uses_tabs(indent_of(line) for line in matched_lines if line.strip())
         if tabs is None:
-            sample = [indent_of(line) for line in file_lines if line.strip()]
-            tabs = bool(_uses_tabs(sample))
+            tabs = bool(_uses_tabs(file_indents()))
         model = [indent_of(line) for line in model_lines if line.strip()]
         if tabs:  # the model's spaces say how many make one of the file's tabs
             width = _space_unit(model)
-        else:
-            if sample is None:
-                sample = [indent_of(line) for line in file_lines if line.strip()]
-            width = _space_unit(sample)
+        elif any(
+            "\t" in indent for indent in model
+        ):  # the file's spaces say how many make one of the model's
+            width = _space_unit(file_indents())
+        else:  # no tabs on either side: the width is never used
+            width = None
         return cls(tabs, width or DEFAULT_TAB_WIDTH)
 
     def columns(self, indent: str) -> int:
@@ -143,7 +149,7 @@ class Reindent:
         ]
         self.style: Indentation | None = None
         if shifted:
-            style = Indentation.learn([*old_lines, *new_lines], found, sample())
+            style = Indentation.learn([*old_lines, *new_lines], found, sample)
             if not _already_at_file_level(style, old_lines, new_lines, found, pairs):
                 self.style = style
 
