@@ -71,13 +71,13 @@ class Indentation:
         if tabs is None:
             tabs = bool(_uses_tabs(file_indents()))
         model = [indent_of(line) for line in model_lines if line.strip()]
-        if tabs:  # the model's spaces say how many make one of the file's tabs
+        # The side with spaces says how many make one tab of the other side; with no
+        # tabs on either side the width is never used.
+        if tabs:
             width = _space_unit(model)
-        elif any(
-            "\t" in indent for indent in model
-        ):  # the file's spaces say how many make one of the model's
+        elif any("\t" in indent for indent in model):
             width = _space_unit(file_indents())
-        else:  # no tabs on either side: the width is never used
+        else:
             width = None
         return cls(tabs, width or DEFAULT_TAB_WIDTH)
 
