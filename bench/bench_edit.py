@@ -1,5 +1,7 @@
-"""Edit cascade speed on a 10,000-line file: an exact (simple) match, a match only
-block_anchor can find (target <= 50 ms), and a miss that runs all nine replacers.
+"""Edit cascade speed on a 10,000-line file, called as the edit tools call it (the
+change fitted to the text found, `adapt=True`): an exact (simple) match, a match only
+block_anchor can find (target <= 50 ms), a block sent one level too deep (line_trimmed,
+re-indented), and a miss that runs all nine replacers and their second chances.
 
 Run from the repository root: .venv/bin/python bench/bench_edit.py
 """
@@ -38,9 +40,14 @@ def build_file() -> tuple[str, str, str]:
     return content, block, altered
 
 
+def edit(content: str, old: str, new: str) -> str:
+    """The edit as the tools make it; returns the strategy."""
+    return replace(content, old, new, adapt=True).strategy
+
+
 def miss(content: str) -> None:
     try:
-        replace(content, "def nowhere():\n    pass\n    return None", "x")
+        edit(content, "def nowhere():\n    pass\n    return None", "x")
     except EditMatchError:
         return
     raise AssertionError("the miss matched something")
@@ -48,13 +55,18 @@ def miss(content: str) -> None:
 
 def main() -> None:
     content, block, altered = build_file()
-    assert replace(content, block, "pass").strategy == "simple"
-    assert replace(content, altered, "pass").strategy == "block_anchor"
-    simple_ms = median_ms(lambda: replace(content, block, "pass"), RUNS)
-    anchor_ms = median_ms(lambda: replace(content, altered, "pass"), RUNS)
+    deeper = "\n".join("    " + line for line in block.split("\n"))
+    reindented = deeper.replace("    return scaled", "    if scaled:\n            return scaled\n        return 0")
+    assert edit(content, block, "pass") == "simple"
+    assert edit(content, altered, "pass") == "block_anchor"
+    assert edit(content, deeper, reindented) == "line_trimmed"
+    simple_ms = median_ms(lambda: edit(content, block, "pass"), RUNS)
+    anchor_ms = median_ms(lambda: edit(content, altered, "pass"), RUNS)
+    reindent_ms = median_ms(lambda: edit(content, deeper, reindented), RUNS)
     miss_ms = median_ms(lambda: miss(content), RUNS)
     print(f"edit simple match, {LINES} lines: {simple_ms:.2f} ms")
     print(f"edit block_anchor match, {LINES} lines: {anchor_ms:.2f} ms (target <= 50 ms)")
+    print(f"edit line_trimmed match re-indented, {LINES} lines: {reindent_ms:.2f} ms")
     print(f"edit no match (all 9 replacers), {LINES} lines: {miss_ms:.2f} ms")
 
 

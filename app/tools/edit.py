@@ -4,7 +4,9 @@ The engine here also serves multiedit: a list of edits is applied in order to an
 in-memory draft of the file, and only the final draft goes through the change path,
 so a failing edit leaves the file untouched. The draft is the file's text as it is on
 disk (BOM and line endings included): `apply_edit` matches on "\\n" text and changes
-only the replaced text, so every other line keeps its own ending.
+only the replaced text, so every other line keeps its own ending. A fuzzy match gets
+the change the model asked for fitted to the text found (`adapt=True`: re-indented,
+the file's own context kept), and the result says how it was fitted.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from app.tools.changes import AppliedFile, Change, ChangeSet, FileState, Snapsho
 from app.tools.descriptions import tool_description
 from app.tools.diagnostics import with_lsp_errors
 from app.tools.suggest import similar_names
-from app.tools.text.replace import EditMatchError, apply_edit
+from app.tools.text.replace import EditMatchError, ReplaceOutcome, apply_edit
 from app.tools.whole_file import (
     FilePath,
     change_metadata,
@@ -62,9 +64,10 @@ class EditParams(ToolParams):
     replaceAll: ReplaceAll = False
 
 
-def apply_item(draft: str | None, state: FileState, item: EditItem) -> tuple[str, str]:
+def apply_item(draft: str | None, state: FileState, item: EditItem) -> ReplaceOutcome:
     """One edit on the draft (the file's decoded text; None: the file does not exist yet):
-    the new draft and the strategy that matched. Raises a ToolError the model can act on."""
+    the new draft, the strategy that matched and the notes on fitting the change to
+    the text found. Raises a ToolError the model can act on."""
     require_text("newString", item.newString)
     if item.oldString == item.newString:
         raise EditMatchError("identical")
@@ -75,11 +78,10 @@ def apply_item(draft: str | None, state: FileState, item: EditItem) -> tuple[str
                 "or use the write tool to replace the whole file"
             )
         created = new_text_file(state, item.newString)
-        return created.render(created.text).decode("utf-8"), CREATE
+        return ReplaceOutcome(created.render(created.text).decode("utf-8"), CREATE)
     if draft is None:
         raise missing_file_error(state)
-    outcome = apply_edit(draft, item.oldString, item.newString, item.replaceAll)
-    return outcome.content, outcome.strategy
+    return apply_edit(draft, item.oldString, item.newString, item.replaceAll, adapt=True)
 
 
 def missing_file_error(state: FileState) -> ToolError:
@@ -94,7 +96,7 @@ def missing_file_error(state: FileState) -> ToolError:
 
 class FileEdits:
     """The plan for apply_changes: the edits, in order, on one file. Remembers the
-    strategy of each edit for the result. `numbered` prefixes an edit's error with
+    strategy of each edit and the notes on fitting it, for the result. `numbered` prefixes an edit's error with
     "edit i of n" (multiedit) so the model knows which one to fix."""
 
     def __init__(self, path: Path, items: Sequence[EditItem], *, title: str, numbered: bool) -> None:
@@ -103,22 +105,25 @@ class FileEdits:
         self.title = title
         self.numbered = numbered
         self.strategies: list[str] = []
+        self.notes: list[tuple[str, ...]] = []
 
     def __call__(self, snapshot: Snapshot) -> ChangeSet:
         state = snapshot[self.path]
         refuse_directory(state)
         # text_file() refuses binary and non-UTF-8 content before anything is matched.
         draft = state.text_file().raw.decode("utf-8") if state.exists else None
-        strategies = []
+        outcomes = []
         for index, item in enumerate(self.items, start=1):
             try:
-                draft, strategy = apply_item(draft, state, item)
+                outcome = apply_item(draft, state, item)
             except ToolError as err:
                 if not self.numbered:
                     raise
                 raise ToolError(f"edit {index} of {len(self.items)}: {err}") from err
-            strategies.append(strategy)
-        self.strategies = strategies
+            draft = outcome.content
+            outcomes.append(outcome)
+        self.strategies = [outcome.strategy for outcome in outcomes]
+        self.notes = [outcome.notes for outcome in outcomes]
         assert draft is not None  # apply_item returns a draft or raises
         data = draft.encode("utf-8")
         # A fuzzy match may already read as newString: the model's intent holds, so this
@@ -129,20 +134,23 @@ class FileEdits:
 
 async def edit_file(
     ctx: ToolContext, tool: str, path: Path, items: Sequence[EditItem], *, title: str, numbered: bool
-) -> tuple[AppliedFile | None, list[str]]:
+) -> tuple[AppliedFile | None, FileEdits]:
     """Apply `items` to the file at `path` (from target_path) through the change path:
     the applied change (None when the edits leave the file exactly as it was, so nothing
-    was written) and each edit's strategy. Nothing is written unless every edit applies."""
+    was written) and the plan, which holds each edit's strategy and notes. Nothing is
+    written unless every edit applies."""
     plan = FileEdits(path, items, title=title, numbered=numbered)
     applied = await apply_changes(ctx, tool, [path], plan, require_read=[path], reads=[path])
-    return (applied[0] if applied else None), plan.strategies
+    return (applied[0] if applied else None), plan
 
 
-def fuzzy_note(strategy: str) -> str:
-    """Tells the model to look again when the match was not exact (empty when it was)."""
-    if strategy in (EXACT, CREATE):
+def fuzzy_note(strategy: str, notes: Sequence[str] = ()) -> str:
+    """Tells the model to look again when the match was not exact, and how the change
+    was fitted to the text found (empty when the match was exact)."""
+    if strategy in (EXACT, CREATE) and not notes:
         return ""
-    return f"matched with the {strategy} strategy: check the result"
+    said = [] if strategy in (EXACT, CREATE) else [f"matched with the {strategy} strategy: check the result"]
+    return "; ".join([*said, *notes])
 
 
 class EditTool(Tool):
@@ -155,7 +163,8 @@ class EditTool(Tool):
         if params.oldString == params.newString:  # spec 001 checks this before the file
             raise EditMatchError("identical")
         item = EditItem(oldString=params.oldString, newString=params.newString, replaceAll=params.replaceAll)
-        applied, [strategy] = await edit_file(ctx, self.name, path, [item], title="Edit", numbered=False)
+        applied, plan = await edit_file(ctx, self.name, path, [item], title="Edit", numbered=False)
+        [strategy], [notes] = plan.strategies, plan.notes
         if applied is None:
             rel = ctx.workspace.relative(path)
             output = (
@@ -163,7 +172,7 @@ class EditTool(Tool):
                 "strategy); nothing was written."
             )
             return ToolResult(output, {**unchanged_metadata(rel), "strategy": strategy}, title=rel)
-        note = fuzzy_note(strategy)
+        note = fuzzy_note(strategy, notes)
         output = "Edit applied successfully." + (f" ({note})" if note else "")
         metadata: dict[str, Any] = {**change_metadata(applied), "strategy": strategy}
         return await with_lsp_errors(ctx, ToolResult(output, metadata, title=applied.path), path)

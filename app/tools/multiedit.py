@@ -31,20 +31,23 @@ class MultiEditTool(Tool):
     async def run(self, params: MultiEditParams, ctx: ToolContext) -> ToolResult:
         path = target_path(ctx, params.filePath)
         edits = _count(len(params.edits))
-        applied, strategies = await edit_file(
+        applied, plan = await edit_file(
             ctx, self.name, path, params.edits, title=f"Apply {edits} to", numbered=True
         )
+        strategies = plan.strategies
         if applied is None:
             rel = ctx.workspace.relative(path)
             output = f"Applied {edits} to {rel}: together they leave it as it was; nothing was written."
             return ToolResult(output, {**unchanged_metadata(rel), "strategies": strategies}, title=rel)
         notes = [
             f"edit {index} {note}"
-            for index, strategy in enumerate(strategies, start=1)
-            if (note := fuzzy_note(strategy))
+            for index, (strategy, fitted) in enumerate(zip(strategies, plan.notes, strict=True), start=1)
+            if (note := fuzzy_note(strategy, fitted))
         ]
         output = f"Applied {edits} to {applied.path}." + (f" ({'; '.join(notes)})" if notes else "")
-        result = ToolResult(output, {**change_metadata(applied), "strategies": strategies}, title=applied.path)
+        result = ToolResult(
+            output, {**change_metadata(applied), "strategies": strategies}, title=applied.path
+        )
         return await with_lsp_errors(ctx, result, path)
 
 

@@ -11,7 +11,8 @@ before the first byte is written: a patch that fails anywhere changes nothing.
 
 The result is spec 002's JSON as text: ``{"ok": true, "summary": "A 1, M 2, D 0, R 0"}``
 (sections that add, modify, delete and rename a file; plus
-``"lsp_errors": {path: [...]}`` when language servers report errors), and every
+``"lsp_errors": {path: [...]}`` when language servers report errors, and ``"notes"``
+when a hunk's added lines were re-indented to the file's level), and every
 failure is a ``ToolError`` whose one-line message is ``{"ok": false, "error": ...}``.
 """
 
@@ -92,6 +93,8 @@ async def _apply(params: PatchParams, ctx: ToolContext) -> ToolResult:
     updated = [files[path] for section, (path, _) in zip(patch.sections, targets, strict=True) if isinstance(section, UpdateFile)]
     applied = await apply_changes(ctx, "patch", list(files.values()), planner, reads=updated, dry_run=params.dry_run)
     answer: dict[str, Any] = {"ok": True, "summary": planner.summary}
+    if planner.notes:
+        answer["notes"] = planner.notes
     if not params.dry_run and (errors := await lsp_error_lines(ctx, [a.path for a in applied if not a.deleted])):
         answer["lsp_errors"] = errors  # spec 001 step 10, kept inside spec 002's JSON
     return ToolResult(
@@ -192,6 +195,7 @@ class _Planner:
         self.allow_move = allow_move
         self.summary = ""
         self.listing = ""
+        self.notes: list[str] = []
         self.moved_from: dict[Path, Path] = {}
 
     def __call__(self, snapshot: Snapshot) -> ChangeSet:
@@ -204,6 +208,7 @@ class _Planner:
         plan = plan_patch(self.patch, read, allow_delete=self.allow_delete, allow_move=self.allow_move)
         _refuse_non_text(plan.ops)
         self.summary, self.listing = plan.summary(), plan.listing()
+        self.notes = [f"{op.path}, {note}" for op in plan.ops for note in op.notes]
         final = self._final_states(plan.ops)
         regions = self._regions(plan.ops)
         relative = self.ctx.workspace.relative

@@ -236,7 +236,7 @@ async def test_an_empty_old_string_on_an_existing_file_is_refused(ctx, seen_file
         (b"lf\nfile\n", "lf\r\nfile", "lf\r\nedited", b"lf\nedited\n"),
         (b"a\r\nb\nc\r\nd\n", "b\nc", "B\nC", b"a\r\nB\nC\r\nd\n"),
         (b"a\r\nb\nc\r\n", "b", "B\nB2", b"a\r\nB\nB2\nc\r\n"),
-        (b"a\n  b", "b\n", "c\n", b"a\nc"),
+        (b"a\n  b", "b\n", "c\n", b"a\n  c"),  # the fuzzy match's indentation is kept too
         (codecs.BOM_UTF8 + b"first\nsecond\n", "first", "\ufefftop", codecs.BOM_UTF8 + b"top\nsecond\n"),
     ],
     ids=[

@@ -216,3 +216,41 @@ async def test_an_unwritable_file_is_refused(ctx, seen_file, make_unwritable):
     with pytest.raises(ToolError, match=r"^ro.txt is not writable \(mode 0444\)"):
         await multiedit.call({"filePath": "ro.txt", "edits": [change("a", "b")]}, ctx)
     assert path.read_text() == "a\n"
+
+
+async def test_each_edit_is_re_indented_to_the_file_and_the_result_says_so(ctx, seen_file):
+    path = seen_file("io.py", SOURCE)
+    edits = [  # the first body sent flat, the second one level too deep
+        change(
+            "def load(path):\nreturn open(path).read()",
+            "def load(path):\nwith open(path) as f:\n    return f.read()",
+        ),
+        change("        open(path, 'w').write(text)", "        Path(path).write_text(text)"),
+    ]
+    result = await multiedit.call({"filePath": "io.py", "edits": edits}, ctx)
+    assert path.read_text() == SOURCE.replace(
+        "    return open(path).read()", "    with open(path) as f:\n        return f.read()"
+    ).replace("    open(path, 'w').write(text)", "    Path(path).write_text(text)")
+    assert result.output == (
+        "Applied 2 edits to io.py. (edit 1 matched with the line_trimmed strategy: check the result; "
+        "matched with different indentation: re-indented the replacement by 4 spaces; "
+        "edit 2 matched with the line_trimmed strategy: check the result; "
+        "matched with different indentation: re-indented the replacement by -4 spaces)"
+    )
+
+
+async def test_an_edit_whose_target_the_file_lacks_fails_the_whole_call(ctx, seen_file, runtime, session_id):
+    path = seen_file("io.py", SOURCE)
+    # The middle is misremembered (no such `if` there) and the change falls on it.
+    remembered = (
+        "    return open(path).read()\n\n\ndef save(path, text):\n    if text:\n    open(path, 'w').write(text)\n"
+    )
+    edits = [
+        change("import os", "import os\nfrom pathlib import Path"),
+        change(remembered, remembered.replace("    if text:\n", "    if text is not None:\n")),
+    ]
+    with pytest.raises(ToolError, match=r"^edit 2 of 2: Could not apply the edit") as caught:
+        await multiedit.call({"filePath": "io.py", "edits": edits}, ctx)
+    assert "'if text:'" in str(caught.value)
+    assert path.read_text() == SOURCE
+    assert versions(runtime, session_id, "io.py") == []

@@ -656,3 +656,14 @@ async def test_allow_for_session_on_one_file_does_not_let_a_later_patch_write_an
         await apply(ctx, "*** Update File: a.txt\n@@\n-a\n+b\n*** Add File: c.txt\n+c\n")
     assert [request.subject for request in answers.requests] == ["a.txt", "c.txt"]
     assert not (workspace / "c.txt").exists() and (workspace / "a.txt").read_text() == "a\n"
+
+
+async def test_the_result_says_when_added_lines_were_re_indented(workspace: Path, ctx: ToolContext) -> None:
+    (workspace / "cart.py").write_text("class Cart:\n    def total(self):\n        return 0\n")
+    result = await apply(ctx, "*** Update File: cart.py\n@@\n-return 0\n+return sum(self.items)\n")
+    assert (workspace / "cart.py").read_text() == (
+        "class Cart:\n    def total(self):\n        return sum(self.items)\n"
+    )
+    assert json.loads(result.output)["notes"] == [
+        "cart.py, hunk 1: matched with different indentation: re-indented the replacement by 8 spaces"
+    ]

@@ -63,6 +63,7 @@ class FileOp(Record):
     ``regions`` (updates and moves) are the line ranges of the old and new text that
     hold every change, for ``app.diff.unified_diff_regions``; None when that diff's
     line numbers would differ from ours (a BOM, a lone "\\r" line ending).
+    ``notes`` say which hunks had their added lines re-indented to the file.
     """
 
     kind: Literal["add", "update", "delete", "move"]
@@ -72,6 +73,7 @@ class FileOp(Record):
     new_bytes: bytes | None
     existed: bool
     regions: tuple[Region, ...] | None = field(default=None, compare=False)
+    notes: tuple[str, ...] = field(default=(), compare=False)
 
     @property
     def letter(self) -> str:
@@ -190,17 +192,19 @@ def _plan(section: Section, path: str, new_path: str | None, tree: _Tree) -> Fil
     if isinstance(section, DeleteFile):
         tree.set(path, None)
         return FileOp("delete", path, None, old, None, existed=True)
-    new, regions = _updated(old, section.hunks, section.title)
+    new, regions, notes = _updated(old, section.hunks, section.title)
     if new_path is None:
         tree.set(path, new)
-        return FileOp("update", path, None, old, new, existed=True, regions=regions)
+        return FileOp("update", path, None, old, new, existed=True, regions=regions, notes=notes)
     existed = tree.get(new_path) is not None
     tree.set(path, None)
     tree.set(new_path, new)
-    return FileOp("move", path, new_path, old, new, existed=existed, regions=regions)
+    return FileOp("move", path, new_path, old, new, existed=existed, regions=regions, notes=notes)
 
 
-def _updated(old: bytes, hunks: tuple[Hunk, ...], title: str) -> tuple[bytes, tuple[Region, ...] | None]:
+def _updated(
+    old: bytes, hunks: tuple[Hunk, ...], title: str
+) -> tuple[bytes, tuple[Region, ...] | None, tuple[str, ...]]:
     file = FileText.decode(old)
-    new, regions = apply_edits(file, locate_hunks(file, hunks, title))
-    return new, tuple(regions) if file.numbered_like_diffs else None
+    new, regions, notes = apply_edits(file, locate_hunks(file, hunks, title))
+    return new, tuple(regions) if file.numbered_like_diffs else None, tuple(notes)

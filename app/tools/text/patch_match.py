@@ -25,26 +25,17 @@ from operator import add, itemgetter
 
 from app.diff import Region
 from app.records import Record
+from app.tools.text.indentation import Reindent
 from app.tools.text.patch_parse import Hunk, PatchError, quote
+from app.tools.text.punctuation import plain_punctuation
 
 _EOL = re.compile(r"(\r\n|\r|\n)")
 _BOM = "\ufeff"
 
-_PUNCTUATION = str.maketrans(
-    {
-        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
-        **dict.fromkeys("\u2018\u2019\u201a\u201b", "'"),
-        **dict.fromkeys("\u201c\u201d\u201e\u201f", '"'),
-        **dict.fromkeys(
-            "\u00a0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000", " "
-        ),
-    }
-)
-
 
 def _normalised(line: str) -> str:
     # NFC too: the same accented letter, composed in one text and decomposed in the other.
-    return unicodedata.normalize("NFC", line.strip()).translate(_PUNCTUATION)
+    return plain_punctuation(unicodedata.normalize("NFC", line.strip()))
 
 
 # Codex's matching passes, loosest last; ``None`` is the exact pass (no key function).
@@ -359,14 +350,18 @@ def _explain_missing(matcher: LineMatcher, old: list[str], start: int) -> str:
     )
 
 
-def apply_edits(file: FileText, edits: Sequence[Edit]) -> tuple[bytes, list[Region]]:
+def apply_edits(file: FileText, edits: Sequence[Edit]) -> tuple[bytes, list[Region], list[str]]:
     """The file's bytes with every edit applied (``edits`` come from ``locate_hunks``),
-    and the old and new line ranges that hold every change (for
-    ``app.diff.unified_diff_regions``)."""
+    the old and new line ranges that hold every change (for
+    ``app.diff.unified_diff_regions``), and notes on hunks whose added lines were
+    re-indented: a hunk found by a pass that ignores indentation, written a level off
+    or with spaces for the file's tabs, gets its added lines moved to the file's level
+    (as the edit tool does, see ``indentation.Reindent``)."""
     old_texts, old_lines = file.texts, file.lines
     added_ending = "" if file.plain else file.ending
     lines: list[str] = []
     regions: list[Region] = []
+    notes: list[str] = []
     cursor = 0
     for start, end, hunk in sorted(edits, key=itemgetter(0)):
         lines += old_lines[cursor:start]
@@ -376,19 +371,26 @@ def apply_edits(file: FileText, edits: Sequence[Edit]) -> tuple[bytes, list[Regi
             lines += hunk.new_lines
             cursor = end
         else:  # context lines keep the file's text and ending, added lines get the usual one
+            size = end - start
+            same_place = {at: at for at in range(size)}  # the k-th old line is the k-th matched one
+            reindent = Reindent(
+                hunk.old_lines, hunk.new_lines, old_texts[start:end], same_place, lambda: old_texts
+            )
             for line in hunk.body:
                 op = line[:1]
-                if op == "+":
-                    lines.append(line[1:] + added_ending)
+                if op == "+":  # moved like the old line before it (the first one, at the start)
+                    anchor = max(cursor - start - 1, 0) if size else None
+                    lines.append(reindent.shift(line[1:], anchor) + added_ending)
                     continue
                 if op != "-":
                     lines.append(old_lines[cursor])
                 cursor += 1
+            notes += [f"hunk {hunk.number}: {note}" for note in reindent.notes()]
         regions.append((start, end, new_start, len(lines)))
     lines += old_lines[cursor:]
     if not file.plain and old_lines and old_lines[-1] == old_texts[-1] and lines[-1:] != old_lines[-1:]:
         _keep_open_end(file, lines, regions)
-    return file.render(lines), regions
+    return file.render(lines), regions, notes
 
 
 def _keep_open_end(file: FileText, lines: list[str], regions: list[Region]) -> None:

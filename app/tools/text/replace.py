@@ -8,18 +8,36 @@ once, which picks an arbitrary line when two lines differ only in indentation; g
 a replacer's spans by location closes that hole.) One ambiguity is final: oldString
 occurring verbatim at several places. A looser reading (the one place where it is a
 whole line, say) must not pick one of them for the model.
+
+Two ways to use a match. `replace(..., adapt=False)` pastes newString over it, as
+OpenCode does (the conformance suites check the cascade this way). The tools use
+`adapt=True`: a match that differs from oldString gets the change the model asked
+for, replayed on the lines actually there (`adapt.py`: re-indented, the file's own
+context kept, a change with no target refused), and a cascade that finds nothing
+gets two second chances (oldString without the view tool's line numbers; lines
+compared with typographic punctuation made plain) before it is refused with the
+closest lines of the file quoted.
 """
 
 from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from app.errors import ToolError
-from app.tools.text.replacers import REPLACERS, Span, disproportionate, oversized_block, simple
+from app.tools.text.adapt import ChangeNotInFile, adapt_span, closest_lines
+from app.tools.text.replacers import (
+    REPLACERS,
+    Lines,
+    Span,
+    disproportionate,
+    oversized_block,
+    punctuation_normalized,
+    simple,
+)
 
 ErrorKind = Literal["not_found", "multiple", "identical", "empty"]
 
@@ -43,28 +61,38 @@ BOM = "\ufeff"
 
 _VIEW_LINE_NUMBER = re.compile(r" *\d+\t")
 """The prefix the view tool puts before each line: a model sometimes copies it."""
+_VIEW_PREFIX = re.compile(r"(?=[ \d]{6})( *(\d+))(?:\t|\Z)")
+"""The view tool's prefix exactly: the line number right-aligned in six columns, then a
+tab (gone when the model trimmed the line's trailing whitespace)."""
 
 
 class EditMatchError(ToolError):
     """The edit cannot be applied; `kind` says why, the message tells the model what to do
     (`message` replaces the kind's usual one when more is known)."""
 
-    def __init__(self, kind: ErrorKind, message: str | None = None) -> None:
+    def __init__(self, kind: ErrorKind, message: str | None = None, places: Sequence[int] = ()) -> None:
         super().__init__(message or _MESSAGES[kind])
         self.kind: ErrorKind = kind
+        self.places = tuple(places)
+        """For "multiple": where (offsets in the "\\n" text) the places start."""
 
 
 @dataclass(frozen=True)
 class ReplaceOutcome:
-    """The edited text and the replacer that found the match ("simple" = exact)."""
+    """The edited text, the replacer that found the match ("simple" = exact), and
+    what adapting the change to the matched text did (for the model to learn from)."""
 
     content: str
     strategy: str
+    notes: tuple[str, ...] = ()
 
 
-def replace(content: str, old: str, new: str, replace_all: bool = False) -> ReplaceOutcome:
+def replace(
+    content: str, old: str, new: str, replace_all: bool = False, *, adapt: bool = False
+) -> ReplaceOutcome:
     """Replace `old` in `content`; raises EditMatchError. With `replace_all`, every place
-    the first matching replacer finds is replaced.
+    the first matching replacer finds is replaced. With `adapt`, the change is fitted
+    to each matched text that differs from `old` (see the module doc).
 
     Matching runs on "\\n" text ("\\r\\n" in any of the three counts as "\\n"); every line
     break outside the replaced text stays as it was, and the line breaks of `new` take
@@ -77,19 +105,49 @@ def replace(content: str, old: str, new: str, replace_all: bool = False) -> Repl
     if not old:
         raise EditMatchError("empty")
     text, old, new = _to_lf(content), _to_lf(old), _to_lf(new)
-    spans, strategy = _locate(text, old, replace_all)
+    notes: list[str] = []
+    if adapt:
+        spans, strategy, old, new, notes = _locate_again(Lines(text), old, new, replace_all)
+    else:
+        spans, strategy = _locate(Lines(text), old, replace_all)
     crlf = _crlf_breaks(content)
     majority = "\r\n" if len(crlf) > text.count("\n") - len(crlf) else "\n"
     pieces, done = [], 0
     for start, end in spans:
-        fitted = _fit(old, new, text[start:end])
+        if adapt and strategy not in _PASTED:
+            start, fitted = _adapted(text, start, end, old, new, notes)
+        else:
+            fitted = _fit(old, new, text[start:end])
         if crlf:
             fitted = fitted.replace("\n", _line_ending(text, crlf, start, majority))
         raw_start, raw_end = start + bisect_left(crlf, start), end + bisect_left(crlf, end)
         pieces += [content[done:raw_start], fitted]
         done = raw_end
     pieces.append(content[done:])
-    return ReplaceOutcome("".join(pieces), strategy)
+    return ReplaceOutcome("".join(pieces), strategy, tuple(dict.fromkeys(notes)))
+
+
+_PASTED = frozenset({"simple", "multi_occurrence", "escape_normalized"})
+"""Strategies whose match is pasted over as is: the exact ones (an exact oldString is
+one str.replace, whatever the indentation around it), and escape_normalized, whose
+oldString spells the file's line breaks and quotes as escapes (its lines do not pair
+with the file's)."""
+
+
+def _adapted(text: str, start: int, end: int, old: str, new: str, notes: list[str]) -> tuple[int, str]:
+    """(start, replacement) for the span: the change from `old` to `new` replayed on
+    the matched lines, the span widened to its line's start over indentation (which
+    the replacement then sets). A match after other text on its line is pasted over."""
+    line_start = text.rfind("\n", 0, start) + 1
+    if text[line_start:start].strip(" \t"):
+        return start, _fit(old, new, text[start:end])
+    old, new = _fit(old, old, text[start:end]), _fit(old, new, text[start:end])
+    try:
+        adapted = adapt_span(old, new, text, line_start, end)
+    except ChangeNotInFile as err:
+        raise EditMatchError("not_found", str(err)) from None
+    notes += adapted.notes
+    return line_start, adapted.text
 
 
 def _crlf_breaks(content: str) -> list[int]:
@@ -107,24 +165,120 @@ def _line_ending(text: str, crlf: list[int], start: int, majority: str) -> str:
     return "\r\n" if position < len(crlf) and crlf[position] == index else "\n"
 
 
-def _locate(text: str, old: str, replace_all: bool) -> tuple[list[Span], str]:
-    """The spans to replace in `text` and the replacer that found them."""
-    ambiguous = False
+def _locate(lines: Lines, old: str, replace_all: bool) -> tuple[list[Span], str]:
+    """The spans to replace in the text and the replacer that found them."""
+    ambiguous: list[int] = []  # where the places of the first ambiguous replacer start
     for replacer in REPLACERS:
-        spans = [span for span in dict.fromkeys(replacer(text, old)) if span[1] > span[0]]
+        spans = [span for span in dict.fromkeys(replacer(lines, old)) if span[1] > span[0]]
         if not spans:
             continue
-        _refuse_disproportionate(text, old, spans, replacer.__name__)
+        _refuse_disproportionate(lines.content, old, spans, replacer.__name__)
         if replace_all:
             return _non_overlapping(spans), replacer.__name__
-        if _places(spans) == 1:
+        if len(_starts(spans)) == 1:
             return [spans[0]], replacer.__name__
         if replacer is simple:  # oldString itself occurs several times: final (see the module doc)
-            raise EditMatchError("multiple")
-        ambiguous = True
+            raise EditMatchError("multiple", places=_starts(spans))
+        ambiguous = ambiguous or _starts(spans)
     if ambiguous:
-        raise EditMatchError("multiple")
-    raise _not_found(text, old)
+        raise EditMatchError("multiple", places=ambiguous)
+    raise _not_found(lines, old)
+
+
+def _starts(spans: Sequence[Span]) -> list[int]:
+    """Where each place the spans point at starts: a span nested inside another (the
+    trimmed text inside its whole line) is the same place; disjoint or partly
+    overlapping spans are not."""
+    starts, reach = [], -1
+    for start, end in sorted(spans, key=lambda span: (span[0], -span[1])):
+        if end > reach:
+            starts.append(start)
+            reach = end
+    return starts
+
+
+def _locate_again(
+    lines: Lines, old: str, new: str, replace_all: bool
+) -> tuple[list[Span], str, str, str, list[str]]:
+    """`_locate`, with the second chances of the adapting mode when the cascade finds
+    nothing: (spans, strategy, oldString and newString as matched, notes). Its errors
+    quote the file: the lines of each place for "multiple", the closest lines for
+    "not_found"."""
+    try:
+        return (*_locate(lines, old, replace_all), old, new, [])
+    except EditMatchError as missed:
+        if missed.kind != "not_found":
+            raise _quoting(lines, old, missed) from None
+        try:
+            second = _second_chance(lines, old, new, replace_all)
+        except EditMatchError as err:
+            raise _quoting(lines, old, err) from None
+        if second is None:
+            raise _quoting(lines, old, missed) from None
+        return second
+
+
+def _second_chance(
+    lines: Lines, old: str, new: str, replace_all: bool
+) -> tuple[list[Span], str, str, str, list[str]] | None:
+    """The match of oldString without the view tool's line numbers, or of its lines
+    with typographic punctuation made plain; None when neither is there."""
+    unnumbered = _without_view_numbers(old)
+    if unnumbered is not None:
+        try:
+            spans, strategy = _locate(lines, unnumbered, replace_all)
+        except EditMatchError as err:
+            if err.kind == "not_found":
+                return None
+            raise
+        note = "oldString's lines started with the view tool's line numbers, which were left out"
+        return spans, strategy, unnumbered, _without_view_numbers(new, every_line=False) or new, [note]
+    spans = _one_place(punctuation_normalized(lines, old), replace_all)
+    return (spans, punctuation_normalized.__name__, old, new, []) if spans else None
+
+
+def _one_place(found: Iterable[Span], replace_all: bool) -> list[Span]:
+    """What `_locate` makes of one finder's spans (none: an empty list)."""
+    spans = [span for span in dict.fromkeys(found) if span[1] > span[0]]
+    if replace_all or not spans:
+        return _non_overlapping(spans)
+    if len(_starts(spans)) > 1:
+        raise EditMatchError("multiple", places=_starts(spans))
+    return [spans[0]]
+
+
+def _without_view_numbers(text: str, every_line: bool = True) -> str | None:
+    """`text` without the view tool's line-number prefixes, or None when it has none.
+    `every_line`: each line must carry one, numbered consecutively (oldString, copied
+    from a view; a last empty line after its final newline aside); else the lines that
+    carry one lose it (newString, whose added lines have none)."""
+    lines = text.split("\n")
+    prefixes = [_VIEW_PREFIX.match(line) for line in lines]
+    numbered = [found for found in prefixes if found]
+    if not numbered:
+        return None
+    if every_line:
+        counted = prefixes[:-1] if len(lines) > 1 and lines[-1] == "" else prefixes
+        first = int(numbered[0][2])
+        if len(numbered) != len(counted) or [int(found[2]) for found in numbered] != list(
+            range(first, first + len(numbered))
+        ):
+            return None
+    return "\n".join(
+        line[found.end() :] if found else line for line, found in zip(lines, prefixes, strict=True)
+    )
+
+
+def _quoting(lines: Lines, old: str, err: EditMatchError) -> EditMatchError:
+    """`err` with the file quoted: where a "multiple" matches, or the lines closest to
+    oldString's for "not_found"."""
+    if err.kind == "multiple" and err.places:
+        numbers = [lines.content.count("\n", 0, place) + 1 for place in err.places]
+        shown = ", ".join(map(str, numbers[:5])) + (" ..." if len(numbers) > 5 else "")
+        return EditMatchError("multiple", f"{err} It matches at lines {shown}.", err.places)
+    if err.kind == "not_found":
+        return EditMatchError("not_found", f"{err} {closest_lines(lines, _without_view_numbers(old) or old)}")
+    return err
 
 
 def _refuse_disproportionate(text: str, old: str, spans: Sequence[Span], strategy: str) -> None:
@@ -139,18 +293,6 @@ def _refuse_disproportionate(text: str, old: str, spans: Sequence[Span], strateg
                 "included), so it was not replaced. Read the file again and copy the exact text, indentation "
                 "included.",
             )
-
-
-def _places(spans: Sequence[Span]) -> int:
-    """How many places the spans point at: a span nested inside another (the trimmed text
-    inside its whole line) is the same place; disjoint or partly overlapping spans are not."""
-    places = 0
-    reach = -1
-    for _, end in sorted(spans, key=lambda span: (span[0], -span[1])):
-        if end > reach:
-            places += 1
-            reach = end
-    return places
 
 
 def _non_overlapping(spans: Sequence[Span]) -> list[Span]:
@@ -185,7 +327,7 @@ def _count_breaks(breaks: re.Pattern[str], text: str) -> int:
     return found.group().count("\n") if found else 0
 
 
-def _not_found(text: str, old: str) -> EditMatchError:
+def _not_found(text: Lines, old: str) -> EditMatchError:
     """The not_found error, saying why when a likely reason is visible."""
     lines = [line for line in old.split("\n") if line.strip()]
     if lines and all(_VIEW_LINE_NUMBER.match(line) for line in lines):
@@ -207,17 +349,19 @@ def _not_found(text: str, old: str) -> EditMatchError:
     return EditMatchError("not_found")
 
 
-def apply_edit(content: str, old: str, new: str, replace_all: bool = False) -> ReplaceOutcome:
+def apply_edit(
+    content: str, old: str, new: str, replace_all: bool = False, *, adapt: bool = False
+) -> ReplaceOutcome:
     """`replace` for a file's text as read: a leading BOM is set aside and restored (one
     copied into oldString is ignored; one newString puts at the start is not doubled)."""
     bom = BOM if content.startswith(BOM) else ""
     if bom:
         old = old.removeprefix(BOM)
-    outcome = replace(content[len(bom) :], old, new, replace_all)
+    outcome = replace(content[len(bom) :], old, new, replace_all, adapt=adapt)
     body = outcome.content
     if body.startswith(BOM):
         bom, body = BOM, body[1:]
-    return ReplaceOutcome(bom + body, outcome.strategy)
+    return ReplaceOutcome(bom + body, outcome.strategy, outcome.notes)
 
 
 def _to_lf(text: str) -> str:

@@ -24,9 +24,11 @@ from itertools import accumulate
 
 from rapidfuzz.distance import Levenshtein
 
+from app.tools.text.punctuation import plain_line, plain_punctuation
+
 Span = tuple[int, int]
 """Start and end offsets of a piece of the file's text."""
-Replacer = Callable[[str, str], Iterator[Span]]
+
 
 # BlockAnchor's guards (as OpenCode's, and stricter where OpenCode's say nothing).
 MIN_MIDDLE_SIMILARITY = 0.65
@@ -64,11 +66,21 @@ class _Find:
         return [line.strip() for line in self.lines]
 
 
-class _Lines:
-    """The file's text as lines, with what the line finders need computed once."""
+class Lines:
+    """The file's text and its lines, with what the line finders need computed once,
+    when first needed. The cascade hands one Lines to every replacer of a call, so
+    the file is split and stripped once, not once per replacer."""
 
     def __init__(self, content: str) -> None:
-        self.lines = content.split("\n")
+        self.content = content
+
+    @classmethod
+    def of(cls, content: Content) -> Lines:
+        return content if isinstance(content, Lines) else cls(content)
+
+    @cached_property
+    def lines(self) -> list[str]:
+        return self.content.split("\n")
 
     def __len__(self) -> int:
         return len(self.lines)
@@ -93,6 +105,15 @@ class _Lines:
         return "\n".join(self.lines[start : start + count])
 
 
+Content = str | Lines
+"""The file's text as a replacer takes it: the text, or the cascade's shared Lines."""
+Replacer = Callable[[Content, str], Iterator[Span]]
+
+
+def _text(content: Content) -> str:
+    return content.content if isinstance(content, Lines) else content
+
+
 def _occurrences(content: str, text: str) -> Iterator[Span]:
     """Every occurrence of `text`, overlapping ones too ("aa" occurs twice in "aaa")."""
     index = content.find(text)
@@ -102,7 +123,8 @@ def _occurrences(content: str, text: str) -> Iterator[Span]:
 
 
 def _stripped_windows(stripped: list[str], wanted: list[str]) -> Iterator[int]:
-    """Start lines of windows whose lines equal `wanted` once each side is stripped."""
+    """Start lines of windows whose lines equal `wanted` once each side is stripped
+    (or otherwise normalised: `stripped` and `wanted` are the normalised lines)."""
     count = len(wanted)
     for start in range(len(stripped) - count + 1):
         if stripped[start] == wanted[0] and stripped[start : start + count] == wanted:
@@ -115,15 +137,15 @@ def _boundary_guarded(pattern: str, lead: bool, trail: bool) -> re.Pattern[str]:
     return re.compile((r"(?<!\S)" if lead else "") + pattern + (r"(?!\S)" if trail else ""))
 
 
-def simple(content: str, find: str) -> Iterator[Span]:
+def simple(content: Content, find: str) -> Iterator[Span]:
     """oldString itself, wherever it occurs."""
-    yield from _occurrences(content, find)
+    yield from _occurrences(_text(content), find)
 
 
-def line_trimmed(content: str, find: str) -> Iterator[Span]:
+def line_trimmed(content: Content, find: str) -> Iterator[Span]:
     """Line windows equal to oldString's lines once each line is stripped."""
     spec = _Find.parse(find)
-    text = _Lines(content)
+    text = Lines.of(content)
     for start in _stripped_windows(text.stripped, spec.stripped):
         yield text.window(start, len(spec.lines), spec.newline)
 
@@ -147,7 +169,7 @@ class _Block:
     """Characters of its lines, stripped."""
 
 
-def _anchored_blocks(text: _Lines, wanted: list[str], oversized: bool) -> Iterator[_Block]:
+def _anchored_blocks(text: Lines, wanted: list[str], oversized: bool) -> Iterator[_Block]:
     """Blocks within MAX_SPAN_GROWTH of oldString's visible text, or (`oversized`) those
     beyond it; sized before scored, since scoring is the costly part."""
     max_visible = MAX_SPAN_GROWTH * sum(map(len, wanted))
@@ -171,7 +193,7 @@ def _anchored_blocks(text: _Lines, wanted: list[str], oversized: bool) -> Iterat
                 yield _Block(similarity, start, block_size, visible)
 
 
-def block_anchor(content: str, find: str) -> Iterator[Span]:
+def block_anchor(content: Content, find: str) -> Iterator[Span]:
     """Blocks whose first and last lines equal oldString's (stripped) and whose middle is
     close to it: at least MIN_MIDDLE_SIMILARITY, line count within MAX_LINE_COUNT_DRIFT,
     visible text at most MAX_SPAN_GROWTH times oldString's. Several such blocks yield
@@ -180,7 +202,7 @@ def block_anchor(content: str, find: str) -> Iterator[Span]:
     wanted = spec.stripped
     if len(wanted) < 3:
         return
-    text = _Lines(content)
+    text = Lines.of(content)
     scored = sorted(_anchored_blocks(text, wanted, oversized=False), reverse=True)
     if not scored or scored[0].similarity < MIN_MIDDLE_SIMILARITY:
         return
@@ -189,7 +211,7 @@ def block_anchor(content: str, find: str) -> Iterator[Span]:
     yield text.window(scored[0].start, scored[0].size, spec.newline)
 
 
-def oversized_block(content: str, find: str) -> tuple[int, int] | None:
+def oversized_block(content: Content, find: str) -> tuple[int, int] | None:
     """(visible characters of the block, of oldString) when block_anchor (and so
     context_aware) refused a block that was close enough but much larger than oldString,
     else None. Only asked after
@@ -199,7 +221,7 @@ def oversized_block(content: str, find: str) -> tuple[int, int] | None:
         return None
     oversized = [
         block.visible
-        for block in _anchored_blocks(_Lines(content), wanted, oversized=True)
+        for block in _anchored_blocks(Lines.of(content), wanted, oversized=True)
         if block.similarity >= MIN_MIDDLE_SIMILARITY
     ]
     return (min(oversized), sum(map(len, wanted))) if oversized else None
@@ -220,7 +242,7 @@ def _collapse(text: str) -> str:
     return " ".join(text.split())
 
 
-def whitespace_normalized(content: str, find: str) -> Iterator[Span]:
+def whitespace_normalized(content: Content, find: str) -> Iterator[Span]:
     """Text equal to oldString once runs of whitespace collapse to one space. A one-line
     oldString matches a whole line or the part of a line its words match (\\s+ between
     them); a longer one matches line windows of the same height only."""
@@ -228,7 +250,7 @@ def whitespace_normalized(content: str, find: str) -> Iterator[Span]:
     if not target:
         return
     spec = _Find.parse(find)
-    text = _Lines(content)
+    text = Lines.of(content)
     if len(spec.lines) == 1:
         yield from _whitespace_in_lines(text, spec, target)
         return
@@ -241,7 +263,7 @@ def whitespace_normalized(content: str, find: str) -> Iterator[Span]:
             yield text.window(start, count, spec.newline)
 
 
-def _whitespace_in_lines(text: _Lines, spec: _Find, target: str) -> Iterator[Span]:
+def _whitespace_in_lines(text: Lines, spec: _Find, target: str) -> Iterator[Span]:
     words = r"\s+".join(map(re.escape, spec.lines[0].split()))
     first = spec.lines[0]
     if spec.newline:  # the model's text ended the line: so must the match
@@ -267,13 +289,13 @@ def _dedent(lines: list[str]) -> list[str]:
     return [line[cut:] if line.strip() else line for line in lines]
 
 
-def indentation_flexible(content: str, find: str) -> Iterator[Span]:
+def indentation_flexible(content: Content, find: str) -> Iterator[Span]:
     """Line windows equal to oldString once both lose their common indentation, so the
     relative indentation must agree (stricter than line_trimmed, which ignores it)."""
     spec = _Find.parse(find)
     wanted = _dedent(spec.lines)
     count = len(spec.lines)
-    text = _Lines(content)
+    text = Lines.of(content)
     # Equal after dedenting implies equal after stripping: a cheap filter first.
     for start in _stripped_windows(text.stripped, spec.stripped):
         if _dedent(text.lines[start : start + count]) == wanted:
@@ -288,15 +310,15 @@ def _unescape(text: str) -> str:
     return _ESCAPE.sub(lambda match: _CONTROL.get(match[1], match[1]), text)
 
 
-def escape_normalized(content: str, find: str) -> Iterator[Span]:
+def escape_normalized(content: Content, find: str) -> Iterator[Span]:
     """oldString with backslash escapes resolved (\\n, \\t, \\', \\$, \\\\ ...), and line
     windows of the file whose own escapes resolve to the same text."""
     unescaped = _unescape(find)
-    yield from _occurrences(content, unescaped)
+    yield from _occurrences(_text(content), unescaped)
     spec = _Find.parse(unescaped)
     target = "\n".join(spec.lines)
     count = len(spec.lines)
-    text = _Lines(content)
+    text = Lines.of(content)
     escaped = ["\\" in line for line in text.lines]
     for start in range(len(text) - count + 1):
         # A window without a backslash unescapes to itself: the direct search covered it.
@@ -304,22 +326,22 @@ def escape_normalized(content: str, find: str) -> Iterator[Span]:
             yield text.window(start, count, spec.newline)
 
 
-def trimmed_boundary(content: str, find: str) -> Iterator[Span]:
+def trimmed_boundary(content: Content, find: str) -> Iterator[Span]:
     """oldString without its surrounding whitespace (found at a whitespace boundary on
     each trimmed side), and line windows whose text trims to it."""
     trimmed = find.strip()
     if not trimmed or trimmed == find:
         return
     pattern = _boundary_guarded(re.escape(trimmed), find[0].isspace(), find[-1].isspace())
-    yield from (match.span() for match in pattern.finditer(content))
+    yield from (match.span() for match in pattern.finditer(_text(content)))
     count = find.count("\n") + 1
-    text = _Lines(content)
+    text = Lines.of(content)
     for start in range(len(text) - count + 1):
         if text.text(start, count).strip() == trimmed:
             yield text.window(start, count, newline=False)
 
 
-def context_aware(content: str, find: str) -> Iterator[Span]:
+def context_aware(content: Content, find: str) -> Iterator[Span]:
     """Blocks of oldString's height whose first and last lines equal its own (stripped)
     and where at least half of the non-blank middle lines are equal too. The middle must
     also pass block_anchor's hardening (MIN_MIDDLE_SIMILARITY, MAX_SPAN_GROWTH): OpenCode's
@@ -329,7 +351,7 @@ def context_aware(content: str, find: str) -> Iterator[Span]:
     count = len(wanted)
     if count < 3:
         return
-    text = _Lines(content)
+    text = Lines.of(content)
     stripped = text.stripped
     max_visible = MAX_SPAN_GROWTH * sum(map(len, wanted))
     for start in range(len(text) - count + 1):
@@ -346,13 +368,32 @@ def context_aware(content: str, find: str) -> Iterator[Span]:
             yield text.window(start, count, spec.newline)
 
 
-def multi_occurrence(content: str, find: str) -> Iterator[Span]:
+def _plain(text: str) -> bool:
+    """Whether `text` has no typographic punctuation (ASCII text has none: checked first, fast)."""
+    return text.isascii() or plain_punctuation(text) == text
+
+
+def punctuation_normalized(content: Content, find: str) -> Iterator[Span]:
+    """Line windows equal to oldString's lines once both have typographic punctuation
+    made plain (curly quotes, dashes, odd spaces) and whitespace collapsed. Not in the
+    cascade (OpenCode has no such step): the edit tool's second chance when it fails."""
+    spec = _Find.parse(find)
+    wanted = [plain_line(line) for line in spec.lines]
+    if not any(wanted) or (_plain(find) and _plain(_text(content))):
+        return  # nothing typographic on either side: the cascade already compared these lines
+    text = Lines.of(content)
+    for start in _stripped_windows([plain_line(line) for line in text.lines], wanted):
+        yield text.window(start, len(wanted), spec.newline)
+
+
+def multi_occurrence(content: Content, find: str) -> Iterator[Span]:
     """oldString once per exact, non-overlapping occurrence. After `simple` it adds no
     new place; it is kept as OpenCode's explicit last step for replaceAll."""
-    start = content.find(find)
+    text = _text(content)
+    start = text.find(find)
     while start != -1:
         yield start, start + len(find)
-        start = content.find(find, start + len(find))
+        start = text.find(find, start + len(find))
 
 
 REPLACERS: tuple[Replacer, ...] = (

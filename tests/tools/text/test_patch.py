@@ -711,3 +711,47 @@ def test_codex_retries_without_a_final_blank_old_line(hunks: str, expected: byte
     """Codex's retry when a hunk does not fit: its last old line, if blank, is taken for the
     file's final newline and dropped, with the last new line when that is blank too."""
     assert updated(b"one\ntwo\n", hunks) == expected
+
+
+# --- added lines follow the file's indentation -------------------------------------------
+# A hunk found by the passes that ignore leading whitespace was written a level off (or
+# with spaces for tabs): its added lines move with it, as the edit tool's do.
+
+
+def test_a_hunk_one_level_too_shallow_has_its_added_lines_re_indented() -> None:
+    content = b"class A:\n    def f(self):\n        x = 1\n        return x\n"
+    hunk = "@@\n x = 1\n-return x\n+if x:\n+    return x\n+return 0\n"
+    (op,) = plan(f"*** Update File: a.py\n{hunk}", {"a.py": content}).ops
+    assert op.new_bytes == (
+        b"class A:\n    def f(self):\n        x = 1\n        if x:\n            return x\n        return 0\n"
+    )
+    assert op.notes == ("hunk 1: matched with different indentation: re-indented the replacement by 8 spaces",)
+
+
+def test_a_hunk_one_level_too_deep_has_its_added_lines_re_indented() -> None:
+    content = b"def f():\n    x = 1\n    return x\n"
+    assert updated(content, "@@\n         x = 1\n-        return x\n+        return -x\n") == (
+        b"def f():\n    x = 1\n    return -x\n"
+    )
+
+
+def test_spaces_in_the_hunk_become_the_file_tabs() -> None:
+    content = b"func f() {\n\tif a {\n\t\tb()\n\t}\n}\n"
+    hunk = "@@\n     if a {\n         b()\n+        c()\n     }\n"
+    (op,) = plan(f"*** Update File: m.go\n{hunk}", {"m.go": content}).ops
+    assert op.new_bytes == b"func f() {\n\tif a {\n\t\tb()\n\t\tc()\n\t}\n}\n"
+    assert op.notes == (
+        "hunk 1: matched with different indentation: re-indented the replacement to the file's tabs",
+    )
+
+
+def test_added_lines_already_at_the_file_level_stay_there() -> None:
+    # The context was trimmed, the added line was written for the file as it is.
+    assert updated(b"def f():\n    x = 1\n    return x\n", "@@\n x = 1\n-return x\n+    return 2\n") == (
+        b"def f():\n    x = 1\n    return 2\n"
+    )
+
+
+def test_an_exact_hunk_keeps_its_lines_as_written() -> None:
+    (op,) = plan("*** Update File: a.py\n@@\n x = 1\n+  odd = 2\n", {"a.py": b"x = 1\n"}).ops
+    assert (op.new_bytes, op.notes) == (b"x = 1\n  odd = 2\n", ())
