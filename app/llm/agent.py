@@ -66,7 +66,7 @@ from app.llm.provider import context_window as litellm_context_window
 from app.llm.provider import supports_vision as litellm_supports_vision
 from app.llm.streamed import StreamedMessage
 from app.llm.title import fallback_title, title_from_reply, title_request
-from app.llm.tool_calls import batches, execute
+from app.llm.tool_calls import MAX_CALLS_PER_MESSAGE, MAX_CONCURRENT_CALLS, batches, execute, over_the_cap
 from app.llm.transcript import Transcripts
 from app.runtime import Runtime
 from app.store.models import Session
@@ -537,6 +537,7 @@ class AgentLoop:
         )
         finish = "stop"
         calls: list[ToolCall] = []
+        call_ids: set[str] = set()
         thinking: list[ThinkingBlock] = []
         if turn.route.problem:
             raise ProviderError(turn.route.problem, "auth")
@@ -554,9 +555,10 @@ class AgentLoop:
                 elif isinstance(event, ToolCall):
                     # Some local servers send no id, or one id for several calls; each
                     # result needs an id of its own to pair with its call.
-                    if not event.id or any(event.id == earlier.id for earlier in calls):
+                    if not event.id or event.id in call_ids:
                         event = dataclasses.replace(event, id=f"call_{uuid.uuid4().hex[:16]}")
                     calls.append(event)
+                    call_ids.add(event.id)
                     message.parts.append(tool_call_part(event.id, event.name, event.arguments))
                 elif isinstance(event, ThinkingBlock):
                     thinking.append(event)
@@ -611,26 +613,34 @@ class AgentLoop:
     # -- tool calls ------------------------------------------------------------------------
 
     async def _run_calls(self, turn: _Turn, calls: list[ToolCall]) -> None:
-        """Run one message's calls: consecutive read-only calls together, the others one at
-        a time in order. After a denial the remaining calls are skipped, not run."""
+        """Run one message's calls: consecutive read-only calls together (at most
+        MAX_CONCURRENT_CALLS at once), the others one at a time in order. Only the first
+        MAX_CALLS_PER_MESSAGE run; each call past them, and after a denial each remaining
+        call, gets an error result instead."""
         message_id = turn.calls_message_id
         turn.results = {}
         denied = False
-        for batch in batches(calls, turn.tools):
+        running = asyncio.Semaphore(MAX_CONCURRENT_CALLS)
+
+        async def run(call: ToolCall) -> bool:
+            async with running:
+                return await self._run_call(turn, message_id, call)
+
+        for batch in batches(calls[:MAX_CALLS_PER_MESSAGE], turn.tools):
             if denied:
-                for call in batch:
-                    self._publish_started(turn, message_id, call)
-                    self._finish_call(
-                        turn,
-                        message_id,
-                        call,
-                        tool_result_part(call.id, call.name, SKIPPED_OUTPUT, error=True),
-                    )
+                self._refuse_calls(turn, message_id, batch, SKIPPED_OUTPUT)
                 continue
             async with asyncio.TaskGroup() as group:
-                runs = [group.create_task(self._run_call(turn, message_id, call)) for call in batch]
+                runs = [group.create_task(run(call)) for call in batch]
             denied = any(run.result() for run in runs)
+        self._refuse_calls(turn, message_id, calls[MAX_CALLS_PER_MESSAGE:], over_the_cap(len(calls)))
         self._store_results(turn)
+
+    def _refuse_calls(self, turn: _Turn, message_id: str, calls: list[ToolCall], output: str) -> None:
+        """Give each of ``calls`` the error result ``output`` without running it."""
+        for call in calls:
+            self._publish_started(turn, message_id, call)
+            self._finish_call(turn, message_id, call, tool_result_part(call.id, call.name, output, error=True))
 
     async def _run_call(self, turn: _Turn, message_id: str, call: ToolCall) -> bool:
         """Run one call and record its result; True when permission was denied."""

@@ -5,12 +5,15 @@ the model as a tool error naming the problem, and the session goes on."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
 
-from tests.llm.fake_openai import Text, ToolCall
+from app.llm.tool_calls import MAX_CALLS_PER_MESSAGE, over_the_cap
+from tests.llm.fake_openai import Reply, Text, ToolCall
 from tests.llm.test_agent import Harness, tool_messages
+from tests.tools.web_server import web_server
 
 TURN_BOUND_S = 120
 """Generous: each turn takes about a second; the bound only turns a hang into a failure."""
@@ -47,3 +50,26 @@ async def test_arguments_beyond_a_limit_are_a_tool_error_and_the_session_goes_on
     assert not (workspace / "a.txt").exists()
 
     assert (await run_bounded(h, "again")).response == "still here"
+
+
+async def test_ten_thousand_fetch_calls_in_one_message_run_the_cap_and_refuse_the_rest(make_runtime, fake_llm) -> None:
+    """Each call past the cap is answered with one bounded error, without being run: the
+    page server sees at most the capped number of requests, however many were asked."""
+    routes = {"/page": lambda handler: handler.reply(200, "text/plain", b"a small page")}
+    config = {"autoCompact": False, "tools": {"webfetch": {"allowPrivate": True}}, "lsp": {"python": {"disabled": True}}}
+    with web_server(routes) as pages:
+        h = Harness(make_runtime(config=config), fake_llm)
+        arguments = json.dumps({"url": pages.url("/page")})
+        calls = tuple(ToolCall("webfetch", arguments, id=f"call_{number}", fragments=1) for number in range(10_000))
+        h.fake.push(Reply(calls, calls_per_chunk=500))
+        h.fake.reply(Text("done"))
+
+        result = await asyncio.wait_for(h.run("fetch it a lot"), TURN_BOUND_S * 5)  # ten thousand results to send
+
+    assert (result.reason, result.response) == ("stop", "done")
+    answers = tool_messages(h.fake.requests[1])
+    assert len(answers) == 10_000
+    ran, refused = answers[:MAX_CALLS_PER_MESSAGE], answers[MAX_CALLS_PER_MESSAGE:]
+    assert all("a small page" in answer["content"] for answer in ran)
+    assert {answer["content"] for answer in refused} == {over_the_cap(10_000)}
+    assert len(pages.requests) == MAX_CALLS_PER_MESSAGE
