@@ -191,8 +191,9 @@ class FakeServer:
         finish_reason: str | None = None,
         chunk_delay: float = 0.0,
         hang_after: int | None = None,
+        cut_after: int | None = None,
     ) -> None:
-        self.push(Reply(parts, usage, finish_reason, chunk_delay, hang_after))
+        self.push(Reply(parts, usage, finish_reason, chunk_delay, hang_after, cut_after=cut_after))
 
     def push(self, item: Reply | ErrorReply) -> None:
         with self._lock:
