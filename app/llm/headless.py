@@ -30,6 +30,7 @@ from typing import TextIO
 
 from app.agents import UnknownAgentError, configured_model
 from app.bus import Event, Subscription
+from app.control_chars import escape_controls
 from app.errors import OpencodeError
 from app.llm.agent import AgentLoop, ModelProvider, TurnResult
 from app.llm.events import MentionRefused, ModelRetrying, ToolCallFinished, ToolCallStarted
@@ -279,15 +280,16 @@ async def _follow(
 
 
 def progress_line(event: Event, session_id: str) -> str | None:
-    """The stderr line for one event: calls of sub-agents are indented under their task."""
+    """The stderr line for one event: calls of sub-agents are indented under their task;
+    what the model wrote is shown with its control characters escaped."""
     indent = "" if getattr(event, "session_id", session_id) == session_id else "  "
     if isinstance(event, ToolCallStarted):
         subject = call_subject(event.arguments)
-        return f"{indent}→ {event.tool}{' ' + subject if subject else ''}"
+        return escape_controls(f"{indent}→ {event.tool}{' ' + subject if subject else ''}")
     if isinstance(event, ToolCallFinished) and event.error:
         output = readable_output(event.output).strip()
         first_line = output.splitlines()[0] if output else "failed"
-        return f"{indent}  ✗ {first_line}"
+        return escape_controls(f"{indent}  ✗ {first_line}")
     if isinstance(event, ModelRetrying):
         return f"… the model call failed ({event.reason}); retrying in {event.delay:.1f} s"
     return None
