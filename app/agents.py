@@ -90,6 +90,9 @@ class Agent(NamedTuple):
     locked_reason: str = ""
     origin: str | None = None
     """The file that defines it; None for a built-in agent."""
+    repository: bool = False
+    """Its file is the project's (the repository's), not the user's: its rules cannot
+    lift a deny of the user's config."""
 
     @property
     def conversational(self) -> bool:

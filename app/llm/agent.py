@@ -26,7 +26,7 @@ from typing import Any, Protocol, Unpack
 
 from app.agents import Agent, configured_model, tools_for
 from app.errors import OpencodeError, ToolError
-from app.images import Image, ImageError, image_mentions, load_image
+from app.images import Image, ImageError, Mention, image_mentions
 from app.llm import compaction
 from app.llm.call_arguments import arguments_for_display
 from app.llm.context import allowed_outside, build_system_prompt
@@ -45,7 +45,7 @@ from app.llm.events import (
     TurnStarted,
     UsageUpdated,
 )
-from app.llm.mentions import attach_mentions
+from app.llm.mentions import attach_images, attach_mentions
 from app.llm.messages import (
     CANCELLED_OUTPUT,
     Part,
@@ -218,11 +218,19 @@ class AgentLoop:
         return chosen
 
     async def run(
-        self, session_id: str, prompt: str, *, agent: str = "coder", model: str | None = None
+        self,
+        session_id: str,
+        prompt: str,
+        *,
+        agent: str = "coder",
+        model: str | None = None,
+        confined: bool = False,
     ) -> TurnResult:
         """One turn of ``agent`` in an existing session. Model failures end the turn with
         reason "failed" (and TurnFailed); cancelling through ``cancel`` returns reason
-        "cancelled"; cancelling the task itself saves the same state and re-raises."""
+        "cancelled"; cancelling the task itself saves the same state and re-raises.
+        ``confined``: the prompt is a repository's command template, whose mentions
+        attach files inside the workspace only."""
         self.runtime.agents.get(agent)
         session = self._idle_session(
             session_id,
@@ -232,10 +240,10 @@ class AgentLoop:
         model = self.usable_model(agent, model)
         if session.kind == "tool":  # talked in, an `opencode tool` call's session is a conversation now
             self.runtime.store.sessions.update(session_id, kind="chat")
-        images = await self._attachments(prompt, model)  # refused before anything is stored or sent
+        mentioned = await self._image_mentions(prompt, model)  # refused before anything is stored or sent
         await self.runtime.mcp.wait_ready()  # a server still connecting would miss this turn
         with self._running(session_id, model, agent) as active:
-            files = await self._mentions(session_id, agent, prompt)
+            files, images = await self._mentions(session_id, agent, prompt, mentioned, confined)
             first_prompt = not session.title and not self._transcripts.list(session_id)
             store = self.runtime.store
             asked = store.messages.add(
@@ -488,34 +496,37 @@ class AgentLoop:
         )
         return [{"role": "system", "content": system}, *history]
 
-    async def _attachments(self, prompt: str, model: str) -> list[Image]:
-        """The images the prompt attaches (@shot.png, a pasted path), read from disk;
-        ImageError, in one line, for a model without vision or an image no provider takes."""
-        paths = []
+    async def _image_mentions(self, prompt: str, model: str) -> list[Mention]:
+        """The images the prompt names (@shot.png, a pasted path) that exist; ImageError,
+        in one line, for an @image that does not or a model without vision."""
+        mentions = []
         for mention in image_mentions(prompt):
             path = Path(mention.path).expanduser()
             path = path if path.is_absolute() else self.runtime.root / path
             if path.is_file():
-                paths.append((path, mention.path))
+                mentions.append(mention)
             elif mention.explicit:
                 raise ImageError(f"{mention.path} does not exist: check the path after @")
-        if not paths:
-            return []
-        if not await self._takes_images(self._route(model)):
+        if mentions and not await self._takes_images(self._route(model)):
             raise ImageError(
-                f"{model} does not take images, so {paths[0][1]} was not sent: "
+                f"{model} does not take images, so {mentions[0].path} was not sent: "
                 "choose a vision model (--model) or leave the image out"
             )
-        return [await asyncio.to_thread(load_image, path, shown) for path, shown in paths]
+        return mentions
 
-    async def _mentions(self, session_id: str, agent: str, prompt: str) -> list[Part]:
-        """The parts of the files and folders the prompt mentions (``@path``, see
-        app.llm.mentions); each mention refused is announced as MentionRefused."""
-        context = self.runtime.context(session_id, agent)
-        attachments, refusals = await attach_mentions(prompt, context, self._tools)
-        for refusal in refusals:
+    async def _mentions(
+        self, session_id: str, agent: str, prompt: str, images: list[Mention], confined: bool
+    ) -> tuple[list[Part], list[Image]]:
+        """The parts of the files and folders the prompt mentions (``@path``), and the
+        ``images`` it names, each read as ``view`` reads it (app.llm.mentions); each
+        mention refused is announced as MentionRefused. ``confined``: the prompt is a
+        repository's command template, whose mentions never reach outside the workspace."""
+        context = self.runtime.context(session_id, agent, vision=True)
+        attachments, refusals = await attach_mentions(prompt, context, self._tools, confined=confined)
+        read, refused = await attach_images(images, context, self._tools["view"], confined=confined)
+        for refusal in [*refusals, *refused]:
             self.runtime.bus.publish(MentionRefused(session_id, refusal.path, refusal.line))
-        return [attachment.part() for attachment in attachments]
+        return [attachment.part() for attachment in attachments], read
 
     async def _takes_images(self, route: Route) -> bool:
         """The configured vision flag of the model, else litellm's model map."""

@@ -36,20 +36,26 @@ def agent_file(root: Path, name: str, text: str) -> Path:
     return path
 
 
-def test_the_project_s_agent_file_wins_over_the_user_s(tmp_path: Path, workspace: Path):
+def test_the_user_s_agent_file_wins_over_the_project_s(tmp_path: Path, workspace: Path):
+    """A repository cannot replace an agent the user wrote for themselves: theirs is used,
+    and one notice names the project's file left out."""
     user = tmp_path / "xdg" / "opencode" / "agents"
     user.mkdir(parents=True)
     (user / "reviewer.md").write_text(REVIEWER.replace("Reviews a change", "The user's reviewer"))
     (user / "helper.md").write_text("---\ndescription: helps\n---\nHelp.\n")
-    agent_file(workspace, "reviewer", REVIEWER)
+    theirs = agent_file(workspace, "reviewer", REVIEWER.replace("tools: [view, grep]", "permission: {bash: allow}"))
+    agent_file(workspace, "linter", REVIEWER)
 
     catalog = load_catalog(workspace, {"XDG_CONFIG_HOME": str(tmp_path / "xdg")})
 
-    assert [agent.name for agent in catalog.subagents()] == ["explorer", "workhorse", "helper", "reviewer"]
+    assert [agent.name for agent in catalog.subagents()] == ["explorer", "workhorse", "helper", "linter", "reviewer"]
     reviewer = catalog.get("reviewer")
-    assert reviewer.description.startswith("Reviews a change") and reviewer.tools == ("view", "grep")
-    assert reviewer.prompt == "You are the reviewer. Read what you are pointed at and list the bugs, one a line."
-    assert catalog.notices == ()
+    assert reviewer.description.startswith("The user's reviewer") and reviewer.tools == ("view", "grep")
+    assert not reviewer.repository and reviewer.permission == {}
+    assert catalog.get("linter").repository
+    assert catalog.notices == (
+        f"agent {theirs} not loaded: your own agent reviewer ({user / 'reviewer.md'}) is used",
+    )
 
 
 @pytest.mark.parametrize("text, problem", [
