@@ -102,8 +102,9 @@ def run_headless(
         if invocation is not None and invocation.command.name in TURN_COMMANDS:  # no model needed
             return _turn_command(runtime, invocation.command.name, continue_last, output_format, out, err)
         model = (invocation.command.model if invocation else None) or model
+        confined = invocation is not None and invocation.command.repository
         if invocation is not None and invocation.command.kind == "prompt":
-            prompt, agent = invocation.prompt(), invocation.command.agent or agent
+            prompt, agent = invocation.prompt(), runtime.agents.command_agent(agent, invocation.command.agent)
         if invocation is not None and invocation.command.kind == "session" and not invocation.command.uses_model:
             # /export calls no model: none is chosen, so none need be configured
             loop = AgentLoop(runtime, ProviderPerModel(), env=env)
@@ -124,7 +125,7 @@ def run_headless(
         unapproved: list[ApprovalMissing] = []
         try:
             result = asyncio.run(
-                _turn(loop, session_id, prompt, chosen, agent, None if request.quiet else err, err, unapproved)
+                _turn(loop, session_id, prompt, chosen, agent, None if request.quiet else err, err, unapproved, confined)
             )
         except KeyboardInterrupt:
             print(INTERRUPTED_LINE, file=err)
@@ -245,15 +246,16 @@ async def _turn(
     progress: TextIO | None,
     warnings: TextIO,
     unapproved: list[ApprovalMissing],
+    confined: bool = False,
 ) -> TurnResult:
     """The turn, with its progress lines printed (unless ``progress`` is None), each
     mention not attached said on ``warnings``, and the calls refused for want of approval
-    collected in ``unapproved``."""
+    collected in ``unapproved``. ``confined``: the prompt is a repository command's."""
     shown = () if progress is None else (ToolCallStarted, ToolCallFinished, ModelRetrying)
     subscription = loop.runtime.bus.subscribe(ApprovalMissing, MentionRefused, *shown)
     follower = asyncio.create_task(_follow(subscription, session_id, progress, warnings, unapproved))
     try:
-        return await loop.run(session_id, prompt, agent=agent, model=model)
+        return await loop.run(session_id, prompt, agent=agent, model=model, confined=confined)
     finally:
         subscription.close()  # the follower handles what is queued, then stops
         await follower

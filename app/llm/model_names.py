@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from app.llm.models import DEFAULT_MODELS, PROVIDER_ENV_VARS, provider_of
-from app.llm.scripted import SCRIPTED_PREFIX, script_problem
+from app.llm.scripted import SCRIPTED_PREFIX
 
 PRICE_MAP = "model_prices_and_context_window_backup.json"
 PROVIDER_TABLE = "provider_endpoints_support_backup.json"
@@ -97,7 +97,7 @@ def model_name_problem(model: str, configured_providers: Collection[str] = ()) -
     """One line saying why litellm cannot serve ``model`` and what to pass instead, or
     None when the name is fine (or litellm's files cannot tell)."""
     if model.startswith(SCRIPTED_PREFIX):
-        return script_problem(model)
+        return None
     index = model_index()
     if index is None:
         return None

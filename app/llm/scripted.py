@@ -145,18 +145,6 @@ MAX_SCRIPT_BYTES = 16 * 1024 * 1024
 (/dev/zero) must not be read whole."""
 
 
-def script_problem(model: str) -> str | None:
-    """One line saying why the file a ``scripted/...`` name points to cannot be a script
-    (missing, not a regular file, too large), or None: checked as --model is, before any
-    turn, for a name from a repository's file as much as for one typed."""
-    path = script_path(model)
-    try:
-        info = os.stat(path)
-    except OSError as err:
-        return _unreadable(path, err)
-    return _not_a_script(path, info)
-
-
 def _unreadable(path: Path, err: OSError) -> str:
     if isinstance(err, FileNotFoundError):
         return f"scripted model: no script at {path}; pass --model scripted/<existing file>.json"
