@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from app.config.messages import KeyPath, first_problem, format_path
 from app.config.merge import deep_merge
+from app.config.messages import KeyPath, first_problem, format_path
 from app.config.models import Config, UserPermission
 from app.config.settings import Load, loading
 from app.errors import ConfigError
@@ -65,7 +65,7 @@ def _user_permission(load: Load) -> UserPermission:
     agents = merged.get("agents", {})
     return UserPermission(
         merged.get("permission", {}).get("rules", {}),
-        {name: settings.get("permission", {}) for name, settings in agents.items()},
+        {name: settings["permission"] for name, settings in agents.items() if settings.get("permission")},
     )
 
 

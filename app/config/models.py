@@ -269,8 +269,11 @@ class Config(BaseSettings, ConfigShape):
         if self._user_permission is not None:
             return self._user_permission
         agents = {name: getattr(self.agents, name).permission for name in type(self.agents).model_fields}
-        return UserPermission(self.permission.rules, agents)
+        return UserPermission(self.permission.rules, {name: rules for name, rules in agents.items() if rules})
 
     def keep_user_permission(self, user: UserPermission) -> None:
-        """Say which rules the user's own layers set (``load_config`` does, from its layers)."""
-        self._user_permission = user
+        """Say which rules the user's own layers set (``load_config`` does, from its
+        layers). Kept only when they differ from this config's own: two configs that
+        judge alike stay equal."""
+        if user != self.user_permission():
+            self._user_permission = user

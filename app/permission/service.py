@@ -151,13 +151,13 @@ class PermissionService:
         ancestors = self._ancestors.get(session_id) if session_id is not None else None
         if not ancestors:
             return own
-        above = [(ancestor, self._own_evaluator(ancestor)) for ancestor in ancestors]
+        above = [self._own_evaluator(ancestor) for ancestor in ancestors]
 
         def evaluate(tool: str, subject: str, absolute: str | None) -> Decision:
             decision = own(tool, subject, absolute)
             if decision.action == "deny":
                 return decision
-            for ancestor, evaluate_above in above:
+            for evaluate_above in above:
                 inherited = evaluate_above(tool, subject, absolute)
                 if inherited.action == "deny":
                     return inherited._replace(reason=f"{inherited.reason}, inherited by {agent}")

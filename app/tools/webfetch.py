@@ -122,12 +122,14 @@ async def _authorize(ctx: ToolContext, target: WebTarget, addresses: list[str]) 
     subjects = dict.fromkeys((target.url, *(target.at_address(address) for address in addresses)))
     strictest = "allow"
     for subject in subjects:
-        for key in dict.fromkeys((WebfetchTool.name, PERMISSION_KEY)):
-            decision = ctx.permissions.evaluate(key, subject, ctx.agent, session_id=ctx.session_id)
-            if decision.action == "deny":
-                at = "" if subject == target.url else f" (at {subject})"
-                raise PermissionDeniedError(f"{PERMISSION_KEY} {target.url}{at}: denied by {decision.reason}")
-            strictest = max(strictest, decision.action, key=STRICTNESS.__getitem__)
+        decision = ctx.permissions.evaluate(PERMISSION_KEY, subject, ctx.agent, session_id=ctx.session_id)
+        opencodes = ctx.permissions.evaluate(WebfetchTool.name, subject, ctx.agent, session_id=ctx.session_id)
+        if opencodes.action == "deny":
+            decision = opencodes
+        if decision.action == "deny":
+            at = "" if subject == target.url else f" (at {subject})"
+            raise PermissionDeniedError(f"{PERMISSION_KEY} {target.url}{at}: denied by {decision.reason}")
+        strictest = max(strictest, decision.action, key=STRICTNESS.__getitem__)
     await ctx.permissions.check(
         ctx.session_id, PERMISSION_KEY, target.url, ctx.agent, f"Fetch {target.url}",
         PermissionPreview("text", f"GET {target.url}"), ask_anyway=strictest == "ask",

@@ -297,3 +297,11 @@ async def test_a_server_that_never_answers_times_out(fetch, make_runtime):
 async def test_a_timeout_over_the_maximum_is_refused(fetch):
     with pytest.raises(ToolError, match="timeout: Input should be less than or equal to 120"):
         await fetch({"url": "https://example.com/", "timeout": 600})
+
+
+async def test_a_fetch_allow_needs_no_question_at_any_address(fetch, server):
+    """`"fetch": "allow"` alone: neither the address connected to nor OpenCode's other key
+    (which has no rule) makes it a question."""
+    config = {**OPEN, "permission": {"rules": {"fetch": "allow"}}}
+    result = await fetch({"url": server.url("/page", host="localhost")}, config=config, policy="headless")
+    assert "# Install guide" in result.output
