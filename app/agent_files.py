@@ -1,6 +1,9 @@
 """Agents defined in Markdown files: ``.opencode/agents/NAME.md`` (the project's) and
 ``~/.config/opencode/agents/NAME.md`` (the user's, for every project;
-``$XDG_CONFIG_HOME`` when set). The project's file wins over the user's of the same name.
+``$XDG_CONFIG_HOME`` when set). The user's file wins over the project's of the same
+name (a repository cannot replace what the user wrote for themselves), with one notice.
+A project's agent is marked ``repository``: its own permission rules narrow what the
+user's config allows but never lift one of its denies (app/permission/service.py).
 
 A file is YAML front matter, then the agent's system prompt::
 
@@ -51,14 +54,19 @@ def user_agents_folder(env: Mapping[str, str]) -> Path | None:
 
 
 def load_catalog(root: Path, env: Mapping[str, str]) -> AgentCatalog:
-    """The built-in agents, then the user's agent files, then the project's (which win),
-    with one notice per file left out."""
+    """The built-in agents, then the user's agent files, then the project's (except those
+    of a name the user's already have), with one notice per file left out."""
     notices: list[str] = []
     defined: dict[str, Agent] = {}
-    for folder in (user_agents_folder(env), root / PROJECT_FOLDER):
-        if folder is not None:
-            for agent in _read_folder(folder, notices):
-                defined[agent.name] = agent
+    user_folder = user_agents_folder(env)
+    if user_folder is not None:
+        defined.update((agent.name, agent) for agent in _read_folder(user_folder, notices))
+    for agent in _read_folder(root / PROJECT_FOLDER, notices):
+        own = defined.get(agent.name)
+        if own is None:
+            defined[agent.name] = agent._replace(repository=True)
+        else:
+            notices.append(f"agent {agent.origin} not loaded: your own agent {agent.name} ({own.origin}) is used")
     return AgentCatalog.with_files(defined.values(), notices)
 
 

@@ -90,6 +90,9 @@ class Agent(NamedTuple):
     locked_reason: str = ""
     origin: str | None = None
     """The file that defines it; None for a built-in agent."""
+    repository: bool = False
+    """Its file is the project's (the repository's), not the user's: its rules cannot
+    lift a deny of the user's config."""
 
     @property
     def conversational(self) -> bool:
@@ -178,10 +181,18 @@ class AgentCatalog:
             raise UnknownAgentError(f"unknown agent {name!r}: use one of {names}")
         return agent
 
+    def command_agent(self, current: str, named: str | None) -> str:
+        """The agent a command's prompt runs on: the one its file names, else ``current``.
+        Plan mode (an agent with locked rules) stays: only the user leaves it (Tab,
+        --agent, the editor's mode), never a command file."""
+        if named is None or self.get(current).locked:
+            return current
+        return named
+
     def rules(self) -> dict[str, AgentRules]:
         """What each agent's definition adds to the config's rules, for the PermissionService."""
         return {
-            agent.name: AgentRules(agent.permission, agent.locked, agent.locked_reason)
+            agent.name: AgentRules(agent.permission, agent.locked, agent.locked_reason, agent.repository)
             for agent in self.agents.values()
             if agent.permission or agent.locked
         }

@@ -169,7 +169,9 @@ def _cmd_permission(args: argparse.Namespace) -> int:
     elif args.tool == "fetch":  # the URL as webfetch spells it for the rules
         from app.tools.web_address import web_target
 
-        print(explain(config, root, args.tool, web_target(args.subject).url, args.agent, agents, known))
+        url = web_target(args.subject).url
+        print(explain(config, root, args.tool, url, args.agent, agents, known))
+        print(f"  fetch {url}")
     else:
         print(explain(config, root, args.tool, args.subject, args.agent, agents, known))
     return 0

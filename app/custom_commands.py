@@ -3,14 +3,17 @@
 when set). ``NAME.md`` is the command ``/NAME``; its body is the prompt template and its
 optional front matter sets ``description``, ``agent`` and ``model``.
 
-The project's file wins over the user's of the same name. A built-in command keeps its
-name: a file of the same name is refused. Every file that cannot be used is one notice
-naming it, and the others still load.
+The user's file wins over the project's of the same name (a repository cannot replace
+what the user wrote for themselves), with one notice naming both. A built-in command keeps
+its name: a file of the same name is refused. Every file that cannot be used is one notice
+naming it, and the others still load. A project's command is marked ``repository``: what
+its template mentions is attached from inside the workspace only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Set
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -34,15 +37,21 @@ def user_commands_folder(env: Mapping[str, str]) -> Path | None:
 
 
 def load_registry(root: Path, env: Mapping[str, str]) -> CommandRegistry:
-    """Built-in commands, then the user's custom ones, then the project's (which win)."""
+    """Built-in commands, then the user's custom ones, then the project's (except those
+    of a name the user's already have)."""
     builtins = builtin_commands(INIT_PROMPT.read_text(encoding="utf-8").strip())
     reserved = {command.name for command in builtins}
     notices: list[str] = []
     custom: dict[str, SlashCommand] = {}
-    for folder in (user_commands_folder(env), root / PROJECT_FOLDER):
-        if folder is not None:
-            for command in _read_folder(folder, reserved, notices):
-                custom[command.name] = command
+    user_folder = user_commands_folder(env)
+    if user_folder is not None:
+        custom.update((command.name, command) for command in _read_folder(user_folder, reserved, notices))
+    for command in _read_folder(root / PROJECT_FOLDER, reserved, notices):
+        own = custom.get(command.name)
+        if own is None:
+            custom[command.name] = replace(command, repository=True)
+        else:
+            notices.append(f"custom command {command.origin} not loaded: your own /{command.name} ({own.origin}) is used")
     return CommandRegistry.of([*builtins, *sorted(custom.values(), key=lambda c: c.name)], notices)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -203,18 +204,39 @@ def render(document: dict[str, Any], fmt: str) -> str:
 
 def write_new(path: Path, text: str, *, force: bool = False) -> None:
     """Write ``text`` to ``path``: an existing file raises FileExistsError unless
-    ``force``, and is then replaced whole (written beside it, then renamed), never
-    half-written. Other failures raise OSError."""
+    ``force``, and is then replaced whole (``_replace``), never half-written. Other
+    failures raise OSError."""
     if not force:
         with open(path, "x", encoding="utf-8") as out:
             out.write(text)
         return
-    temp = path.with_name(f".{path.name}.opencode-export")
+    folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        temp.write_text(text, encoding="utf-8")
-        os.replace(temp, path)
+        _replace(folder, path.name, text.encode("utf-8"))
     finally:
-        temp.unlink(missing_ok=True)
+        os.close(folder)
+
+
+def _replace(folder: int, name: str, data: bytes) -> None:
+    """Write ``data`` to a new file of a fresh random name in the open ``folder``, then
+    rename it over ``name``. The new file is made with O_EXCL | O_NOFOLLOW relative to
+    the folder's descriptor, so a symlink (or anything) planted at a temporary name is
+    never written through: that name is taken, and another is drawn."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    while True:
+        temp = f".{name}.{secrets.token_hex(6)}.opencode-export"
+        try:
+            fd = os.open(temp, flags, 0o666, dir_fd=folder)
+        except FileExistsError:
+            continue
+        break
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+    except BaseException:
+        os.unlink(temp, dir_fd=folder)
+        raise
 
 
 def free_name(folder: Path, stem: str, suffix: str) -> Path:

@@ -1,4 +1,5 @@
-"""Images a model can be shown: a prompt's attachments and what `view` reads.
+"""Images a model can be shown: a prompt's attachments and what `view` reads (a
+prompt's are read by `view` too, app/llm/mentions.py).
 
 Vision APIs take PNG, JPEG, GIF and WEBP, as base64 data URLs in the chat format
 litellm converts for each provider; Anthropic refuses an image over 5 MB, so that is the
@@ -9,11 +10,14 @@ takes images at all.
 from __future__ import annotations
 
 import base64
+import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from app.errors import OpencodeError
+from app.file_kinds import kind_of
 
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 IMAGE_MIME_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}  # fmt: skip
@@ -53,22 +57,33 @@ def sniff_mime(head: bytes) -> str | None:
     return None
 
 
-def load_image(path: Path, shown: str) -> Image:
-    """Read an image to send, refusing in one line what no provider would take."""
-    try:
-        size = path.stat().st_size
-        if size > MAX_IMAGE_BYTES:
-            raise ImageError(
-                f"{shown} is {size / 1024 / 1024:.1f} MB; images are capped at "
-                f"{MAX_IMAGE_BYTES // 1024 // 1024} MB (the providers' limit): shrink or crop it"
-            )
-        raw = path.read_bytes()
-    except OSError as err:
-        raise ImageError(f"{shown} cannot be read: {err.strerror or err}; check the path") from None
+def read_image(fd: int, shown: str) -> Image:
+    """The image in the open file ``fd`` (closed here), refusing in one line what no
+    provider would take: not a regular file, over MAX_IMAGE_BYTES (no more than that is
+    ever read), not a PNG, JPEG, GIF or WEBP."""
+    with os.fdopen(fd, "rb") as file:
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise ImageError(f"{shown} is {kind_of(info.st_mode)}, not an image file: give the path of the image itself")
+            if info.st_size > MAX_IMAGE_BYTES:
+                raise ImageError(_too_big(shown, info.st_size))
+            raw = file.read(MAX_IMAGE_BYTES + 1)
+        except OSError as err:
+            raise ImageError(f"{shown} cannot be read: {err.strerror or err}; check the path") from None
+    if len(raw) > MAX_IMAGE_BYTES:  # it grew since the check
+        raise ImageError(_too_big(shown, len(raw)))
     mime = sniff_mime(raw[:16])
     if mime is None:
         raise ImageError(f"{shown} is not a PNG, JPEG, GIF or WEBP image: convert it to one of those")
-    return Image(shown, mime, base64.b64encode(raw).decode("ascii"), size)
+    return Image(shown, mime, base64.b64encode(raw).decode("ascii"), len(raw))
+
+
+def _too_big(shown: str, size: int) -> str:
+    return (
+        f"{shown} is {size / 1024 / 1024:.1f} MB; images are capped at "
+        f"{MAX_IMAGE_BYTES // 1024 // 1024} MB (the providers' limit): shrink or crop it"
+    )
 
 
 # A path in a prompt: @name, or a pasted path (quoted, or with backslash-escaped spaces,

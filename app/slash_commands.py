@@ -65,6 +65,9 @@ class SlashCommand:
     """For ``prompt`` commands: the model for this one prompt (default: the current one)."""
     origin: str = "built-in"
     """Where the command comes from: built-in, or its file."""
+    repository: bool = False
+    """Its file is the project's (the repository's), not the user's: its template's
+    mentions attach files inside the workspace only."""
     hint: str = ""
     """What the command takes after its name, for lists ("[message]")."""
     uses_model: bool = False

@@ -118,7 +118,9 @@ def test_permission_check_judges_a_url_as_webfetch_spells_it(tmp_path):
     }
     for url, line in expected.items():
         result = opencode("permission", "check", "fetch", url, "-C", str(tmp_path), home=tmp_path / "home")
-        assert (result.returncode, result.stdout.strip()) == (0, line), result.stderr
+        assert (result.returncode, result.stdout.splitlines()[0]) == (0, line), result.stderr
+    spelled = opencode("permission", "check", "fetch", "HTTP://0x7f.1:80/x#y", "-C", str(tmp_path), home=tmp_path / "home")
+    assert spelled.stdout.splitlines()[1] == "  fetch http://127.0.0.1/x"
     refused = opencode("permission", "check", "fetch", "file:///etc/passwd", "-C", str(tmp_path), home=tmp_path / "home")
     assert refused.returncode == 2
     assert refused.stderr.strip() == (

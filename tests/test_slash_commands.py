@@ -97,18 +97,23 @@ def test_every_session_command_has_its_function_and_one_without_says_so(workspac
         session_handler(SlashCommand("later", "Not written yet", "session"))
 
 
-def test_custom_commands_project_wins(workspace: Path, env: dict[str, str]) -> None:
-    user_command(env, "hello", "Hi from the user to $ARGUMENTS")
+def test_the_users_own_command_wins_over_the_projects_of_the_same_name(workspace: Path, env: dict[str, str]) -> None:
+    """A repository cannot replace a command the user wrote for themselves: theirs is
+    used, and one notice names the project's file left out."""
+    mine = user_command(env, "hello", "Hi from the user to $ARGUMENTS")
     user_command(env, "mine", "---\ndescription: only mine\n---\nDo my thing")
-    project_command(workspace, "hello", "---\ndescription: Greet\nagent: plan\nmodel: openai/gpt-5\n---\nSay hello to $ARGUMENTS\n")
+    theirs = project_command(workspace, "hello", "---\ndescription: Greet\nagent: plan\n---\nSay hello to $ARGUMENTS\n")
+    project_command(workspace, "greet", "---\ndescription: Greet\nagent: plan\nmodel: openai/gpt-5\n---\nHello $1\n")
     registry = load_registry(workspace, env)
-    assert registry.notices == []
+    assert registry.notices == [f"custom command {theirs} not loaded: your own /hello ({mine}) is used"]
     hello = registry.resolve("/hello world", "acp")
-    assert hello.prompt() == "Say hello to world"
-    assert (hello.command.description, hello.command.agent, hello.command.model) == ("Greet", "plan", "openai/gpt-5")
+    assert hello.prompt() == "Hi from the user to world" and not hello.command.repository
+    greet = registry.resolve("/greet you", "acp")
+    assert greet.prompt() == "Hello you" and greet.command.repository
+    assert (greet.command.description, greet.command.agent, greet.command.model) == ("Greet", "plan", "openai/gpt-5")
     assert registry.get("mine").description == "only mine"
     names = [command.name for command in registry.available("tui")]
-    assert names[-2:] == ["hello", "mine"]  # after the built-ins
+    assert names[-3:] == ["greet", "hello", "mine"]  # after the built-ins
 
 
 def test_description_defaults_to_the_first_line(workspace: Path, env: dict[str, str]) -> None:

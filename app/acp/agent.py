@@ -142,8 +142,10 @@ class OpencodeAgent:
         except OpencodeError as error:  # an unknown command, or one that could not act: its line
             await self._send(session_id, _agent_text(str(error)))
             return PromptResponse(stop_reason="end_turn")
+        confined = invocation is not None and invocation.command.repository
         if invocation is not None:  # a prompt command: its text, on its agent and model if it names them
-            text, agent, model = invocation.prompt(), invocation.command.agent or agent, invocation.command.model
+            agent = session.runtime.agents.command_agent(agent, invocation.command.agent)
+            text, model = invocation.prompt(), invocation.command.model
         store = session.runtime.store.sessions
         stored = store.get(session_id)
         if stored is not None and not stored.title:  # titled from the prompt: no model call spent on it
@@ -151,7 +153,7 @@ class OpencodeAgent:
         assert self.channel is not None, "the server sets the channel before it reads any request"
         relay = TurnRelay(session.runtime, self.channel, session_id)
         try:
-            result = await session.loop.run(session_id, text, agent=agent, model=model)
+            result = await session.loop.run(session_id, text, agent=agent, model=model, confined=confined)
         except OpencodeError as error:
             raise RequestError.invalid_params({"message": str(error)}) from None
         finally:

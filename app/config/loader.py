@@ -16,8 +16,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from app.config.merge import deep_merge
 from app.config.messages import KeyPath, first_problem, format_path
-from app.config.models import Config
+from app.config.models import Config, UserPermission
 from app.config.settings import Load, loading
 from app.errors import ConfigError
 
@@ -48,7 +49,24 @@ def load_config(
     for path, problem in _incomplete_entries(config):
         sources = " + ".join(layer.source for layer in load.layers if _sets(layer.data, path))
         raise ConfigError(f'{sources}: "{format_path(path)}" {problem}')
+    config.keep_user_permission(_user_permission(load))
     return config
+
+
+def _user_permission(load: Load) -> UserPermission:
+    """The permission rules of the user's own layers: the global file, the environment,
+    and the workspace's file when the workspace is the home folder (it is the user's own)."""
+    global_file, project_file = load.files
+    own = [global_file, project_file if load.project_is_global else None, load.environment]
+    merged: dict[str, Any] = {}
+    for layer in own:
+        if layer is not None:
+            merged = deep_merge(merged, layer.data)
+    agents = merged.get("agents", {})
+    return UserPermission(
+        merged.get("permission", {}).get("rules", {}),
+        {name: settings["permission"] for name, settings in agents.items() if settings.get("permission")},
+    )
 
 
 def config_files(workspace: Path, global_path: Path | None = None, env: Mapping[str, str] | None = None) -> list[Path]:

@@ -9,9 +9,9 @@ annotation back from its string when the models are built, on every start.
 """
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, Tag
 from pydantic.alias_generators import to_camel
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -227,6 +227,15 @@ class ConfigShape(ConfigModel):
         return Path(workspace) / Path(self.data.directory).expanduser()
 
 
+class UserPermission(NamedTuple):
+    """The permission rules the user's own configuration sets (the global file and the
+    OPENCODE_* environment): ``rules`` as permission.rules, ``agents`` as each agent's
+    agents.<name>.permission. A project's rules narrow these and never lift their denies."""
+
+    rules: PermissionRules
+    agents: dict[str, PermissionRules]
+
+
 class Config(BaseSettings, ConfigShape):
     """The merged configuration every service is built from: a pydantic-settings object
     whose sources are the OPENCODE_* environment, the project's `.opencode.json` and the
@@ -251,3 +260,20 @@ class Config(BaseSettings, ConfigShape):
         from app.config.settings import layer_sources  # it builds on this module
 
         return (init_settings, *layer_sources(settings_cls))
+
+    _user_permission: UserPermission | None = PrivateAttr(None)
+
+    def user_permission(self) -> UserPermission:
+        """The rules of the user's own layers (``load_config`` keeps them); a Config built
+        directly has no project layer, so all of its rules are the user's."""
+        if self._user_permission is not None:
+            return self._user_permission
+        agents = {name: getattr(self.agents, name).permission for name in type(self.agents).model_fields}
+        return UserPermission(self.permission.rules, {name: rules for name, rules in agents.items() if rules})
+
+    def keep_user_permission(self, user: UserPermission) -> None:
+        """Say which rules the user's own layers set (``load_config`` does, from its
+        layers). Kept only when they differ from this config's own: two configs that
+        judge alike stay equal."""
+        if user != self.user_permission():
+            self._user_permission = user

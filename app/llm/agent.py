@@ -26,7 +26,7 @@ from typing import Any, Protocol, Unpack
 
 from app.agents import Agent, configured_model, tools_for
 from app.errors import OpencodeError, ToolError
-from app.images import Image, ImageError, image_mentions, load_image
+from app.images import Image, ImageError, Mention, image_mentions
 from app.llm import compaction
 from app.llm.call_arguments import arguments_for_display
 from app.llm.context import allowed_outside, build_system_prompt
@@ -45,7 +45,7 @@ from app.llm.events import (
     TurnStarted,
     UsageUpdated,
 )
-from app.llm.mentions import attach_mentions
+from app.llm.mentions import attach_images, attach_mentions
 from app.llm.messages import (
     CANCELLED_OUTPUT,
     Part,
@@ -66,7 +66,7 @@ from app.llm.provider import context_window as litellm_context_window
 from app.llm.provider import supports_vision as litellm_supports_vision
 from app.llm.streamed import StreamedMessage
 from app.llm.title import fallback_title, title_from_reply, title_request
-from app.llm.tool_calls import batches, execute
+from app.llm.tool_calls import MAX_CALLS_PER_MESSAGE, MAX_CONCURRENT_CALLS, batches, execute, over_the_cap
 from app.llm.transcript import Transcripts
 from app.runtime import Runtime
 from app.store.models import Session
@@ -218,11 +218,19 @@ class AgentLoop:
         return chosen
 
     async def run(
-        self, session_id: str, prompt: str, *, agent: str = "coder", model: str | None = None
+        self,
+        session_id: str,
+        prompt: str,
+        *,
+        agent: str = "coder",
+        model: str | None = None,
+        confined: bool = False,
     ) -> TurnResult:
         """One turn of ``agent`` in an existing session. Model failures end the turn with
         reason "failed" (and TurnFailed); cancelling through ``cancel`` returns reason
-        "cancelled"; cancelling the task itself saves the same state and re-raises."""
+        "cancelled"; cancelling the task itself saves the same state and re-raises.
+        ``confined``: the prompt is a repository's command template, whose mentions
+        attach files inside the workspace only."""
         self.runtime.agents.get(agent)
         session = self._idle_session(
             session_id,
@@ -232,10 +240,10 @@ class AgentLoop:
         model = self.usable_model(agent, model)
         if session.kind == "tool":  # talked in, an `opencode tool` call's session is a conversation now
             self.runtime.store.sessions.update(session_id, kind="chat")
-        images = await self._attachments(prompt, model)  # refused before anything is stored or sent
+        mentioned = await self._image_mentions(prompt, model)  # refused before anything is stored or sent
         await self.runtime.mcp.wait_ready()  # a server still connecting would miss this turn
         with self._running(session_id, model, agent) as active:
-            files = await self._mentions(session_id, agent, prompt)
+            files, images = await self._mentions(session_id, agent, prompt, mentioned, confined)
             first_prompt = not session.title and not self._transcripts.list(session_id)
             store = self.runtime.store
             asked = store.messages.add(
@@ -488,34 +496,37 @@ class AgentLoop:
         )
         return [{"role": "system", "content": system}, *history]
 
-    async def _attachments(self, prompt: str, model: str) -> list[Image]:
-        """The images the prompt attaches (@shot.png, a pasted path), read from disk;
-        ImageError, in one line, for a model without vision or an image no provider takes."""
-        paths = []
+    async def _image_mentions(self, prompt: str, model: str) -> list[Mention]:
+        """The images the prompt names (@shot.png, a pasted path) that exist; ImageError,
+        in one line, for an @image that does not or a model without vision."""
+        mentions = []
         for mention in image_mentions(prompt):
             path = Path(mention.path).expanduser()
             path = path if path.is_absolute() else self.runtime.root / path
             if path.is_file():
-                paths.append((path, mention.path))
+                mentions.append(mention)
             elif mention.explicit:
                 raise ImageError(f"{mention.path} does not exist: check the path after @")
-        if not paths:
-            return []
-        if not await self._takes_images(self._route(model)):
+        if mentions and not await self._takes_images(self._route(model)):
             raise ImageError(
-                f"{model} does not take images, so {paths[0][1]} was not sent: "
+                f"{model} does not take images, so {mentions[0].path} was not sent: "
                 "choose a vision model (--model) or leave the image out"
             )
-        return [await asyncio.to_thread(load_image, path, shown) for path, shown in paths]
+        return mentions
 
-    async def _mentions(self, session_id: str, agent: str, prompt: str) -> list[Part]:
-        """The parts of the files and folders the prompt mentions (``@path``, see
-        app.llm.mentions); each mention refused is announced as MentionRefused."""
-        context = self.runtime.context(session_id, agent)
-        attachments, refusals = await attach_mentions(prompt, context, self._tools)
-        for refusal in refusals:
+    async def _mentions(
+        self, session_id: str, agent: str, prompt: str, images: list[Mention], confined: bool
+    ) -> tuple[list[Part], list[Image]]:
+        """The parts of the files and folders the prompt mentions (``@path``), and the
+        ``images`` it names, each read as ``view`` reads it (app.llm.mentions); each
+        mention refused is announced as MentionRefused. ``confined``: the prompt is a
+        repository's command template, whose mentions never reach outside the workspace."""
+        context = self.runtime.context(session_id, agent, vision=True)
+        attachments, refusals = await attach_mentions(prompt, context, self._tools, confined=confined)
+        read, refused = await attach_images(images, context, self._tools["view"], confined=confined)
+        for refusal in [*refusals, *refused]:
             self.runtime.bus.publish(MentionRefused(session_id, refusal.path, refusal.line))
-        return [attachment.part() for attachment in attachments]
+        return [attachment.part() for attachment in attachments], read
 
     async def _takes_images(self, route: Route) -> bool:
         """The configured vision flag of the model, else litellm's model map."""
@@ -537,6 +548,7 @@ class AgentLoop:
         )
         finish = "stop"
         calls: list[ToolCall] = []
+        call_ids: set[str] = set()
         thinking: list[ThinkingBlock] = []
         if turn.route.problem:
             raise ProviderError(turn.route.problem, "auth")
@@ -554,9 +566,10 @@ class AgentLoop:
                 elif isinstance(event, ToolCall):
                     # Some local servers send no id, or one id for several calls; each
                     # result needs an id of its own to pair with its call.
-                    if not event.id or any(event.id == earlier.id for earlier in calls):
+                    if not event.id or event.id in call_ids:
                         event = dataclasses.replace(event, id=f"call_{uuid.uuid4().hex[:16]}")
                     calls.append(event)
+                    call_ids.add(event.id)
                     message.parts.append(tool_call_part(event.id, event.name, event.arguments))
                 elif isinstance(event, ThinkingBlock):
                     thinking.append(event)
@@ -611,26 +624,34 @@ class AgentLoop:
     # -- tool calls ------------------------------------------------------------------------
 
     async def _run_calls(self, turn: _Turn, calls: list[ToolCall]) -> None:
-        """Run one message's calls: consecutive read-only calls together, the others one at
-        a time in order. After a denial the remaining calls are skipped, not run."""
+        """Run one message's calls: consecutive read-only calls together (at most
+        MAX_CONCURRENT_CALLS at once), the others one at a time in order. Only the first
+        MAX_CALLS_PER_MESSAGE run; each call past them, and after a denial each remaining
+        call, gets an error result instead."""
         message_id = turn.calls_message_id
         turn.results = {}
         denied = False
-        for batch in batches(calls, turn.tools):
+        running = asyncio.Semaphore(MAX_CONCURRENT_CALLS)
+
+        async def run(call: ToolCall) -> bool:
+            async with running:
+                return await self._run_call(turn, message_id, call)
+
+        for batch in batches(calls[:MAX_CALLS_PER_MESSAGE], turn.tools):
             if denied:
-                for call in batch:
-                    self._publish_started(turn, message_id, call)
-                    self._finish_call(
-                        turn,
-                        message_id,
-                        call,
-                        tool_result_part(call.id, call.name, SKIPPED_OUTPUT, error=True),
-                    )
+                self._refuse_calls(turn, message_id, batch, SKIPPED_OUTPUT)
                 continue
             async with asyncio.TaskGroup() as group:
-                runs = [group.create_task(self._run_call(turn, message_id, call)) for call in batch]
+                runs = [group.create_task(run(call)) for call in batch]
             denied = any(run.result() for run in runs)
+        self._refuse_calls(turn, message_id, calls[MAX_CALLS_PER_MESSAGE:], over_the_cap(len(calls)))
         self._store_results(turn)
+
+    def _refuse_calls(self, turn: _Turn, message_id: str, calls: list[ToolCall], output: str) -> None:
+        """Give each of ``calls`` the error result ``output`` without running it."""
+        for call in calls:
+            self._publish_started(turn, message_id, call)
+            self._finish_call(turn, message_id, call, tool_result_part(call.id, call.name, output, error=True))
 
     async def _run_call(self, turn: _Turn, message_id: str, call: ToolCall) -> bool:
         """Run one call and record its result; True when permission was denied."""

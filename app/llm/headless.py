@@ -30,6 +30,7 @@ from typing import TextIO
 
 from app.agents import UnknownAgentError, configured_model
 from app.bus import Event, Subscription
+from app.control_chars import escape_controls
 from app.errors import OpencodeError
 from app.llm.agent import AgentLoop, ModelProvider, TurnResult
 from app.llm.events import MentionRefused, ModelRetrying, ToolCallFinished, ToolCallStarted
@@ -101,8 +102,9 @@ def run_headless(
         if invocation is not None and invocation.command.name in TURN_COMMANDS:  # no model needed
             return _turn_command(runtime, invocation.command.name, continue_last, output_format, out, err)
         model = (invocation.command.model if invocation else None) or model
+        confined = invocation is not None and invocation.command.repository
         if invocation is not None and invocation.command.kind == "prompt":
-            prompt, agent = invocation.prompt(), invocation.command.agent or agent
+            prompt, agent = invocation.prompt(), runtime.agents.command_agent(agent, invocation.command.agent)
         if invocation is not None and invocation.command.kind == "session" and not invocation.command.uses_model:
             # /export calls no model: none is chosen, so none need be configured
             loop = AgentLoop(runtime, ProviderPerModel(), env=env)
@@ -123,7 +125,7 @@ def run_headless(
         unapproved: list[ApprovalMissing] = []
         try:
             result = asyncio.run(
-                _turn(loop, session_id, prompt, chosen, agent, None if request.quiet else err, err, unapproved)
+                _turn(loop, session_id, prompt, chosen, agent, None if request.quiet else err, err, unapproved, confined)
             )
         except KeyboardInterrupt:
             print(INTERRUPTED_LINE, file=err)
@@ -247,15 +249,16 @@ async def _turn(
     progress: TextIO | None,
     warnings: TextIO,
     unapproved: list[ApprovalMissing],
+    confined: bool = False,
 ) -> TurnResult:
     """The turn, with its progress lines printed (unless ``progress`` is None), each
     mention not attached said on ``warnings``, and the calls refused for want of approval
-    collected in ``unapproved``."""
+    collected in ``unapproved``. ``confined``: the prompt is a repository command's."""
     shown = () if progress is None else (ToolCallStarted, ToolCallFinished, ModelRetrying)
     subscription = loop.runtime.bus.subscribe(ApprovalMissing, MentionRefused, *shown)
     follower = asyncio.create_task(_follow(subscription, session_id, progress, warnings, unapproved))
     try:
-        return await loop.run(session_id, prompt, agent=agent, model=model)
+        return await loop.run(session_id, prompt, agent=agent, model=model, confined=confined)
     finally:
         subscription.close()  # the follower handles what is queued, then stops
         await follower
@@ -282,15 +285,16 @@ async def _follow(
 
 
 def progress_line(event: Event, session_id: str) -> str | None:
-    """The stderr line for one event: calls of sub-agents are indented under their task."""
+    """The stderr line for one event: calls of sub-agents are indented under their task;
+    what the model wrote is shown with its control characters escaped."""
     indent = "" if getattr(event, "session_id", session_id) == session_id else "  "
     if isinstance(event, ToolCallStarted):
         subject = call_subject(event.arguments)
-        return f"{indent}→ {event.tool}{' ' + subject if subject else ''}"
+        return escape_controls(f"{indent}→ {event.tool}{' ' + subject if subject else ''}")
     if isinstance(event, ToolCallFinished) and event.error:
         output = readable_output(event.output).strip()
         first_line = output.splitlines()[0] if output else "failed"
-        return f"{indent}  ✗ {first_line}"
+        return escape_controls(f"{indent}  ✗ {first_line}")
     if isinstance(event, ModelRetrying):
         return f"… the model call failed ({event.reason}); retrying in {event.delay:.1f} s"
     return None

@@ -3,11 +3,13 @@
 the prompt).
 
 A mention is read as the model would read it: a file through the ``view`` tool (numbered
-lines, the same limits and the same note when it is cut), a folder through ``ls``, so the
-same permission rules judge it and the file counts as read for the freshness rule (an
-``edit`` that follows needs no ``view``). A path outside the workspace is never attached
-(reading there needs a question, which a prompt being sent is no place for); a path that
-does not exist stays plain text (an e-mail address, a decorator, a handle).
+lines, the same limits and the same note when it is cut), a folder through ``ls``, an
+image through ``view`` too (``attach_images``), so the same boundary (symlinks resolved),
+permission rules and size limits judge it, and the file counts as read for the freshness
+rule (an ``edit`` that follows needs no ``view``). A path the user wrote that leads
+outside the workspace is asked about, as ``view`` asks; a prompt from a repository's
+command template (``confined``) never reaches outside. A path that does not exist stays
+plain text (an e-mail address, a decorator, a handle).
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.errors import OpencodeError
-from app.images import is_image_name
+from app.errors import OpencodeError, PermissionDeniedError
+from app.images import Image, ImageError, Mention, is_image_name
 
 if TYPE_CHECKING:
     from app.tools.base import Tool, ToolContext
@@ -28,6 +30,7 @@ _MENTION = re.compile(r"(?:(?<=\s)|^)@(?P<path>[^\s@]+)")
 _TRAILING = ".,;:!?)]}'\"`"  # what ends a sentence rather than a path
 MAX_MENTIONS = 20
 """Mentions past this many in one prompt are left as text (each may be a whole file)."""
+CONFINED = "it is outside the workspace, and a command from the repository attaches files inside it only"
 
 
 @dataclass(frozen=True)
@@ -68,11 +71,11 @@ def mentioned_paths(text: str) -> list[str]:
 
 
 async def attach_mentions(
-    text: str, ctx: ToolContext, tools: Mapping[str, Tool]
+    text: str, ctx: ToolContext, tools: Mapping[str, Tool], *, confined: bool = False
 ) -> tuple[list[Attachment], list[Refusal]]:
     """Read what ``text`` mentions with ``tools`` ("view" and "ls") in ``ctx``: the
-    attachments, and the mentions refused (outside the workspace, denied, unreadable).
-    Images are left to the loop's image attachments; missing paths to the text."""
+    attachments, and the mentions refused (denied, unreadable; outside the workspace when
+    ``confined``). Images are left to ``attach_images``; missing paths to the text."""
     attachments: list[Attachment] = []
     refusals: list[Refusal] = []
     for path in mentioned_paths(text)[:MAX_MENTIONS]:
@@ -85,8 +88,8 @@ async def attach_mentions(
         absolute = ctx.workspace.root / subject
         if not absolute.exists():
             continue
-        if Path(subject).is_absolute():
-            refusals.append(Refusal(path, "it is outside the workspace (ask the agent to read it instead)"))
+        if confined and Path(subject).is_absolute():
+            refusals.append(Refusal(path, CONFINED))
             continue
         kind, tool = ("folder", tools["ls"]) if absolute.is_dir() else ("file", tools["view"])
         arguments = {"path": subject} if kind == "folder" else {"filePath": subject}
@@ -97,6 +100,38 @@ async def attach_mentions(
             continue
         attachments.append(Attachment(subject, kind, result.output))
     return attachments, refusals
+
+
+async def attach_images(
+    mentions: list[Mention], ctx: ToolContext, view: Tool, *, confined: bool = False
+) -> tuple[list[Image], list[Refusal]]:
+    """Read each image mentioned with the ``view`` tool in ``ctx`` (which must say the
+    model takes images): the images, and the mentions refused by the rules (or outside
+    the workspace when ``confined``). ImageError, in one line, for an image no provider
+    would take (too big, not an image): the prompt is then not sent."""
+    images: list[Image] = []
+    refusals: list[Refusal] = []
+    for mention in mentions:
+        try:
+            outside = Path(ctx.workspace.subject(mention.path)).is_absolute()
+        except OpencodeError as err:
+            raise ImageError(f"{mention.path}: {_first_line(str(err))}") from None
+        if confined and outside:
+            refusals.append(Refusal(mention.path, CONFINED))
+            continue
+        try:
+            result = await view.run_guarded(view.parse({"filePath": mention.path}), ctx)
+        except PermissionDeniedError as err:
+            refusals.append(Refusal(mention.path, _first_line(str(err))))
+            continue
+        except OpencodeError as err:
+            raise ImageError(_first_line(str(err))) from None
+        image = result.metadata.get("image")
+        if not isinstance(image, dict):
+            raise ImageError(f"{mention.path} is not a PNG, JPEG, GIF or WEBP image: convert it to one of those")
+        data = image["data"]
+        images.append(Image(mention.path, image["mime"], data, len(data) * 3 // 4 - data[-2:].count("=")))
+    return images, refusals
 
 
 def _first_line(text: str) -> str:

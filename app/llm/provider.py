@@ -491,6 +491,14 @@ def _error_message(
             return f"{model} rejected the request (HTTP {status or '?'}): {detail}"
 
 
+def _cut_message(model: str) -> str:
+    """A connection that broke after part of the answer came: the provider was reached."""
+    return (
+        f"The connection to the provider of {model} dropped in the middle of its answer: "
+        "what it had sent is kept in the conversation; send your prompt again to have it go on"
+    )
+
+
 def _retry_after(exc: BaseException) -> float | None:
     """Seconds the server asked us to wait (retry-after-ms, or Retry-After as seconds or a date)."""
     raw = getattr(exc, "litellm_response_headers", None) or getattr(
@@ -588,6 +596,8 @@ class Provider:
                 return
             except Exception as exc:
                 kind = _classify(litellm, exc)
+                if assembler.streamed_content and kind == "connection":
+                    raise ProviderError(_cut_message(model), kind) from exc
                 if assembler.streamed_content or kind not in RETRYABLE_KINDS or attempt >= self.max_retries:
                     raise ProviderError(_error_message(kind, model, exc, attempt, base_url), kind) from exc
                 attempt += 1

@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
+import stat
 import uuid
 from collections.abc import AsyncGenerator
 from pathlib import Path
@@ -37,6 +39,7 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import ErrorDetails
 
 from app.errors import OpencodeError
+from app.file_kinds import kind_of
 from app.llm.messages import estimate_tokens
 from app.llm.provider import (
     Finish,
@@ -137,14 +140,47 @@ def script_path(model: str) -> Path:
     return DEMO_SCRIPT if name == "demo" else Path(name).expanduser()
 
 
-def load_script(path: Path) -> Script:
+MAX_SCRIPT_BYTES = 16 * 1024 * 1024
+"""A script larger than this is refused: no play needs it, and a file without end
+(/dev/zero) must not be read whole."""
+
+
+def _unreadable(path: Path, err: OSError) -> str:
+    if isinstance(err, FileNotFoundError):
+        return f"scripted model: no script at {path}; pass --model scripted/<existing file>.json"
+    return f"scripted model: cannot read {path} ({err.strerror or err}); check the file"
+
+
+def _not_a_script(path: Path, info: os.stat_result) -> str | None:
+    if not stat.S_ISREG(info.st_mode):
+        return f"scripted model: {path} is {kind_of(info.st_mode)}, not a regular file; pass --model scripted/<file>.json"
+    if info.st_size > MAX_SCRIPT_BYTES:
+        return (
+            f"scripted model: {path} is {info.st_size:,} bytes, over the limit of {MAX_SCRIPT_BYTES:,} "
+            "for a script; check that it is the right file"
+        )
+    return None
+
+
+def _read_script(path: Path) -> bytes:
+    """The file's bytes, opened without blocking (a FIFO put in its place) and checked
+    on the descriptor before anything is read."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ScriptError(
-            f"scripted model: no script at {path}; pass --model scripted/<existing file>.json"
-        ) from None
-    except (OSError, UnicodeDecodeError) as err:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as err:
+        raise ScriptError(_unreadable(path, err)) from None
+    with os.fdopen(fd, "rb") as file:
+        problem = _not_a_script(path, os.fstat(fd))
+        if problem is not None:
+            raise ScriptError(problem)
+        return file.read(MAX_SCRIPT_BYTES + 1)
+
+
+def load_script(path: Path) -> Script:
+    raw_bytes = _read_script(path)
+    try:
+        raw = json.loads(raw_bytes.decode("utf-8"))
+    except UnicodeDecodeError as err:
         raise ScriptError(f"scripted model: cannot read {path} ({err}); check the file") from None
     except json.JSONDecodeError as err:
         raise ScriptError(

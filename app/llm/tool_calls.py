@@ -13,6 +13,20 @@ from app.llm.messages import Part, tool_result_part
 from app.llm.provider import ToolCall
 from app.tools.base import Tool, ToolContext
 
+MAX_CALLS_PER_MESSAGE = 64
+"""Calls of one model message that run; each one past them is answered with an error
+(``over_the_cap``): a message of ten thousand calls costs what sixty-four cost."""
+MAX_CONCURRENT_CALLS = 8
+"""Calls of one batch (read-only ones, tasks) running at the same moment."""
+
+
+def over_the_cap(total: int) -> str:
+    """The result of a call past MAX_CALLS_PER_MESSAGE, for the model."""
+    return (
+        f"not run: this message made {total:,} tool calls and only the first {MAX_CALLS_PER_MESSAGE} run; "
+        "make the ones still needed in your next message, fewer at a time"
+    )
+
 
 def batches(calls: list[ToolCall], tools: Mapping[str, Tool]) -> list[list[ToolCall]]:
     """Consecutive calls that may run together (read-only tools, and tools that run

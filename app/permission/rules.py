@@ -60,11 +60,13 @@ class AgentRules(Record):
     """What an agent's definition adds to the config's rules. ``own``: an agent file's
     `permission` (the config's agents.<name>.permission, when it has the agent, wins key by
     key). ``locked``: rules whose denies hold whatever any other rule allows (plan mode);
-    such a denial gives ``locked_reason`` as its reason."""
+    such a denial gives ``locked_reason`` as its reason. ``repository``: the file is the
+    project's, so ``own`` cannot lift a deny of the user's own config."""
 
     own: Rules = field(default_factory=dict)
     locked: Rules = field(default_factory=dict)
     locked_reason: str = ""
+    repository: bool = False
 
 
 class _Rule(NamedTuple):

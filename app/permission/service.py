@@ -55,6 +55,19 @@ def config_rules(
     return agent_rules, config.permission.rules
 
 
+def user_rules(
+    config: Config, agent: str, defined: Mapping[str, AgentRules] | None = None
+) -> tuple[Rules | None, Rules]:
+    """``config_rules`` from the user's own configuration alone (``Config.user_permission``),
+    with the agent's definition unless it is the repository's: what a project's rules
+    and agent files may narrow but never lift a deny of."""
+    user = config.user_permission()
+    definition = defined.get(agent) if defined else None
+    own = definition.own if definition is not None and not definition.repository else None
+    configured = user.agents.get(agent)
+    return ({**own, **(configured or {})} if own else configured), user.rules
+
+
 def _one_line(text: str, limit: int = 80) -> str:
     """A subject or message squeezed onto one short line, for error messages."""
     flat = " ".join(text.split())
@@ -94,8 +107,9 @@ class PermissionService:
     def inherit(
         self, child_session_id: str, parent_session_id: str, parent_agent: str, task: str | None = None
     ) -> None:
-        """A sub-agent's session starts: every deny of the agents above it (the parent and
-        the parent's own ancestors) holds in it too, whatever its own rules allow; the
+        """A sub-agent's session starts: every deny the agents above it get (the parent and
+        the parent's own ancestors, from any layer of rules: their own, the global ones,
+        plan mode's) holds in it too, whatever its own rules allow; the
         answers "for this session" given in the conversation hold in it too; and each
         question it asks carries ``task`` (the description of the task it runs)."""
         above = (*self._ancestors.get(parent_session_id, ()), parent_agent)
@@ -133,19 +147,49 @@ class PermissionService:
         with what is the same for every subject (the agent's rules, whether it has locked
         rules, the agents above the session) looked up once: a folder delete judges each
         of its files."""
+        own = self._own_evaluator(agent)
+        ancestors = self._ancestors.get(session_id) if session_id is not None else None
+        if not ancestors:
+            return own
+        above = [self._own_evaluator(ancestor) for ancestor in ancestors]
+
+        def evaluate(tool: str, subject: str, absolute: str | None) -> Decision:
+            decision = own(tool, subject, absolute)
+            if decision.action == "deny":
+                return decision
+            for evaluate_above in above:
+                inherited = evaluate_above(tool, subject, absolute)
+                if inherited.action == "deny":
+                    return inherited._replace(reason=f"{inherited.reason}, inherited by {agent}")
+            return decision
+
+        return evaluate
+
+    def _own_evaluator(self, agent: str) -> Evaluate:
+        """The decision of the agent's own rules, whatever session: plan mode's locked
+        denies first; then the rules of every layer (the agent's over the global ones);
+        and a deny of the user's own configuration, which no rule of the project's (its
+        .opencode.json, a repository agent file) lifts."""
         defined = self._agents.get(agent)
         locked = defined is not None and bool(defined.locked)
-        agent_rules, global_rules = config_rules(self._config, agent, self._agents)
-        ancestors = self._ancestors.get(session_id) if session_id is not None else None
+        rules = config_rules(self._config, agent, self._agents)
+        users = user_rules(self._config, agent, self._agents)
+        floor = users if users != rules else None
 
         def evaluate(tool: str, subject: str, absolute: str | None) -> Decision:
             if locked and (deny := self._locked_deny(tool, subject, absolute, agent)) is not None:
                 return deny
+            agent_rules, global_rules = rules
             decision = evaluate_rules(
                 tool, subject, agent_rules=agent_rules, global_rules=global_rules, absolute=absolute, agent=agent
             )
-            if decision.action != "deny" and ancestors:
-                decision = self._inherited_deny(tool, subject, absolute, agent, ancestors) or decision
+            if decision.action != "deny" and floor is not None:
+                user_agent, user_global = floor
+                users_decision = evaluate_rules(
+                    tool, subject, agent_rules=user_agent, global_rules=user_global, absolute=absolute, agent=agent
+                )
+                if users_decision.action == "deny":
+                    return users_decision
             return decision
 
         return evaluate
@@ -161,24 +205,6 @@ class PermissionService:
         if decision.action != "deny":
             return None
         return decision._replace(reason=defined.locked_reason or decision.reason, pattern=None)
-
-    def _inherited_deny(
-        self, tool: str, subject: str, absolute: str | None, agent: str, ancestors: tuple[str, ...]
-    ) -> Decision | None:
-        """The first deny an ancestor agent's own rules give (the stricter wins)."""
-        for ancestor in ancestors:
-            locked = self._locked_deny(tool, subject, absolute, ancestor)
-            if locked is not None:
-                return locked._replace(reason=f"{locked.reason}, inherited by {agent}")
-            rules, _ = config_rules(self._config, ancestor, self._agents)
-            if not rules:
-                continue
-            decision = evaluate_rules(
-                tool, subject, agent_rules=rules, global_rules=None, absolute=absolute, agent=ancestor
-            )
-            if decision.action == "deny":
-                return decision._replace(reason=f"{decision.reason}, inherited by {agent}")
-        return None
 
     def judge(
         self,
@@ -202,7 +228,12 @@ class PermissionService:
         keys: set[str] = set()
         agents = (agent, *(self._ancestors.get(session_id, ()) if session_id else ()))
         locked = [self._agents[name].locked for name in agents if name in self._agents]
-        configured = [rules for name in agents for rules in config_rules(self._config, name, self._agents)]
+        configured = [
+            rules
+            for name in agents
+            for layers in (config_rules, user_rules)
+            for rules in layers(self._config, name, self._agents)
+        ]
         for rules in (*configured, *locked):
             for key, value in (rules or {}).items():
                 values = {value} if isinstance(value, str) else set(value.values())

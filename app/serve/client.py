@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
+from app.control_chars import escape_controls
 from app.llm.headless_report import (
     EMPTY_PROMPT_LINE,
     EXIT_FAILED,
@@ -268,9 +269,9 @@ class _InterruptGuard:
 def _progress_line(update: dict[str, Any]) -> str | None:
     """The stderr line ``run_headless`` prints for the same event, which the server made
     with the same function (``_meta.opencode.progress``): a call starting, a call failed,
-    a model call retried."""
+    a model call retried (shown escaped whatever the server sent)."""
     line = ((update.get("_meta") or {}).get("opencode") or {}).get("progress")
-    return line if isinstance(line, str) else None
+    return escape_controls(line) if isinstance(line, str) else None
 
 
 def request_once(method: str) -> dict[str, Any] | None:

@@ -103,14 +103,16 @@ class ViewTool(Tool):
     async def _image(self, target: ReadTarget, ctx: ToolContext) -> ToolResult:
         """The image itself, for a model that takes images: the loop shows it to the model
         after the call's result (metadata["image"])."""
-        from app.images import ImageError, load_image
+        from app.images import ImageError, read_image
 
         if not target.path.is_file():
             raise missing_file_error(target.path, target.shown)
         try:
-            image = await asyncio.to_thread(load_image, target.path, target.shown)
+            image = await asyncio.to_thread(lambda: read_image(open_beneath_root(target.path), target.shown))
         except ImageError as err:
             raise ToolError(str(err)) from None
+        except OSError as err:
+            raise ToolError(f"{target.shown} cannot be read: {err.strerror or err}; check the path") from None
         ctx.records.record_read(ctx.session_id, target.path)
         return ToolResult(
             output=f"{target.shown} is an image ({_human_size(image.size)}): it is shown to you below.",

@@ -2,6 +2,12 @@
 `https://example.com/*` cannot be dodged by spelling the URL another way), and the
 addresses its host resolves to, each of them checked before one is connected to.
 
+An IP address is written one way whatever way the URL spells it: `127.1`, `2130706433`,
+`0x7f.1` and `017700000001` are `127.0.0.1` (as the system's resolver reads them), an
+IPv6 address is in its compressed form, and one that only carries an IPv4 address
+(`::ffff:127.0.0.1`) is that IPv4 address. ``WebTarget.at_address`` spells the URL with
+each resolved address the same way, so rules are matched on the address connected to too.
+
 Only http and https; no credentials in the URL. Every address the name resolves to must
 be global (not private, loopback, link-local, shared, reserved, multicast, nor an IPv6
 form embedding such an IPv4 address) unless ``tools.webfetch.allowPrivate`` is on; the
@@ -54,6 +60,11 @@ class WebTarget:
         host = f"[{address}]" if ":" in address else address
         return f"{self.scheme}://{host}:{self.port}{self.target}"
 
+    def at_address(self, address: str) -> str:
+        """The canonical URL with the host replaced by ``address`` (a resolved one) in its
+        canonical text: the subject the rules judge for the address connected to."""
+        return _canonical_url(self.scheme, canonical_host(address.split("%", 1)[0]), self.port, self.target)
+
 
 def web_target(text: str, base: WebTarget | None = None) -> WebTarget:
     """``text`` (relative to ``base``, for a redirect's Location) as a WebTarget; a
@@ -71,14 +82,55 @@ def web_target(text: str, base: WebTarget | None = None) -> WebTarget:
         raise ToolError(f"webfetch: {_shown(text)} is {what}: only http and https URLs are fetched")
     if url.userinfo:
         raise ToolError(f"webfetch: {_shown(text)} carries a user name or password: give the URL without them")
-    host = raw_host.lower().rstrip(".")
+    host = canonical_host(raw_host.lower().rstrip("."))
     if not host:
         raise ToolError(f"webfetch: {_shown(text)} names no host: give a full http(s) URL")
     port = url.port or DEFAULT_PORTS[scheme]
     target = _normal_escapes(url.raw_path.decode("ascii")) or "/"
+    return WebTarget(_canonical_url(scheme, host, port, target), scheme, host, port, target)
+
+
+def _canonical_url(scheme: str, host: str, port: int, target: str) -> str:
     shown_host = f"[{host}]" if ":" in host else host
     shown_port = "" if port == DEFAULT_PORTS[scheme] else f":{port}"
-    return WebTarget(f"{scheme}://{shown_host}{shown_port}{target}", scheme, host, port, target)
+    return f"{scheme}://{shown_host}{shown_port}{target}"
+
+
+def canonical_host(host: str) -> str:
+    """An IP address's one text (module doc); a host name as it is."""
+    if ":" in host:
+        try:
+            address = ipaddress.IPv6Address(host)
+        except ValueError:
+            return host
+        return str(address.ipv4_mapped or address)
+    number = _ipv4_number(host)
+    return str(ipaddress.IPv4Address(number)) if number is not None else host
+
+
+_IPV4_PART = re.compile(r"0[xX][0-9a-fA-F]*|0[0-7]*|[1-9][0-9]*")
+
+
+def _ipv4_number(host: str) -> int | None:
+    """The IPv4 address a host of one to four numbers means (decimal, 0x hex or 0 octal,
+    the last filling the bytes left, as inet_aton reads it), or None for a name."""
+    parts = host.split(".")
+    if not 1 <= len(parts) <= 4 or not all(_IPV4_PART.fullmatch(part) for part in parts):
+        return None
+    values = [_ipv4_part(part) for part in parts]
+    last_bits = 8 * (5 - len(parts))
+    if any(value > 255 for value in values[:-1]) or values[-1] >= 1 << last_bits:
+        return None
+    number = values[-1]
+    for index, value in enumerate(values[:-1]):
+        number |= value << (24 - 8 * index)
+    return number
+
+
+def _ipv4_part(part: str) -> int:
+    if part[:2].lower() == "0x":
+        return int(part[2:] or "0", 16)
+    return int(part, 8) if part.startswith("0") else int(part)
 
 
 def _normal_escapes(text: str) -> str:

@@ -1,8 +1,8 @@
 """The webfetch tool: one web page (HTTP(S) GET) as markdown, text or HTML.
 
-Each URL, the first and every redirect's, is judged by the `fetch` permission rules (the
-subject is the canonical URL, app/tools/web_address.py) and its host's addresses are
-checked before one of them is connected to. At most MAX_BYTES of the body are read, as
+Each URL, the first and every redirect's, has its host's addresses checked, then is
+judged by the `fetch` permission rules (on the canonical URL and on the URL at each of
+those addresses, app/tools/web_address.py) before one of them is connected to. At most MAX_BYTES of the body are read, as
 they stream in, so a huge response is never held whole; the result says when it was cut.
 What the model gets is marked as untrusted content from the web.
 """
@@ -10,17 +10,20 @@ What the model gets is marked as untrusted content from the web.
 from __future__ import annotations
 
 import asyncio
+import os
 import re
+import ssl
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import httpx
 from pydantic import Field
 
 from app.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionPreview
-from app.permission.rules import permission_key
+from app.permission.rules import STRICTNESS, permission_key
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.descriptions import tool_description
 from app.tools.web_address import WebTarget, checked_addresses, web_target
@@ -112,44 +115,58 @@ def _untrusted(url: str, text: str, notes: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _refuse_denied(ctx: ToolContext, target: WebTarget) -> None:
-    """A `fetch` deny rule refuses the URL before anything is looked up (a rule under
-    OpenCode's key `webfetch` denies too)."""
-    decision = ctx.permissions.evaluate(WebfetchTool.name, target.url, ctx.agent, session_id=ctx.session_id)
-    if decision.action == "deny":
-        raise PermissionDeniedError(f"{PERMISSION_KEY} {target.url}: denied by {decision.reason}")
-
-
-async def _authorize(ctx: ToolContext, target: WebTarget) -> None:
-    """The `fetch` rules decide, asking when they say so."""
-    _refuse_denied(ctx, target)
+async def _authorize(ctx: ToolContext, target: WebTarget, addresses: list[str]) -> None:
+    """The `fetch` rules decide (a rule under OpenCode's key `webfetch` denies too), on the
+    URL and on the URL at each address it resolves to (`http://127.1/` and `http://localhost/`
+    are judged as `http://127.0.0.1/` as well): the strictest of them counts."""
+    subjects = dict.fromkeys((target.url, *(target.at_address(address) for address in addresses)))
+    strictest = "allow"
+    for subject in subjects:
+        decision = ctx.permissions.evaluate(PERMISSION_KEY, subject, ctx.agent, session_id=ctx.session_id)
+        opencodes = ctx.permissions.evaluate(WebfetchTool.name, subject, ctx.agent, session_id=ctx.session_id)
+        if opencodes.action == "deny":
+            decision = opencodes
+        if decision.action == "deny":
+            at = "" if subject == target.url else f" (at {subject})"
+            raise PermissionDeniedError(f"{PERMISSION_KEY} {target.url}{at}: denied by {decision.reason}")
+        strictest = max(strictest, decision.action, key=STRICTNESS.__getitem__)
     await ctx.permissions.check(
         ctx.session_id, PERMISSION_KEY, target.url, ctx.agent, f"Fetch {target.url}",
-        PermissionPreview("text", f"GET {target.url}"),
+        PermissionPreview("text", f"GET {target.url}"), ask_anyway=strictest == "ask",
     )
 
 
+def _tls_context() -> ssl.SSLContext:
+    """One context shared by every fetch (building one reads the whole certificate store,
+    so many calls at once must not each build their own). The environment's certificate
+    settings (SSL_CERT_FILE, SSL_CERT_DIR) are honoured, so a company's own authority keeps
+    working: a change to them makes a new context."""
+    return _tls_context_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@lru_cache(maxsize=4)
+def _tls_context_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    return httpx.create_ssl_context(trust_env=True)
+
+
 async def _fetch(target: WebTarget, timeout: int, ctx: ToolContext) -> _Page:
-    """Follow up to MAX_REDIRECTS redirects, each URL's addresses checked, then the URL
-    authorized: an address webfetch refuses anyway (loopback, private) is refused without
-    a question. The network time of all of them (not the time a person takes to answer)
-    is bounded by ``timeout``."""
+    """Follow up to MAX_REDIRECTS redirects, each URL authorized and its addresses checked;
+    the network time of all of them (not the time a person takes to answer) is bounded by
+    ``timeout``."""
     allow_private = ctx.config.tools.webfetch.allow_private
     budget = float(timeout)
     loop = asyncio.get_running_loop()
     # No proxy or .netrc from the environment (the request must reach the checked
-    # address, and carry no credentials), but its certificate settings (SSL_CERT_FILE,
-    # SSL_CERT_DIR) are honoured: a company's own authority keeps working.
-    verify = httpx.create_ssl_context(trust_env=True)
+    # address, and carry no credentials).
+    verify = _tls_context()
     async with httpx.AsyncClient(verify=verify, trust_env=False, follow_redirects=False, timeout=timeout) as client:
         for _ in range(MAX_REDIRECTS + 1):
-            _refuse_denied(ctx, target)
             started = loop.time()
             try:
                 async with asyncio.timeout(budget):
                     addresses = await checked_addresses(target, allow_private)
                 budget -= loop.time() - started
-                await _authorize(ctx, target)
+                await _authorize(ctx, target, addresses)
                 started = loop.time()
                 async with asyncio.timeout(budget):
                     page, location = await _get(client, target, addresses)

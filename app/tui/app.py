@@ -386,9 +386,12 @@ class OpencodeApp(App[None]):
             self.chat.shown_as[message.text] = message.shown
         await self.send_prompt(message.text)
 
-    async def send_prompt(self, text: str, *, agent: str | None = None, model: str | None = None) -> None:
+    async def send_prompt(
+        self, text: str, *, agent: str | None = None, model: str | None = None, confined: bool = False
+    ) -> None:
         """Start a turn with ``text`` in the current session (created on the first prompt);
-        ``agent`` and ``model`` (a custom command's) serve this prompt only."""
+        ``agent`` and ``model`` (a custom command's) serve this prompt only; ``confined``:
+        it is a repository command's template (its mentions stay inside the workspace)."""
         if self.runtime is None:
             self._prompt_waits = True
             self.prompt.load_text(self.chat.shown_as.get(text, text))
@@ -416,13 +419,13 @@ class OpencodeApp(App[None]):
         if self.session_id is None:
             session = await asyncio.to_thread(self.runtime.store.sessions.create, "", None, self.model)
             await self._show_session(session.id, [])
-        self._run_turn(self.session_id, text, agent or self.agent, model or self.model)
+        self._run_turn(self.session_id, text, agent or self.agent, model or self.model, confined)
 
     @work(group="turn", exit_on_error=False)
-    async def _run_turn(self, session_id: str, text: str, agent: str, model: str) -> None:
+    async def _run_turn(self, session_id: str, text: str, agent: str, model: str, confined: bool) -> None:
         self._turn_session = session_id
         try:
-            await self._loop_for(model).run(session_id, text, agent=agent, model=model)
+            await self._loop_for(model).run(session_id, text, agent=agent, model=model, confined=confined)
         except OpencodeError as err:
             await self.chat.add_notice(str(err), "error")
         finally:

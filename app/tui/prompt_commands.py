@@ -129,7 +129,8 @@ class PromptCommands:
             return False
         command = invocation.command
         if command.kind == "prompt":
-            await app.send_prompt(invocation.prompt(), agent=command.agent, model=command.model)
+            agent = app.runtime.agents.command_agent(app.agent, command.agent)
+            await app.send_prompt(invocation.prompt(), agent=agent, model=command.model, confined=command.repository)
         elif command.name in SCREEN_ACTIONS:
             await app.run_action(SCREEN_ACTIONS[command.name])
         else:

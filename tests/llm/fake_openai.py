@@ -126,6 +126,18 @@ def _deltas(parts: tuple[Part, ...]) -> list[dict[str, Any]]:
     return deltas
 
 
+def _packed(deltas: list[dict[str, Any]], calls_per_chunk: int) -> list[dict[str, Any]]:
+    """The deltas with up to ``calls_per_chunk`` consecutive tool-call deltas in one."""
+    packed: list[dict[str, Any]] = []
+    for delta in deltas:
+        previous = packed[-1] if packed else {}
+        if list(delta) == list(previous) == ["tool_calls"] and len(previous["tool_calls"]) < calls_per_chunk:
+            previous["tool_calls"] = [*previous["tool_calls"], *delta["tool_calls"]]
+        else:
+            packed.append(dict(delta))
+    return packed
+
+
 def _fragment(index: int, call_id: str | None, name: str | None, arguments: str) -> dict[str, Any]:
     fragment: dict[str, Any] = {"index": index, "function": {"arguments": arguments}}
     if call_id is not None:
@@ -167,7 +179,7 @@ def _chunks(reply: Reply, body: dict[str, Any], include_usage: bool) -> list[dic
         return {**_envelope(body, "chat.completion.chunk"), "choices": [choice]}
 
     chunks = [chunk({"role": "assistant", "content": ""})]
-    chunks += [chunk(delta) for delta in _deltas(reply.parts)]
+    chunks += [chunk(delta) for delta in _packed(_deltas(reply.parts), reply.calls_per_chunk)]
     chunks.append(chunk({}, _finish_reason(reply)))
     usage = _usage(reply)
     if include_usage and usage is not None:

@@ -89,13 +89,18 @@ class Reply:
     """A successful answer. `usage` is (input, output) tokens or None to omit usage (or
     let the fake count); `finish_reason` None picks one from the parts.
     `chunk_delay` sleeps before each chunk; `hang_after` stops sending after that many
-    chunks and keeps the connection open until the server is closed."""
+    chunks and keeps the connection open until the server is closed; `cut_after` closes
+    the connection after that many chunks (the answer cut mid-stream)."""
 
     parts: tuple[Part, ...]
     usage: tuple[int, int] | None = (10, 5)
     finish_reason: str | None = None
     chunk_delay: float = 0.0
     hang_after: int | None = None
+    calls_per_chunk: int = 1
+    cut_after: int | None = None
+    """How many tool calls (each then in one piece) one chunk carries, as a provider
+    streaming many parallel calls may send them (OpenAI's format only)."""
 
 
 @dataclass(frozen=True)
@@ -186,8 +191,9 @@ class FakeServer:
         finish_reason: str | None = None,
         chunk_delay: float = 0.0,
         hang_after: int | None = None,
+        cut_after: int | None = None,
     ) -> None:
-        self.push(Reply(parts, usage, finish_reason, chunk_delay, hang_after))
+        self.push(Reply(parts, usage, finish_reason, chunk_delay, hang_after, cut_after=cut_after))
 
     def push(self, item: Reply | ErrorReply) -> None:
         with self._lock:
@@ -258,14 +264,20 @@ class FakeHandler(BaseHTTPRequestHandler):
 
     def send_events(self, reply: Reply, events: Iterable[bytes]) -> None:
         """A 200 text/event-stream answer of already-encoded SSE events, paced as the
-        reply says (a delay before each, or a hang after some)."""
+        reply says (a delay before each, a hang after some, or a cut: the length of
+        the whole answer is announced, and the connection closed after some)."""
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
+        if reply.cut_after is not None:
+            events = list(events)
+            self.send_header("Content-Length", str(sum(len(event) for event in events)))
         self.end_headers()
         for sent, event in enumerate(events):
             if reply.hang_after is not None and sent >= reply.hang_after:
                 self.fake.closing.wait()
+                return
+            if reply.cut_after is not None and sent >= reply.cut_after:
                 return
             if reply.chunk_delay:
                 time.sleep(reply.chunk_delay)

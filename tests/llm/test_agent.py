@@ -291,6 +291,20 @@ async def test_a_provider_failure_fails_the_turn_and_the_session_goes_on(harness
     assert [m["role"] for m in h.fake.requests[1]["messages"]] == ["system", "user", "user"]
 
 
+async def test_an_answer_cut_mid_stream_is_kept_and_the_failure_says_so(harness):
+    h = harness()
+    h.fake.reply(Text("Half an "), Text("answer"), cut_after=2)
+    h.fake.reply(Text("Whole again."))
+
+    failed = await h.run("hello")
+    assert failed.reason == "failed" and "dropped in the middle of its answer" in failed.error
+    assert h.stored()[-1].parts[0] == {"type": "text", "text": "Half an "}
+
+    assert (await h.run("go on")).response == "Whole again."
+    kept = [m for m in h.fake.requests[1]["messages"] if m["role"] == "assistant"]
+    assert [m["content"] for m in kept] == ["Half an "]
+
+
 # -- usage ---------------------------------------------------------------------------------
 
 

@@ -94,6 +94,28 @@ async def test_output_file_is_never_overwritten_without_force(chat: Chat, capsys
     assert json.loads(target.read_text())["session"]["id"] == chat.session_id
 
 
+async def test_force_never_writes_through_a_planted_link(chat: Chat, capsys, tmp_path: Path):
+    """Links planted beside the target (at the name a temporary file once had) and at the
+    target itself: the outside files keep their content, the target is a new file."""
+    outside, folder = tmp_path / "outside", tmp_path / "exports"
+    outside.mkdir()
+    folder.mkdir()
+    victims = [outside / "precious.txt", outside / "other.txt"]
+    for victim in victims:
+        victim.write_text("do not touch\n")
+    target = folder / "out.md"
+    target.write_text("old export\n")
+    (folder / ".out.md.opencode-export").symlink_to(victims[0])
+    assert export(capsys, chat.root, "-o", str(target), "--force")[0] == 0
+    linked = folder / "linked.md"
+    linked.symlink_to(victims[1])
+    assert export(capsys, chat.root, "-o", str(linked), "--force")[0] == 0
+
+    assert [victim.read_text() for victim in victims] == ["do not touch\n"] * 2
+    assert "change the three files" in target.read_text() and not linked.is_symlink()
+    assert sorted(path.name for path in folder.iterdir()) == [".out.md.opencode-export", "linked.md", "out.md"]
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [

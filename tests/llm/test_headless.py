@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -203,6 +204,25 @@ def test_a_bad_script_or_an_empty_prompt_is_a_usage_error(workspace: Path, tmp_p
     assert bad.code == EXIT_USAGE and bad.err.count("\n") == 1 and "not valid JSON" in bad.err
     empty = headless(workspace, "   ", model=f"scripted/{tmp_path / 'bad.json'}")
     assert empty.code == EXIT_USAGE and "the prompt is empty" in empty.err
+
+
+@pytest.mark.parametrize(
+    ("target", "kind"), [("fifo", "a FIFO"), ("/dev/zero", "a character device")], ids=["FIFO", "/dev/zero"]
+)
+def test_a_command_naming_a_special_file_as_its_model_is_one_line(
+    workspace: Path, tmp_path: Path, script, headless, target, kind
+):
+    """A repository's command names a script that never ends (or never opens): the run
+    stops at once with one line, as the same --model typed would."""
+    if target == "fifo":
+        target = str(tmp_path / "script.fifo")
+        os.mkfifo(target)
+    commands = workspace / ".opencode" / "commands"
+    commands.mkdir(parents=True)
+    (commands / "go.md").write_text(f"---\nmodel: scripted/{target}\n---\nDo the thing\n")
+    run = headless(workspace, "/go", model=script([{"steps": [{"text": "not this one"}]}]))
+    assert run.code == EXIT_USAGE and run.out == ""
+    assert run.err == f"opencode: error: scripted model: {target} is {kind}, not a regular file; pass --model scripted/<file>.json\n"
 
 
 def test_a_failed_turn_exits_1_with_one_line_on_stderr(workspace: Path, script, headless):

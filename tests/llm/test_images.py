@@ -167,3 +167,47 @@ def test_a_scripted_turn_asks_litellm_nothing(workspace: Path, tmp_path: Path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
 
     assert done.stdout.split() == ["0", "False"], done.stderr
+
+
+def test_an_image_mention_is_judged_as_view_judges_it(workspace: Path, tmp_path: Path, fake_llm: FakeOpenAI):
+    """An image linked to outside (with reads there denied), one under a `view` deny, and
+    one a repository command's template names outside: none reaches the model, each is
+    said in one line, and the prompt itself is still sent; an allowed one is attached."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "private.png").write_bytes(png(3, 3))
+    (outside / "pic.png").write_bytes(png(4, 4))
+    (workspace / "logo.png").symlink_to(outside / "private.png")
+    (workspace / "secrets").mkdir()
+    (workspace / "secrets" / "scan.png").write_bytes(png(5, 5))
+    (workspace / "ok.png").write_bytes(png())
+    rules = {"external_directory": "deny", "view": {"secrets/*": "deny"}}
+    config = {**vision_gateway(fake_llm, vision=True), "permission": {"rules": rules}}
+    (workspace / ".opencode.json").write_text(json.dumps(config))
+    (workspace / ".opencode" / "commands").mkdir(parents=True)
+    (workspace / ".opencode" / "commands" / "look.md").write_text("Describe @../outside/pic.png and @ok.png")
+    fake_llm.reply(Text("seen"))
+    fake_llm.reply(Text("seen again"))
+
+    typed = run(workspace, fake_llm, "what are @logo.png, @secrets/scan.png and @ok.png?")
+    from_template = run(workspace, fake_llm, "/look")
+
+    assert typed[0] == from_template[0] == 0, (typed, from_template)
+    linked, denied = typed[2].splitlines()
+    assert linked.startswith("opencode: @logo.png was not attached: external_directory /")
+    assert linked.endswith('denied by global rule "*"')
+    assert denied == 'opencode: @secrets/scan.png was not attached: view secrets/scan.png: denied by global rule "secrets/*"'
+    assert from_template[2].splitlines() == [
+        "opencode: @../outside/pic.png was not attached: it is outside the workspace, "
+        "and a command from the repository attaches files inside it only",
+    ]
+    sent = json.dumps(fake_llm.requests)
+    assert all(base64.b64encode(png(size, size)).decode() not in sent for size in (3, 4, 5))
+    assert sent.count(base64.b64encode(png()).decode()) >= 2  # the allowed one, in each request
+
+
+def run(root: Path, fake: FakeOpenAI, prompt: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    request = HeadlessRequest(prompt, model="gw/fake-model", yes=True)
+    code = run_headless(root, request, env={"HOME": str(root.parent / "home")}, stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()

@@ -97,17 +97,20 @@ def test_a_denied_file_is_not_attached_and_the_user_is_told(project: Path, fake_
     assert "secret-value" not in sent and "X = 1" in sent
 
 
-def test_a_file_outside_the_workspace_is_not_attached(project: Path, fake_llm: FakeOpenAI):
+def test_a_file_outside_the_workspace_is_asked_about_as_view_asks(project: Path, fake_llm: FakeOpenAI):
+    """A path the user typed that leads outside (written so, or through a link) needs the
+    `external_directory` answer view needs: without --yes nobody gives it."""
     (project.parent / "outside.txt").write_text("private notes\n")
     (project / "link.txt").symlink_to(project.parent / "outside.txt")
     fake_llm.reply(Text("ok"))
 
-    code, _, err = run(project, fake_llm, "read @../outside.txt and @link.txt")
+    code, _, err = run(project, fake_llm, "read @../outside.txt and @link.txt", yes=False)
 
-    assert code == EXIT_OK
-    assert err.splitlines() == [
-        "opencode: @../outside.txt was not attached: it is outside the workspace (ask the agent to read it instead)",
-        "opencode: @link.txt was not attached: it is outside the workspace (ask the agent to read it instead)",
+    assert code == EXIT_NEEDS_APPROVAL, err
+    outside = (project.parent / "outside.txt").as_posix()
+    assert err.splitlines()[:2] == [
+        f"opencode: @{name} was not attached: external_directory {outside}: needs approval: run with --yes to allow it"
+        for name in ("../outside.txt", "link.txt")
     ]
     assert "private notes" not in json.dumps(fake_llm.requests[0])
 

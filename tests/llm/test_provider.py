@@ -504,3 +504,16 @@ def test_the_short_onboarding_note_names_every_variable_and_the_local_options():
     for var in PROVIDER_ENV_VARS.values():
         assert var in ONBOARDING_NOTE
     assert "OPENAI_BASE_URL" in ONBOARDING_NOTE and "--model ollama_chat/llama3.2" in ONBOARDING_NOTE
+
+
+async def test_a_connection_cut_mid_answer_says_so_and_what_was_kept(fake_llm):
+    fake_llm.reply(Text("half an ans"), Text("wer"), cut_after=2)
+    fake_llm.reply(Text("must not be requested"))
+
+    error = await failure(fake_llm, fast_provider())
+
+    assert str(error) == (
+        "The connection to the provider of openai/fake-model dropped in the middle of its answer: "
+        "what it had sent is kept in the conversation; send your prompt again to have it go on"
+    )
+    assert len(fake_llm.requests) == 1

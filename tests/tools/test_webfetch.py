@@ -12,6 +12,7 @@ from functools import cache
 
 import pytest
 
+from app.cli import main
 from app.config import Config
 from app.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionReply, explain
@@ -163,6 +164,41 @@ async def test_fetch_deny_rules_hold_however_the_url_is_spelled_and_after_a_redi
     assert "/secret/key" not in [path for path, _ in server.requests]
 
 
+def _to_spelled(handler: Handler) -> None:
+    handler.redirect(f"http://0x7f.1:{handler.server_state.port}/secret/key")
+
+
+@pytest.mark.parametrize(
+    "host", ["127.1", "2130706433", "0x7f.1", "017700000001", "[::ffff:127.0.0.1]", "[::ffff:7f00:1]",
+             "localhost", "redirect"],
+)  # fmt: skip
+async def test_a_fetch_deny_on_an_address_holds_for_every_spelling_of_it(fetch, server, host):
+    """The rule names 127.0.0.1; the URL spells it another way, names it by a host name
+    resolving to it, or redirects to such a spelling: the deny holds, nothing is fetched."""
+    server.routes["/to-spelled"] = _to_spelled
+    config = {**OPEN, "permission": {"rules": {"fetch": {"*": "allow", "http://127.0.0.1:*/secret/*": "deny"}}}}
+    url = server.url("/to-spelled") if host == "redirect" else f"http://{host}:{server.port}/secret/key"
+    with pytest.raises(PermissionDeniedError, match=r'denied by global rule "http://127.0.0.1:\*/secret/\*"'):
+        await fetch({"url": url}, config=config)
+    assert "/secret/key" not in [path for path, _ in server.requests]
+
+
+@pytest.mark.parametrize("host", ["[0::1]", "[0:0:0:0:0:0:0:1]", "[::0:1]"])
+async def test_a_fetch_deny_on_an_ipv6_address_holds_for_its_long_spellings(fetch, host):
+    config = {**OPEN, "permission": {"rules": {"fetch": {"*": "allow", "http://[::1]:*": "deny"}}}}
+    with pytest.raises(PermissionDeniedError, match=r'^fetch http://\[::1\]:8080/: denied by global rule'):
+        await fetch({"url": f"http://{host}:8080/"}, config=config)
+
+
+async def test_a_fetch_deny_on_a_public_address_holds_without_any_setting(fetch):
+    """No allowPrivate: 1.2.3.4 is public, and spelled as one number it is still denied
+    (refused before anything is sent: nothing listens there in a test)."""
+    config = {"permission": {"rules": {"fetch": {"*": "allow", "http://1.2.3.4/*": "deny"}}}}
+    for spelling in ("16909060", "0x1020304", "1.2.772"):
+        with pytest.raises(PermissionDeniedError, match=r'^fetch http://1.2.3.4/x: denied by global rule'):
+            await fetch({"url": f"http://{spelling}/x"}, config=config)
+
+
 async def test_opencodes_webfetch_key_denies_too(fetch, server):
     config = {**OPEN, "permission": {"rules": {"webfetch": "deny"}}}
     with pytest.raises(PermissionDeniedError, match='^fetch http://127.0.0.1:[0-9]+/page: denied by global rule "\\*"$'):
@@ -181,6 +217,12 @@ def test_permission_check_shows_the_fetch_key(workspace):
         'allow (global rule "https://docs.python.org/*")'
     )
     assert explain(config, workspace, "fetch", "https://example.com/") == "ask   (default for fetch)"
+
+
+def test_permission_check_judges_the_canonical_address(workspace, capsys):
+    (workspace / ".opencode.json").write_text('{"permission": {"rules": {"fetch": {"http://127.0.0.1/*": "deny"}}}}')
+    assert main(["-C", str(workspace), "permission", "check", "fetch", "http://0x7f.1/x"]) == 0
+    assert capsys.readouterr().out == 'deny  (global rule "http://127.0.0.1/*")\n  fetch http://127.0.0.1/x\n'
 
 
 async def test_redirects_are_followed_and_bounded(fetch, server):
@@ -265,3 +307,11 @@ async def test_a_server_that_never_answers_times_out(fetch, make_runtime):
 async def test_a_timeout_over_the_maximum_is_refused(fetch):
     with pytest.raises(ToolError, match="timeout: Input should be less than or equal to 120"):
         await fetch({"url": "https://example.com/", "timeout": 600})
+
+
+async def test_a_fetch_allow_needs_no_question_at_any_address(fetch, server):
+    """`"fetch": "allow"` alone: neither the address connected to nor OpenCode's other key
+    (which has no rule) makes it a question."""
+    config = {**OPEN, "permission": {"rules": {"fetch": "allow"}}}
+    result = await fetch({"url": server.url("/page", host="localhost")}, config=config, policy="headless")
+    assert "# Install guide" in result.output

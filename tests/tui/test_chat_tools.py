@@ -5,6 +5,7 @@ snapshots of each rendering."""
 from __future__ import annotations
 
 import pytest
+from textual.widgets import Static
 
 from app.llm.call_arguments import arguments_for_display
 from app.llm.events import ToolCallFinished, ToolCallStarted
@@ -135,3 +136,21 @@ async def test_a_reopened_call_shows_the_arguments_the_model_garbled_as_when_it_
         await wait_until(pilot, lambda: app.query(ToolCallView))
         [view] = app.query(ToolCallView)
         assert view.arguments == arguments_for_display(arguments) == (shown or {"raw": arguments})
+
+
+async def test_control_characters_the_model_wrote_are_shown_escaped(make_app, tui_runtime):
+    """A command that would clear the screen and retitle the window, and an error output
+    carrying escapes: the chat shows them as text, never sends them to the terminal."""
+    session = tui_runtime.store.sessions.create(title="hostile")
+    app = make_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.open_session(session.id)
+        bus = tui_runtime.bus
+        bus.publish(ToolCallStarted(session.id, "m1", "c1", "bash", {"command": "echo \x1b[2J\x1b]0;owned\x07hi"}))
+        await wait_until(pilot, lambda: app.query(ToolCallView))
+        view = app.query_one(ToolCallView)
+        assert "echo \\x1b[2J\\x1b]0;owned\\x07hi" in header(view)
+        bus.publish(ToolCallFinished(session.id, "m1", "c1", "bash", "boom \x1b[31mred\x9b", {}, True))
+        await wait_until(pilot, lambda: view.finished)
+        shown = " ".join(str(widget.render()) for widget in view.query(Static))
+        assert "\\x1b[31mred\\x9b" in shown and not any(ord(c) < 32 or 0x7F <= ord(c) <= 0x9F for c in shown)

@@ -15,6 +15,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
+from app.control_chars import escape_controls
 from app.tools.readable import readable_output
 from app.tui import css_beside
 from app.tui.widgets import tool_render_text as describe
@@ -80,7 +81,7 @@ class ToolCallView(Vertical):
         return Content.assemble(
             (mark, mark_style),
             " ",
-            (self.tool, "bold $primary"),
+            (escape_controls(self.tool), "bold $primary"),
             "  ",
             (describe.subject(self.tool, self.arguments), "$text"),
             "  ",
@@ -102,7 +103,7 @@ class ToolCallView(Vertical):
 
     def _body(self, output: str, metadata: dict[str, Any], error: bool) -> list[Widget]:
         if error:
-            return [Static(Content(output.strip()), classes="tool-error")]
+            return [Static(Content(escape_controls(output.strip(), lines=True)), classes="tool-error")]
         if self.tool == "delete" and _is_directory_delete(metadata):
             return _directory_delete(output, metadata)
         if self.tool in describe.DIFF_TOOLS:

@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 from app.agents import READ_TOOLS as AGENT_READ_TOOLS
+from app.control_chars import escape_controls
 from app.tui.short_path import shorten_path
 
 ACTIONS: dict[str, str] = {
@@ -41,15 +42,21 @@ def action(tool: str) -> str:
 
 
 def first_line(text: str, limit: int = 120) -> str:
-    """The first line of ``text``, marked with "…" when anything was left out."""
+    """The first line of ``text``, marked with "…" when anything was left out, its
+    control characters escaped."""
     line, _, rest = text.strip().partition("\n")
     if len(line) > limit:
-        return line[: limit - 1] + "…"
-    return line + (" …" if rest.strip() else "")
+        return escape_controls(line[: limit - 1]) + "…"
+    return escape_controls(line) + (" …" if rest.strip() else "")
 
 
 def subject(tool: str, arguments: dict[str, Any]) -> str:
-    """The one thing the call is about, as the user would name it."""
+    """The one thing the call is about, as the user would name it (control characters
+    escaped: the model wrote it)."""
+    return escape_controls(_subject(tool, arguments))
+
+
+def _subject(tool: str, arguments: dict[str, Any]) -> str:
     if tool in ("glob", "grep"):
         text = str(arguments.get("pattern", ""))
         if arguments.get("include"):
