@@ -25,8 +25,11 @@ from pydantic import Field
 from app.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionPreview
 from app.permission.effects import protected_roots
+from app.sandbox.refusals import refusal_note
+from app.sandbox.runner import placeholders, sandboxed_argv
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.bash_judge import CommandJudge, Verdict, one_line
+from app.tools.bash_sandbox import BashPlan, plan
 from app.tools.descriptions import tool_description
 
 MAX_OUTPUT_CHARS = 30_000
@@ -45,6 +48,11 @@ class BashParams(ToolParams):
     )
     description: str | None = Field(
         None, description="A few words saying what the command does, e.g. 'Run the unit tests'"
+    )
+    sandbox: bool = Field(
+        True,
+        description="false asks the user to run the command outside the sandbox (only when the sandbox "
+        "refused something the command needs: the network, a write outside the workspace)",
     )
 
 
@@ -169,22 +177,26 @@ def kill_process_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-async def authorize(ctx: ToolContext, command: str, title: str) -> None:
-    """Refuse what the judge denies; run unasked what it allows; otherwise ask once about
-    the whole command: a rule allowing the whole string (`git *` matches
-    `git log; rm -rf src`) must not skip the question. A command whose program cannot be
-    known, where a deny could apply, is asked of a person: --yes does not answer it.
+async def authorize(ctx: ToolContext, command: str, title: str, *, sandbox: bool = True) -> BashPlan:
+    """Refuse what the judge denies; run unasked what it allows (and, in the sandbox, what
+    it asks about only because it cannot know what a program does: app.tools.bash_sandbox);
+    otherwise ask once about the whole command: a rule allowing the whole string (`git *`
+    matches `git log; rm -rf src`) must not skip the question. A command whose program
+    cannot be known, where a deny the sandbox does not hold could apply, and a command to
+    run outside the sandbox, are asked of a person: --yes does not answer them.
     An answer for the session holds for this same command reaching no more than it did
-    (its parts depend on each other: never for a part alone, or one after another `cd`)."""
+    (its parts depend on each other: never for a part alone, or one after another `cd`),
+    and never for running outside the sandbox. Returns how the command runs."""
     judge = CommandJudge(
         ctx.permissions, ctx.workspace, ctx.agent, ctx.config.tools.bash.banned_commands, ctx.session_id,
         protected_roots(ctx.config.data.directory, ctx.workspace.root.as_posix()), ctx.history.changed_by_agent,
     )
     verdict = judge.verdict(command)
-    if verdict.refusal is not None:
-        raise PermissionDeniedError(verdict.refusal)
-    if verdict.action == "allow":
-        return
+    decided = plan(judge, verdict, command, ctx.config, ctx.session_id, sandbox=sandbox)
+    if decided.refusal is not None:
+        raise PermissionDeniedError(decided.refusal)
+    if decided.action == "allow":
+        return decided
     await ctx.permissions.check(
         ctx.session_id,
         "bash",
@@ -193,12 +205,13 @@ async def authorize(ctx: ToolContext, command: str, title: str) -> None:
         title,
         PermissionPreview(kind="command", text=command),
         ask_anyway=True,
-        person_only=judge.person_only(verdict),
+        person_only=decided.person_only,
         effects=verdict.effects,
-        scope=command,
+        scope=f"{decided.scope}: {command}" if decided.scope else command,
     )
     if ctx.permissions.policy == "interactive":
         _refuse_changed_while_asked(judge.verdict(command), verdict)
+    return decided
 
 
 def _refuse_changed_while_asked(now: Verdict, asked: Verdict) -> None:
@@ -274,13 +287,21 @@ class BashTool(Tool):
         limits = ctx.config.tools.bash
         timeout_ms = min(params.timeout or limits.default_timeout_ms, limits.max_timeout_ms)
         title = params.description or one_line(params.command, 80)
-        await authorize(ctx, params.command, title)
+        decided = await authorize(ctx, params.command, title, sandbox=params.sandbox)
         ctx.workspace.assert_present()  # its folder is where the command runs
+        policy, mechanism = decided.policy, decided.availability.mechanism if decided.availability else None
         with command_file(params.command) as script:
-            outcome = await run_shell(shell_argv(ctx, script), ctx.workspace.root, timeout_ms / 1000)
+            argv = shell_argv(ctx, script)
+            if policy is None or mechanism is None:
+                outcome = await run_shell(argv, ctx.workspace.root, timeout_ms / 1000)
+            else:
+                with placeholders(mechanism, policy):
+                    outcome = await run_shell(sandboxed_argv(mechanism, policy, argv), ctx.workspace.root, timeout_ms / 1000)
         lines = [outcome.output.rstrip("\n") or "(no output)", ""]
         if outcome.detached:
             lines.append("Note: a background process still holds the output; what it prints later is not shown.")
+        if policy is not None and (note := refusal_note(policy, outcome.output)) is not None:
+            lines.append(note)
         lines.append(_status(outcome, timeout_ms))
         return ToolResult(
             output="\n".join(lines),
@@ -294,5 +315,6 @@ class BashTool(Tool):
                 "truncated": outcome.omitted > 0,
                 "omitted_chars": outcome.omitted,
                 "duration_ms": outcome.duration_ms,
+                "sandbox": mechanism if policy is not None else None,
             },
         )

@@ -1,0 +1,192 @@
+"""Apply a Landlock policy to this process, then exec the command: the helper the bash
+tool starts as ``python -I -S landlock_exec.py POLICY_JSON ARGV...`` when Landlock is the
+sandbox (app.sandbox.mechanisms).
+
+It imports nothing of opencode and only the standard library, so it starts fast, and it
+runs as its own process: the restriction is applied in a program that has no other
+threads, instead of in ``preexec_fn`` between fork and exec of a threaded program.
+
+Landlock only grants: every access it handles is refused unless a rule allows it beneath
+a folder. A path carved out of a grant (a denied file inside the workspace) is reached by
+granting each of its siblings, down the folders that lead to it, and never the folders
+themselves; so no new entry can be made, and none removed or renamed, in a folder that
+leads to a carved-out path.
+
+POLICY_JSON holds: ``read`` and ``write`` (paths granted), ``read_carved`` and
+``write_carved`` (paths left out of those grants, existing or not), ``network`` (whether
+TCP connect and bind stay allowed) and ``env`` (variables to set).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import stat
+import sys
+
+# The generic system call numbers, the same on x86_64 and aarch64.
+SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446
+CREATE_RULESET_VERSION = 1
+RULE_PATH_BENEATH = 1
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAPBSET_DROP = 24
+
+EXECUTE, WRITE_FILE, READ_FILE, READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+REMOVE_DIR, REMOVE_FILE, MAKE_CHAR, MAKE_DIR, MAKE_REG = 1 << 4, 1 << 5, 1 << 6, 1 << 7, 1 << 8
+MAKE_SOCK, MAKE_FIFO, MAKE_BLOCK, MAKE_SYM = 1 << 9, 1 << 10, 1 << 11, 1 << 12
+REFER, TRUNCATE = 1 << 13, 1 << 14  # ABI 2, ABI 3
+NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1  # ABI 4
+SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6
+
+READ = EXECUTE | READ_FILE | READ_DIR
+WRITE = (
+    WRITE_FILE | REMOVE_DIR | REMOVE_FILE | MAKE_CHAR | MAKE_DIR | MAKE_REG | MAKE_SOCK | MAKE_FIFO | MAKE_BLOCK
+    | MAKE_SYM | REFER | TRUNCATE
+)
+FILE_ONLY = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE
+"""The rights a rule on a file (not a folder) may hold."""
+DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx", "/dev/pts", "/dev/shm")
+"""What every program writes to (or opens for writing) though it is outside the workspace."""
+
+
+class RulesetAttr(ctypes.Structure):
+    _fields_ = (("fs", ctypes.c_uint64), ("net", ctypes.c_uint64), ("scoped", ctypes.c_uint64))
+
+
+class PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = (("allowed", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
+
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+
+
+def fail(message: str) -> None:
+    sys.stderr.write(f"opencode sandbox (landlock): {message}\n")
+    sys.exit(126)
+
+
+def syscall(number: int, *args: object) -> int:
+    result = libc.syscall(number, *args)
+    if result < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return int(result)
+
+
+def abi_version() -> int:
+    return syscall(SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(CREATE_RULESET_VERSION))
+
+
+def handled(abi: int) -> tuple[int, int, int]:
+    """(file system, network, scope) accesses this kernel's ABI knows."""
+    fs = READ | WRITE
+    if abi < 2:
+        fs &= ~REFER
+    if abi < 3:
+        fs &= ~TRUNCATE
+    net = NET_BIND_TCP | NET_CONNECT_TCP if abi >= 4 else 0
+    scoped = SCOPE_ABSTRACT_UNIX_SOCKET if abi >= 6 else 0
+    return fs, net, scoped
+
+
+def beneath(path: str, carved: list[str]) -> bool:
+    prefix = path.rstrip("/") + "/"
+    return any(c.startswith(prefix) for c in carved)
+
+
+def grants(root: str, carved: list[str]) -> list[str]:
+    """The paths to grant so that all of ``root`` is reached except ``carved``: ``root``
+    itself when nothing is carved out of it, else each sibling on the way down. Symbolic
+    links are never granted: the rule would hold for wherever they lead."""
+    if root in carved:
+        return []
+    if not beneath(root, carved):
+        return [root]
+    found = []
+    try:
+        entries = os.scandir(root)
+    except OSError:
+        return []
+    with entries:
+        for entry in entries:
+            child = os.path.join(root, entry.name)
+            if child in carved or entry.is_symlink():
+                continue
+            if entry.is_dir(follow_symlinks=False) and beneath(child, carved):
+                found += grants(child, carved)
+            elif not beneath(child, carved):
+                found.append(child)
+    return found
+
+
+def add_rule(ruleset: int, path: str, access: int) -> None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except OSError:
+        return  # gone since it was listed, or unreachable: nothing to grant
+    try:
+        if not stat.S_ISDIR(os.fstat(fd).st_mode):
+            access &= FILE_ONLY
+        if access:
+            attr = PathBeneathAttr(access, fd)
+            syscall(SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH), ctypes.byref(attr), ctypes.c_uint32(0))
+    finally:
+        os.close(fd)
+
+
+def drop_capabilities() -> None:
+    """Empty the bounding set, so that a command run as root has no capability after the
+    exec (it could otherwise remount or reconfigure what Landlock does not cover)."""
+    try:
+        with open("/proc/sys/kernel/cap_last_cap", encoding="ascii") as file:
+            last = int(file.read())
+    except (OSError, ValueError):
+        last = 63
+    for cap in range(last + 1):
+        libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # EPERM for a user without CAP_SETPCAP: nothing to drop
+
+
+def restrict(policy: dict[str, object]) -> None:
+    abi = abi_version()
+    fs, net, scoped = handled(abi)
+    if policy.get("network"):
+        net = 0
+    attr = RulesetAttr(fs, net, scoped)  # an older kernel takes the longer struct when its extra fields are 0
+    ruleset = syscall(SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(ctypes.sizeof(attr)), ctypes.c_uint32(0))
+    read_carved = list(policy["read_carved"])  # type: ignore[call-overload]
+    write_carved = list(policy["write_carved"])  # type: ignore[call-overload]
+    for root in policy["read"]:  # type: ignore[attr-defined]
+        for path in grants(root, read_carved):
+            add_rule(ruleset, path, READ & fs)
+    for root in policy["write"]:  # type: ignore[attr-defined]
+        for path in grants(root, write_carved):
+            add_rule(ruleset, path, WRITE & fs)
+    for device in DEVICES:
+        add_rule(ruleset, device, (READ | WRITE_FILE) & fs)
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        fail("could not set no_new_privs")
+    drop_capabilities()
+    syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0))
+    os.close(ruleset)
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) < 3:
+        fail("usage: landlock_exec.py POLICY_JSON PROGRAM [ARG...]")
+    policy = json.loads(argv[1])
+    try:
+        restrict(policy)
+    except OSError as err:
+        fail(f"could not apply the policy: {err.strerror}")
+    os.environ.update(policy.get("env", {}))
+    try:
+        os.execvp(argv[2], argv[2:])
+    except OSError as err:
+        fail(f"could not run {argv[2]}: {err.strerror}")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
