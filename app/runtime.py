@@ -16,6 +16,7 @@ from app.bus import Bus
 from app.config import Config, load_config
 from app.permission import PermissionService
 from app.permission.service import Policy
+from app.sandbox import sandbox_notice
 from app.store import Store, open_store
 from app.store.location import data_directory
 from app.tools.base import Tool, ToolContext
@@ -86,6 +87,7 @@ class Runtime:
             *(notice for notice in (data.notice, self.store.db.notice) if notice),
             *recover(self.workspace.root, self.store.journal, self.workspace_lock),
             *self.agents.notices,
+            *filter(None, [sandbox_notice(self.config)]),
         ]
 
     @classmethod

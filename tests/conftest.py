@@ -48,13 +48,15 @@ def home(tmp_path: Path) -> Path:
 @pytest.fixture
 def make_runtime(workspace: Path) -> Callable[..., Runtime]:
     """Build a runtime on the workspace; ``config`` may be a Config or a dict in file format.
-    Without one, language servers are off, so a pylsp on PATH cannot slow unrelated tests."""
+    Without one, language servers are off, so a pylsp on PATH cannot slow unrelated tests,
+    and bash runs outside the sandbox, where `$$` is a process id of this machine (the
+    sandbox's tests, tests/sandbox, give a config)."""
     built: list[Runtime] = []
 
     def make(policy: str = "headless-yes", config: Config | dict | None = None) -> Runtime:
         if isinstance(config, dict):
             config = Config.model_validate(config)
-        config = config or Config.model_validate({"lsp": {"python": {"disabled": True}}})
+        config = config or Config.model_validate({"lsp": {"python": {"disabled": True}}, "sandbox": {"mechanism": "off"}})
         runtime = Runtime.build(workspace, config=config, policy=policy)
         built.append(runtime)
         return runtime

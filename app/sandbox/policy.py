@@ -90,7 +90,7 @@ class SandboxPolicy:
     def lines(self) -> list[str]:
         """The policy for a person (`opencode sandbox`): one line per grant and carve-out."""
         lines = [
-            f"writable: {', '.join(self.write_roots)}",
+            f"writable: {', '.join([self.workspace, '$TMPDIR (private to the session)', *self.writable])}",
             f"network: {'on' if self.network else 'off'}",
         ]
         lines += [f"{c.kind}: {self.shown(c.path)}{'' if c.exists else ' (missing: cannot be made)'} ({c.reason})" for c in self.carves]

@@ -19,6 +19,7 @@ _NETWORK = re.compile(
     r"Network is unreachable|Connection refused|Temporary failure in name resolution|Name or service not known"
     r"|Could not resolve host|getaddrinfo|ENETUNREACH|ECONNREFUSED|EAI_AGAIN|No address associated"
 )
+_CONNECT = re.compile(r"connect|socket", re.IGNORECASE)
 _PATHS = re.compile(r"""['"`‘’“”]([^'"`‘’“”\n]+)['"`‘’“”]|((?:~|\.{0,2}/|[\w.-]+/)[\w./~+@%=-]*|[\w.-]+\.[\w-]+)""")
 _OUTSIDE_FIX = "if the command must write there, call bash again with sandbox false: the user is asked to run it outside the sandbox"
 
@@ -31,7 +32,7 @@ def refusal_note(policy: SandboxPolicy, output: str) -> str | None:
                 note = _path_note(policy, path)
                 if note is not None:
                     return note
-    if not policy.network and _NETWORK.search(output):
+    if not policy.network and (_NETWORK.search(output) or (_REFUSED.search(output) and _CONNECT.search(output))):
         return (
             "Sandbox: the network is off for bash commands, so the connection was refused; "
             "if the command needs it, call bash again with sandbox false (the user is asked), "

@@ -12,12 +12,13 @@ import asyncio
 import codecs
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pydantic import Field
@@ -134,10 +135,7 @@ async def run_shell(argv: list[str], cwd: Path, timeout_s: float) -> ShellOutcom
             start_new_session=True,
         )
     except OSError as err:
-        raise ToolError(
-            f"bash: could not start the shell {argv[0]}: {err.strerror or err}; "
-            "set shell.path in .opencode.json to an installed shell"
-        ) from None
+        raise no_shell(argv[0], err.strerror or str(err)) from None
     pgid = transport.get_pid()
     timed_out = False
     try:
@@ -168,6 +166,10 @@ async def run_shell(argv: list[str], cwd: Path, timeout_s: float) -> ShellOutcom
         detached=not protocol.output_closed.is_set(),
         duration_ms=round((time.monotonic() - started) * 1000),
     )
+
+
+def no_shell(shell: str, why: str) -> ToolError:
+    return ToolError(f"bash: could not start the shell {shell}: {why}; set shell.path in .opencode.json to an installed shell")
 
 
 def kill_process_group(pgid: int) -> None:
@@ -258,6 +260,15 @@ def command_file(command: str) -> Iterator[Path]:
             os.unlink(name)
 
 
+def signalled_as_bwrap_says(outcome: ShellOutcome) -> ShellOutcome:
+    """bwrap exits with 128 + N when the shell was killed by signal N (as a shell reports
+    a child's): that is said as the signal, as for a shell run directly."""
+    code = outcome.exit_code
+    if code is not None and 128 < code < 128 + signal.NSIG:
+        return replace(outcome, exit_code=128 - code)
+    return outcome
+
+
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -295,8 +306,12 @@ class BashTool(Tool):
             if policy is None or mechanism is None:
                 outcome = await run_shell(argv, ctx.workspace.root, timeout_ms / 1000)
             else:
+                if shutil.which(argv[0]) is None:  # said as when it runs outside, not as the sandbox's exec error
+                    raise no_shell(argv[0], "No such file or directory, or not executable")
                 with placeholders(mechanism, policy):
                     outcome = await run_shell(sandboxed_argv(mechanism, policy, argv), ctx.workspace.root, timeout_ms / 1000)
+                if mechanism == "bwrap":
+                    outcome = signalled_as_bwrap_says(outcome)
         lines = [outcome.output.rstrip("\n") or "(no output)", ""]
         if outcome.detached:
             lines.append("Note: a background process still holds the output; what it prints later is not shown.")

@@ -355,7 +355,14 @@ def explain_command(
     verdict = judge.verdict(command)
     why = judge.person_only(verdict)
     why = f"{why}: only a person may approve it, --yes does not" if why else verdict.why
-    return "\n".join([f"{verdict.action:<5} ({why})", *(f"  {line}" for line in judge.effect_lines(command))])
+    lines = [f"{verdict.action:<5} ({why})", *(f"  {line}" for line in judge.effect_lines(command))]
+    from app.tools.bash_sandbox import plan  # it builds on this module
+
+    decided = plan(judge, verdict, command, config, "permission-check")
+    if decided.action != verdict.action or decided.person_only != judge.person_only(verdict):
+        asked = f": only a person may approve it, --yes does not" if decided.person_only else ""
+        lines.append(f"  with the sandbox: {decided.action} ({decided.person_only or decided.why}){asked}")
+    return "\n".join([*lines, f"  {decided.sandbox_line()}"])
 
 
 def banned_programs(parsed: ParsedCommand, banned: list[str]) -> list[str]:
