@@ -360,9 +360,11 @@ def explain_command(
 
     decided = plan(judge, verdict, command, config, "permission-check")
     if decided.action != verdict.action or decided.person_only != judge.person_only(verdict):
-        asked = f": only a person may approve it, --yes does not" if decided.person_only else ""
+        asked = ": only a person may approve it, --yes does not" if decided.person_only else ""
         lines.append(f"  with the sandbox: {decided.action} ({decided.person_only or decided.why}){asked}")
-    return "\n".join([*lines, f"  {decided.sandbox_line()}"])
+    if decided.refusal is None and decided.availability is not None and decided.availability.mechanism is not None:
+        lines.append(f"  {decided.sandbox_line()}")
+    return "\n".join(lines)
 
 
 def banned_programs(parsed: ParsedCommand, banned: list[str]) -> list[str]:

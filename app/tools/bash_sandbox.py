@@ -48,13 +48,9 @@ class BashPlan:
 
     def sandbox_line(self) -> str:
         """How it runs, for `permission check`: the mechanism and the policy in short."""
-        availability = self.availability
-        if self.refusal is not None:
-            return "sandbox: not run"
-        if self.policy is None or availability is None or availability.mechanism is None:
-            why = availability.why if availability is not None and availability.mechanism is None else "asked to"
-            return f"sandbox: runs outside it ({why})"
-        policy = self.policy
+        availability, policy = self.availability, self.policy
+        if policy is None or availability is None:
+            return "sandbox: runs outside it, if a person approves"
         network = "on" if policy.network else "off"
         return (
             f"sandbox: runs under {availability.label} (writes: workspace, $TMPDIR"
