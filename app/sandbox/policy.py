@@ -47,7 +47,7 @@ _WALK_LIMIT = 5000
 class Carve:
     """One path taken out of what the sandbox grants. ``path`` is absolute and real;
     ``exists`` is False for the first missing component of a path that must not be made;
-    ``folder`` tells a placeholder for a missing path which kind to be."""
+    ``folder``: whether it is a folder (a hidden one is replaced by an empty one)."""
 
     path: str
     kind: CarveKind

@@ -2,10 +2,11 @@
 session's private temp folder, and the placeholders bubblewrap mounts over.
 
 A path that must not be made (`.opencode.json` before the project has one) is carved out
-by bwrap with a mount, and a mount needs something to stand on: an empty placeholder
-(a folder, or a file; `{}` for a JSON file, so a config read meanwhile still parses) is
-made before the command and removed after it, when it is still what was made. Landlock
-needs none: a folder leading to a carved-out path is never granted itself.
+by bwrap with a mount, and a mount needs something to stand on: an empty folder is made
+there before the command and removed after it, when it is still empty. A folder, also
+for a file's name, because git does not see an empty folder: `git add -A` in the command
+adds nothing of it. Landlock needs none: a folder leading to a carved-out path is never
+granted itself.
 """
 
 from __future__ import annotations
@@ -87,11 +88,7 @@ def _hold(carve: Carve) -> bool:
     with _lock:
         if _placeholders[carve.path] == 0:
             try:
-                if carve.folder:
-                    os.mkdir(carve.path, 0o755)
-                else:
-                    with open(carve.path, "x", encoding="utf-8") as file:
-                        file.write(_placeholder_text(carve.path))
+                os.mkdir(carve.path, 0o755)
             except FileExistsError:
                 return False  # made meanwhile by someone else: bound as it is
         _placeholders[carve.path] += 1
@@ -105,11 +102,4 @@ def _release(carve: Carve) -> None:
             return
         del _placeholders[carve.path]
         with contextlib.suppress(OSError):
-            if carve.folder:
-                os.rmdir(carve.path)  # only while empty
-            elif Path(carve.path).read_text(encoding="utf-8") == _placeholder_text(carve.path):
-                os.unlink(carve.path)
-
-
-def _placeholder_text(path: str) -> str:
-    return "{}\n" if path.endswith(".json") else ""
+            os.rmdir(carve.path)  # only while empty

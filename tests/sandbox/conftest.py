@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from app.sandbox.mechanisms import bwrap_problem, landlock_abi
+from tests.llm.conftest import fake_llm  # noqa: F401 - the fixture, shared
 
 RULES = {
     "edit": {"secrets/*": "deny"},
