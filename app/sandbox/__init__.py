@@ -7,9 +7,9 @@ from app.config import Config
 from app.sandbox.mechanisms import Availability, detect, unavailable_notice
 
 
-def sandbox_notice(config: Config) -> str | None:
-    """The start-up line when bash runs without a sandbox here, or None."""
-    return unavailable_notice(detect(config.sandbox.mechanism), config.sandbox.required)
+def sandbox_notice(config: Config, availability: Availability) -> str | None:
+    """The start-up line when bash runs without the sandbox wanted here, or None."""
+    return unavailable_notice(availability, config.sandbox.mechanism, config.sandbox.required)
 
 
 __all__ = ["Availability", "detect", "sandbox_notice"]

@@ -100,9 +100,10 @@ def detect(choice: Choice = "auto") -> Availability:
     return Availability(None, "; ".join(problems))
 
 
-def unavailable_notice(availability: Availability, required: bool) -> str | None:
-    """The one start-up line when bash commands run without a sandbox."""
-    if availability.mechanism is not None:
+def unavailable_notice(availability: Availability, choice: Choice, required: bool) -> str | None:
+    """The one start-up line when bash commands run without the sandbox that was wanted
+    (none when it was turned off: the user chose that)."""
+    if availability.mechanism is not None or choice == "off":
         return None
     if required:
         return f"sandbox unavailable ({availability.why}): bash is refused (sandbox.required)"
