@@ -1,7 +1,7 @@
 """What a sandboxed bash command may reach, made from the rules the user already has.
 
-Reads go everywhere except the hidden paths: `view` and rooted `external_directory`
-deny rules, and by default the user's keys and opencode's own config (DEFAULT_HIDDEN).
+Reads go everywhere except the hidden paths: `view` deny rules, and by default the
+user's keys and opencode's own config (DEFAULT_HIDDEN).
 Writes go only to the workspace, the session's private temp folder and
 ``sandbox.writable``, except the read-only paths: `edit`/`write`/`delete` deny rules and
 the protected paths (opencode's config and data, git's config and hooks, the start-up
@@ -38,7 +38,7 @@ GIT_CONTROL = (".git/config", ".git/hooks")
 """What of git's own folder stays read-only: the rest (objects, refs, the index) is what
 `git add` and `git commit` write."""
 READ_ONLY_KEYS = ("edit", "write", "delete")
-HIDDEN_KEYS = ("view", "external_directory")
+HIDDEN_KEYS = ("view",)
 _WALK_LIMIT = 5000
 """Entries looked at when a deny pattern is matched against the files on disk."""
 
@@ -210,8 +210,6 @@ def build_policy(
     for kind, keys in (("hidden", HIDDEN_KEYS), ("read-only", READ_ONLY_KEYS)):
         for key in keys:
             for pattern in permissions.patterns_with(agent, session_id, key, "deny"):
-                if key == "external_directory" and _rooted(pattern) is None:
-                    continue  # a pattern for every path outside: the judge's, not a folder to hide
                 for path, whole in pattern_paths(pattern, workspace):
                     subject = posixpath.relpath(path, workspace) if within(path, [workspace]) else path
                     if whole or confirm is None or "*" not in pattern or confirm(key, subject, path):

@@ -28,7 +28,10 @@ from app.sandbox.runner import session_tmpdir
 from app.tools.bash_judge import CommandJudge, Verdict, one_line
 
 ENFORCED_KEYS = frozenset({"view", "edit", "write", "delete", "external_directory"})
-"""Keys whose deny rules the sandbox's policy holds (app.sandbox.policy)."""
+"""Keys whose deny rules an unknown program cannot break in the sandbox: the policy holds
+view, edit, write and delete denies (app.sandbox.policy), and nothing outside the
+workspace can be written there (an `external_directory` deny never made an unknown
+program a person's question: reading outside is judged only where a command names it)."""
 OUTSIDE_SCOPE = "outside the sandbox"
 """The scope of a question about running outside: no answer about a sandboxed run covers it."""
 
