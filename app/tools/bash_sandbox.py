@@ -17,6 +17,7 @@ bash` prints it, so the two never disagree.
 
 from __future__ import annotations
 
+import os
 import posixpath
 from dataclasses import dataclass
 
@@ -117,11 +118,16 @@ def command_policy(judge: CommandJudge, command: str, config: Config, session_id
 
 
 def _beyond(policy: SandboxPolicy, verdict: Verdict) -> str | None:
-    """What the judge sees the command change outside what the sandbox lets it write."""
+    """What the judge sees the command reach beyond the sandbox: a change outside what it
+    lets commands write, a read of what it hides (that the rules allow, or it would have
+    been refused)."""
     for effect in verdict.effects:
-        path = effect.absolute or posixpath.join(policy.workspace, effect.target)
-        if effect.kind in ("write", "delete") and not policy.writable_at(posixpath.normpath(path)):
+        path = posixpath.normpath(effect.absolute or posixpath.join(policy.workspace, os.path.expanduser(effect.target)))
+        if effect.kind in ("write", "delete") and not policy.writable_at(path):
             return f"it would {effect.kind} {one_line(effect.target, 80)}, which the sandbox does not let it {effect.kind}"
+        carve = policy.carve_for(path) if effect.kind == "read" else None
+        if carve is not None and carve.kind == "hidden":
+            return f"it would read {one_line(effect.target, 80)}, which the sandbox hides ({carve.reason})"
     return None
 
 

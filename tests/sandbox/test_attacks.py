@@ -164,3 +164,10 @@ async def test_running_outside_the_sandbox_is_for_a_person_only(mechanism, sandb
     outside = tmp_path / "out.txt"
     seen = await call(runtime, "bash", {"command": f"echo hi > {outside}"})
     assert "run it outside the sandbox?" in seen and not outside.exists(), seen
+
+
+async def test_a_read_the_judge_sees_of_a_hidden_path_is_asked_as_running_outside(mechanism, sandboxed, home: Path):
+    runtime = sandboxed(mechanism, {"bash": {"*": "allow"}, "external_directory": {"*": "allow"}})
+    output = await call(runtime, "bash", {"command": f"cat {home}/.ssh/id_rsa"})
+    assert "which the sandbox hides" in output and "only a person can approve this" in output, output
+    assert KEY not in output
