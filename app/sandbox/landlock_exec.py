@@ -1,20 +1,30 @@
-"""Apply a Landlock policy to this process, then exec the command: the helper the bash
-tool starts as ``python -I -S landlock_exec.py POLICY_JSON ARGV...`` when Landlock is the
-sandbox (app.sandbox.mechanisms).
+"""Run commands under Landlock: the fork server the bash tool starts once per opencode
+process as ``python -I -S -B landlock_exec.py FD`` when Landlock is the sandbox
+(app.sandbox.mechanisms, app.sandbox.landlock_server). FD is its end of a Unix socket.
 
-It imports nothing of opencode and only the standard library, so it starts fast, and it
-runs as its own process: the restriction is applied in a program that has no other
-threads, instead of in ``preexec_fn`` between fork and exec of a threaded program.
+It imports nothing of opencode and only the standard library, and it has one thread: the
+restriction is applied in a child forked from it, between fork and exec, instead of in
+``preexec_fn`` of the threaded main program. One server serves every command, so no
+interpreter starts per command.
+
+Each request on the socket is one byte carrying four file descriptors: the command's
+stdin, stdout and stderr, and a stream socket for this request. On that socket come a
+4-byte length and a JSON object: ``argv``, ``cwd``, ``env`` (the whole environment) and
+``policy``. The server forks; the child starts a session of its own (so the caller can
+kill its process group by its pid), applies the policy and execs the command. The server
+answers the pid, once the child leads its own group, then the exit code (negative: the
+signal that ended it), one line each. It exits when the other end of FD closes: the main
+program ended.
+
+The policy holds: ``read`` and ``write`` (paths granted), ``read_carved`` and
+``write_carved`` (paths left out of those grants, existing or not), ``network`` (whether
+TCP connect and bind stay allowed).
 
 Landlock only grants: every access it handles is refused unless a rule allows it beneath
 a folder. A path carved out of a grant (a denied file inside the workspace) is reached by
 granting each of its siblings, down the folders that lead to it, and never the folders
 themselves; so no new entry can be made, and none removed or renamed, in a folder that
 leads to a carved-out path.
-
-POLICY_JSON holds: ``read`` and ``write`` (paths granted), ``read_carved`` and
-``write_carved`` (paths left out of those grants, existing or not), ``network`` (whether
-TCP connect and bind stay allowed) and ``env`` (variables to set).
 """
 
 from __future__ import annotations
@@ -22,6 +32,9 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import selectors
+import signal
+import socket
 import stat
 import sys
 
@@ -61,6 +74,10 @@ class PathBeneathAttr(ctypes.Structure):
 
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
+
+
+class Failed(Exception):
+    """Why a command could not be started: said on its stderr, exit code 126."""
 
 
 def fail(message: str) -> None:
@@ -167,26 +184,116 @@ def restrict(policy: dict[str, object]) -> None:
     for device in DEVICES:
         add_rule(ruleset, device, (READ | WRITE_FILE) & fs)
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        fail("could not set no_new_privs")
+        raise Failed("could not set no_new_privs")
     drop_capabilities()
     syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0))
     os.close(ruleset)
 
 
-def main(argv: list[str]) -> None:
-    if len(argv) < 3:
-        fail("usage: landlock_exec.py POLICY_JSON PROGRAM [ARG...]")
-    policy = json.loads(argv[1])
+def run_child(request: dict[str, object], stdio: list[int], ready: int) -> None:
+    """In the forked child: a session of its own, the command's stdio and folder, the
+    policy, then the command. Never returns."""
     try:
-        restrict(policy)
-    except OSError as err:
-        fail(f"could not apply the policy: {err.strerror}")
-    os.environ.update(policy.get("env", {}))
+        os.setsid()
+        os.close(ready)
+        for name in ("SIGPIPE", "SIGXFSZ"):  # ignored by Python, as subprocess restores them
+            signal.signal(
+                getattr(signal, name), signal.SIG_DFL
+            )  # the server now answers the pid: the group exists
+        for target, fd in enumerate(stdio):
+            os.dup2(fd, target)
+        argv = list(request["argv"])  # type: ignore[call-overload]
+        try:
+            os.chdir(str(request["cwd"]))
+            restrict(request["policy"])  # type: ignore[arg-type]
+        except OSError as err:
+            raise Failed(f"could not apply the policy: {err.strerror}") from None
+        try:
+            os.execvpe(argv[0], argv, request["env"])  # type: ignore[arg-type]
+        except OSError as err:
+            raise Failed(f"could not run {argv[0]}: {err.strerror}") from None
+    except Failed as err:
+        os.write(2, f"opencode sandbox (landlock): {err}\n".encode())
+    finally:
+        os._exit(126)
+
+
+def read_request(reply: socket.socket) -> dict[str, object]:
+    size = int.from_bytes(receive(reply, 4), "big")
+    request: dict[str, object] = json.loads(receive(reply, size))
+    return request
+
+
+def receive(reply: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = reply.recv(size - len(data))
+        if not chunk:
+            raise EOFError
+        data += chunk
+    return data
+
+
+def start(fds: list[int], waiting: selectors.BaseSelector) -> None:
+    """Fork and start one command; the child's exit is watched through a pidfd."""
+    for fd in fds:
+        os.set_inheritable(fd, False)  # no command inherits another's descriptors
+    if len(fds) != 4:
+        for fd in fds:
+            os.close(fd)
+        return
+    *stdio, reply_fd = fds
+    reply = socket.socket(fileno=reply_fd)
     try:
-        os.execvp(argv[2], argv[2:])
-    except OSError as err:
-        fail(f"could not run {argv[2]}: {err.strerror}")
+        request = read_request(reply)
+    except (OSError, EOFError, ValueError):
+        reply.close()
+        return
+    ready, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(ready)
+        run_child(request, stdio, ready_w)
+    os.close(ready_w)
+    for fd in stdio:
+        os.close(fd)
+    os.read(ready, 1)  # EOF once the child has its own session (or has ended)
+    os.close(ready)
+    try:
+        reply.sendall(f"{pid}\n".encode())
+    except OSError:
+        pass  # the caller is gone; the exit is still reaped
+    waiting.register(os.pidfd_open(pid), selectors.EVENT_READ, (pid, reply))
+
+
+def finish(pidfd: int, pid: int, reply: socket.socket, waiting: selectors.BaseSelector) -> None:
+    waiting.unregister(pidfd)
+    os.close(pidfd)
+    _, status = os.waitpid(pid, 0)
+    try:
+        reply.sendall(f"{os.waitstatus_to_exitcode(status)}\n".encode())
+    except OSError:
+        pass
+    reply.close()
+
+
+def serve(control_fd: int) -> None:
+    control = socket.socket(fileno=control_fd)
+    waiting = selectors.DefaultSelector()
+    waiting.register(control, selectors.EVENT_READ)
+    while True:
+        for key, _ in waiting.select():
+            if key.data is not None:
+                pid, reply = key.data
+                finish(key.fd, pid, reply, waiting)
+                continue
+            message, fds, _, _ = socket.recv_fds(control, 1, 4)
+            if not message:
+                return  # the main program ended
+            start(fds, waiting)
 
 
 if __name__ == "__main__":
-    main(sys.argv)
+    if len(sys.argv) != 2:
+        fail("usage: landlock_exec.py FD")
+    serve(int(sys.argv[1]))

@@ -13,22 +13,18 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import json
 import os
 import shutil
-import sys
 import tempfile
 import threading
 from collections import Counter
 from collections.abc import Iterator
-from pathlib import Path
 
 from app.sandbox.bwrap import bwrap_argv
 from app.sandbox.macos import seatbelt_profile
 from app.sandbox.mechanisms import Mechanism
 from app.sandbox.policy import Carve, SandboxPolicy
 
-LANDLOCK_HELPER = Path(__file__).with_name("landlock_exec.py")
 _tmpdirs: dict[str, str] = {}
 _placeholders: Counter[str] = Counter()
 _lock = threading.Lock()
@@ -53,15 +49,15 @@ def _remove_tmpdirs() -> None:
 
 
 def sandboxed_argv(mechanism: Mechanism, policy: SandboxPolicy, argv: list[str]) -> list[str]:
+    """The command line for bwrap or sandbox-exec (Landlock commands are started by its
+    fork server: app.sandbox.landlock_server)."""
     if mechanism == "bwrap":
         return bwrap_argv(policy, argv, shutil.which("bwrap") or "bwrap")
-    if mechanism == "landlock":
-        return [sys.executable, "-I", "-S", "-B", str(LANDLOCK_HELPER), json.dumps(landlock_policy(policy)), *argv]
     return ["/usr/bin/sandbox-exec", "-p", seatbelt_profile(policy), "/usr/bin/env", f"TMPDIR={policy.tmpdir}", *argv]
 
 
 def landlock_policy(policy: SandboxPolicy) -> dict[str, object]:
-    """What the Landlock helper reads (app/sandbox/landlock_exec.py)."""
+    """What the Landlock fork server applies (app/sandbox/landlock_exec.py)."""
     return {
         "read": ["/"],
         "read_carved": [c.path for c in policy.carves if c.kind == "hidden"],

@@ -26,8 +26,9 @@ from pydantic import Field
 from app.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionPreview
 from app.permission.effects import protected_roots
+from app.sandbox.landlock_server import LANDLOCK_SERVER, Launched, ServerStopped
 from app.sandbox.refusals import refusal_note
-from app.sandbox.runner import placeholders, sandboxed_argv
+from app.sandbox.runner import landlock_policy, placeholders, sandboxed_argv
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.bash_judge import CommandJudge, Verdict, one_line
 from app.tools.bash_sandbox import BashPlan, plan
@@ -99,9 +100,11 @@ class ShellOutcome:
     duration_ms: int
 
 
-class _ShellProtocol(asyncio.SubprocessProtocol):
+class _ShellProtocol(asyncio.SubprocessProtocol, asyncio.Protocol):
     """Feeds the output to the capture, and tells apart the shell's exit from the end of
-    its output: a background child (`server &`) may hold the pipe long after the exit."""
+    its output: a background child (`server &`) may hold the pipe long after the exit.
+    The output comes from a subprocess transport, or (a command the Landlock server
+    started) from the read end of its pipe."""
 
     def __init__(self, capture: OutputCapture) -> None:
         self.capture = capture
@@ -115,25 +118,39 @@ class _ShellProtocol(asyncio.SubprocessProtocol):
         self.capture.feed(b"", final=True)
         self.output_closed.set()
 
+    def data_received(self, data: bytes) -> None:
+        self.pipe_data_received(1, data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.pipe_connection_lost(1, exc)
+
     def process_exited(self) -> None:
         self.exited.set()
 
 
-async def run_shell(argv: list[str], cwd: Path, timeout_s: float) -> ShellOutcome:
+async def run_shell(argv: list[str], cwd: Path, timeout_s: float, landlock: dict[str, object] | None = None) -> ShellOutcome:
     """Run ``argv`` in its own process group with stdin closed, stderr merged into stdout.
-    On timeout, or when the calling task is cancelled, the whole group is killed."""
+    On timeout, or when the calling task is cancelled, the whole group is killed.
+    ``landlock``: the Landlock policy it runs under (app.sandbox.runner.landlock_policy),
+    started by the fork server (app.sandbox.landlock_server)."""
     started = time.monotonic()
     protocol = _ShellProtocol(OutputCapture())
+    transport: asyncio.SubprocessTransport | Launched
     try:
-        transport, _ = await asyncio.get_running_loop().subprocess_exec(
-            lambda: protocol,
-            *argv,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        if landlock is None:
+            transport, _ = await asyncio.get_running_loop().subprocess_exec(
+                lambda: protocol,
+                *argv,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        else:
+            transport = await LANDLOCK_SERVER.launch(protocol, protocol.process_exited, argv, cwd, landlock)
+    except ServerStopped as err:
+        raise ToolError(f"bash: {err.strerror}; run the command again (the server restarts)") from None
     except OSError as err:
         raise no_shell(argv[0], err.strerror or str(err)) from None
     pgid = transport.get_pid()
@@ -309,7 +326,11 @@ class BashTool(Tool):
                 if shutil.which(argv[0]) is None:  # said as when it runs outside, not as the sandbox's exec error
                     raise no_shell(argv[0], "No such file or directory, or not executable")
                 with placeholders(mechanism, policy):
-                    outcome = await run_shell(sandboxed_argv(mechanism, policy, argv), ctx.workspace.root, timeout_ms / 1000)
+                    if mechanism == "landlock":
+                        outcome = await run_shell(argv, ctx.workspace.root, timeout_ms / 1000, landlock_policy(policy))
+                    else:
+                        argv = sandboxed_argv(mechanism, policy, argv)
+                        outcome = await run_shell(argv, ctx.workspace.root, timeout_ms / 1000)
                 if mechanism == "bwrap":
                     outcome = signalled_as_bwrap_says(outcome)
         lines = [outcome.output.rstrip("\n") or "(no output)", ""]
