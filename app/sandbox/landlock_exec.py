@@ -13,8 +13,8 @@ stdin, stdout and stderr, and a stream socket for this request. On that socket c
 ``policy``. The server forks; the child starts a session of its own (so the caller can
 kill its process group by its pid), applies the policy and execs the command. The server
 answers the pid, once the child leads its own group, then the exit code (negative: the
-signal that ended it), one line each. It exits when the other end of FD closes: the main
-program ended.
+signal that ended it), one line each. It exits when the other end of FD closes (the main
+program ended) and the commands it started have ended.
 
 The policy holds: ``read`` and ``write`` (paths granted), ``read_carved`` and
 ``write_carved`` (paths left out of those grants, existing or not), ``network`` (whether
@@ -190,16 +190,17 @@ def restrict(policy: dict[str, object]) -> None:
     os.close(ruleset)
 
 
-def run_child(request: dict[str, object], stdio: list[int], ready: int) -> None:
+def run_child(request: dict[str, object], stdio: list[int], ready: int, go: int) -> None:
     """In the forked child: a session of its own, the command's stdio and folder, the
-    policy, then the command. Never returns."""
+    policy, then the command. It runs nothing unless the server told the caller its pid,
+    so a caller that got no pid may ask again. Never returns."""
     try:
         os.setsid()
-        os.close(ready)
-        for name in ("SIGPIPE", "SIGXFSZ"):  # ignored by Python, as subprocess restores them
-            signal.signal(
-                getattr(signal, name), signal.SIG_DFL
-            )  # the server now answers the pid: the group exists
+        os.close(ready)  # the server now answers the pid: the group exists
+        if os.read(go, 1) != b"g":
+            os._exit(126)
+        for name in ("SIGPIPE", "SIGXFSZ"):  # ignored by Python: restored as subprocess does
+            signal.signal(getattr(signal, name), signal.SIG_DFL)
         for target, fd in enumerate(stdio):
             os.dup2(fd, target)
         argv = list(request["argv"])  # type: ignore[call-overload]
@@ -250,19 +251,24 @@ def start(fds: list[int], waiting: selectors.BaseSelector) -> None:
         reply.close()
         return
     ready, ready_w = os.pipe()
+    go_r, go = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(ready)
-        run_child(request, stdio, ready_w)
+        os.close(go)
+        run_child(request, stdio, ready_w, go_r)
     os.close(ready_w)
+    os.close(go_r)
     for fd in stdio:
         os.close(fd)
     os.read(ready, 1)  # EOF once the child has its own session (or has ended)
     os.close(ready)
     try:
         reply.sendall(f"{pid}\n".encode())
+        os.write(go, b"g")
     except OSError:
-        pass  # the caller is gone; the exit is still reaped
+        pass  # the caller is gone: the child ends without running the command
+    os.close(go)
     waiting.register(os.pidfd_open(pid), selectors.EVENT_READ, (pid, reply))
 
 
@@ -278,19 +284,22 @@ def finish(pidfd: int, pid: int, reply: socket.socket, waiting: selectors.BaseSe
 
 
 def serve(control_fd: int) -> None:
+    """Start commands until the main program closes its end, then wait for those still
+    running, so that each caller learns its command's exit code."""
     control = socket.socket(fileno=control_fd)
     waiting = selectors.DefaultSelector()
     waiting.register(control, selectors.EVENT_READ)
-    while True:
+    while len(waiting.get_map()) > 0:
         for key, _ in waiting.select():
             if key.data is not None:
                 pid, reply = key.data
                 finish(key.fd, pid, reply, waiting)
                 continue
             message, fds, _, _ = socket.recv_fds(control, 1, 4)
-            if not message:
-                return  # the main program ended
-            start(fds, waiting)
+            if message:
+                start(fds, waiting)
+            else:
+                waiting.unregister(control)  # the main program ended, or started a new server
 
 
 if __name__ == "__main__":

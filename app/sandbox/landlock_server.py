@@ -56,6 +56,7 @@ class LandlockServer:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
         self._control: socket.socket | None = None
+        self._retired: list[subprocess.Popen[bytes]] = []
 
     def _connection(self) -> socket.socket:
         """The socket to the running server, started (again) when there is none."""
@@ -63,6 +64,8 @@ class LandlockServer:
             if self._process is None or self._process.poll() is not None or self._control is None:
                 if self._control is not None:
                     self._control.close()
+                if self._process is not None:
+                    self._retired.append(self._process)  # it ends once its commands have
                 ours, theirs = socket.socketpair()
                 with theirs:
                     self._process = subprocess.Popen(
@@ -77,15 +80,20 @@ class LandlockServer:
                 self._control = ours
             return self._control
 
-    def stop(self) -> None:
-        """Close the socket: the server ends once its running commands are reaped."""
+    def stop(self, *, wait: bool = False) -> None:
+        """Close the socket: the server ends once the commands it runs have (as a command
+        run directly outlives opencode until it ends). ``wait``: until then."""
         with self._lock:
             if self._control is not None:
                 self._control.close()
                 self._control = None
             if self._process is not None:
-                self._process.wait()
+                self._retired.append(self._process)
                 self._process = None
+            if wait:
+                for process in self._retired:
+                    process.wait()
+                self._retired.clear()
 
     @property
     def pid(self) -> int | None:
@@ -101,33 +109,53 @@ class LandlockServer:
         policy: dict[str, object],
     ) -> Launched:
         """Start ``argv`` in ``cwd`` under ``policy`` (app.sandbox.runner.landlock_policy),
-        stdin closed, stdout and stderr into ``protocol``; ``exited`` is called when it ends."""
-        loop = asyncio.get_running_loop()
+        stdin closed, stdout and stderr into ``protocol``; ``exited`` is called when it ends.
+        A server that is gone is started again, and asked again: the command runs only
+        once the server has told its pid (app/sandbox/landlock_exec.py)."""
+        try:
+            return await self._launch(protocol, exited, argv, cwd, policy)
+        except ServerStopped:
+            self._forget()
+            return await self._launch(protocol, exited, argv, cwd, policy)
+
+    def _forget(self) -> None:
+        with self._lock:
+            if self._control is not None:
+                self._control.close()
+            self._control = None
+
+    async def _launch(
+        self,
+        protocol: asyncio.Protocol,
+        exited: Callable[[], None],
+        argv: list[str],
+        cwd: Path,
+        policy: dict[str, object],
+    ) -> Launched:
         read_end, write_end = os.pipe()
         ours, theirs = socket.socketpair()
         try:
             with open(os.devnull, "rb") as stdin, theirs:
-                try:
-                    socket.send_fds(
-                        self._connection(), [b"r"], [stdin.fileno(), write_end, write_end, theirs.fileno()]
-                    )
-                except OSError as err:
-                    raise ServerStopped(
-                        err.errno, f"the Landlock sandbox server is not running ({err.strerror})"
-                    ) from None
+                socket.send_fds(self._connection(), [b"r"], [stdin.fileno(), write_end, write_end, theirs.fileno()])
+            reader, writer = await asyncio.open_unix_connection(sock=ours)
+            env = {**os.environ, **policy.get("env", {})}  # type: ignore[dict-item]
+            request = json.dumps({"argv": argv, "cwd": str(cwd), "env": env, "policy": policy}).encode()
+            writer.write(len(request).to_bytes(4, "big") + request)
+            await writer.drain()
+            answer = await reader.readline()
+        except OSError as err:
+            os.close(read_end)
+            ours.close()
+            raise ServerStopped(err.errno, f"the Landlock sandbox server is not running ({err.strerror})") from None
         finally:
             os.close(write_end)
-        reader, writer = await asyncio.open_unix_connection(sock=ours)
-        env = {**os.environ, **policy.get("env", {})}  # type: ignore[dict-item]
-        request = json.dumps({"argv": argv, "cwd": str(cwd), "env": env, "policy": policy}).encode()
-        writer.write(len(request).to_bytes(4, "big") + request)
-        await writer.drain()
-        output, _ = await loop.connect_read_pipe(lambda: protocol, os.fdopen(read_end, "rb", buffering=0))
-        answer = await reader.readline()
         if not answer:
-            output.close()
+            os.close(read_end)
             writer.close()
             raise ServerStopped(0, "the Landlock sandbox server ended before starting the command")
+        output, _ = await asyncio.get_running_loop().connect_read_pipe(
+            lambda: protocol, os.fdopen(read_end, "rb", buffering=0)
+        )
         launched = Launched(int(answer), output, writer)
 
         async def wait_for_exit() -> None:
