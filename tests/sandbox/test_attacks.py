@@ -39,11 +39,11 @@ attempt("hook", lambda: open(".git/hooks/pre-commit", "w").write("#!/bin/sh\\nec
 attempt("connect", lambda: socket.create_connection(("127.0.0.1", int(os.environ["ATTACK_PORT"])), timeout=5))
 """
 SHELL_ATTACK = """\
-s=secrets p=private g=.git
+s=secrets p=private g=.git k=.ssh
 echo pwned > $s/key.txt
 echo pwned > "$ATTACK_OUTSIDE"
 cat $p/token.txt
-cat $HOME/.ssh/id_rsa
+cat $HOME/$k/id_rsa
 printf '[core]\\n\\tfsmonitor = pwned\\n' >> $g/config
 echo 'echo pwned' > $g/hooks/pre-commit
 bash -c 'echo pwned > /dev/tcp/127.0.0.1/'"$ATTACK_PORT"
