@@ -2,11 +2,12 @@
 unsandboxed and under each mechanism this machine has, with the policy made for each
 call as the bash tool makes it. The target is under 15 ms added per call.
 
-Two figures per mechanism: the median wall time, and the CPU time per call (the mean of
-the 50) of opencode and every process the call started: the children it reaped, and the
-Landlock fork server with the commands it reaped. Wall time counts the waits for a CPU
-on a busy machine; CPU time does not, so it is the steadier figure where other programs
-share the machine."""
+Three figures per mechanism: the median wall time; the fastest wall time, which is what
+a call takes when no other program holds the CPUs; and the CPU time per call (the mean
+of the 50) of opencode and every process the call started: the children it reaped, and
+the Landlock fork server with the commands it reaped. Wall time counts the waits for a
+CPU on a busy machine; CPU time does not, so it is the steadier figure where other
+programs share the machine."""
 
 from __future__ import annotations
 
@@ -43,8 +44,8 @@ def cpu_ms() -> float:
     return total * 1000
 
 
-async def measure(root: Path, mechanism: str | None) -> tuple[float, float]:
-    """(median wall ms, mean CPU ms) per call."""
+async def measure(root: Path, mechanism: str | None) -> tuple[float, float, float]:
+    """(median wall ms, fastest wall ms, mean CPU ms) per call."""
     config = Config.model_validate({"permission": {"rules": RULES}})
     permissions = PermissionService(config, Bus())
     argv = ["/bin/sh", "-c", "true"]
@@ -65,7 +66,7 @@ async def measure(root: Path, mechanism: str | None) -> tuple[float, float]:
                 else:
                     await run_shell(sandboxed_argv(mechanism, policy, argv), root, 30)  # type: ignore[arg-type]
         times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times), (cpu_ms() - cpu_before) / RUNS
+    return statistics.median(times), min(times), (cpu_ms() - cpu_before) / RUNS
 
 
 def main() -> None:
@@ -73,17 +74,17 @@ def main() -> None:
         root = Path(folder)
         (root / "secrets").mkdir()
         (root / "secrets" / "key.txt").write_text("s3cr3t\n")
-        wall, cpu = asyncio.run(measure(root, None))
-        print(f"unsandboxed: {wall:.1f} ms wall (median of {RUNS}), {cpu:.1f} ms CPU per call")
+        wall, fastest, cpu = asyncio.run(measure(root, None))
+        print(f"unsandboxed: wall {wall:.1f} ms (median of {RUNS}), fastest {fastest:.1f} ms; CPU {cpu:.1f} ms per call")
         available = {"bwrap": bwrap_problem() is None, "landlock": isinstance(landlock_abi(), int)}
         for mechanism, ok in available.items():
             if not ok:
                 print(f"{mechanism}: not available here")
                 continue
-            took, used = asyncio.run(measure(root, mechanism))
+            took, least, used = asyncio.run(measure(root, mechanism))
             print(
-                f"{mechanism}: {took:.1f} ms wall ({took - wall:+.1f} ms added), "
-                f"{used:.1f} ms CPU ({used - cpu:+.1f} ms added) per call (target: under 15 ms added)"
+                f"{mechanism}: wall {took:.1f} ms ({took - wall:+.1f}), fastest {least:.1f} ms ({least - fastest:+.1f}); "
+                f"CPU {used:.1f} ms ({used - cpu:+.1f}) per call; in brackets: added (target: under 15 ms)"
             )
 
 

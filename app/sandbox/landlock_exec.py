@@ -10,8 +10,10 @@ interpreter starts per command.
 Each request on the socket is one byte carrying four file descriptors: the command's
 stdin, stdout and stderr, and a stream socket for this request. On that socket come a
 4-byte length and a JSON object: ``argv``, ``cwd``, ``env`` (the whole environment) and
-``policy``. The server forks; the child starts a session of its own (so the caller can
-kill its process group by its pid), applies the policy and execs the command. The server
+``policy``. The server makes the policy's ruleset and forks; the child starts a session
+of its own (so the caller can kill its process group by its pid), applies the ruleset
+and execs the command. The server set no_new_privs and emptied the capability bounding
+set of itself when it started, so every child has them. The server
 answers the pid, once the child leads its own group, then the exit code (negative: the
 signal that ended it), one line each. It exits when the other end of FD closes (the main
 program ended) and the commands it started have ended.
@@ -166,7 +168,9 @@ def drop_capabilities() -> None:
         libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # EPERM for a user without CAP_SETPCAP: nothing to drop
 
 
-def restrict(policy: dict[str, object]) -> None:
+def ruleset_for(policy: dict[str, object]) -> int:
+    """A Landlock ruleset holding the policy's grants, as a file descriptor. Made in the
+    server: it restricts no one until a child applies it."""
     abi = abi_version()
     fs, net, scoped = handled(abi)
     if policy.get("network"):
@@ -183,17 +187,22 @@ def restrict(policy: dict[str, object]) -> None:
             add_rule(ruleset, path, WRITE & fs)
     for device in DEVICES:
         add_rule(ruleset, device, (READ | WRITE_FILE) & fs)
+    return ruleset
+
+
+def lock_down() -> None:
+    """What every command inherits from the server: no_new_privs (no setuid program
+    regains privileges, and Landlock may be applied without them) and an empty
+    capability bounding set. The server itself needs neither."""
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        raise Failed("could not set no_new_privs")
+        fail("could not set no_new_privs")
     drop_capabilities()
-    syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0))
-    os.close(ruleset)
 
 
-def run_child(request: dict[str, object], stdio: list[int], ready: int, go: int) -> None:
+def run_child(request: dict[str, object], stdio: list[int], ruleset: int | str, ready: int, go: int) -> None:
     """In the forked child: a session of its own, the command's stdio and folder, the
-    policy, then the command. It runs nothing unless the server told the caller its pid,
-    so a caller that got no pid may ask again. Never returns."""
+    ruleset (or why there is none), then the command. It runs nothing unless the server
+    told the caller its pid, so a caller that got no pid may ask again. Never returns."""
     try:
         os.setsid()
         os.close(ready)  # the server now answers the pid: the group exists
@@ -206,7 +215,10 @@ def run_child(request: dict[str, object], stdio: list[int], ready: int, go: int)
         argv = list(request["argv"])  # type: ignore[call-overload]
         try:
             os.chdir(str(request["cwd"]))
-            restrict(request["policy"])  # type: ignore[arg-type]
+            if isinstance(ruleset, str):
+                raise Failed(f"could not apply the policy: {ruleset}")
+            syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0))
+            os.close(ruleset)
         except OSError as err:
             raise Failed(f"could not apply the policy: {err.strerror}") from None
         try:
@@ -250,13 +262,20 @@ def start(fds: list[int], waiting: selectors.BaseSelector) -> None:
     except (OSError, EOFError, ValueError):
         reply.close()
         return
+    ruleset: int | str
+    try:
+        ruleset = ruleset_for(request["policy"])  # type: ignore[arg-type]
+    except OSError as err:
+        ruleset = err.strerror or str(err)
     ready, ready_w = os.pipe()
     go_r, go = os.pipe()
     pid = os.fork()
     if pid == 0:
         os.close(ready)
         os.close(go)
-        run_child(request, stdio, ready_w, go_r)
+        run_child(request, stdio, ruleset, ready_w, go_r)
+    if isinstance(ruleset, int):
+        os.close(ruleset)
     os.close(ready_w)
     os.close(go_r)
     for fd in stdio:
@@ -286,6 +305,7 @@ def finish(pidfd: int, pid: int, reply: socket.socket, waiting: selectors.BaseSe
 def serve(control_fd: int) -> None:
     """Start commands until the main program closes its end, then wait for those still
     running, so that each caller learns its command's exit code."""
+    lock_down()
     control = socket.socket(fileno=control_fd)
     waiting = selectors.DefaultSelector()
     waiting.register(control, selectors.EVENT_READ)
