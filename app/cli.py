@@ -89,6 +89,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--agent", default="coder", help="the agent whose rules apply (default: coder)")
     _add_workspace_option(check)
 
+    sandbox = commands.add_parser("sandbox", help="print the sandbox bash commands run in: mechanism and policy")
+    sandbox.add_argument("--agent", default="coder", help="the agent whose rules apply (default: coder)")
+    _add_workspace_option(sandbox)
+
     tool = commands.add_parser("tool", help="run one tool call through the agent's pipeline and print JSON")
     tool.add_argument("name", metavar="NAME", help="the tool: view, edit, patch, delete, bash, ...")
     tool.add_argument("arguments", metavar="JSON", nargs="?", default=None,
@@ -177,6 +181,13 @@ def _cmd_permission(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sandbox(args: argparse.Namespace) -> int:
+    from app.sandbox.report import sandbox_report
+
+    print(sandbox_report(_workspace(args), args.agent))
+    return 0
+
+
 def _cmd_tool(args: argparse.Namespace) -> int:
     from app.commands import run_tool
 
@@ -216,6 +227,7 @@ def _cmd_acp(args: argparse.Namespace) -> int:
 COMMANDS: dict[str | None, Callable[[argparse.Namespace], int]] = {
     "schema": _cmd_schema,
     "permission": _cmd_permission,
+    "sandbox": _cmd_sandbox,
     "tool": _cmd_tool,
     "changes": _cmd_changes,
     "export": _cmd_export,
@@ -337,7 +349,7 @@ def _reader_gone() -> int:
     return BROKEN_PIPE
 
 
-ONE_SHOT = frozenset({"schema", "permission", "tool", "changes"})
+ONE_SHOT = frozenset({"schema", "permission", "sandbox", "tool", "changes"})
 """Commands that do one thing and end: the collector stays paused while they run
 (see app.gc_policy)."""
 

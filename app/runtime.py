@@ -17,6 +17,7 @@ from app.config import Config, load_config
 from app.datadir import DATABASE_FILE
 from app.permission import PermissionService
 from app.permission.service import Policy
+from app.sandbox import Availability, detect, sandbox_notice
 from app.store import Store, open_store
 from app.store.location import data_directory
 from app.tools.base import Tool, ToolContext
@@ -55,6 +56,8 @@ class Runtime:
     """Held by the change path and recovery; shared with every opencode process here."""
     agents: AgentCatalog
     """The built-in agents and those of the agent files (app/agent_files.py)."""
+    sandbox: Availability
+    """The OS sandbox bash commands run in here (app.sandbox), found once at start-up."""
     notices: list[str]
     """One-line warnings from building it (a damaged database set aside, the data kept
     outside an unwritable workspace, a change a crash interrupted rolled back) that every
@@ -83,10 +86,12 @@ class Runtime:
         self.records = FileRecords(self.workspace, self.store.seen)
         self.permissions = PermissionService(self.config, self.bus, policy, self.agents.rules())
         self.tools = ToolTable()
+        self.sandbox: Availability = detect(self.config.sandbox.mechanism)
         self.notices = [
             *(notice for notice in (data.notice, self.store.db.notice) if notice),
             *recover(self.workspace.root, self.store.journal, self.workspace_lock),
             *self.agents.notices,
+            *filter(None, [sandbox_notice(self.config, self.sandbox)]),
         ]
 
     @classmethod

@@ -45,16 +45,22 @@ def home(tmp_path: Path) -> Path:
     return folder
 
 
+JUDGE_ALONE = {"mechanism": "off"}
+
+
 @pytest.fixture
 def make_runtime(workspace: Path) -> Callable[..., Runtime]:
     """Build a runtime on the workspace; ``config`` may be a Config or a dict in file format.
-    Without one, language servers are off, so a pylsp on PATH cannot slow unrelated tests."""
+    Without one, language servers are off, so a pylsp on PATH cannot slow unrelated tests,
+    and bash runs outside the sandbox unless the config has a `sandbox` section: the tests
+    of the judge see it alone, and `$$` is a process id of this machine (tests/sandbox
+    test the sandbox)."""
     built: list[Runtime] = []
 
     def make(policy: str = "headless-yes", config: Config | dict | None = None) -> Runtime:
         if isinstance(config, dict):
-            config = Config.model_validate(config)
-        config = config or Config.model_validate({"lsp": {"python": {"disabled": True}}})
+            config = Config.model_validate({"sandbox": JUDGE_ALONE, **config})
+        config = config or Config.model_validate({"lsp": {"python": {"disabled": True}}, "sandbox": JUDGE_ALONE})
         runtime = Runtime.build(workspace, config=config, policy=policy)
         built.append(runtime)
         return runtime

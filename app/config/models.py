@@ -199,6 +199,21 @@ class ServeConfig(ConfigModel):
     )
 
 
+class SandboxConfig(ConfigModel):
+    mechanism: Literal["auto", "bwrap", "landlock", "off"] = Field(
+        "auto",
+        description="What runs bash commands in an OS sandbox: auto (bubblewrap, else Landlock), bwrap, landlock, "
+        "or off (the permission rules alone). User config or environment only.",
+    )
+    required: bool = Field(False, description="Refuse bash when no sandbox is available, instead of judging commands by the rules alone.")
+    network: bool = Field(False, description="Let sandboxed commands use the network. User config or environment only.")
+    writable: list[str] = Field(
+        [],
+        description="Folders sandboxed commands may write besides the workspace and their temp folder, "
+        "e.g. [\"~/.cache/pip\", \"~/.npm\"]. User config or environment only.",
+    )
+
+
 class ConfigShape(ConfigModel):
     """The keys of the configuration and what each holds: one file or the variables are
     validated against it alone (every key has a default, so a partial layer is valid)."""
@@ -221,6 +236,7 @@ class ConfigShape(ConfigModel):
     debug: bool = False
     tools: ToolsConfig = ToolsConfig()
     serve: ServeConfig = ServeConfig()
+    sandbox: SandboxConfig = SandboxConfig()
 
     def data_dir(self, workspace: Path) -> Path:
         """The data directory: ``data.directory`` resolved against ``workspace`` (not created here)."""

@@ -118,7 +118,12 @@ def file_layer(path: Path) -> Layer | None:
     return Layer(str(path), _normalised(validated(data, str(path), strict=True)))
 
 
-USER_ONLY_KEYS: tuple[tuple[str, ...], ...] = (("tools", "webfetch", "allowPrivate"),)
+USER_ONLY_KEYS: tuple[tuple[str, ...], ...] = (
+    ("tools", "webfetch", "allowPrivate"),
+    ("sandbox", "mechanism"),
+    ("sandbox", "network"),
+    ("sandbox", "writable"),
+)
 """Keys a project's `.opencode.json` may not set: they widen what the agent may reach, and
 a cloned repository (or the agent itself) must not be able to open them for itself."""
 

@@ -221,6 +221,20 @@ class PermissionService:
         evaluate = self.evaluator(agent, session_id=session_id)
         return judge_all(evaluate, tool, effects, protected, self.keys_with(agent, session_id, "deny"))
 
+    def patterns_with(self, agent: str, session_id: str | None, key: str, action: Action) -> list[str]:
+        """The patterns under ``key`` whose action is ``action`` in the rules that hold for
+        this agent and session (its own, its ancestors', the global and locked ones): what
+        the bash sandbox turns into its policy (app.sandbox.policy)."""
+        agents = (agent, *(self._ancestors.get(session_id, ()) if session_id else ()))
+        locked = [self._agents[name].locked for name in agents if name in self._agents]
+        configured = [rules for name in agents for rules in config_rules(self._config, name, self._agents)]
+        found: list[str] = []
+        for rules in (*configured, *locked):
+            value = (rules or {}).get(key)
+            patterns = {"*": value} if isinstance(value, str) else value or {}
+            found += [pattern for pattern, chosen in patterns.items() if chosen == action]
+        return list(dict.fromkeys(found))
+
     def keys_with(self, agent: str, session_id: str | None, *actions: str) -> frozenset[str] | None:
         """The keys whose rules (this agent's, its ancestors', the global ones) hold one of
         ``actions`` (any rule at all when none are given); None when the key `*` does

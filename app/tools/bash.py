@@ -12,12 +12,13 @@ import asyncio
 import codecs
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pydantic import Field
@@ -25,8 +26,12 @@ from pydantic import Field
 from app.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionPreview
 from app.permission.effects import protected_roots
+from app.sandbox.landlock_server import LANDLOCK_SERVER, Launched, ServerStopped
+from app.sandbox.refusals import refusal_note
+from app.sandbox.runner import landlock_policy, placeholders, sandboxed_argv
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.bash_judge import CommandJudge, Verdict, one_line
+from app.tools.bash_sandbox import BashPlan, plan
 from app.tools.descriptions import tool_description
 
 MAX_OUTPUT_CHARS = 30_000
@@ -45,6 +50,11 @@ class BashParams(ToolParams):
     )
     description: str | None = Field(
         None, description="A few words saying what the command does, e.g. 'Run the unit tests'"
+    )
+    sandbox: bool = Field(
+        True,
+        description="false asks the user to run the command outside the sandbox (only when the sandbox "
+        "refused something the command needs: the network, a write outside the workspace)",
     )
 
 
@@ -90,9 +100,11 @@ class ShellOutcome:
     duration_ms: int
 
 
-class _ShellProtocol(asyncio.SubprocessProtocol):
+class _ShellProtocol(asyncio.SubprocessProtocol, asyncio.Protocol):
     """Feeds the output to the capture, and tells apart the shell's exit from the end of
-    its output: a background child (`server &`) may hold the pipe long after the exit."""
+    its output: a background child (`server &`) may hold the pipe long after the exit.
+    The output comes from a subprocess transport, or (a command the Landlock server
+    started) from the read end of its pipe."""
 
     def __init__(self, capture: OutputCapture) -> None:
         self.capture = capture
@@ -106,30 +118,41 @@ class _ShellProtocol(asyncio.SubprocessProtocol):
         self.capture.feed(b"", final=True)
         self.output_closed.set()
 
+    def data_received(self, data: bytes) -> None:
+        self.pipe_data_received(1, data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.pipe_connection_lost(1, exc)
+
     def process_exited(self) -> None:
         self.exited.set()
 
 
-async def run_shell(argv: list[str], cwd: Path, timeout_s: float) -> ShellOutcome:
+async def run_shell(argv: list[str], cwd: Path, timeout_s: float, landlock: dict[str, object] | None = None) -> ShellOutcome:
     """Run ``argv`` in its own process group with stdin closed, stderr merged into stdout.
-    On timeout, or when the calling task is cancelled, the whole group is killed."""
+    On timeout, or when the calling task is cancelled, the whole group is killed.
+    ``landlock``: the Landlock policy it runs under (app.sandbox.runner.landlock_policy),
+    started by the fork server (app.sandbox.landlock_server)."""
     started = time.monotonic()
     protocol = _ShellProtocol(OutputCapture())
+    transport: asyncio.SubprocessTransport | Launched
     try:
-        transport, _ = await asyncio.get_running_loop().subprocess_exec(
-            lambda: protocol,
-            *argv,
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        if landlock is None:
+            transport, _ = await asyncio.get_running_loop().subprocess_exec(
+                lambda: protocol,
+                *argv,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        else:
+            transport = await LANDLOCK_SERVER.launch(protocol, protocol.process_exited, argv, cwd, landlock)
+    except ServerStopped as err:
+        raise ToolError(f"bash: {err.strerror}; run the command again (the server restarts)") from None
     except OSError as err:
-        raise ToolError(
-            f"bash: could not start the shell {argv[0]}: {err.strerror or err}; "
-            "set shell.path in .opencode.json to an installed shell"
-        ) from None
+        raise no_shell(argv[0], err.strerror or str(err)) from None
     pgid = transport.get_pid()
     timed_out = False
     try:
@@ -162,6 +185,10 @@ async def run_shell(argv: list[str], cwd: Path, timeout_s: float) -> ShellOutcom
     )
 
 
+def no_shell(shell: str, why: str) -> ToolError:
+    return ToolError(f"bash: could not start the shell {shell}: {why}; set shell.path in .opencode.json to an installed shell")
+
+
 def kill_process_group(pgid: int) -> None:
     """SIGKILL every process of the group: the shell and all it started (unless one of
     them moved itself to a new session, which no one can follow)."""
@@ -169,13 +196,16 @@ def kill_process_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-async def authorize(ctx: ToolContext, command: str, title: str) -> None:
-    """Refuse what the judge denies; run unasked what it allows; otherwise ask once about
-    the whole command: a rule allowing the whole string (`git *` matches
-    `git log; rm -rf src`) must not skip the question. A command whose program cannot be
-    known, where a deny could apply, is asked of a person: --yes does not answer it.
+async def authorize(ctx: ToolContext, command: str, title: str, *, sandbox: bool = True) -> BashPlan:
+    """Refuse what the judge denies; run unasked what it allows (and, in the sandbox, what
+    it asks about only because it cannot know what a program does: app.tools.bash_sandbox);
+    otherwise ask once about the whole command: a rule allowing the whole string (`git *`
+    matches `git log; rm -rf src`) must not skip the question. A command whose program
+    cannot be known, where a deny the sandbox does not hold could apply, and a command to
+    run outside the sandbox, are asked of a person: --yes does not answer them.
     An answer for the session holds for this same command reaching no more than it did
-    (its parts depend on each other: never for a part alone, or one after another `cd`).
+    (its parts depend on each other: never for a part alone, or one after another `cd`),
+    and never for running outside the sandbox. Returns how the command runs.
     Judging is pure CPU work over the whole command: it runs in a worker thread, so the
     event loop (a TUI's screen and keys) goes on while a long command is read."""
     judge = CommandJudge(
@@ -183,10 +213,11 @@ async def authorize(ctx: ToolContext, command: str, title: str) -> None:
         protected_roots(ctx.config.data.directory, ctx.workspace.root.as_posix()), ctx.history.changed_by_agent,
     )
     verdict = await asyncio.to_thread(judge.verdict, command)
-    if verdict.refusal is not None:
-        raise PermissionDeniedError(verdict.refusal)
-    if verdict.action == "allow":
-        return
+    decided = plan(judge, verdict, command, ctx.config, ctx.session_id, sandbox=sandbox)
+    if decided.refusal is not None:
+        raise PermissionDeniedError(decided.refusal)
+    if decided.action == "allow":
+        return decided
     await ctx.permissions.check(
         ctx.session_id,
         "bash",
@@ -195,12 +226,13 @@ async def authorize(ctx: ToolContext, command: str, title: str) -> None:
         title,
         PermissionPreview(kind="command", text=command),
         ask_anyway=True,
-        person_only=judge.person_only(verdict),
+        person_only=decided.person_only,
         effects=verdict.effects,
-        scope=command,
+        scope=f"{decided.scope}: {command}" if decided.scope else command,
     )
     if ctx.permissions.policy == "interactive":
         _refuse_changed_while_asked(await asyncio.to_thread(judge.verdict, command), verdict)
+    return decided
 
 
 def _refuse_changed_while_asked(now: Verdict, asked: Verdict) -> None:
@@ -247,6 +279,15 @@ def command_file(command: str) -> Iterator[Path]:
             os.unlink(name)
 
 
+def signalled_as_bwrap_says(outcome: ShellOutcome) -> ShellOutcome:
+    """bwrap exits with 128 + N when the shell was killed by signal N (as a shell reports
+    a child's): that is said as the signal, as for a shell run directly."""
+    code = outcome.exit_code
+    if code is not None and 128 < code < 128 + signal.NSIG:
+        return replace(outcome, exit_code=128 - code)
+    return outcome
+
+
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -276,13 +317,29 @@ class BashTool(Tool):
         limits = ctx.config.tools.bash
         timeout_ms = min(params.timeout or limits.default_timeout_ms, limits.max_timeout_ms)
         title = params.description or one_line(params.command, 80)
-        await authorize(ctx, params.command, title)
+        decided = await authorize(ctx, params.command, title, sandbox=params.sandbox)
         ctx.workspace.assert_present()  # its folder is where the command runs
+        policy, mechanism = decided.policy, decided.availability.mechanism if decided.availability else None
         with command_file(params.command) as script:
-            outcome = await run_shell(shell_argv(ctx, script), ctx.workspace.root, timeout_ms / 1000)
+            argv = shell_argv(ctx, script)
+            if policy is None or mechanism is None:
+                outcome = await run_shell(argv, ctx.workspace.root, timeout_ms / 1000)
+            else:
+                if shutil.which(argv[0]) is None:  # said as when it runs outside, not as the sandbox's exec error
+                    raise no_shell(argv[0], "No such file or directory, or not executable")
+                with placeholders(mechanism, policy):
+                    if mechanism == "landlock":
+                        outcome = await run_shell(argv, ctx.workspace.root, timeout_ms / 1000, landlock_policy(policy))
+                    else:
+                        argv = sandboxed_argv(mechanism, policy, argv)
+                        outcome = await run_shell(argv, ctx.workspace.root, timeout_ms / 1000)
+                if mechanism == "bwrap":
+                    outcome = signalled_as_bwrap_says(outcome)
         lines = [outcome.output.rstrip("\n") or "(no output)", ""]
         if outcome.detached:
             lines.append("Note: a background process still holds the output; what it prints later is not shown.")
+        if policy is not None and (note := refusal_note(policy, outcome.output)) is not None:
+            lines.append(note)
         lines.append(_status(outcome, timeout_ms))
         return ToolResult(
             output="\n".join(lines),
@@ -296,5 +353,6 @@ class BashTool(Tool):
                 "truncated": outcome.omitted > 0,
                 "omitted_chars": outcome.omitted,
                 "duration_ms": outcome.duration_ms,
+                "sandbox": mechanism if policy is not None else None,
             },
         )

@@ -57,6 +57,9 @@ class Verdict:
     refusal: str | None = None
     unknown: bool = False
     effects: tuple[Effect, ...] = ()
+    ruled: Action = "ask"
+    """For an unknown command, what the rules give what can be seen of it (its parts, the
+    paths it names): a sandbox that enforces the deny rules needs no more (app.tools.bash_sandbox)."""
 
 
 @dataclass(frozen=True)
@@ -145,15 +148,31 @@ class CommandJudge:
     ) -> Verdict:
         """The verdict of a command nothing in it denies: allow when every part, outside
         path and file is allowed, else ask (saying about what)."""
+        doubt = self._doubt(parsed, files)
+        if doubt is not None:
+            known = [j for j in files if j.decision is not UNKNOWN_PATH]
+            seen = {key: d for key, d in outside.items() if d not in (_COMPUTED_PATH, _UNFOLLOWED_CD)}
+            ruled = self._ruled_verdict(decisions, seen, known).action if parsed.complete else "ask"
+            return Verdict("ask", doubt, unknown=True, ruled=ruled)
+        return self._ruled_verdict(decisions, outside, files)
+
+    def _doubt(self, parsed: ParsedCommand, files: list[Judgement]) -> str | None:
+        """Why what the command runs or reaches cannot be known, or None."""
         if not parsed.complete:
-            return Verdict("ask", "the command could not be parsed for certain", unknown=True)
+            return "the command could not be parsed for certain"
         if parsed.doubts:
-            return Verdict("ask", f"what it runs cannot be known: {parsed.doubts[0]}", unknown=True)
+            return f"what it runs cannot be known: {parsed.doubts[0]}"
         if reach := self._opaque_reach(parsed) or self._git_dir_doubt(parsed) or self._agent_code(parsed):
-            return Verdict("ask", reach, unknown=True)
+            return reach
         for judgement in files:
             if judgement.decision is UNKNOWN_PATH:
-                return Verdict("ask", f"{judgement.effect}: {judgement.reason}", unknown=True)
+                return f"{judgement.effect}: {judgement.reason}"
+        return None
+
+    def _ruled_verdict(
+        self, decisions: dict[str, Decision], outside: dict[str, Decision], files: list[Judgement]
+    ) -> Verdict:
+        """Allow when every part, outside path and file is allowed, else ask (saying about what)."""
         if not decisions:
             return Verdict("ask", "no command to judge")
         for subject, decision in {**decisions, **outside}.items():
@@ -336,7 +355,16 @@ def explain_command(
     verdict = judge.verdict(command)
     why = judge.person_only(verdict)
     why = f"{why}: only a person may approve it, --yes does not" if why else verdict.why
-    return "\n".join([f"{verdict.action:<5} ({why})", *(f"  {line}" for line in judge.effect_lines(command))])
+    lines = [f"{verdict.action:<5} ({why})", *(f"  {line}" for line in judge.effect_lines(command))]
+    from app.tools.bash_sandbox import plan  # it builds on this module
+
+    decided = plan(judge, verdict, command, config, "permission-check")
+    if decided.action != verdict.action or decided.person_only != judge.person_only(verdict):
+        asked = ": only a person may approve it, --yes does not" if decided.person_only else ""
+        lines.append(f"  with the sandbox: {decided.action} ({decided.person_only or decided.why}){asked}")
+    if decided.refusal is None and decided.availability is not None and decided.availability.mechanism is not None:
+        lines.append(f"  {decided.sandbox_line()}")
+    return "\n".join(lines)
 
 
 def banned_programs(parsed: ParsedCommand, banned: list[str]) -> list[str]:

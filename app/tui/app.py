@@ -286,6 +286,7 @@ class OpencodeApp(App[None]):
         from app.tui.widgets.permission_queue import PermissionQueue
 
         self.runtime = runtime
+        self.status.unsandboxed = runtime.sandbox.mechanism is None and runtime.config.sandbox.mechanism != "off"
         self._commands = PromptCommands(self)
         # Mounted now rather than composed: it stays hidden until / or @ is typed, and
         # its commands exist only with the runtime, so the first frame need not make it.

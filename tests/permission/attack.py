@@ -60,7 +60,7 @@ async def call(runtime: Runtime, name: str, arguments: dict[str, Any], *, read: 
 def opencode_tool(root: Path, name: str, arguments: dict[str, Any], *options: str) -> dict[str, Any]:
     """`opencode tool NAME JSON --yes` in a real process; its JSON answer."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE_")}
-    env.update(HOME=str(root.parent / "home"), LITELLM_LOCAL_MODEL_COST_MAP="True")
+    env.update(HOME=str(root.parent / "home"), LITELLM_LOCAL_MODEL_COST_MAP="True", OPENCODE_SANDBOX__MECHANISM="off")
     env.pop("XDG_CONFIG_HOME", None)
     done = subprocess.run(
         [sys.executable, "-m", "app.cli", "-C", str(root), "tool", name, json.dumps(arguments), "--yes", *options],
@@ -73,7 +73,7 @@ def opencode_tool(root: Path, name: str, arguments: dict[str, Any], *options: st
 def permission_check(root: Path, tool: str, subject: str, *options: str) -> str:
     """`opencode permission check TOOL SUBJECT` in a real process; what it prints."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE_")}
-    env.update(HOME=str(root.parent / "home"), LITELLM_LOCAL_MODEL_COST_MAP="True")
+    env.update(HOME=str(root.parent / "home"), LITELLM_LOCAL_MODEL_COST_MAP="True", OPENCODE_SANDBOX__MECHANISM="off")
     env.pop("XDG_CONFIG_HOME", None)
     done = subprocess.run(
         [sys.executable, "-m", "app.cli", "-C", str(root), "permission", "check", tool, subject, *options],

@@ -188,6 +188,7 @@ async def test_interrupting_opencode_tool_kills_grandchildren_and_exits_quietly(
     child's own child die, and nothing but the interruption is reported."""
     command = 'echo $$ > shell.pid; bash -c "sleep 300 & echo \\$! > grandchild.pid; wait" & wait'
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE_")} | {"HOME": str(tmp_path)}
+    env["OPENCODE_SANDBOX__MECHANISM"] = "off"  # `$$` inside bwrap's own process ids is no pid of this machine
     process = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "tool", "bash", "-", "--yes", "-C", str(workspace)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,

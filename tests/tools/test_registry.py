@@ -17,7 +17,7 @@ CONTRACT = {
     "multiedit": {"filePath", "edits"},
     "patch": {"patch", "workspace_root", "dry_run", "allow_delete", "allow_move"},
     "delete": {"path"},
-    "bash": {"command", "timeout", "description"},
+    "bash": {"command", "timeout", "description", "sandbox"},
     "diagnostics": {"path"},
     "todowrite": {"todos"},
     "todoread": set(),

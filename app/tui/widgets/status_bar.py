@@ -1,5 +1,6 @@
 """One line at the bottom: what is running, in which session, with which agent (when
-not the coder) on which model, and what it costs. Its spinner advances when the turn
+not the coder) on which model, and what it costs; "no sandbox" when bash commands run
+without the OS sandbox that was wanted (docs/sandbox.md). Its spinner advances when the turn
 shows progress (``pulse``), not on a clock, so it never moves while nothing happens and
 snapshots stay stable. While a permission question is open the turn waits on the user,
 not on the model: the bar says so instead of showing a spinner that would look stuck."""
@@ -85,6 +86,8 @@ class StatusBar(Widget):
     asking: reactive[bool] = reactive(False)
     """A permission question is open: the turn (or a revert) waits for the user's answer."""
     frame: reactive[int] = reactive(0)
+    unsandboxed: reactive[bool] = reactive(False)
+    """Bash commands run without the sandbox that was wanted (none is available here)."""
     services: reactive[tuple[ServiceState, ...]] = reactive(())
     """Language and MCP servers, in the order they first reported."""
 
@@ -121,6 +124,7 @@ class StatusBar(Widget):
             left += SEPARATOR
         services = self.services_segment()
         right = Content.assemble(
+            *((("no sandbox", "$warning"), SEPARATOR) if self.unsandboxed else ()),
             *((services, SEPARATOR) if services else ()),
             (
                 format_usage(self.context_tokens, self.context_window, self.cost, self.cache_read, self.cache_write),
