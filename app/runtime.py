@@ -25,6 +25,7 @@ from app.workspace.lock import WorkspaceLock
 from app.workspace.recovery import recover
 
 if TYPE_CHECKING:
+    from app.hooks.service import HookService
     from app.lsp import LspManager
     from app.mcp import McpManager
     from app.slash_commands import CommandRegistry
@@ -54,6 +55,9 @@ class Runtime:
     """Held by the change path and recovery; shared with every opencode process here."""
     agents: AgentCatalog
     """The built-in agents and those of the agent files (app/agent_files.py)."""
+    trust_project_hooks: bool
+    """Run the project's hooks without the user's trust (``--trust-project-hooks``); set
+    before the hooks are first used."""
     notices: list[str]
     """One-line warnings from building it (a damaged database set aside, the data kept
     outside an unwritable workspace, a change a crash interrupted rolled back) that every
@@ -78,7 +82,9 @@ class Runtime:
         self.store = open_store(data.path / "opencode.db", self.bus)
         self.workspace = Workspace(self.root)
         self.workspace_lock = WorkspaceLock(data.path / "changes.lock")
-        self.agents = load_catalog(self.root, os.environ if env is None else env)
+        self.env = os.environ if env is None else env
+        self.trust_project_hooks = False
+        self.agents = load_catalog(self.root, self.env)
         self.records = FileRecords(self.workspace, self.store.seen)
         self.permissions = PermissionService(self.config, self.bus, policy, self.agents.rules())
         self.tools = ToolTable()
@@ -126,6 +132,21 @@ class Runtime:
 
         self.__dict__["commands"] = registry = load_registry(self.root, os.environ)
         return registry
+
+    @cached_property
+    def hooks(self) -> HookService:
+        """The user's and the project's hooks (docs/hooks.md), read on first use."""
+        from app.hooks.service import HookService
+
+        return HookService(self.root, self.env, self.bus, trust_project=self.trust_project_hooks)
+
+    def hook_notices(self, *, asking: bool) -> list[str]:
+        """Lines for a front-end about the hooks: files or entries that could not be used,
+        and, for a front-end that does not ask the trust question (``asking`` False), that
+        the project's hooks are skipped."""
+        hooks = self.hooks
+        skipped = [hooks.skipped_line()] if hooks.awaiting_trust and not asking else []
+        return [*hooks.notices, *skipped]
 
     @cached_property
     def mcp(self) -> McpManager:

@@ -30,6 +30,7 @@ from app.images import Image, ImageError, image_mentions, load_image
 from app.llm import compaction
 from app.llm.call_arguments import arguments_for_display
 from app.llm.context import allowed_outside, build_system_prompt
+from app.llm.hook_steps import calls_hooked, context_part, notify, prompt_context, run_hooked_call, stop_refused
 from app.llm.events import (
     MentionRefused,
     ModelRetrying,
@@ -68,6 +69,7 @@ from app.llm.streamed import StreamedMessage
 from app.llm.title import fallback_title, title_from_reply, title_request
 from app.llm.tool_calls import batches, execute
 from app.llm.transcript import Transcripts
+from app.permission.hook_decision import hook_decision
 from app.runtime import Runtime
 from app.store.models import Session
 from app.tools.base import Tool
@@ -153,6 +155,8 @@ class _Turn:
     """Whether the model takes images (view may then return one)."""
     results: dict[str, Part] = field(default_factory=dict)
     """call id -> tool_result part, for the calls of the current step that finished."""
+    stop_hook_active: bool = False
+    """A Stop hook already made the model go on in this turn."""
 
 
 @dataclass
@@ -197,6 +201,10 @@ class AgentLoop:
         """Tool name -> definition: building a JSON schema costs about a millisecond."""
         self._task_agents: dict[str, str] = {}
         """Child session -> the sub-agent it runs, for the tasks started by this loop."""
+        self._sessions: set[str] = set()
+        """The sessions this loop ran turns in (SessionEnd hooks run for each at close)."""
+        self._notifying: asyncio.Task | None = None
+        """Runs the Notification hooks, once one is declared and a turn ran."""
 
     # -- public API ------------------------------------------------------------------------
 
@@ -236,6 +244,12 @@ class AgentLoop:
         await self.runtime.mcp.wait_ready()  # a server still connecting would miss this turn
         with self._running(session_id, model, agent) as active:
             files = await self._mentions(session_id, agent, prompt)
+            hooks = self.runtime.hooks
+            self._sessions.add(session_id)
+            if hooks.declared("Notification") and self._notifying is None:
+                self._notifying = asyncio.create_task(notify(hooks, self.runtime.bus))
+            new_session = hooks.declared("SessionStart") and not self._transcripts.list(session_id)
+            files += await prompt_context(hooks, session_id, prompt, new_session=new_session)
             first_prompt = not session.title and not self._transcripts.list(session_id)
             store = self.runtime.store
             asked = store.messages.add(
@@ -271,7 +285,7 @@ class AgentLoop:
         with self._running(session_id, model, agent):
             turn = self._new_turn(session_id, agent, model, "")
             turn.context_tokens = 0
-            await self._compact(turn)
+            await self._compact(turn, trigger="manual")
         self._context_tokens.pop(session_id, None)  # unknown until the next response
         compacted = self.runtime.store.sessions.get(session_id)
         assert compacted is not None and compacted.summary_message_id is not None, "compaction wrote a summary"
@@ -332,7 +346,8 @@ class AgentLoop:
             child_id, parent_session_id, parent.agent if parent else "coder", title
         )
         self.runtime.bus.publish(SubagentStarted(parent_session_id, task.call_id, child_id, agent, title))
-        result = await self.run(child_id, task.prompt, agent=agent, model=model)
+        with hook_decision(None):  # the task call's own hook answer is not its child's
+            result = await self.run(child_id, task.prompt, agent=agent, model=model)
         if parent is not None and parent.turn is not None:
             _add_child_usage(parent.turn, result)
         return child_id, result
@@ -373,7 +388,16 @@ class AgentLoop:
             await asyncio.gather(*self._background, return_exceptions=True)
 
     async def aclose(self) -> None:
-        """Cancel background work and stop following the store; call at shutdown."""
+        """Run the SessionEnd hooks, cancel background work and stop following the store;
+        call at shutdown."""
+        if self._sessions and self.runtime.hooks.declared("SessionEnd"):
+            hooks = self.runtime.hooks
+            for session_id in sorted(self._sessions):
+                ended = await hooks.run("SessionEnd", session_id=session_id, reason="other")
+                hooks.announce(session_id, ended.shown)
+        if self._notifying is not None:
+            self._notifying.cancel()
+            await asyncio.gather(self._notifying, return_exceptions=True)
         for task in list(self._background):
             task.cancel()
         await self.wait_background()
@@ -449,10 +473,27 @@ class AgentLoop:
                 await self._compact(turn)  # the provider counted more than we did: compact, retry
                 finish, calls = await self._stream(turn, await self._request(turn))
             if not calls:
-                return finish
+                if not await self._stop_refused(turn):
+                    return finish
+                continue
             await self._run_calls(turn, calls)
         self._end_marker(turn, "max_steps")
         return "max_steps"
+
+    async def _stop_refused(self, turn: _Turn) -> bool:
+        """Whether a Stop (SubagentStop) hook makes the model go on: its reason is then
+        added to the conversation for the next step."""
+        reason = await stop_refused(
+            self.runtime.hooks, turn.session_id, subagent=turn.session_id in self._task_agents,
+            active=turn.stop_hook_active,
+        )  # fmt: skip
+        if reason is None:
+            return False
+        turn.stop_hook_active = True
+        part = context_part("Stop hook", f"A Stop hook asks you to go on before stopping: {reason}")
+        self.runtime.store.messages.add(turn.session_id, "user", [part])
+        turn.context_tokens = _grown(turn.context_tokens, part["text"])
+        return True
 
     async def _request(self, turn: _Turn) -> list[dict[str, Any]]:
         """The messages of the next request, compacting the history first when it fills
@@ -633,12 +674,17 @@ class AgentLoop:
         self._store_results(turn)
 
     async def _run_call(self, turn: _Turn, message_id: str, call: ToolCall) -> bool:
-        """Run one call and record its result; True when permission was denied."""
+        """Run one call (with the hooks that select it) and record its result; True when
+        permission was denied."""
         self._publish_started(turn, message_id, call)
         ctx = self.runtime.context(
             turn.session_id, turn.agent, message_id=message_id, call_id=call.id, vision=turn.vision
         )
-        part, denied = await execute(call, turn.tools, ctx)
+        hooks = self.runtime.hooks
+        if calls_hooked(hooks, call.name):
+            part, denied = await run_hooked_call(hooks, call, turn.tools, ctx)
+        else:
+            part, denied = await execute(call, turn.tools, ctx)
         self._finish_call(turn, message_id, call, part)
         return denied
 
@@ -734,9 +780,16 @@ class AgentLoop:
     def _can_compact(self, turn: _Turn) -> bool:
         return self.runtime.config.auto_compact and not turn.compacted
 
-    async def _compact(self, turn: _Turn) -> None:
-        """Condense the history into a summary message in the same session."""
+    async def _compact(self, turn: _Turn, trigger: str = "auto") -> None:
+        """Condense the history into a summary message in the same session (PreCompact
+        hooks run first; ``trigger`` is manual or auto, as their matcher sees it)."""
         turn.compacted = True
+        hooks = self.runtime.hooks
+        if hooks.declared("PreCompact"):
+            before = await hooks.run(
+                "PreCompact", session_id=turn.session_id, names=(trigger,), trigger=trigger, custom_instructions=""
+            )
+            hooks.announce(turn.session_id, before.shown)
         model = self._helper_model("summarizer", turn.model)
         request = compaction.summary_request(
             build_system_prompt(self._agent("summarizer"), self.runtime.root, self.runtime.config),

@@ -283,6 +283,39 @@ async def apply_changes(
             return applied
 
 
+async def record_found(ctx: ToolContext, rels: Sequence[str]) -> list[str]:
+    """Record what the files ``rels`` (workspace-relative, each changed by this session
+    already) hold now when it differs from the session's latest version of them: a hook
+    run after a tool (a formatter) rewrote them. Nothing is written: the new content is
+    recorded as a version of its own, under the same locks as any change, so the sidebar,
+    undo of the turn and `opencode changes` see it. Returns the paths recorded."""
+    paths = [ctx.workspace.lexical(rel) for rel in rels]
+    async with ctx.records.lock_many(paths), ctx.workspace_lock.holding():
+        with Beneath(ctx.workspace.root) as fs:
+            found = [_found_change(ctx, _read_state(ctx, fs, path)) for path in paths]
+            changes = [change for change in found if change is not None]
+            if changes:
+                ctx.history.record_changes(ctx.session_id, changes)
+                ctx.records.record_changes(ctx.session_id, [ctx.workspace.lexical(c.path) for c in changes])
+    return [change.path for change in changes]
+
+
+def _found_change(ctx: ToolContext, state: FileState) -> RecordedChange | None:
+    """The change from the session's latest version of the file to what is on disk, or
+    None when they are the same (or the session has no version of it)."""
+    latest = ctx.history.get_by_path_and_session(state.rel, ctx.session_id)
+    if latest is None or state.special is not None:
+        return None
+    after, after_data = _history_content(state.data)
+    deleted = state.data is None and state.link is None
+    if (latest.content, latest.data, latest.deleted, latest.link) == (after, after_data, deleted, state.link):
+        return None
+    return RecordedChange(
+        state.rel, latest.content, after, deleted, latest.data, after_data, latest.deleted,
+        latest.mode, state.mode, latest.link, state.link,
+    )  # fmt: skip
+
+
 def _refuse_unwritable(fs: Beneath, states: dict[Path, FileState], change_set: ChangeSet) -> None:
     """A file the OS would not let us write in place is not rewritten: the atomic rename
     would replace it all the same. So a 0444 file is refused as an in-place write
