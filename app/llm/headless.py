@@ -89,7 +89,8 @@ def run_headless(
     except OpencodeError as error:
         print(f"opencode: error: {error}", file=err)
         return EXIT_USAGE
-    for notice in [*runtime.notices, *runtime.commands.notices]:
+    runtime.trust_project_hooks = request.trust_project_hooks
+    for notice in [*runtime.notices, *runtime.commands.notices, *runtime.hook_notices(asking=False)]:
         print(f"opencode: {notice}", file=err)
     try:
         try:
