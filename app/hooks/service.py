@@ -146,6 +146,32 @@ class HookService:
             f"trusted; trust them in the TUI or run with {TRUST_FLAG}"
         )
 
+    def trust_question(self) -> str:
+        """The question a front-end asks before the project's hooks may run: every command
+        they would run, with its event, matcher and file."""
+        lines = [
+            "This workspace declares hooks: commands opencode would run on this machine, outside the sandbox,",
+            "at agent events. Run them from now on (until a hook file changes)?",
+            "",
+        ]
+        for hook in self.project_hooks:
+            selector = f" [{hook.matcher}]" if hook.matcher else ""
+            lines.append(f"{hook.event}{selector}  ({hook.source})")
+            lines.append(f"    {hook.command}")
+        lines += ["", "No: they are skipped in this run, and the question comes back next time."]
+        return "\n".join(lines)
+
+    def listing(self) -> str:
+        """Every hook, with its event, matcher, command and file, for ``/hooks``."""
+        if not self.user_hooks and not self.project_hooks:
+            return "No hooks: declare them under \"hooks\" in .opencode.json or .claude/settings.json (docs/hooks.md)"
+        lines = []
+        for hook in [*self.user_hooks, *self.project_hooks]:
+            state = "" if not hook.project or self.project_trusted else "  (not trusted: skipped)"
+            selector = f" [{hook.matcher}]" if hook.matcher else ""
+            lines.append(f"{hook.event}{selector}: {hook.command}  ({hook.source}){state}")
+        return "\n".join(lines)
+
     def declared(self, event: str) -> bool:
         return event in self._by_event
 
