@@ -26,6 +26,7 @@ from app.workspace.recovery import recover
 
 if TYPE_CHECKING:
     from app.hooks.service import HookService
+    from app.skills.catalog import SkillCatalog
     from app.lsp import LspManager
     from app.mcp import McpManager
     from app.slash_commands import CommandRegistry
@@ -55,6 +56,8 @@ class Runtime:
     """Held by the change path and recovery; shared with every opencode process here."""
     agents: AgentCatalog
     """The built-in agents and those of the agent files (app/agent_files.py)."""
+    env: Mapping[str, str]
+    """Where the user's folders are found: agents, hooks, skills (os.environ by default)."""
     trust_project_hooks: bool
     """Run the project's hooks without the user's trust (``--trust-project-hooks``); set
     before the hooks are first used."""
@@ -140,6 +143,13 @@ class Runtime:
 
         return HookService(self.root, self.env, self.bus, trust_project=self.trust_project_hooks)
 
+    @cached_property
+    def skills(self) -> SkillCatalog:
+        """The skills of the project and the user (docs/skills.md), read on first use."""
+        from app.skills.catalog import load_skills
+
+        return load_skills(self.root, self.env)
+
     def hook_notices(self, *, asking: bool) -> list[str]:
         """Lines for a front-end about the hooks: files or entries that could not be used,
         and, for a front-end that does not ask the trust question (``asking`` False), that
@@ -183,6 +193,7 @@ class Runtime:
             config=self.config,
             todos=self.store.todos,
             lsp=self.lsp,
+            readable_folders=skills.readable_folders(session_id) if (skills := vars(self).get("skills")) else frozenset(),
             **ids,
         )
 

@@ -73,6 +73,7 @@ from app.permission.hook_decision import hook_decision
 from app.runtime import Runtime
 from app.store.models import Session
 from app.tools.base import Tool
+from app.tools.skill import SkillTool
 from app.tools.task import SubagentTask, TaskTool
 
 DEFAULT_MAX_STEPS = 50
@@ -190,7 +191,9 @@ class AgentLoop:
         self.max_steps = max_steps
         self.flush_interval = flush_interval
         self._env = os.environ if env is None else env
-        self._tools: dict[str, Tool] = {**runtime.tools, TaskTool.name: TaskTool(self, runtime.agents)}
+        self._tools: dict[str, Tool] = {
+            **runtime.tools, TaskTool.name: TaskTool(self, runtime.agents), SkillTool.name: SkillTool(lambda: runtime.skills)
+        }
         self._transcripts = Transcripts(runtime.store.messages, runtime.bus)
         self._active: dict[str, _Active] = {}
         self._background: set[asyncio.Task] = set()
@@ -266,6 +269,7 @@ class AgentLoop:
                 return await self._turn(turn, active)
             finally:
                 store.turns.end(record.id)
+                self.runtime.skills.end_turn(session_id)
 
     async def compact(self, session_id: str, *, model: str | None = None, agent: str = "coder") -> str:
         """Condense the session's history now (the palette's "compact"), as auto-compaction
@@ -518,8 +522,9 @@ class AgentLoop:
         ``for_model``: another model than the turn's reads it (the summarizer), so it gets
         neither the turn model's thinking nor images it may not take."""
         session = self.runtime.store.sessions.get(turn.session_id)
+        skills = self.runtime.skills.summaries() if SkillTool.name in turn.tools else ()
         system = build_system_prompt(
-            self._agent(turn.agent), self.runtime.root, self.runtime.config, turn.outside_context
+            self._agent(turn.agent), self.runtime.root, self.runtime.config, turn.outside_context, skills
         )
         history = to_chat(
             self._transcripts.list(turn.session_id),
@@ -681,7 +686,9 @@ class AgentLoop:
             turn.session_id, turn.agent, message_id=message_id, call_id=call.id, vision=turn.vision
         )
         hooks = self.runtime.hooks
-        if calls_hooked(hooks, call.name):
+        if refusal := self.runtime.skills.refusal(turn.session_id, call.name):
+            part, denied = tool_result_part(call.id, call.name, refusal, error=True), False
+        elif calls_hooked(hooks, call.name):
             part, denied = await run_hooked_call(hooks, call, turn.tools, ctx)
         else:
             part, denied = await execute(call, turn.tools, ctx)

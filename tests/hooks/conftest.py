@@ -37,8 +37,8 @@ def write_json(path: Path, data: dict) -> Path:
     return path
 
 
-def call(name: str, **arguments: object) -> ToolCall:
-    return ToolCall(name, json.dumps(arguments), id=f"call_{name}_{len(json.dumps(arguments))}")
+def call(tool: str, /, **arguments: object) -> ToolCall:
+    return ToolCall(tool, json.dumps(arguments), id=f"call_{tool}_{len(json.dumps(arguments))}")
 
 
 def logged(path: Path) -> list[dict]:
