@@ -420,6 +420,8 @@ class AgentLoop:
         if settings and thinks and settings.reasoning_effort is not None:
             options["reasoning_effort"] = settings.reasoning_effort
         tools = tools_for(self._agent(agent), self._tools, self.runtime.mcp.tools())
+        if not self.runtime.skills.skills:  # nothing to load: the tool is not offered
+            tools.pop(SkillTool.name, None)
         for name, tool in tools.items():
             if name not in self._specs:
                 self._specs[name] = tool.spec()
