@@ -26,9 +26,9 @@ from app.workspace.recovery import recover
 
 if TYPE_CHECKING:
     from app.hooks.service import HookService
-    from app.skills.catalog import SkillCatalog
     from app.lsp import LspManager
     from app.mcp import McpManager
+    from app.skills.catalog import SkillCatalog
     from app.slash_commands import CommandRegistry
     from app.workspace.watch import WorkspaceWatcher
 

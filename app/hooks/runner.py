@@ -88,8 +88,8 @@ async def run_hook(hook: Hook, stdin: bytes, root: Path, environment: Mapping[st
             env=environment,
             start_new_session=True,  # its own process group: a timeout stops whatever it started
         )
-    except OSError as err:
-        return HookReply(hook, None, "", f"hook {hook.command!r} ({hook.event}) could not start: {err}", None)
+    except OSError as error:
+        return HookReply(hook, None, "", f"hook {hook.command!r} ({hook.event}) could not start: {error}", None)
     try:
         out, err = await asyncio.wait_for(process.communicate(stdin), hook.timeout)
     except TimeoutError:

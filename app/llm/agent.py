@@ -30,7 +30,6 @@ from app.images import Image, ImageError, image_mentions, load_image
 from app.llm import compaction
 from app.llm.call_arguments import arguments_for_display
 from app.llm.context import allowed_outside, build_system_prompt
-from app.llm.hook_steps import calls_hooked, context_part, notify, prompt_context, run_hooked_call, stop_refused
 from app.llm.events import (
     MentionRefused,
     ModelRetrying,
@@ -45,6 +44,14 @@ from app.llm.events import (
     TurnFinished,
     TurnStarted,
     UsageUpdated,
+)
+from app.llm.hook_steps import (
+    calls_hooked,
+    context_part,
+    notify,
+    prompt_context,
+    run_hooked_call,
+    stop_refused,
 )
 from app.llm.mentions import attach_mentions
 from app.llm.messages import (

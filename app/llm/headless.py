@@ -31,8 +31,8 @@ from typing import TextIO
 from app.agents import UnknownAgentError, configured_model
 from app.bus import Event, Subscription
 from app.errors import OpencodeError
-from app.llm.agent import AgentLoop, ModelProvider, TurnResult
 from app.hooks.service import HookNotice
+from app.llm.agent import AgentLoop, ModelProvider, TurnResult
 from app.llm.events import MentionRefused, ModelRetrying, ToolCallFinished, ToolCallStarted
 from app.llm.headless_report import (
     EMPTY_PROMPT_LINE,

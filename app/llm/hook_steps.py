@@ -22,7 +22,7 @@ from app.llm.messages import Part, tool_result_part
 from app.llm.provider import ToolCall
 from app.llm.tool_calls import execute
 from app.permission.events import PermissionRequested
-from app.permission.hook_decision import hook_decision
+from app.permission.hook_decision import HookDecision, hook_decision
 from app.tools.base import Tool, ToolContext
 from app.tools.changes import record_found
 
@@ -51,7 +51,7 @@ async def run_hooked_call(
     permission was denied). What the hooks said for the user is in the part's metadata
     (``hooks``, lines), what they said for the model is in its output."""
     names = tool_names(call.name)
-    fields = {
+    fields: dict[str, Any] = {
         "names": names,
         "tool_name": names[-1],
         "tool_input": tool_input(_arguments(call), ctx.workspace.root),
@@ -64,9 +64,10 @@ async def run_hooked_call(
     if refused:
         output = f"A PreToolUse hook refused this call, so it did not run: {refused}"
         return tool_result_part(call.id, call.name, output, {"hooks": shown}, error=True), False
-    decision = permission[0] if permission and permission[0] in ("allow", "ask") else None
+    action = permission[0] if permission else None
+    decision: HookDecision = "allow" if action == "allow" else "ask" if action == "ask" else None
     mark = ctx.history.last_id()
-    with hook_decision(decision):  # type: ignore[arg-type]
+    with hook_decision(decision):
         part, denied = await execute(call, tools, ctx)
     if not part["error"]:
         response = {"output": part["output"], "metadata": part["metadata"], "success": True}

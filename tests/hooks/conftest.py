@@ -71,7 +71,7 @@ class Harness:
 
 
 @pytest.fixture
-def harness(workspace: Path, home: Path, fake_llm: FakeOpenAI):
+def harness(workspace: Path, home: Path, fake_llm: FakeOpenAI):  # noqa: F811 - the fixture imported above
     built: list[Harness] = []
 
     def make(policy: str = "headless-yes", trust: bool = False, config: dict | None = None) -> Harness:
