@@ -8,9 +8,11 @@ import shutil
 
 import pytest
 
+from app.commands import show_changes
 from app.hooks.service import HookNotice
 from app.llm.hook_steps import PromptBlockedError
 from app.permission import PermissionRequested
+from app.store import FileVersionCreated
 from app.turn_undo import undo_turn
 from tests.hooks.conftest import FIXTURES, call, logged, script, settings, write_json
 from tests.llm.fake_openai import Text
@@ -52,7 +54,9 @@ async def test_tool_input_carries_claude_names_beside_ours(harness, workspace, h
     assert edit["env"] == {"CLAUDE_PROJECT_DIR": str(workspace), "OPENCODE_PROJECT_DIR": str(workspace)}
 
 
-async def test_a_posttooluse_formatter_is_recorded_in_history_and_undone_with_the_turn(harness, workspace, home):
+async def test_a_posttooluse_formatter_is_recorded_in_history_and_undone_with_the_turn(
+    harness, workspace, home, capsys
+):
     original = b"x=1\r\n"  # CRLF: undo must give back these very bytes
     (workspace / "a.py").write_bytes(original)
     write_json(home / ".claude" / "settings.json", settings("PostToolUse", script("format_python.py"), "edit|write"))
@@ -70,8 +74,14 @@ async def test_a_posttooluse_formatter_is_recorded_in_history_and_undone_with_th
     assert [change.latest_content for change in h.runtime.store.history.list_latest_session_files(h.session_id)] == [
         "x = 2\ny = 3\n"
     ]
+    formatted = [event for event in h.published(FileVersionCreated) if event.version == versions[-1].version]
+    assert formatted == [FileVersionCreated(h.session_id, "a.py", versions[-1].version, False)]  # the sidebar's cue
     hooks_shown = h.runtime.store.messages.list(h.session_id)[-2].parts[0]["metadata"]["hooks"]
     assert hooks_shown == ["PostToolUse hooks changed a.py: the change is in the session's history"]
+    capsys.readouterr()
+    show_changes(workspace, session_id=h.session_id, as_json=True)  # `opencode changes --json`
+    (listed,) = json.loads(capsys.readouterr().out)["files"]
+    assert listed["path"] == "a.py" and listed["versions"] == [version.version for version in versions]
 
     await undo_turn(h.runtime, h.session_id)
 
