@@ -212,7 +212,8 @@ class AgentLoop:
         self._task_agents: dict[str, str] = {}
         """Child session -> the sub-agent it runs, for the tasks started by this loop."""
         self._sessions: set[str] = set()
-        """The sessions this loop ran turns in (SessionEnd hooks run for each at close)."""
+        """The sessions this loop ran turns in (SessionEnd hooks run at close for each that
+        is not a task's)."""
         self._notifying: asyncio.Task | None = None
         """Runs the Notification hooks, once one is declared and a turn ran."""
 
@@ -257,7 +258,7 @@ class AgentLoop:
             hooks = self.runtime.hooks
             self._sessions.add(session_id)
             if hooks.declared("Notification") and self._notifying is None:
-                self._notifying = asyncio.create_task(notify(hooks, self.runtime.bus))
+                self._notifying = asyncio.create_task(notify(hooks, self.runtime.bus, self._task_agents.__contains__))
             new_session = hooks.declared("SessionStart") and not self._transcripts.list(session_id)
             files += await prompt_context(hooks, session_id, prompt, new_session=new_session)
             first_prompt = not session.title and not self._transcripts.list(session_id)
@@ -403,7 +404,7 @@ class AgentLoop:
         call at shutdown."""
         if self._sessions and self.runtime.hooks.declared("SessionEnd"):
             hooks = self.runtime.hooks
-            for session_id in sorted(self._sessions):
+            for session_id in sorted(self._sessions - self._task_agents.keys()):  # conversations, not tasks
                 ended = await hooks.run("SessionEnd", session_id=session_id, reason="other")
                 hooks.announce(session_id, ended.shown)
         if self._notifying is not None:

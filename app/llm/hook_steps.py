@@ -10,7 +10,7 @@ A tool call with no hook selecting it runs exactly as without hooks; the loop as
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from app.bus import Bus
@@ -130,9 +130,10 @@ async def stop_refused(hooks: HookService, session_id: str, *, subagent: bool, a
     return None if outcome.stopped else outcome.blocked
 
 
-async def notify(hooks: HookService, bus: Bus) -> None:
+async def notify(hooks: HookService, bus: Bus, is_subagent: Callable[[str], bool]) -> None:
     """Run the Notification hooks for every permission question waiting and every turn
-    that finished, until cancelled."""
+    that finished (a sub-agent's turn finishing is not one: its parent goes on), until
+    cancelled."""
     async with bus.subscribe(PermissionRequested, TurnFinished) as events:
         async for event in events:
             if isinstance(event, PermissionRequested):
@@ -140,6 +141,8 @@ async def notify(hooks: HookService, bus: Bus) -> None:
                 message = f"opencode needs your permission: {event.request.title}"
             else:
                 assert isinstance(event, TurnFinished)
+                if is_subagent(event.session_id):
+                    continue
                 session_id, kind, message = event.session_id, "idle_prompt", "opencode finished and waits for your input"
             outcome = await hooks.run(
                 "Notification", session_id=session_id, names=(kind,), message=message, notification_type=kind

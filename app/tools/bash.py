@@ -25,6 +25,7 @@ from pydantic import Field
 from app.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionPreview
 from app.permission.effects import protected_roots
+from app.permission.hook_decision import current_hook_decision
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.bash_judge import CommandJudge, Verdict, one_line
 from app.tools.descriptions import tool_description
@@ -183,7 +184,7 @@ async def authorize(ctx: ToolContext, command: str, title: str) -> None:
     verdict = judge.verdict(command)
     if verdict.refusal is not None:
         raise PermissionDeniedError(verdict.refusal)
-    if verdict.action == "allow":
+    if verdict.action == "allow" and current_hook_decision() != "ask":  # a PreToolUse hook may ask anyway
         return
     await ctx.permissions.check(
         ctx.session_id,

@@ -33,6 +33,7 @@ from app.diff import Region, unified_diff, unified_diff_regions
 from app.errors import PermissionDeniedError, StaleFileError, ToolError, shown_if_not_utf8
 from app.permission import PermissionPreview
 from app.permission.effects import Effect, Judgement, protected_roots
+from app.permission.hook_decision import current_hook_decision
 from app.records import Record, field
 from app.store.journal import Before, Begun
 from app.store.models import RecordedChange
@@ -410,7 +411,13 @@ def _asks_a_person(ctx: ToolContext, change_set: ChangeSet, judgements: list[Jud
     asks anyone): then the workspace lock is let go meanwhile."""
     if confirmed or ctx.permissions.policy != "interactive":
         return False
-    return change_set.person_only is not None or any(j.action == "ask" for j in judgements)
+    return change_set.person_only is not None or _asks(judgements)
+
+
+def _asks(judgements: list[Judgement]) -> bool:
+    """Whether the change needs a question: an effect the rules ask about, or a PreToolUse
+    hook that asks for this call (app/permission/hook_decision.py)."""
+    return any(j.action == "ask" for j in judgements) or current_hook_decision() == "ask"
 
 
 async def _authorize(
@@ -423,7 +430,7 @@ async def _authorize(
 ) -> None:
     """One question covers everything that asks (nothing is asked when the rules allow
     every effect, or a person already confirmed this change)."""
-    asks = any(j.action == "ask" for j in judgements)
+    asks = _asks(judgements)
     if confirmed:
         return
     if change_set.person_only is None and not asks:
