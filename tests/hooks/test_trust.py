@@ -7,13 +7,18 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from app.bus import Bus
+from app.hooks.commands import hooks_command
 from app.hooks.service import HookService
 from app.llm.headless import EXIT_OK, run_headless
 from app.llm.headless_request import HeadlessRequest
+from app.runtime import Runtime
+from app.skills.commands import skills_command
+from app.slash_commands import CommandCall
 from tests.hooks.conftest import script, settings, write_json
 
 
@@ -118,3 +123,21 @@ def test_malformed_hook_entries_give_one_notice_each_and_the_rest_run(workspace,
     ]
     assert service.notices[3].startswith(f"hooks of {workspace / '.claude' / 'settings.local.json'} not used: ")
     assert len(service.notices) == 4
+
+
+async def test_hooks_and_skills_commands_list_them_with_their_files(workspace, home):
+    write_json(home / ".claude" / "settings.json", settings("Stop", "say done", ""))
+    write_json(workspace / ".claude" / "settings.json", settings("PreToolUse", "check.sh", "Bash"))
+    skill = workspace / ".opencode" / "skills" / "deploy"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: deploy\ndescription: Ship it.\n---\nSteps.\n")
+    runtime = Runtime.build(workspace, env={"HOME": str(home)})
+    call = CommandCall(loop=SimpleNamespace(runtime=runtime), session_id="s", arguments="")
+    try:
+        assert await hooks_command(call) == (
+            f"Stop: say done  ({home / '.claude' / 'settings.json'})\n"
+            f"PreToolUse [Bash]: check.sh  ({workspace / '.claude' / 'settings.json'})  (not trusted: skipped)"
+        )
+        assert await skills_command(call) == f"deploy: Ship it.  ({skill.resolve()})"
+    finally:
+        runtime.close()
