@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from app.agents import BUILTIN_AGENTS, CODING_TOOLS, TASK_TOOL, Agent, AgentCatalog
+from app.agents import BUILTIN_AGENTS, CODING_TOOLS, SKILL_TOOL, TASK_TOOL, Agent, AgentCatalog
 from app.permission.rules import ACTIONS, Rules, RuleValue
 from app.tools.registry import BUILTIN_TOOLS, canonical_name
 
@@ -164,7 +164,7 @@ def _tools(value: Any, mode: str, path: Path) -> tuple[str, ...] | None:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise AgentFileError(f"{path}: tools must be a list of tool names, e.g. [view, grep]")
     value = [canonical_name(name) for name in value]
-    known = (*CODING_TOOLS, *(name for name in BUILTIN_TOOLS if name not in CODING_TOOLS), TASK_TOOL)
+    known = (*CODING_TOOLS, *(name for name in BUILTIN_TOOLS if name not in CODING_TOOLS), TASK_TOOL, SKILL_TOOL)
     for name in value:
         if name == TASK_TOOL and mode == "subagent":
             raise AgentFileError(

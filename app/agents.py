@@ -43,6 +43,7 @@ CODING_TOOLS = (*READ_TOOLS, "diagnostics", *CHANGE_TOOLS)
 # The plan the agent keeps for multi-step work, shown to the user beside the chat.
 TODO_TOOLS = ("todowrite", "todoread")
 TASK_TOOL = "task"
+SKILL_TOOL = "skill"
 DEFAULT_SUBAGENT = "explorer"
 """The sub-agent a task call without subagent_type starts."""
 
@@ -108,13 +109,13 @@ BUILTIN_AGENTS: dict[str, Agent] = {
     for agent in (
         Agent(
             "coder",
-            (*CODING_TOOLS, *TODO_TOOLS, "webfetch", TASK_TOOL),
+            (*CODING_TOOLS, *TODO_TOOLS, "webfetch", TASK_TOOL, SKILL_TOOL),
             description="The assistant: reads, changes and runs things, delegating to sub-agents",
             mcp_tools=True,
         ),
         Agent(
             "plan",
-            (*READ_TOOLS, "diagnostics", *CHANGE_TOOLS, *TODO_TOOLS, "webfetch", TASK_TOOL),
+            (*READ_TOOLS, "diagnostics", *CHANGE_TOOLS, *TODO_TOOLS, "webfetch", TASK_TOOL, SKILL_TOOL),
             description="Reads, searches and plans; changes nothing",
             locked=_PLAN_LOCK,
             locked_reason=PLAN_MODE,
@@ -127,7 +128,7 @@ BUILTIN_AGENTS: dict[str, Agent] = {
         ),
         Agent(
             "workhorse",
-            (*CODING_TOOLS, *TODO_TOOLS, "webfetch"),
+            (*CODING_TOOLS, *TODO_TOOLS, "webfetch", SKILL_TOOL),
             mode="subagent",
             description=(
                 "Implementation work: reads, edits, creates and deletes files and runs commands "

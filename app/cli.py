@@ -69,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="continue the most recent conversation (not an 'opencode tool' call's session)")
     parser.add_argument("--session", dest="session_id", default=None, metavar="ID",
                         help="with -p: continue this session")
+    parser.add_argument("--trust-project-hooks", action="store_true",
+                        help="with -p: run the hooks this workspace's .opencode.json or .claude/ declare "
+                        "without asking (they are skipped until trusted)")
     attach = parser.add_mutually_exclusive_group()
     attach.add_argument("--attach", dest="attach", action="store_const", const="require", default="auto",
                         help="with -p: run on the 'opencode serve' server, failing when none listens "
@@ -243,6 +246,7 @@ def _cmd_default(args: argparse.Namespace) -> int:
         request = HeadlessRequest(
             _prompt_text(args.prompt), output_format=args.output_format, quiet=args.quiet, yes=args.yes, model=args.model,
             continue_last=args.continue_last, session_id=args.session_id, agent=args.agent,
+            trust_project_hooks=args.trust_project_hooks,
         )  # fmt: skip
         attached = _run_attached(root, request, args.attach)
         if attached is not None:
@@ -275,12 +279,13 @@ def _prompt_text(prompt: str) -> str:
 
 def _run_attached(root: Path, request: HeadlessRequest, attach: str) -> int | None:
     """-p on the user's `opencode serve`, when one listens (or --attach requires it); None
-    to run in this process. The client imports neither litellm nor the agent. A slash
+    to run in this process (as with --trust-project-hooks, which the server's own hooks
+    do not take). The client imports neither litellm nor the agent. A slash
     command runs in this process (it acts on the store, or sends its prompt once), so its
     output is the in-process run's by construction."""
     from app.slash_commands import parse
 
-    if attach == "never" or parse(request.prompt) is not None:
+    if attach == "never" or parse(request.prompt) is not None or request.trust_project_hooks:
         return None
     from app.serve.client import run_attached, server_socket
 

@@ -27,8 +27,10 @@ from app.workspace.lock import WorkspaceLock
 from app.workspace.recovery import recover
 
 if TYPE_CHECKING:
+    from app.hooks.service import HookService
     from app.lsp import LspManager
     from app.mcp import McpManager
+    from app.skills.catalog import SkillCatalog
     from app.slash_commands import CommandRegistry
     from app.workspace.watch import WorkspaceWatcher
 
@@ -58,6 +60,11 @@ class Runtime:
     """The built-in agents and those of the agent files (app/agent_files.py)."""
     sandbox: Availability
     """The OS sandbox bash commands run in here (app.sandbox), found once at start-up."""
+    env: Mapping[str, str]
+    """Where the user's folders are found: agents, hooks, skills (os.environ by default)."""
+    trust_project_hooks: bool
+    """Run the project's hooks without the user's trust (``--trust-project-hooks``); set
+    before the hooks are first used."""
     notices: list[str]
     """One-line warnings from building it (a damaged database set aside, the data kept
     outside an unwritable workspace, a change a crash interrupted rolled back) that every
@@ -82,7 +89,9 @@ class Runtime:
         self.store = open_store(data.path / DATABASE_FILE, self.bus)
         self.workspace = Workspace(self.root)
         self.workspace_lock = WorkspaceLock(data.path / "changes.lock")
-        self.agents = load_catalog(self.root, os.environ if env is None else env)
+        self.env = os.environ if env is None else env
+        self.trust_project_hooks = False
+        self.agents = load_catalog(self.root, self.env)
         self.records = FileRecords(self.workspace, self.store.seen)
         self.permissions = PermissionService(self.config, self.bus, policy, self.agents.rules())
         self.tools = ToolTable()
@@ -134,6 +143,28 @@ class Runtime:
         return registry
 
     @cached_property
+    def hooks(self) -> HookService:
+        """The user's and the project's hooks (docs/hooks.md), read on first use."""
+        from app.hooks.service import HookService
+
+        return HookService(self.root, self.env, self.bus, trust_project=self.trust_project_hooks)
+
+    @cached_property
+    def skills(self) -> SkillCatalog:
+        """The skills of the project and the user (docs/skills.md), read on first use."""
+        from app.skills.catalog import load_skills
+
+        return load_skills(self.root, self.env)
+
+    def hook_notices(self, *, asking: bool) -> list[str]:
+        """Lines for a front-end about the hooks: files or entries that could not be used,
+        and, for a front-end that does not ask the trust question (``asking`` False), that
+        the project's hooks are skipped."""
+        hooks = self.hooks
+        skipped = [hooks.skipped_line()] if hooks.awaiting_trust and not asking else []
+        return [*hooks.notices, *skipped]
+
+    @cached_property
     def mcp(self) -> McpManager:
         """MCP servers: connected in the background by ``mcp.start()`` (front-ends) or
         ``mcp.wait_ready()`` (the agent loop, before a turn)."""
@@ -168,6 +199,7 @@ class Runtime:
             config=self.config,
             todos=self.store.todos,
             lsp=self.lsp,
+            readable_folders=skills.readable_folders(session_id) if (skills := vars(self).get("skills")) else frozenset(),
             **ids,
         )
 

@@ -129,6 +129,8 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand(
         "init", "Study the repository and write or update AGENTS.md", "prompt", template="", hint="[what to stress]"
     ),
+    SlashCommand("hooks", "List the hooks and the file each comes from", "session", handler="app.hooks.commands:hooks_command"),
+    SlashCommand("skills", "List the skills the agent can load", "session", handler="app.skills.commands:skills_command"),
     SlashCommand("theme", "Choose the colour theme", "screen", TUI_ONLY),
     SlashCommand("help", "List the commands and every key binding", "screen", TUI_ONLY),
     SlashCommand("quit", "Leave opencode", "screen", TUI_ONLY),

@@ -189,7 +189,7 @@ class OpencodeAgent:
             raise RequestError.method_not_found(f"_{method}")
         opened = self._workspaces.open(str(params.get("cwd", "")))
         runtime, prompt, agent = opened.runtime, str(params.get("prompt", "")), str(params.get("agent") or "coder")
-        notices = [*runtime.notices, *runtime.commands.notices] if opened.new else []
+        notices = [*runtime.notices, *runtime.commands.notices, *runtime.hook_notices(asking=False)] if opened.new else []
         try:
             runtime.agents.primary_agent(agent)
             model, _ = usable_model(runtime, agent, params.get("model"), os.environ)

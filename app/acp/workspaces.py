@@ -77,7 +77,7 @@ class Workspaces:
             runtime = Runtime.build(root, policy="interactive")
         except OpencodeError as error:
             raise RequestError.invalid_params({"message": str(error)}) from None
-        for notice in [*runtime.notices, *runtime.commands.notices]:
+        for notice in [*runtime.notices, *runtime.commands.notices, *runtime.hook_notices(asking=False)]:
             log.warning("%s", notice)
         self._opened[root] = Opened(runtime, AgentLoop(runtime, ProviderPerModel()), new=False, read=read)
         log.info("workspace %s", root)

@@ -193,6 +193,26 @@ class ToolsConfig(ConfigModel):
     webfetch: WebfetchToolConfig = WebfetchToolConfig()
 
 
+HookEvent = Literal[
+    "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop",
+    "SessionStart", "SessionEnd", "PreCompact", "Notification",
+]  # fmt: skip
+"""The events a hook runs at (docs/hooks.md), named as Claude Code names them."""
+
+
+class HookCommandConfig(ConfigModel):
+    type: Literal["command"] = Field("command", description="The kind of hook: a shell command.")
+    command: str = Field(min_length=1, description="Shell command run with the event as JSON on its stdin.")
+    timeout: float | None = Field(None, gt=0, description="Seconds before the command is stopped; unset means 60.")
+
+
+class HookMatcherConfig(ConfigModel):
+    matcher: str = Field(
+        "", description="Regular expression over the tool name (ours or Claude Code's); empty or * means all."
+    )
+    hooks: list[HookCommandConfig] = Field(description="Commands run, in parallel, when the matcher selects the event.")
+
+
 class ServeConfig(ConfigModel):
     idle_timeout: float = Field(
         30, gt=0, description="Minutes `opencode serve` runs with no client connected before it exits (read from the user's global config)."
@@ -237,6 +257,10 @@ class ConfigShape(ConfigModel):
     tools: ToolsConfig = ToolsConfig()
     serve: ServeConfig = ServeConfig()
     sandbox: SandboxConfig = SandboxConfig()
+    hooks: dict[HookEvent, list[HookMatcherConfig]] = Field(
+        {},
+        description="Event -> commands run at it (docs/hooks.md); a project's hooks run once the user trusts them.",
+    )
 
     def data_dir(self, workspace: Path) -> Path:
         """The data directory: ``data.directory`` resolved against ``workspace`` (not created here)."""

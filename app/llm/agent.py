@@ -45,6 +45,14 @@ from app.llm.events import (
     TurnStarted,
     UsageUpdated,
 )
+from app.llm.hook_steps import (
+    calls_hooked,
+    context_part,
+    notify,
+    prompt_context,
+    run_hooked_call,
+    stop_refused,
+)
 from app.llm.mentions import attach_images, attach_mentions
 from app.llm.messages import (
     CANCELLED_OUTPUT,
@@ -68,9 +76,11 @@ from app.llm.streamed import StreamedMessage
 from app.llm.title import fallback_title, title_from_reply, title_request
 from app.llm.tool_calls import MAX_CALLS_PER_MESSAGE, MAX_CONCURRENT_CALLS, batches, execute, over_the_cap
 from app.llm.transcript import Transcripts
+from app.permission.hook_decision import hook_decision
 from app.runtime import Runtime
 from app.store.models import Session
 from app.tools.base import Tool
+from app.tools.skill import SkillTool
 from app.tools.task import SubagentTask, TaskTool
 
 DEFAULT_MAX_STEPS = 50
@@ -153,6 +163,8 @@ class _Turn:
     """Whether the model takes images (view may then return one)."""
     results: dict[str, Part] = field(default_factory=dict)
     """call id -> tool_result part, for the calls of the current step that finished."""
+    stop_hook_active: bool = False
+    """A Stop hook already made the model go on in this turn."""
 
 
 @dataclass
@@ -186,7 +198,9 @@ class AgentLoop:
         self.max_steps = max_steps
         self.flush_interval = flush_interval
         self._env = os.environ if env is None else env
-        self._tools: dict[str, Tool] = {**runtime.tools, TaskTool.name: TaskTool(self, runtime.agents)}
+        self._tools: dict[str, Tool] = {
+            **runtime.tools, TaskTool.name: TaskTool(self, runtime.agents), SkillTool.name: SkillTool(lambda: runtime.skills)
+        }
         self._transcripts = Transcripts(runtime.store.messages, runtime.bus)
         self._active: dict[str, _Active] = {}
         self._background: set[asyncio.Task] = set()
@@ -197,6 +211,11 @@ class AgentLoop:
         """Tool name -> definition: building a JSON schema costs about a millisecond."""
         self._task_agents: dict[str, str] = {}
         """Child session -> the sub-agent it runs, for the tasks started by this loop."""
+        self._sessions: set[str] = set()
+        """The sessions this loop ran turns in (SessionEnd hooks run at close for each that
+        is not a task's)."""
+        self._notifying: asyncio.Task | None = None
+        """Runs the Notification hooks, once one is declared and a turn ran."""
 
     # -- public API ------------------------------------------------------------------------
 
@@ -244,6 +263,12 @@ class AgentLoop:
         await self.runtime.mcp.wait_ready()  # a server still connecting would miss this turn
         with self._running(session_id, model, agent) as active:
             files, images = await self._mentions(session_id, agent, prompt, mentioned, confined)
+            hooks = self.runtime.hooks
+            self._sessions.add(session_id)
+            if hooks.declared("Notification") and self._notifying is None:
+                self._notifying = asyncio.create_task(notify(hooks, self.runtime.bus, self._task_agents.__contains__))
+            new_session = hooks.declared("SessionStart") and not self._transcripts.list(session_id)
+            files += await prompt_context(hooks, session_id, prompt, new_session=new_session)
             first_prompt = not session.title and not self._transcripts.list(session_id)
             store = self.runtime.store
             asked = store.messages.add(
@@ -260,6 +285,7 @@ class AgentLoop:
                 return await self._turn(turn, active)
             finally:
                 store.turns.end(record.id)
+                self.runtime.skills.end_turn(session_id)
 
     async def compact(self, session_id: str, *, model: str | None = None, agent: str = "coder") -> str:
         """Condense the session's history now (the palette's "compact"), as auto-compaction
@@ -279,7 +305,7 @@ class AgentLoop:
         with self._running(session_id, model, agent):
             turn = self._new_turn(session_id, agent, model, "")
             turn.context_tokens = 0
-            await self._compact(turn)
+            await self._compact(turn, trigger="manual")
         self._context_tokens.pop(session_id, None)  # unknown until the next response
         compacted = self.runtime.store.sessions.get(session_id)
         assert compacted is not None and compacted.summary_message_id is not None, "compaction wrote a summary"
@@ -340,7 +366,8 @@ class AgentLoop:
             child_id, parent_session_id, parent.agent if parent else "coder", title
         )
         self.runtime.bus.publish(SubagentStarted(parent_session_id, task.call_id, child_id, agent, title))
-        result = await self.run(child_id, task.prompt, agent=agent, model=model)
+        with hook_decision(None):  # the task call's own hook answer is not its child's
+            result = await self.run(child_id, task.prompt, agent=agent, model=model)
         if parent is not None and parent.turn is not None:
             _add_child_usage(parent.turn, result)
         return child_id, result
@@ -381,7 +408,16 @@ class AgentLoop:
             await asyncio.gather(*self._background, return_exceptions=True)
 
     async def aclose(self) -> None:
-        """Cancel background work and stop following the store; call at shutdown."""
+        """Run the SessionEnd hooks, cancel background work and stop following the store;
+        call at shutdown."""
+        if self._sessions and self.runtime.hooks.declared("SessionEnd"):
+            hooks = self.runtime.hooks
+            for session_id in sorted(self._sessions - self._task_agents.keys()):  # conversations, not tasks
+                ended = await hooks.run("SessionEnd", session_id=session_id, reason="other")
+                hooks.announce(session_id, ended.shown)
+        if self._notifying is not None:
+            self._notifying.cancel()
+            await asyncio.gather(self._notifying, return_exceptions=True)
         for task in list(self._background):
             task.cancel()
         await self.wait_background()
@@ -400,6 +436,8 @@ class AgentLoop:
         if settings and thinks and settings.reasoning_effort is not None:
             options["reasoning_effort"] = settings.reasoning_effort
         tools = tools_for(self._agent(agent), self._tools, self.runtime.mcp.tools())
+        if not self.runtime.skills.skills:  # nothing to load: the tool is not offered
+            tools.pop(SkillTool.name, None)
         for name, tool in tools.items():
             if name not in self._specs:
                 self._specs[name] = tool.spec()
@@ -457,10 +495,27 @@ class AgentLoop:
                 await self._compact(turn)  # the provider counted more than we did: compact, retry
                 finish, calls = await self._stream(turn, await self._request(turn))
             if not calls:
-                return finish
+                if not await self._stop_refused(turn):
+                    return finish
+                continue
             await self._run_calls(turn, calls)
         self._end_marker(turn, "max_steps")
         return "max_steps"
+
+    async def _stop_refused(self, turn: _Turn) -> bool:
+        """Whether a Stop (SubagentStop) hook makes the model go on: its reason is then
+        added to the conversation for the next step."""
+        reason = await stop_refused(
+            self.runtime.hooks, turn.session_id, subagent=turn.session_id in self._task_agents,
+            active=turn.stop_hook_active,
+        )  # fmt: skip
+        if reason is None:
+            return False
+        turn.stop_hook_active = True
+        part = context_part("Stop hook", f"A Stop hook asks you to go on before stopping: {reason}")
+        self.runtime.store.messages.add(turn.session_id, "user", [part])
+        turn.context_tokens = _grown(turn.context_tokens, part["text"])
+        return True
 
     async def _request(self, turn: _Turn) -> list[dict[str, Any]]:
         """The messages of the next request, compacting the history first when it fills
@@ -485,8 +540,9 @@ class AgentLoop:
         ``for_model``: another model than the turn's reads it (the summarizer), so it gets
         neither the turn model's thinking nor images it may not take."""
         session = self.runtime.store.sessions.get(turn.session_id)
+        skills = self.runtime.skills.summaries() if SkillTool.name in turn.tools else ()
         system = build_system_prompt(
-            self._agent(turn.agent), self.runtime.root, self.runtime.config, turn.outside_context
+            self._agent(turn.agent), self.runtime.root, self.runtime.config, turn.outside_context, skills
         )
         history = to_chat(
             self._transcripts.list(turn.session_id),
@@ -654,12 +710,19 @@ class AgentLoop:
             self._finish_call(turn, message_id, call, tool_result_part(call.id, call.name, output, error=True))
 
     async def _run_call(self, turn: _Turn, message_id: str, call: ToolCall) -> bool:
-        """Run one call and record its result; True when permission was denied."""
+        """Run one call (with the hooks that select it) and record its result; True when
+        permission was denied."""
         self._publish_started(turn, message_id, call)
         ctx = self.runtime.context(
             turn.session_id, turn.agent, message_id=message_id, call_id=call.id, vision=turn.vision
         )
-        part, denied = await execute(call, turn.tools, ctx)
+        hooks = self.runtime.hooks
+        if refusal := self.runtime.skills.refusal(turn.session_id, call.name):
+            part, denied = tool_result_part(call.id, call.name, refusal, error=True), False
+        elif calls_hooked(hooks, call.name):
+            part, denied = await run_hooked_call(hooks, call, turn.tools, ctx)
+        else:
+            part, denied = await execute(call, turn.tools, ctx)
         self._finish_call(turn, message_id, call, part)
         return denied
 
@@ -755,9 +818,16 @@ class AgentLoop:
     def _can_compact(self, turn: _Turn) -> bool:
         return self.runtime.config.auto_compact and not turn.compacted
 
-    async def _compact(self, turn: _Turn) -> None:
-        """Condense the history into a summary message in the same session."""
+    async def _compact(self, turn: _Turn, trigger: str = "auto") -> None:
+        """Condense the history into a summary message in the same session (PreCompact
+        hooks run first; ``trigger`` is manual or auto, as their matcher sees it)."""
         turn.compacted = True
+        hooks = self.runtime.hooks
+        if hooks.declared("PreCompact"):
+            before = await hooks.run(
+                "PreCompact", session_id=turn.session_id, names=(trigger,), trigger=trigger, custom_instructions=""
+            )
+            hooks.announce(turn.session_id, before.shown)
         model = self._helper_model("summarizer", turn.model)
         request = compaction.summary_request(
             build_system_prompt(self._agent("summarizer"), self.runtime.root, self.runtime.config),

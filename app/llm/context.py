@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import platform
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -204,10 +204,15 @@ def environment(root: Path) -> str:
 
 
 def build_system_prompt(
-    agent: Agent, root: Path, config: Config, outside_allowed: frozenset[Path] = frozenset()
+    agent: Agent,
+    root: Path,
+    config: Config,
+    outside_allowed: frozenset[Path] = frozenset(),
+    skills: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The whole system message for ``agent`` working in ``root``; instructions files
-    outside the workspace are read only if ``outside_allowed`` holds them."""
+    outside the workspace are read only if ``outside_allowed`` holds them. ``skills``:
+    (name, description) of the skills the agent may load, listed without their bodies."""
     sections = [agent.system_prompt()]
     if agent.conversational:
         sections.append(environment(root))
@@ -219,4 +224,9 @@ def build_system_prompt(
             )
         if left_out := [_left_out(c) for c in candidates if not _may_read(c, outside_allowed)]:
             sections.append("Instructions files left out:\n" + "\n".join(left_out))
+    if skills:
+        sections.append(
+            "Skills: load one with the skill tool, by name, as soon as the task matches its description "
+            "(only then are its instructions yours):\n" + "\n".join(f"- {name}: {text}" for name, text in skills)
+        )
     return "\n\n".join(sections)

@@ -32,6 +32,7 @@ from app.agents import UnknownAgentError, configured_model
 from app.bus import Event, Subscription
 from app.control_chars import escape_controls
 from app.errors import OpencodeError
+from app.hooks.service import HookNotice
 from app.llm.agent import AgentLoop, ModelProvider, TurnResult
 from app.llm.events import MentionRefused, ModelRetrying, ToolCallFinished, ToolCallStarted
 from app.llm.headless_report import (
@@ -90,7 +91,8 @@ def run_headless(
     except OpencodeError as error:
         print(f"opencode: error: {error}", file=err)
         return EXIT_USAGE
-    for notice in [*runtime.notices, *runtime.commands.notices]:
+    runtime.trust_project_hooks = request.trust_project_hooks
+    for notice in [*runtime.notices, *runtime.commands.notices, *runtime.hook_notices(asking=False)]:
         print(f"opencode: {notice}", file=err)
     try:
         try:
@@ -255,7 +257,7 @@ async def _turn(
     mention not attached said on ``warnings``, and the calls refused for want of approval
     collected in ``unapproved``. ``confined``: the prompt is a repository command's."""
     shown = () if progress is None else (ToolCallStarted, ToolCallFinished, ModelRetrying)
-    subscription = loop.runtime.bus.subscribe(ApprovalMissing, MentionRefused, *shown)
+    subscription = loop.runtime.bus.subscribe(ApprovalMissing, MentionRefused, HookNotice, *shown)
     follower = asyncio.create_task(_follow(subscription, session_id, progress, warnings, unapproved))
     try:
         return await loop.run(session_id, prompt, agent=agent, model=model, confined=confined)
@@ -276,7 +278,7 @@ async def _follow(
         if isinstance(event, ApprovalMissing):
             unapproved.append(event)
             continue
-        if isinstance(event, MentionRefused):
+        if isinstance(event, MentionRefused | HookNotice):
             print(f"opencode: {event.line}", file=warnings, flush=True)
             continue
         line = progress_line(event, session_id)
@@ -291,10 +293,11 @@ def progress_line(event: Event, session_id: str) -> str | None:
     if isinstance(event, ToolCallStarted):
         subject = call_subject(event.arguments)
         return escape_controls(f"{indent}→ {event.tool}{' ' + subject if subject else ''}")
-    if isinstance(event, ToolCallFinished) and event.error:
+    if isinstance(event, ToolCallFinished) and (event.error or event.metadata.get("hooks")):
         output = readable_output(event.output).strip()
         first_line = output.splitlines()[0] if output else "failed"
-        return escape_controls(f"{indent}  ✗ {first_line}")
+        failed = [f"✗ {first_line}"] if event.error else []
+        return "\n".join(escape_controls(f"{indent}  {line}") for line in [*failed, *event.metadata.get("hooks", [])])
     if isinstance(event, ModelRetrying):
         return f"… the model call failed ({event.reason}); retrying in {event.delay:.1f} s"
     return None

@@ -26,3 +26,5 @@ class HeadlessRequest:
     """Go on in this session."""
     agent: str = "coder"
     """The primary agent that runs the turn."""
+    trust_project_hooks: bool = False
+    """Run the hooks the workspace's own files declare without the user's trust."""

@@ -12,6 +12,9 @@ lists them for the front-ends that replay a session):
     {"type": "file", "path", "kind", "text"}   a file ("file": its numbered lines as view
                                              shows them) or folder ("folder": its ls tree)
                                              the user's prompt mentioned as @path
+    {"type": "context", "source", "text"}    text a hook added for the model (a
+                                             UserPromptSubmit hook's context, a Stop
+                                             hook's reason to go on); not the user's words
     {"type": "tool_call", "id", "name", "arguments"}   arguments: the JSON text as written
     {"type": "tool_result", "call_id", "name", "output", "metadata", "error"}
     {"type": "finish", "reason"}             stop, tool_calls, length, cancelled, failed...
@@ -133,6 +136,8 @@ def _user_content(parts: list[Part], vision: bool) -> str | list[dict[str, Any]]
             texts.append(part["text"])
         elif kind == "file":
             attached.append(f'\n\n<attached {part["kind"]}="{part["path"]}">\n{part["text"]}\n</attached>')
+        elif kind == "context":
+            attached.append(f'\n\n<context source="{part["source"]}">\n{part["text"]}\n</context>')
         elif kind == "image":
             images.append(part)
     return _with_images("".join(texts) + "".join(attached), images, vision)

@@ -28,7 +28,7 @@ STRICTNESS = {"allow": 0, "ask": 1, "deny": 2}
 # Tools that only read get "allow" by default; every other tool (writers, bash, fetch,
 # external_directory and any MCP tool, whose effects we cannot know) gets "ask".
 READ_ONLY_TOOLS = frozenset(
-    {"view", "ls", "glob", "grep", "diagnostics", "task", "todoread", "todowrite"}
+    {"view", "ls", "glob", "grep", "diagnostics", "task", "todoread", "todowrite", "skill"}
 )
 # Tools whose subject is a workspace-relative path (the others' subject is kept as given).
 PATH_TOOLS = frozenset(

@@ -22,6 +22,7 @@ from app.config import Config
 from app.errors import PermissionDeniedError
 from app.permission.effects import OWN_CONFIG, Effect, Evaluate, Judgement, judge_all
 from app.permission.events import ApprovalMissing, PermissionGranted, PermissionRequested, PermissionResolved
+from app.permission.hook_decision import current_hook_decision
 from app.permission.request import (
     GrantKey,
     PermissionPreview,
@@ -293,12 +294,15 @@ class PermissionService:
         decision = self.evaluate(req.tool, req.subject, req.agent, req.absolute, session_id=req.session_id)
         if decision.action == "deny":
             return _reply_for(decision)
-        if decision.action == "allow" and not ask_anyway and person_only is None:
+        hooked = current_hook_decision()  # a PreToolUse hook's answer (app/permission/hook_decision.py)
+        if decision.action == "allow" and not ask_anyway and person_only is None and hooked != "ask":
             return _reply_for(decision)
         answer = self._answered(req)
         # Only a person approves a person-only question, each time; a refusal still holds.
-        if answer == "deny" or (answer == "allow" and person_only is None):
+        if answer == "deny" or (answer == "allow" and person_only is None and hooked != "ask"):
             return _reply_for(Decision(answer, "the user, for this session", None, "session"))
+        if hooked == "allow" and person_only is None:
+            return PermissionReply("allow_once", "allowed by a PreToolUse hook", automatic=True)
         if person_only is not None:
             req = req.replace(person_only=person_only)
         if self.policy != "interactive":

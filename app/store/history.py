@@ -219,6 +219,19 @@ class HistoryService:
         )
         return _file_version(row) if row else None
 
+    def last_id(self) -> int:
+        """The id of the latest version written by any session (0 when none): a mark to
+        ask ``paths_since`` what was written after it."""
+        row = self._db.query_one("SELECT COALESCE(MAX(id), 0) AS id FROM files")
+        return int(row["id"]) if row is not None else 0
+
+    def paths_since(self, session_id: str, mark: int) -> list[str]:
+        """The paths this session wrote a version of after ``mark`` (a ``last_id``)."""
+        rows = self._db.query(
+            "SELECT DISTINCT path FROM files WHERE session_id = ? AND id > ? ORDER BY path", (session_id, mark)
+        )
+        return [row["path"] for row in rows]
+
     def changed_by_agent(self, path: str) -> bool:
         """Whether any session has changed ``path`` (workspace-relative): a version of it is kept."""
         return self._db.query_one("SELECT 1 FROM files WHERE path = ? LIMIT 1", (path,)) is not None

@@ -16,6 +16,8 @@ from app.errors import OpencodeError, ToolError
 from app.records import Record, field
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from app.bus import Bus
     from app.config import Config
     from app.lsp import LspManager
@@ -57,6 +59,9 @@ class ToolContext:
     """Language servers, for diagnostics after a change; None runs without them."""
     vision: bool
     """Whether the model in use takes images: view then returns an image it reads."""
+    readable_folders: frozenset[Path]
+    """Folders outside the workspace view may read without asking: those of the skills
+    loaded in the session (app/skills/catalog.py)."""
 
     def __init__(
         self,
@@ -76,6 +81,7 @@ class ToolContext:
         call_id: str | None = None,
         lsp: LspManager | None = None,
         vision: bool = False,
+        readable_folders: frozenset[Path] = frozenset(),
     ) -> None:
         self.session_id = session_id
         self.agent = agent
@@ -92,6 +98,7 @@ class ToolContext:
         self.call_id = call_id
         self.lsp = lsp
         self.vision = vision
+        self.readable_folders = readable_folders
 
 
 class ToolResult(Record):

@@ -26,6 +26,7 @@ from pydantic import Field
 from app.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionPreview
 from app.permission.effects import protected_roots
+from app.permission.hook_decision import current_hook_decision
 from app.sandbox.landlock_server import LANDLOCK_SERVER, Launched, ServerStopped
 from app.sandbox.refusals import refusal_note
 from app.sandbox.runner import landlock_policy, placeholders, sandboxed_argv
@@ -216,7 +217,7 @@ async def authorize(ctx: ToolContext, command: str, title: str, *, sandbox: bool
     decided = plan(judge, verdict, command, ctx.config, ctx.session_id, sandbox=sandbox)
     if decided.refusal is not None:
         raise PermissionDeniedError(decided.refusal)
-    if decided.action == "allow":
+    if decided.action == "allow" and current_hook_decision() != "ask":  # a PreToolUse hook may ask anyway
         return decided
     await ctx.permissions.check(
         ctx.session_id,

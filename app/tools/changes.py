@@ -33,6 +33,7 @@ from app.diff import Region, unified_diff, unified_diff_regions
 from app.errors import PermissionDeniedError, StaleFileError, ToolError, shown_if_not_utf8
 from app.permission import PermissionPreview
 from app.permission.effects import Effect, Judgement, protected_roots
+from app.permission.hook_decision import current_hook_decision
 from app.records import Record, field
 from app.store.journal import Before, Begun
 from app.store.models import RecordedChange
@@ -283,6 +284,39 @@ async def apply_changes(
             return applied
 
 
+async def record_found(ctx: ToolContext, rels: Sequence[str]) -> list[str]:
+    """Record what the files ``rels`` (workspace-relative, each changed by this session
+    already) hold now when it differs from the session's latest version of them: a hook
+    run after a tool (a formatter) rewrote them. Nothing is written: the new content is
+    recorded as a version of its own, under the same locks as any change, so the sidebar,
+    undo of the turn and `opencode changes` see it. Returns the paths recorded."""
+    paths = [ctx.workspace.lexical(rel) for rel in rels]
+    async with ctx.records.lock_many(paths), ctx.workspace_lock.holding():
+        with Beneath(ctx.workspace.root) as fs:
+            found = [_found_change(ctx, _read_state(ctx, fs, path)) for path in paths]
+            changes = [change for change in found if change is not None]
+            if changes:
+                ctx.history.record_changes(ctx.session_id, changes)
+                ctx.records.record_changes(ctx.session_id, [ctx.workspace.lexical(c.path) for c in changes])
+    return [change.path for change in changes]
+
+
+def _found_change(ctx: ToolContext, state: FileState) -> RecordedChange | None:
+    """The change from the session's latest version of the file to what is on disk, or
+    None when they are the same (or the session has no version of it)."""
+    latest = ctx.history.get_by_path_and_session(state.rel, ctx.session_id)
+    if latest is None or state.special is not None:
+        return None
+    after, after_data = _history_content(state.data)
+    deleted = state.data is None and state.link is None
+    if (latest.content, latest.data, latest.deleted, latest.link) == (after, after_data, deleted, state.link):
+        return None
+    return RecordedChange(
+        state.rel, latest.content, after, deleted, latest.data, after_data, latest.deleted,
+        latest.mode, state.mode, latest.link, state.link,
+    )  # fmt: skip
+
+
 def _refuse_unwritable(fs: Beneath, states: dict[Path, FileState], change_set: ChangeSet) -> None:
     """A file the OS would not let us write in place is not rewritten: the atomic rename
     would replace it all the same. So a 0444 file is refused as an in-place write
@@ -377,7 +411,13 @@ def _asks_a_person(ctx: ToolContext, change_set: ChangeSet, judgements: list[Jud
     asks anyone): then the workspace lock is let go meanwhile."""
     if confirmed or ctx.permissions.policy != "interactive":
         return False
-    return change_set.person_only is not None or any(j.action == "ask" for j in judgements)
+    return change_set.person_only is not None or _asks(judgements)
+
+
+def _asks(judgements: list[Judgement]) -> bool:
+    """Whether the change needs a question: an effect the rules ask about, or a PreToolUse
+    hook that asks for this call (app/permission/hook_decision.py)."""
+    return any(j.action == "ask" for j in judgements) or current_hook_decision() == "ask"
 
 
 async def _authorize(
@@ -390,7 +430,7 @@ async def _authorize(
 ) -> None:
     """One question covers everything that asks (nothing is asked when the rules allow
     every effect, or a person already confirmed this change)."""
-    asks = any(j.action == "ask" for j in judgements)
+    asks = _asks(judgements)
     if confirmed:
         return
     if change_set.person_only is None and not asks:

@@ -4,7 +4,8 @@ checked target, the permission filter on what they show, and the cut of long lin
 A path inside the workspace needs the tool's own permission (allowed by default) and the
 `view` key's, which judges every read whatever tool makes it (app.permission.effects). A
 path outside also needs `external_directory` (asked by default), checked first, so
-nothing outside is even probed before the user agreed.
+nothing outside is even probed before the user agreed. The one exception: view reads
+the folder of a skill the session loaded (``ToolContext.readable_folders``) unasked.
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ async def authorize_read(ctx: ToolContext, tool: str, path: str) -> ReadTarget:
     inside = not Path(subject).is_absolute()
     absolute = ctx.workspace.root / subject  # relative inside, absolute outside: canonical either way
     _refuse_unreachable(subject, absolute)
-    if not inside:
+    if not inside and not (tool == "view" and any(absolute.is_relative_to(f) for f in ctx.readable_folders)):
         await ctx.permissions.check(
             ctx.session_id,
             "external_directory",

@@ -67,7 +67,7 @@ DEFAULT_THEME = "opencode"
 ADOPT_MODULES = (
     "app.tui.listener", "app.tui.model_choice", "app.tui.widgets.permission_queue", "app.tui.prompt_commands",
     "app.tui.widgets.completion_list", "app.tui.widgets.sidebar_list", "app.tui.widgets.todo_panel",
-    "app.tui.widgets.message_notice", "app.tui.widgets.message_user",
+    "app.tui.widgets.message_notice", "app.tui.widgets.message_user", "app.tui.hook_trust",
 )
 """What adopting the runtime needs: imported in the start-up thread beside the runtime,
 so the UI thread does not stall on them while the user types."""
@@ -231,6 +231,7 @@ class OpencodeApp(App[None]):
         for module in ADOPT_MODULES:
             importlib.import_module(module)
         runtime.commands  # noqa: B018 - read here, off the UI thread (custom command files, YAML)
+        runtime.hooks  # noqa: B018 - likewise (the hook files)
         self.call_from_thread(self._adopt_runtime, runtime)  # type: ignore[arg-type]  # as above
 
     async def _startup_failed(self, message: str, read: Fingerprint) -> None:
@@ -321,6 +322,9 @@ class OpencodeApp(App[None]):
             await self.chat.add_notice("The configuration reads well now: opencode has started.", "info")
         for notice in [*runtime.notices, *runtime.commands.notices]:
             await self.chat.add_notice(notice, "warning")
+        from app.tui.hook_trust import ask_hook_trust
+
+        await ask_hook_trust(self, runtime)
         if onboarding:
             if runtime.root != self.root.resolve():
                 onboarding += (

@@ -12,6 +12,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from app.bus import Event
+from app.hooks.service import HookNotice
 from app.llm.events import (
     TURN_PROGRESS,
     MentionRefused,
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 
 CHAT_EVENTS: tuple[type[Event], ...] = (
     *TURN_PROGRESS,
+    HookNotice,
     MessageCreated,
     MessageUpdated,
     TurnStarted,
@@ -193,5 +195,5 @@ async def draw_in_chat(chat: ChatLog, event: Event) -> None:
             chat.end_streams()
             await chat.cancel_running_calls()
             await chat.add_notice("Cancelled.", "warning")
-        case MentionRefused(line=line):
+        case MentionRefused(line=line) | HookNotice(line=line):
             await chat.add_notice(line, "warning")

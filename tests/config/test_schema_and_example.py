@@ -68,13 +68,15 @@ TOP = "(top level)"
 
 def _keys_shown(root: dict, schema: dict, value: object, section: str) -> set[tuple[str, str]]:
     """(section, key) pairs the example uses, following the schema down through $refs,
-    maps and optional sections (anyOf a $ref and null)."""
+    maps, lists and optional sections (anyOf a $ref and null)."""
     refs = [branch for branch in schema.get("anyOf", []) if "$ref" in branch]
     if len(refs) == 1:
         schema = refs[0]
     if "$ref" in schema:
         section = schema["$ref"].rsplit("/", 1)[1]
         schema = root["$defs"][section]
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return {pair for item in value for pair in _keys_shown(root, schema["items"], item, section)}
     if not isinstance(value, dict):
         return set()
     shown: set[tuple[str, str]] = set()

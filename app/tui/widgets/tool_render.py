@@ -98,6 +98,8 @@ class ToolCallView(Vertical):
         mark, style = ("✗", "$error") if error else ("✓", "$success")
         self._header.update(self._header_content(mark, style, describe.outcome(self.tool, output, metadata, error)))
         body = list(self._body(output, metadata, error))
+        if metadata.get("hooks"):  # what the call's hooks said, under it (app/llm/hook_steps.py)
+            body.append(Static(Content("\n".join(map(str, metadata["hooks"]))), classes="tool-hooks"))
         if body:
             await self.mount_all(body)
 
