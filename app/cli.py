@@ -109,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--listen", default=None, metavar="HOST:PORT",
                        help="also listen on TCP, loopback only, for clients that send the token (serve.token)")
     serve.add_argument("--idle-timeout", type=_minutes, default=None, metavar="MINUTES",
-                       help="exit after this long with no client (default: serve.idleTimeout, 30)")
+                       help="exit after this long with no client (default: serve.idleTimeout, 15)")
 
     changes = commands.add_parser("changes", help="list the files a session changed")
     which = changes.add_mutually_exclusive_group()
@@ -228,12 +228,18 @@ def _cmd_default(args: argparse.Namespace) -> int:
             args.prompt, output_format=args.output_format, quiet=args.quiet, yes=args.yes, model=args.model,
             continue_last=args.continue_last, session_id=args.session_id, agent=args.agent,
         )  # fmt: skip
-        attached = _run_attached(root, request, args.attach)
+        environment = dict(os.environ)  # as the shell gave it, before litellm's defaults join it
+        attached = _run_attached(root, request, args.attach, environment)
         if attached is not None:
             return attached
         from app.llm.headless import run_headless
 
-        return run_headless(root, request)
+        code = run_headless(root, request)
+        if args.attach == "auto":
+            from app.serve.autostart import leave_server_behind
+
+            leave_server_behind(environment)
+        return code
     if args.model:
         _check_model_name(root, args.model)
     _require_terminal()
@@ -243,21 +249,31 @@ def _cmd_default(args: argparse.Namespace) -> int:
     return run_tui(root, model=args.model, continue_last=args.continue_last)
 
 
-def _run_attached(root: Path, request: HeadlessRequest, attach: str) -> int | None:
+def _run_attached(root: Path, request: HeadlessRequest, attach: str, environment: dict[str, str]) -> int | None:
     """-p on the user's `opencode serve`, when one listens (or --attach requires it); None
     to run in this process. The client imports neither litellm nor the agent. A slash
     command runs in this process (it acts on the store, or sends its prompt once), so its
-    output is the in-process run's by construction."""
+    output is the in-process run's by construction. So does a run from an environment
+    that differs from the server's in what the server reads (a provider key, a base URL,
+    an OPENCODE_* setting): it must not get the server's."""
     from app.slash_commands import parse
 
     if attach == "never" or parse(request.prompt) is not None:
         return None
-    from app.serve.client import run_attached, server_socket
+    from app.serve.client import EnvironmentDiffers, run_attached, server_socket
 
     sock = server_socket(required=attach == "require")
     if sock is None:
         return None
-    return run_attached(sock, root, request)
+    try:
+        return run_attached(sock, root, request, environment=environment)
+    except EnvironmentDiffers as differs:
+        if attach == "require":
+            raise
+        if not request.quiet:
+            print(f"opencode: the server was started with another {', '.join(differs.names)}: "
+                  "this run uses its own process", file=sys.stderr)  # fmt: skip
+        return None
 
 
 def _require_terminal() -> None:
