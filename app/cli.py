@@ -232,6 +232,7 @@ def _cmd_default(args: argparse.Namespace) -> int:
         attached = _run_attached(root, request, args.attach, environment)
         if attached is not None:
             return attached
+        gc_policy.pause()  # start-up: the turn resumes it once litellm is imported (app/gc_policy.py)
         from app.llm.headless import run_headless
 
         code = run_headless(root, request)
@@ -316,7 +317,7 @@ def console_main() -> NoReturn:
             sys.stdout.flush()  # here, so a reader gone shows now and not in the interpreter's teardown
     except BrokenPipeError:
         code = _reader_gone()
-    if args.command == "acp":
+    if args.command == "acp" or (args.command is None and args.prompt is not None):
         _end_now(code)
     sys.exit(code)
 
@@ -367,8 +368,11 @@ def _refuse_undecodable(args: argparse.Namespace) -> None:
 
 
 def _end_now(code: int) -> NoReturn:
-    """End the process at once, its output flushed: the ACP SDK's client terminates an
-    agent 2 s after closing its input, which the interpreter's teardown can outlast."""
+    """End the process at once, its output flushed, without the interpreter's teardown:
+    the ACP SDK's client terminates an agent 2 s after closing its input, which that
+    teardown can outlast; and after `-p`, which has closed its store and services before
+    returning, the teardown would only free litellm's objects one by one, costing more
+    CPU than the turn's own work."""
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:  # None: that descriptor was closed when the process started

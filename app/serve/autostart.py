@@ -10,7 +10,6 @@ in CI (``CI`` set), not with ``--no-attach``, and not when the user config says
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from collections.abc import Mapping

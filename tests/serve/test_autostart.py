@@ -18,7 +18,16 @@ from pathlib import Path
 import pytest
 
 from tests.llm.fake_openai import FakeOpenAI, Text
-from tests.serve.running import REPO, RUN_TIMEOUT, answers, clean_env, opencode, socket_of, start_server, stop_server
+from tests.serve.running import (
+    REPO,
+    RUN_TIMEOUT,
+    answers,
+    clean_env,
+    opencode,
+    socket_of,
+    start_server,
+    stop_server,
+)
 from tests.waiting import wait_until
 
 NOTE = {"name": "write", "arguments": {"filePath": "note.txt", "content": "served\n"}}
