@@ -265,7 +265,7 @@ class TokenCounts:
         return max(0, self.prompt - self.cache_read - self.cache_write)
 
 
-def _estimated(litellm: ModuleType, request: Mapping[str, Any], reply: str) -> TokenCounts:
+def _estimated(litellm: Any, request: Mapping[str, Any], reply: str) -> TokenCounts:
     """Token counts for a reply whose server sent no usage, by litellm's token counter,
     on only for this count (it loads its tokenizer on the first use: in a thread)."""
     litellm.disable_token_counter = False
