@@ -77,11 +77,18 @@ class Edits:
         self.fake.reply(ToolCall("edit", json.dumps(edit)))
         self.fake.reply(Text(f"x is {n + 1} now."))
 
-    def check(self) -> None:
+    def text(self) -> str:
+        return (self.workspace / "notes" / "todo.txt").read_text()
+
+    def done(self) -> bool:
+        """Whether the run made its edit; the replies it left unused are dropped, so that
+        the next run's start in order (sst/opencode's title request can take one)."""
+        while self.fake.next_item() is not None:
+            pass
+        if self.text() != f"x = {self.value + 1}\n":
+            return False
         self.value += 1
-        text = (self.workspace / "notes" / "todo.txt").read_text()
-        if text != f"x = {self.value}\n":
-            raise SystemExit(f"the edit did not happen: notes/todo.txt holds {text!r}")
+        return True
 
 
 @dataclass(frozen=True)
@@ -93,8 +100,17 @@ class Figure:
 
 
 def timed(label: str, edits: Edits, command: list[str], env: dict[str, str], terminal: bool = False) -> Figure:
-    """One run of ``command``, which must edit the file. With ``terminal``, its standard
-    input is a pty."""
+    """One run of ``command``, which must edit the file (a run whose replies were taken
+    out of order is run again, once). With ``terminal``, its standard input is a pty."""
+    figure = _timed_once(label, edits, command, env, terminal)
+    if not edits.done():
+        figure = _timed_once(label, edits, command, env, terminal)
+        if not edits.done():
+            raise SystemExit(f"{label}: the edit did not happen: notes/todo.txt holds {edits.text()!r}")
+    return figure
+
+
+def _timed_once(label: str, edits: Edits, command: list[str], env: dict[str, str], terminal: bool) -> Figure:
     edits.script()
     controller, pty_side = pty.openpty() if terminal else (None, None)
     before = _children_cpu()
@@ -111,7 +127,6 @@ def timed(label: str, edits: Edits, command: list[str], env: dict[str, str], ter
     figure = Figure(time.perf_counter() - started, _children_cpu() - before)
     if done.returncode != 0:
         raise SystemExit(f"{label}: exit {done.returncode}: {done.stderr.strip()[-800:]}")
-    edits.check()
     return figure
 
 
