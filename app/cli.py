@@ -116,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--listen", default=None, metavar="HOST:PORT",
                        help="also listen on TCP, loopback only, for clients that send the token (serve.token)")
     serve.add_argument("--idle-timeout", type=_minutes, default=None, metavar="MINUTES",
-                       help="exit after this long with no client (default: serve.idleTimeout, 30)")
+                       help="exit after this long with no client (default: serve.idleTimeout, 15)")
 
     changes = commands.add_parser("changes", help="list the files a session changed")
     which = changes.add_mutually_exclusive_group()
@@ -248,12 +248,19 @@ def _cmd_default(args: argparse.Namespace) -> int:
             continue_last=args.continue_last, session_id=args.session_id, agent=args.agent,
             trust_project_hooks=args.trust_project_hooks,
         )  # fmt: skip
-        attached = _run_attached(root, request, args.attach)
+        environment = dict(os.environ)  # as the shell gave it, before litellm's defaults join it
+        attached = _run_attached(root, request, args.attach, environment)
         if attached is not None:
             return attached
+        gc_policy.pause()  # start-up: the turn resumes it once litellm is imported (app/gc_policy.py)
         from app.llm.headless import run_headless
 
-        return run_headless(root, request)
+        code = run_headless(root, request)
+        if args.attach == "auto":
+            from app.serve.autostart import leave_server_behind
+
+            leave_server_behind(environment)
+        return code
     if args.model:
         _check_model_name(root, args.model)
     _require_terminal()
@@ -277,22 +284,32 @@ def _prompt_text(prompt: str) -> str:
     return text
 
 
-def _run_attached(root: Path, request: HeadlessRequest, attach: str) -> int | None:
+def _run_attached(root: Path, request: HeadlessRequest, attach: str, environment: dict[str, str]) -> int | None:
     """-p on the user's `opencode serve`, when one listens (or --attach requires it); None
     to run in this process (as with --trust-project-hooks, which the server's own hooks
     do not take). The client imports neither litellm nor the agent. A slash
     command runs in this process (it acts on the store, or sends its prompt once), so its
-    output is the in-process run's by construction."""
+    output is the in-process run's by construction. So does a run from an environment
+    that differs from the server's in what the server reads (a provider key, a base URL,
+    an OPENCODE_* setting): it must not get the server's."""
     from app.slash_commands import parse
 
     if attach == "never" or parse(request.prompt) is not None or request.trust_project_hooks:
         return None
-    from app.serve.client import run_attached, server_socket
+    from app.serve.client import EnvironmentDiffers, run_attached, server_socket
 
     sock = server_socket(required=attach == "require")
     if sock is None:
         return None
-    return run_attached(sock, root, request)
+    try:
+        return run_attached(sock, root, request, environment=environment)
+    except EnvironmentDiffers as differs:
+        if attach == "require":
+            raise
+        if not request.quiet:
+            print(f"opencode: the server was started with another {', '.join(differs.names)}: "
+                  "this run uses its own process", file=sys.stderr)  # fmt: skip
+        return None
 
 
 def _require_terminal() -> None:
@@ -335,7 +352,7 @@ def console_main() -> NoReturn:
             sys.stdout.flush()  # here, so a reader gone shows now and not in the interpreter's teardown
     except BrokenPipeError:
         code = _reader_gone()
-    if args.command == "acp":
+    if args.command == "acp" or (args.command is None and args.prompt is not None):
         _end_now(code)
     sys.exit(code)
 
@@ -386,8 +403,11 @@ def _refuse_undecodable(args: argparse.Namespace) -> None:
 
 
 def _end_now(code: int) -> NoReturn:
-    """End the process at once, its output flushed: the ACP SDK's client terminates an
-    agent 2 s after closing its input, which the interpreter's teardown can outlast."""
+    """End the process at once, its output flushed, without the interpreter's teardown:
+    the ACP SDK's client terminates an agent 2 s after closing its input, which that
+    teardown can outlast; and after `-p`, which has closed its store and services before
+    returning, the teardown would only free litellm's objects one by one, costing more
+    CPU than the turn's own work."""
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:  # None: that descriptor was closed when the process started

@@ -6,6 +6,9 @@
 - litellm's import makes a few hundred thousand such objects in a background thread: no
   full pass runs while it imports (each would scan them all and stall the screen), and
   they are frozen once it is done.
+- An in-process `opencode -p` is start-up until litellm is imported (its turn waits for
+  that import meanwhile): the collector is paused until then, and what start-up made is
+  frozen when it is done (``resume_if_paused``).
 - A one-shot command (`opencode tool`, `changes`, `permission`, `schema`) runs with the
   collector paused from start to end: its imports, its services and a big patch's line
   lists all live until the process ends; its few cycles end with the process.
@@ -33,6 +36,13 @@ def resume() -> None:
     """Start-up is over: freeze what it made, then collect as usual."""
     gc.freeze()
     gc.enable()
+
+
+def resume_if_paused() -> None:
+    """``resume``, when start-up paused the collector; a caller that did not pause it (a
+    test calling the code in its own process) keeps its collector as it was."""
+    if not gc.isenabled():
+        resume()
 
 
 def freeze() -> None:

@@ -190,6 +190,7 @@ class OpencodeAgent:
         opened = self._workspaces.open(str(params.get("cwd", "")))
         runtime, prompt, agent = opened.runtime, str(params.get("prompt", "")), str(params.get("agent") or "coder")
         notices = [*runtime.notices, *runtime.commands.notices, *runtime.hook_notices(asking=False)] if opened.new else []
+        self.admit_headless(params, runtime)
         try:
             runtime.agents.primary_agent(agent)
             model, _ = usable_model(runtime, agent, params.get("model"), os.environ)
@@ -201,6 +202,10 @@ class OpencodeAgent:
             raise RequestError.invalid_params({"message": str(error), "line": line, "notices": notices}) from None
         self._open(session_id, runtime, opened.loop).mode = agent
         return {"sessionId": session_id, "model": model, "notices": notices}
+
+    def admit_headless(self, params: dict[str, Any], runtime: Runtime) -> None:
+        """Raise the ACP error that refuses a ``-p`` client before its session is picked;
+        every client is admitted here (``opencode serve`` checks its environment)."""
 
     async def close(self) -> None:
         if self._own_workspaces:

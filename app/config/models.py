@@ -215,7 +215,12 @@ class HookMatcherConfig(ConfigModel):
 
 class ServeConfig(ConfigModel):
     idle_timeout: float = Field(
-        30, gt=0, description="Minutes `opencode serve` runs with no client connected before it exits (read from the user's global config)."
+        15, gt=0, description="Minutes `opencode serve` runs with no client connected before it exits (read from the user's global config)."
+    )
+    autostart: bool = Field(
+        True,
+        description="After an `opencode -p` in a terminal (not in CI) that found no server, start `opencode serve` "
+        "in the background so the next -p attaches to it (read from the user's global config).",
     )
 
 

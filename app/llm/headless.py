@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
+from app import gc_policy
 from app.agents import UnknownAgentError, configured_model
 from app.bus import Event, Subscription
 from app.control_chars import escape_controls
@@ -49,7 +50,8 @@ from app.llm.headless_report import (
 from app.llm.headless_request import HeadlessRequest
 from app.llm.models import ONBOARDING_MESSAGE, choose_model
 from app.llm.preflight import model_problem
-from app.llm.scripted import ProviderPerModel, provider_for
+from app.llm.provider import litellm_imported
+from app.llm.scripted import ProviderPerModel, is_scripted, provider_for
 from app.llm.title import fallback_title
 from app.permission import ApprovalMissing
 from app.runtime import Runtime
@@ -259,12 +261,22 @@ async def _turn(
     shown = () if progress is None else (ToolCallStarted, ToolCallFinished, ModelRetrying)
     subscription = loop.runtime.bus.subscribe(ApprovalMissing, MentionRefused, HookNotice, *shown)
     follower = asyncio.create_task(_follow(subscription, session_id, progress, warnings, unapproved))
+    started = asyncio.create_task(_start_up_done(model))
     try:
         return await loop.run(session_id, prompt, agent=agent, model=model, confined=confined)
     finally:
+        started.cancel()
         subscription.close()  # the follower handles what is queued, then stops
         await follower
         await loop.runtime.stop_language_servers()
+
+
+async def _start_up_done(model: str) -> None:
+    """Start-up ends when litellm is imported (at once for a scripted model): the
+    collector, paused by the command line for it (app/gc_policy.py), resumes then."""
+    if not is_scripted(model):
+        await litellm_imported()
+    gc_policy.resume_if_paused()
 
 
 async def _follow(

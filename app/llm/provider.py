@@ -31,12 +31,6 @@ DEFAULT_CONTEXT_WINDOW = 128_000
 # importing them in the background thread too keeps that request from freezing the UI.
 # Public modules only; one missing in another version is skipped.
 FIRST_REQUEST_MODULES = ("openai.resources",)
-# litellm prices every streamed request by counting its prompt with tiktoken's cl100k
-# encoding, tens of megabytes resident and a noticeable load (figures in
-# docs/performance.md). It is loaded (in a thread) when the
-# first request is about to go, not with litellm, so an app left open unused does not
-# hold it; that first request starts that much later, the event loop never waits.
-REQUEST_TOKENIZER_MODULES = ("litellm.litellm_core_utils.default_encoding",)
 # Retry-After is honoured up to this many base delays (60 s with the default 1 s base).
 MAX_DELAY_FACTOR = 60
 
@@ -135,15 +129,13 @@ class ProviderError(OpencodeError):
 
 
 class _LitellmLoader:
-    """Imports litellm once, in a daemon thread, and hands the module to whoever waits;
-    the tokenizer a request needs is loaded on the first wait for a request."""
+    """Imports litellm once, in a daemon thread, and hands the module to whoever waits."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._module: ModuleType | None = None
         self._error: BaseException | None = None
-        self._tokenizer_loaded = False
 
     def start(self) -> None:
         with self._lock:
@@ -160,6 +152,11 @@ class _LitellmLoader:
             self._error = exc
             return
         litellm.suppress_debug_info = True  # no "Give Feedback / Get Help" banners on errors
+        # litellm counts a streamed request's prompt with a tokenizer (tens of megabytes,
+        # loaded on the event loop by the first request) to price it as it starts; the
+        # providers' usage chunk gives the counts and our price is computed from it, so
+        # counting is off, and on only for a reply that came without usage (_estimated).
+        litellm.disable_token_counter = True
         _import_available(FIRST_REQUEST_MODULES)
         self._module = litellm
 
@@ -176,13 +173,6 @@ class _LitellmLoader:
             assert self._thread is not None
             await asyncio.to_thread(self._thread.join)
         return self._result()
-
-    async def ready_for_request(self) -> ModuleType:
-        litellm = await self.imported()
-        if not self._tokenizer_loaded:
-            await asyncio.to_thread(_import_available, REQUEST_TOKENIZER_MODULES)
-            self._tokenizer_loaded = True
-        return litellm
 
     def get_blocking(self) -> ModuleType:
         self.start()
@@ -214,9 +204,8 @@ async def litellm_imported() -> ModuleType:
 
 
 async def ensure_litellm() -> ModuleType:
-    """The litellm module ready for a request (its tokenizer loaded), waiting without
-    blocking the event loop."""
-    return await _loader.ready_for_request()
+    """The litellm module ready for a request, waiting without blocking the event loop."""
+    return await _loader.imported()
 
 
 # -- model facts --------------------------------------------------------------------------
@@ -276,6 +265,18 @@ class TokenCounts:
         return max(0, self.prompt - self.cache_read - self.cache_write)
 
 
+def _estimated(litellm: Any, request: Mapping[str, Any], reply: str) -> TokenCounts:
+    """Token counts for a reply whose server sent no usage, by litellm's token counter,
+    on only for this count (it loads its tokenizer on the first use: in a thread)."""
+    litellm.disable_token_counter = False
+    try:
+        prompt = litellm.token_counter(model=request["model"], messages=request["messages"])
+        completion = litellm.token_counter(model=request["model"], text=reply)
+    finally:
+        litellm.disable_token_counter = True
+    return TokenCounts(prompt=prompt, completion=completion)
+
+
 # -- assembling a stream ------------------------------------------------------------------
 
 
@@ -316,6 +317,7 @@ class _StreamAssembler:
         self._thinking: dict[int, _PendingThinking] = {}
         self._finish_reason: str | None = None
         self._usage: TokenCounts | None = None
+        self._text: list[str] = []
 
     def feed(self, chunk: Any) -> list[StreamEvent]:
         usage = getattr(chunk, "usage", None)
@@ -331,6 +333,7 @@ class _StreamAssembler:
                 events.append(ReasoningDelta(reasoning))
             if delta.content:
                 events.append(TextDelta(delta.content))
+                self._text.append(delta.content)
             events.extend(self._tool_fragment(fragment) for fragment in delta.tool_calls or [])
         self.streamed_content = self.streamed_content or bool(events)
         return events
@@ -368,9 +371,13 @@ class _StreamAssembler:
         ]
 
     def usage_tokens(self) -> TokenCounts:
-        """The usage chunk's counts, which litellm fills in with its own token count when
-        the server sends none."""
+        """The usage chunk's counts; litellm fills in zeros when the server sends none
+        (its token counter is off: see _estimated)."""
         return self._usage or TokenCounts()
+
+    def text(self) -> str:
+        """What the reply said (its text and its tool calls' arguments), for an estimate."""
+        return "".join(self._text) + "".join("".join(call.arguments) for call in self._calls.values())
 
     def finish_reason(self) -> str:
         reason = self._finish_reason or "stop"
@@ -624,6 +631,8 @@ class Provider:
         for block in assembler.thinking_blocks():
             yield block
         tokens = assembler.usage_tokens()
+        if not tokens.prompt:  # the server sent no usage
+            tokens = await asyncio.to_thread(_estimated, litellm, request, assembler.text())
         yield Usage(
             tokens.prompt,
             tokens.completion,

@@ -13,10 +13,11 @@ by app/llm/headless_report.py, as in-process. ctrl+c sends ``session/cancel``.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -32,6 +33,7 @@ from app.llm.headless_report import (
 )
 from app.llm.headless_request import HeadlessRequest
 from app.serve.address import ServeError, connect, socket_path
+from app.serve.environment import digests
 
 ACP_PROTOCOL_VERSION = 1
 """The ACP version `opencode acp` speaks (the SDK's PROTOCOL_VERSION)."""
@@ -41,6 +43,18 @@ CONTROL_WAIT = 60.0
 
 class ServerGone(Exception):
     """The connection ended before the answer came."""
+
+
+class EnvironmentDiffers(ServeError):
+    """The server was started with other values of variables it reads: this client must
+    not run on it (with ``--attach``, the line said; else it runs in its own process)."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(
+            f"the opencode server ({socket_path()}) was started with another {', '.join(names)}: "
+            "run without --attach, or 'opencode serve --stop' and start it from this environment"
+        )
+        self.names = names
 
 
 class RpcError(Exception):
@@ -130,8 +144,11 @@ def run_attached(
     *,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
+    environment: Mapping[str, str] | None = None,
 ) -> int:
-    """One headless turn on the server; prints and returns exactly what ``run_headless`` would."""
+    """One headless turn on the server; prints and returns exactly what ``run_headless`` would.
+    Raises EnvironmentDiffers, before anything is printed, when the server's environment
+    (what it reads of it) is not ``environment`` (default: this process's)."""
     out, err = stdout or sys.stdout, stderr or sys.stderr
     if not request.prompt.strip():
         sock.close()
@@ -140,7 +157,8 @@ def run_attached(
     wire = Wire(sock)
     try:
         asked = {"cwd": str(root), "prompt": request.prompt, "model": request.model,
-                 "continue": request.continue_last, "sessionId": request.session_id, "agent": request.agent}  # fmt: skip
+                 "continue": request.continue_last, "sessionId": request.session_id, "agent": request.agent,
+                 "environment": digests(os.environ if environment is None else environment)}  # fmt: skip
         return _turn(wire, asked, request.output_format, request.quiet, request.yes, out, err)
     except ServerGone:
         print(
@@ -160,6 +178,8 @@ def _turn(
     try:
         started = wire.request("_opencode/headless", request)
     except RpcError as error:
+        if "environmentDiffers" in error.data:
+            raise EnvironmentDiffers(error.data["environmentDiffers"]) from None
         for notice in error.data.get("notices", []):
             print(f"opencode: {notice}", file=err)
         print(error.data.get("line") or f"opencode: error: {error.data.get('message', error)}", file=err)

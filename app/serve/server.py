@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from acp import RequestError
 from acp.agent.router import build_agent_router
 from acp.connection import Connection
 
@@ -37,6 +38,8 @@ from app.acp.server import STREAM_LIMIT, log_to
 from app.acp.workspaces import Workspaces
 from app.config import load_config
 from app.errors import OpencodeError
+from app.llm.models import secret_variable
+from app.runtime import Runtime
 from app.serve.address import (
     LOCK_NAME,
     LOG_NAME,
@@ -48,6 +51,7 @@ from app.serve.address import (
     peer_uid,
     serve_folder,
 )
+from app.serve.environment import differing, digests
 
 log = logging.getLogger(__name__)
 TOKEN_WAIT = 10.0
@@ -86,6 +90,22 @@ class ServeAgent(OpencodeAgent):
             return {"pid": os.getpid()}
         return await super().ext_method(method, params)
 
+    def admit_headless(self, params: dict[str, Any], runtime: Runtime) -> None:
+        """A client whose environment differs from the server's in what the server reads
+        (a provider key or base URL, an ``OPENCODE_*`` or ``LITELLM_*`` setting, the home,
+        the PATH, or a variable the workspace's config names as ``{env:VAR}``) is refused
+        before its turn: it runs in its own process, with its own environment."""
+        sent = params.get("environment")
+        if not isinstance(sent, dict):
+            return  # a client that sends none (an editor speaking ACP) takes the server's, as `opencode acp` does
+        providers = runtime.config.providers
+        named = [secret_variable(entry.api_key) for entry in providers.values() if entry.api_key]
+        names = differing(sent, self._server.environment, [name for name in named if name])
+        if names:
+            raise RequestError.invalid_params(
+                {"message": f"the server's environment differs in {', '.join(names)}", "environmentDiffers": names}
+            )
+
     async def cancel_all(self) -> None:
         """The client has gone: the turns it was running end as cancelled (what they
         finished is saved, a change being written completes or is rolled back whole)."""
@@ -94,8 +114,12 @@ class ServeAgent(OpencodeAgent):
 
 
 class Server:
-    def __init__(self, folder: Path, idle_timeout: float, listen: tuple[str, int] | None) -> None:
+    def __init__(
+        self, folder: Path, idle_timeout: float, listen: tuple[str, int] | None, environment: dict[str, str]
+    ) -> None:
         self.folder = folder
+        self.environment = environment
+        """Digests of the environment the server started with (app/serve/environment.py)."""
         self.socket = folder / SOCKET_NAME
         self.idle_timeout = idle_timeout
         self.listen = listen
@@ -231,11 +255,12 @@ def run_serve(*, listen: str | None = None, idle_minutes: float | None = None) -
     with contextlib.suppress(FileNotFoundError):
         os.unlink(folder / SOCKET_NAME)  # stale: whoever made it no longer holds the lock
     _start_logging(folder)
+    environment = digests(os.environ)  # before the litellm import adds its defaults to it
     from app.llm.provider import start_background_import
 
     start_background_import()  # once, for every client to come
     try:
-        asyncio.run(Server(folder, minutes * 60, address).run())
+        asyncio.run(Server(folder, minutes * 60, address, environment).run())
     finally:
         os.close(lock)
     return 0

@@ -23,7 +23,7 @@ from app.runtime import Runtime
 from app.serve.address import connect
 from app.serve.client import run_attached
 from tests.llm.fake_openai import Text
-from tests.serve.running import runtime_folder, socket_of, start_server, stop_server
+from tests.serve.running import clean_env, runtime_folder, socket_of, start_server, stop_server
 
 WRITE_NOTES = {"name": "write", "arguments": {"filePath": "notes.txt", "content": "remember the milk\n"}}
 
@@ -50,7 +50,8 @@ def attached(socket: Path, root: Path, prompt: str, **options) -> Run:
     out, err = io.StringIO(), io.StringIO()
     sock = connect(socket)
     assert sock is not None
-    code = run_attached(sock, root, HeadlessRequest(prompt, **options), stdout=out, stderr=err)
+    environment = clean_env(socket.parent.parent)  # the server's: this process's own differs (HOME)
+    code = run_attached(sock, root, HeadlessRequest(prompt, **options), stdout=out, stderr=err, environment=environment)
     return Run(code, out.getvalue(), err.getvalue())
 
 
