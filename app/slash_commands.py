@@ -114,7 +114,11 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
         "undo", "Take back the last turn: its file changes, and the turn itself", "session",
         handler="app.turn_undo:undo_command",
     ),
-    SlashCommand("redo", "Put back the turn the last /undo took back", "session", handler="app.turn_undo:redo_command"),
+    SlashCommand("redo", "Put back what the last /undo or /rewind took back", "session", handler="app.turn_undo:redo_command"),
+    SlashCommand(
+        "rewind", "Go back to before an earlier turn: its files, the conversation, or both", "session",
+        hint="[turn] [files|conversation]", handler="app.turn_undo:rewind_command",
+    ),
     SlashCommand(
         "compact", "Summarise the conversation to free context", "session",
         handler="app.llm.session_commands:compact", uses_model=True,
