@@ -55,6 +55,7 @@ if TYPE_CHECKING:
     from app.llm.agent import AgentLoop, ModelProvider
     from app.runtime import Runtime
     from app.store.models import Message
+    from app.store.turns import UndoScope
     from app.tui.config_watch import Fingerprint
     from app.tui.prompt_commands import PromptCommands
     from app.tui.widgets.task_view import TaskView
@@ -64,6 +65,7 @@ SIDEBAR_MIN_WIDTH = 100
 QUIT_WINDOW = 2.0
 """Seconds within which a second ctrl+c quits."""
 DEFAULT_THEME = "opencode"
+_PAST = {"undo": "undone", "rewind": "rewound"}
 ADOPT_MODULES = (
     "app.tui.listener", "app.tui.model_choice", "app.tui.widgets.permission_queue", "app.tui.prompt_commands",
     "app.tui.widgets.completion_list", "app.tui.widgets.sidebar_list", "app.tui.widgets.todo_panel",
@@ -130,6 +132,9 @@ class OpencodeApp(App[None]):
         self._providers = providers
         self._loops: dict[str, AgentLoop] = {}
         self._turn_session: str | None = None
+        self.redrawing: str | None = None
+        """The session an undo, redo or rewind is changing: it is drawn again from the store
+        once the step is done, so the listener leaves its message events alone meanwhile."""
         self._prompt_waits = False
         """A prompt was sent before the runtime existed: it stays in the box and is sent
         once the runtime is up (after a fixed config, if start-up failed)."""
@@ -494,7 +499,7 @@ class OpencodeApp(App[None]):
             await self.push_screen(TranscriptScreen(session_id, title, messages, running=running))
 
 
-    # -- undo and redo of a whole turn (docs/undo.md) --------------------------------------
+    # -- undo, redo and rewind of whole turns (docs/undo.md) ---------------------------------
 
     def action_undo_turn(self) -> None:
         self._turn_step("undo")
@@ -502,45 +507,89 @@ class OpencodeApp(App[None]):
     def action_redo_turn(self) -> None:
         self._turn_step("redo")
 
-    def _turn_step(self, action: str) -> None:
-        if self._runtime_or_why(f"Nothing can {action}") is None:
+    def action_rewind(self, arguments: str = "") -> None:
+        """``/rewind``: the session's turns to choose from; ``/rewind 2 files`` acts at once."""
+        from app.turn_undo import UndoError, parse_rewind
+
+        session_id = self._steppable("rewind")
+        if session_id is None:
             return
-        if self.session_id is None:
-            self.notify(f"Nothing to {action}: this session has no turn yet", severity="warning")
+        try:
+            number, scope = parse_rewind(arguments)
+        except UndoError as err:
+            self.notify(str(err), severity="warning")
             return
-        if self.turn_running:
-            self.notify(f"A reply is still running: press escape to cancel it, then {action}", severity="warning")
-            return
-        self._step_turn(self.session_id, action)
+        if number is None:
+            self._pick_rewind(session_id)
+        else:
+            self._step_turn(session_id, "rewind", number, scope)
 
     @work(group="turn", exit_on_error=False)
-    async def _step_turn(self, session_id: str, action: str) -> None:
-        """Undo or redo, then show the session again; an undone turn's prompt goes back in
-        the input (unless the input holds something else: that is the user's, and kept)."""
-        from app.turn_undo import redo_turn, undo_turn
+    async def _pick_rewind(self, session_id: str) -> None:
+        from app.tui.screens.rewind import RewindScreen
+        from app.turn_undo import rewindable
 
         assert self.runtime is not None
-        self._turn_session = session_id
+        entries = await asyncio.to_thread(rewindable, self.runtime, session_id)
+        if not entries:
+            self.notify("Nothing to rewind: this session has no turn left to take back", severity="warning")
+            return
+        pick = await self.push_screen_wait(RewindScreen(entries))
+        if pick is not None:
+            self._step_turn(session_id, "rewind", pick.number, pick.scope)
+
+    def _turn_step(self, action: str) -> None:
+        session_id = self._steppable(action)
+        if session_id is not None:
+            self._step_turn(session_id, action)
+
+    def _steppable(self, action: str) -> str | None:
+        """The session to undo, redo or rewind in, or None after saying why not."""
+        if self._runtime_or_why(f"Nothing can {action}") is None:
+            return None
+        if self.session_id is None:
+            self.notify(f"Nothing to {action}: this session has no turn yet", severity="warning")
+            return None
+        if self.turn_running:
+            self.notify(f"A reply is still running: press escape to cancel it, then {action}", severity="warning")
+            return None
+        return self.session_id
+
+    @work(group="turn", exit_on_error=False)
+    async def _step_turn(self, session_id: str, action: str, number: int = 0, scope: UndoScope = "both") -> None:
+        """Undo, redo or rewind, then show the session again; the prompt of a turn taken
+        out of the conversation goes back in the input (unless the input holds something
+        else: that is the user's, and kept)."""
+        from app.turn_undo import redo_turn, rewind_to, undo_turn
+
+        assert self.runtime is not None
+        self._turn_session = self.redrawing = session_id
         try:
-            step = await (undo_turn if action == "undo" else redo_turn)(self.runtime, session_id)
+            if action == "rewind":
+                step = await rewind_to(self.runtime, session_id, number, scope)
+            else:
+                step = await (undo_turn if action == "undo" else redo_turn)(self.runtime, session_id)
+            await self.open_session(session_id)
         except OpencodeError as err:
             await self.chat.add_notice(str(err), "error")
             return
         finally:
-            self._turn_session = None
-        await self.open_session(session_id)
+            self._turn_session = self.redrawing = None
         files = f"{len(step.files)} file{'' if len(step.files) == 1 else 's'}"
+        what = "Turn" if step.turns == 1 else f"{step.turns} turns"
         typed = self.prompt.text.strip()
         if action == "redo":
             if typed == step.prompt.strip():
                 self.prompt.clear()
-            self.notify(f"Turn redone: {files} changed again")
+            self.notify(f"{what} redone: {files} changed again")
+        elif step.scope == "files":
+            self.notify(f"{what} rewound: {files} put back; the conversation keeps them")
         elif typed and typed != step.prompt.strip():
-            self.notify(f"Turn undone: {files} put back; your prompt was not put in the input, which holds other text")
+            self.notify(f"{what} {_PAST[action]}: {files} put back; your prompt was not put in the input, which holds other text")
         else:
             self.prompt.load_text(step.prompt)
             self.prompt.move_cursor(self.prompt.document.end)
-            self.notify(f"Turn undone: {files} put back; its prompt is in the input")
+            self.notify(f"{what} {_PAST[action]}: {files} put back; its prompt is in the input")
         self.prompt.focus()
 
     async def action_export(self) -> None:
@@ -797,6 +846,7 @@ class OpencodeApp(App[None]):
             PaletteCommand("Compact session", "Summarise the conversation to free context", self.action_compact),
             PaletteCommand("Undo turn", "Take back the last turn: its file changes and messages", self.action_undo_turn),
             PaletteCommand("Redo turn", "Bring back the last turn undone", self.action_redo_turn),
+            PaletteCommand("Rewind", "Go back to before an earlier turn: files, conversation or both", self.action_rewind),
             PaletteCommand("Export session", "Write the transcript to a markdown file in the workspace", self.action_export),
             PaletteCommand("Help", "List every key binding", self.action_help),
             PaletteCommand("Quit", "Leave opencode", self.action_quit),

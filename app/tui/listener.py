@@ -115,8 +115,9 @@ def open_chats(app: OpencodeApp) -> list[ChatLog]:
 
 
 async def show_event(app: OpencodeApp, event: Event) -> None:
-    for chat in open_chats(app):
-        await draw_in_chat(chat, event)
+    if not redrawn_anyway(app, event):
+        for chat in open_chats(app):
+            await draw_in_chat(chat, event)
     if type(event) in TURN_STATES:
         for transcript in open_transcripts(app):
             if event_session(event) == transcript.session_id:
@@ -158,6 +159,15 @@ async def show_event(app: OpencodeApp, event: Event) -> None:
             app.notify(f"The model call failed ({event.reason}); trying again in {event.delay:.0f} s")
         case _ if ours_or_child and isinstance(event, PROGRESS_EVENTS):
             status.pulse()
+
+
+def redrawn_anyway(app: OpencodeApp, event: Event) -> bool:
+    """A message an undo, redo or rewind marked: the step redraws its session from the
+    store once done (drawn here too, it could land out of order), and a message taken
+    back is not shown at all."""
+    if not isinstance(event, MessageCreated | MessageUpdated):
+        return False
+    return event.message.undone or event.message.session_id == app.redrawing
 
 
 async def draw_in_chat(chat: ChatLog, event: Event) -> None:
