@@ -148,6 +148,11 @@ class McpServerConfig(ConfigModel):
 class TuiConfig(ConfigModel):
     theme: str = Field("opencode", description="Name of a theme in themes/.")
     keybindings: dict[str, str] = Field({}, description="Binding id -> key, e.g. {\"app.quit\": \"ctrl+q\"}.")
+    notify: Literal["off", "bell", "desktop"] = Field(
+        "desktop",
+        description="When a turn ends or a permission question waits while the terminal is not focused: "
+        "off, bell (the terminal's bell), or desktop (the bell and a desktop notification, OSC 9 or 777).",
+    )
 
 
 class DataConfig(ConfigModel):

@@ -34,6 +34,7 @@ from textual.widgets import Input, TextArea
 
 from app import gc_policy
 from app.errors import OpencodeError
+from app.tui.attention import attention_sequence, remembering_driver
 from app.tui.hangup import HANGUP_EXIT_CODE, watch_for_hangup
 from app.tui.screens.commands import AppCommands, PaletteCommand
 from app.tui.screens.main import MainScreen
@@ -52,6 +53,8 @@ from app.tui.widgets.sidebar import FilesSidebar
 from app.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
+    from textual.driver import Driver
+
     from app.llm.agent import AgentLoop, ModelProvider
     from app.runtime import Runtime
     from app.store.models import Message
@@ -66,6 +69,14 @@ QUIT_WINDOW = 2.0
 """Seconds within which a second ctrl+c quits."""
 DEFAULT_THEME = "opencode"
 _PAST = {"undo": "undone", "rewind": "rewound"}
+TURN_OUTCOMES = {
+    "stop": "The reply is ready",
+    "failed": "The turn failed",
+    "cancelled": "The turn was cancelled",
+    "length": "The reply was cut at the model's output limit",
+    "max_steps": "The turn stopped at its step limit",
+}
+"""What the desktop notification says at the end of a turn, by its reason."""
 ADOPT_MODULES = (
     "app.tui.listener", "app.tui.model_choice", "app.tui.widgets.permission_queue", "app.tui.prompt_commands",
     "app.tui.widgets.completion_list", "app.tui.widgets.sidebar_list", "app.tui.widgets.todo_panel",
@@ -109,16 +120,22 @@ class OpencodeApp(App[None]):
         providers: Callable[[str], ModelProvider] | None = None,
         pause_gc: bool = False,
         terminal_fd: int | None = None,
+        driver_class: type[Driver] | None = None,
     ) -> None:
         """``providers`` maps a model to what streams it (default: scripted or litellm);
         benchmarks pass their own. ``pause_gc`` (run_tui's choice, not the tests'): the
         cyclic collector stays off until start-up is done, which makes many objects and
         little garbage, so collections would only slow the first frame; likewise full
         passes wait for litellm's import (see ``_settle_litellm``). ``terminal_fd`` (run_tui's
-        stdin): the app exits when that terminal hangs up (see app.tui.hangup)."""
+        stdin): the app exits when that terminal hangs up (see app.tui.hangup).
+        ``driver_class``: Textual's own choice when None (a test passes one that records
+        what the app writes)."""
         if pause_gc:
             gc_policy.pause()
-        super().__init__()
+        super().__init__(driver_class=driver_class)
+        self.terminal: Driver | None = None
+        """The driver the app runs on: attention sequences are written through it."""
+        self.driver_class = remembering_driver(self.driver_class, self._remember_terminal)
         self.root = Path(root)
         self.runtime = runtime
         self.env = os.environ if env is None else env
@@ -156,6 +173,19 @@ class OpencodeApp(App[None]):
         if not start_with_theme(self, name):
             register_themes(self, self._user_themes, only=DEFAULT_THEME)
             start_with_theme(self, DEFAULT_THEME)
+
+    def _remember_terminal(self, driver: Driver) -> None:
+        self.terminal = driver
+
+    def call_attention(self, message: str) -> None:
+        """A turn ended or a question waits: while the terminal does not have focus, the
+        bell and a desktop notification as ``tui.notify`` says (app.tui.attention)."""
+        if self.app_focus or self.terminal is None or self.runtime is None:
+            return
+        sequence = attention_sequence(self.runtime.config.tui.notify, message, self.env)
+        if sequence:
+            self.terminal.write(sequence)
+            self.terminal.flush()
 
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return theme_variable_defaults()
@@ -341,6 +371,8 @@ class OpencodeApp(App[None]):
 
     def _asking(self, asking: bool) -> None:
         self.status.asking = asking
+        if asking:
+            self.call_attention("A permission question waits for your answer")
 
     def _warn_unknown_keybindings(self) -> None:
         """A misspelt id in tui.keybindings would otherwise remap nothing, silently."""
@@ -426,11 +458,14 @@ class OpencodeApp(App[None]):
     @work(group="turn", exit_on_error=False)
     async def _run_turn(self, session_id: str, text: str, agent: str, model: str) -> None:
         self._turn_session = session_id
+        outcome = "The turn could not start"
         try:
-            await self._loop_for(model).run(session_id, text, agent=agent, model=model)
+            result = await self._loop_for(model).run(session_id, text, agent=agent, model=model)
+            outcome = TURN_OUTCOMES.get(result.reason, f"The turn ended ({result.reason})")
         except OpencodeError as err:
             await self.chat.add_notice(str(err), "error")
         finally:
+            self.call_attention(outcome)
             self._turn_session = None
 
     def agent_loop(self) -> AgentLoop:
