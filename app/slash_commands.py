@@ -124,6 +124,10 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
         handler="app.llm.session_commands:compact", uses_model=True,
     ),
     SlashCommand(
+        "context", "What fills the context: system prompt, tools, MCP tools, instructions files, messages",
+        "session", handler="app.llm.session_commands:context", uses_model=True,
+    ),
+    SlashCommand(
         "export", "Save the conversation as Markdown or JSON", "session", hint="[md|json]",
         handler="app.export:export_command",
     ),

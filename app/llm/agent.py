@@ -45,6 +45,7 @@ from app.llm.events import (
     TurnStarted,
     UsageUpdated,
 )
+from app.llm.context_size import ContextSize, measure
 from app.llm.mentions import attach_mentions
 from app.llm.messages import (
     CANCELLED_OUTPUT,
@@ -192,7 +193,8 @@ class AgentLoop:
         self._background: set[asyncio.Task] = set()
         self._windows: dict[str, int] = {}
         self._vision: dict[str, bool] = {}
-        self._context_tokens: dict[str, int] = {}
+        self._context_tokens: dict[str, tuple[int, int]] = {}
+        """session id -> (the provider's count of its context, Transcripts.reshaped then)."""
         self._specs: dict[str, dict[str, Any]] = {}
         """Tool name -> definition: building a JSON schema costs about a millisecond."""
         self._task_agents: dict[str, str] = {}
@@ -276,6 +278,23 @@ class AgentLoop:
         compacted = self.runtime.store.sessions.get(session_id)
         assert compacted is not None and compacted.summary_message_id is not None, "compaction wrote a summary"
         return compacted.summary_message_id
+
+    async def context_size(self, session_id: str, *, agent: str = "coder", model: str | None = None) -> ContextSize:
+        """The size of the session's next request by part, as the compaction decision
+        measures it (without the next prompt): ``/context`` and the status bar."""
+        turn = self._new_turn(session_id, agent, self.resolve_model(agent, model), "")
+        return await self._measure(turn, self._messages(turn))
+
+    async def _measure(self, turn: _Turn, messages: list[dict[str, Any]]) -> ContextSize:
+        mcp = {name for name in turn.tools if name not in self._tools}  # a built-in keeps its name over an MCP tool
+        window = await self._window(turn.route)
+        return measure(messages, turn.specs, mcp, counted=turn.context_tokens, window=window)
+
+    def _counted(self, session_id: str) -> int:
+        """The provider's last count of the session's context; 0 when there is none or
+        messages left or came back since (an undo, a redo, a rewind)."""
+        tokens, reshaped = self._context_tokens.get(session_id, (0, 0))
+        return tokens if reshaped == self._transcripts.reshaped(session_id) else 0
 
     def _idle_session(self, session_id: str, *, busy: str, missing: str) -> Session:
         """The session, when it exists and runs no turn; else the error, saying ``busy``
@@ -403,7 +422,7 @@ class AgentLoop:
             tools=tools,
             specs=[self._specs[name] for name in tools],
             options=options,
-            context_tokens=_grown(self._context_tokens.get(session_id, 0), prompt),
+            context_tokens=_grown(self._counted(session_id), prompt),
         )
 
     async def _turn(self, turn: _Turn, active: _Active) -> TurnResult:
@@ -458,8 +477,8 @@ class AgentLoop:
         """The messages of the next request, compacting the history first when it fills
         90% of the model's window."""
         messages = self._messages(turn)
-        tokens = turn.context_tokens or estimate_tokens([messages, turn.specs])
-        window = await self._window(turn.route)
+        size = await self._measure(turn, messages)
+        tokens, window = size.total, size.window
         if not compaction.needs_compaction(tokens, window):
             return messages
         if turn.compacted:
@@ -583,7 +602,7 @@ class AgentLoop:
         turn.cache_write_tokens += usage.cache_write_tokens
         turn.cost += usage.cost
         turn.context_tokens = usage.prompt_tokens + usage.completion_tokens
-        self._context_tokens[turn.session_id] = turn.context_tokens
+        self._context_tokens[turn.session_id] = (turn.context_tokens, self._transcripts.reshaped(turn.session_id))
         session = self.runtime.store.sessions.add_usage(
             turn.session_id, usage.prompt_tokens, usage.completion_tokens, usage.cost
         )

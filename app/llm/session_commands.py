@@ -10,3 +10,9 @@ async def compact(call: CommandCall) -> str:
     """``/compact``: summarise the conversation now, as auto-compaction would."""
     await call.loop.compact(call.session_id, model=call.model)
     return "Session compacted: the next request starts from the summary"
+
+
+async def context(call: CommandCall) -> str:
+    """``/context``: the next request's size by part, the total and the model's window."""
+    size = await call.loop.context_size(call.session_id, model=call.model)
+    return str(size.lines())

@@ -467,6 +467,7 @@ class OpencodeApp(App[None]):
         finally:
             self.call_attention(outcome)
             self._turn_session = None
+            self.measure_context()
 
     def agent_loop(self) -> AgentLoop:
         """The loop that serves the current model (slash commands act through it)."""
@@ -496,6 +497,24 @@ class OpencodeApp(App[None]):
         self.agent = chosen.name
         self.status.agent = chosen.name
         self.notify(f"Agent: {chosen.name}" + (f" · {chosen.description}" if chosen.description else ""), timeout=3)
+
+    @work(group="context", exit_on_error=False)
+    async def action_context(self) -> None:
+        """``/context``: what fills the next request, by part, as a notice in the chat; the
+        status bar takes the same total."""
+        if self._runtime_or_why("The context cannot be measured") is None:
+            return
+        if self.session_id is None:
+            self.notify("Nothing measured yet: send a prompt first", severity="warning")
+            return
+        try:
+            size = await self.agent_loop().context_size(self.session_id, agent=self.agent, model=self.model)
+        except OpencodeError as err:
+            self.notify(str(err), severity="warning")
+            return
+        if not self.turn_running:
+            self.status.context_tokens, self.status.context_window = size.total, size.window
+        await self.chat.add_notice(size.lines(), "info")
 
     async def action_agents(self) -> None:
         """``/agents``: the primary agents (the current one marked; tab switches) and the
@@ -610,6 +629,7 @@ class OpencodeApp(App[None]):
             return
         finally:
             self._turn_session = self.redrawing = None
+            self.measure_context()
         files = f"{len(step.files)} file{'' if len(step.files) == 1 else 's'}"
         what = "Turn" if step.turns == 1 else f"{step.turns} turns"
         typed = self.prompt.text.strip()
@@ -665,8 +685,22 @@ class OpencodeApp(App[None]):
         status = self.status
         status.title = session.title if session else ""
         status.cost = cost
-        status.context_tokens = 0
+        status.context_tokens = 0  # not measured on opening: /context, and the next turn, measure it
         self.sidebar.session_id = session_id
+
+    @work(group="context", exclusive=True, exit_on_error=False)
+    async def measure_context(self) -> None:
+        """The status bar's token count: the session's next request as the loop measures
+        it for compaction and ``/context`` (the provider's count once there is one)."""
+        session_id = self.session_id
+        if self.runtime is None or session_id is None or not self.model or self.turn_running:
+            return
+        try:
+            size = await self.agent_loop().context_size(session_id, agent=self.agent, model=self.model)
+        except OpencodeError:
+            return  # no usable model yet: the count waits for one
+        if session_id == self.session_id and not self.turn_running:
+            self.status.context_tokens, self.status.context_window = size.total, size.window
 
     def action_sessions(self) -> None:
         runtime = self._runtime_or_why("Sessions cannot open")
@@ -927,6 +961,7 @@ class OpencodeApp(App[None]):
         finally:
             self._turn_session = None
             self.status.working = False
+            self.measure_context()
 
     # -- quitting --------------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ SCREEN_ACTIONS = {
     "undo": "undo_turn",
     "redo": "redo_turn",
     "rewind": "rewind",
+    "context": "context",
 }
 """Command name -> the app action that runs it in the TUI."""
 TAKES_ARGUMENTS = frozenset({"rewind"})
