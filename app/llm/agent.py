@@ -30,6 +30,7 @@ from app.images import Image, ImageError, image_mentions, load_image
 from app.llm import compaction
 from app.llm.call_arguments import arguments_for_display
 from app.llm.context import allowed_outside, build_system_prompt
+from app.llm.context_size import ContextSize, measure
 from app.llm.events import (
     MentionRefused,
     ModelRetrying,
@@ -45,7 +46,6 @@ from app.llm.events import (
     TurnStarted,
     UsageUpdated,
 )
-from app.llm.context_size import ContextSize, measure
 from app.llm.mentions import attach_mentions
 from app.llm.messages import (
     CANCELLED_OUTPUT,
