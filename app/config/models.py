@@ -204,6 +204,15 @@ class ServeConfig(ConfigModel):
     )
 
 
+class WorktreeConfig(ConfigModel):
+    copy_files: list[str] = Field(
+        [".env*"],
+        alias="copy",
+        description="Globs (relative to the repository's top) of files copied into a new `opencode --worktree` "
+        "checkout: files git does not track, such as .env.",
+    )
+
+
 class ConfigShape(ConfigModel):
     """The keys of the configuration and what each holds: one file or the variables are
     validated against it alone (every key has a default, so a partial layer is valid)."""
@@ -226,6 +235,7 @@ class ConfigShape(ConfigModel):
     debug: bool = False
     tools: ToolsConfig = ToolsConfig()
     serve: ServeConfig = ServeConfig()
+    worktree: WorktreeConfig = WorktreeConfig()
 
     def data_dir(self, workspace: Path) -> Path:
         """The data directory: ``data.directory`` resolved against ``workspace`` (not created here)."""
