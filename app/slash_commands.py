@@ -134,6 +134,10 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand(
         "init", "Study the repository and write or update AGENTS.md", "prompt", template="", hint="[what to stress]"
     ),
+    SlashCommand(
+        "steer", "Give the running reply a message it reads at its next step (as alt+enter)", "screen", TUI_ONLY,
+        hint="[message]",
+    ),
     SlashCommand("theme", "Choose the colour theme", "screen", TUI_ONLY),
     SlashCommand("help", "List the commands and every key binding", "screen", TUI_ONLY),
     SlashCommand("quit", "Leave opencode", "screen", TUI_ONLY),

@@ -198,6 +198,8 @@ class AgentLoop:
         self._specs: dict[str, dict[str, Any]] = {}
         """Tool name -> definition: building a JSON schema costs about a millisecond."""
         self._task_agents: dict[str, str] = {}
+        self._steering: dict[str, list[str]] = {}
+        """session id -> messages for its running turn, delivered at its next tool boundary."""
         """Child session -> the sub-agent it runs, for the tasks started by this loop."""
 
     # -- public API ------------------------------------------------------------------------
@@ -327,6 +329,20 @@ class AgentLoop:
         active.task.cancel()
         self.runtime.permissions.cancel_session(session_id)
         return True
+
+    def steer(self, session_id: str, text: str) -> bool:
+        """Give the running turn of ``session_id`` the user's ``text``: it is stored as a
+        user message once the current tool calls are done (or the model has answered),
+        and the model reads it before its next step. False when no turn runs there."""
+        if session_id not in self._active:
+            return False
+        self._steering.setdefault(session_id, []).append(text)
+        return True
+
+    def take_steering(self, session_id: str) -> list[str]:
+        """The messages ``steer`` took that the turn ended before delivering (cancelled,
+        failed): the front-end keeps them for the user."""
+        return self._steering.pop(session_id, [])
 
     def is_running(self, session_id: str) -> bool:
         return session_id in self._active
@@ -468,8 +484,11 @@ class AgentLoop:
                 await self._compact(turn)  # the provider counted more than we did: compact, retry
                 finish, calls = await self._stream(turn, await self._request(turn))
             if not calls:
+                if self._deliver_steering(turn):
+                    continue  # the model had finished: it reads the message and goes on
                 return finish
             await self._run_calls(turn, calls)
+            self._deliver_steering(turn)
         self._end_marker(turn, "max_steps")
         return "max_steps"
 
@@ -681,6 +700,15 @@ class AgentLoop:
                 part["error"],
             )
         )
+
+    def _deliver_steering(self, turn: _Turn) -> bool:
+        """At a tool boundary: the messages the user steered with, stored as user messages
+        in the order sent (the next request carries them); whether there were any."""
+        texts = self._steering.pop(turn.session_id, [])
+        for text in texts:
+            self.runtime.store.messages.add(turn.session_id, "user", [text_part(text)])
+            turn.context_tokens = _grown(turn.context_tokens, text)
+        return bool(texts)
 
     def _store_results(self, turn: _Turn) -> None:
         """The tool message: every call's result in call order."""

@@ -49,6 +49,7 @@ from app.tui.themes import (
 )
 from app.tui.widgets.chat_log import ChatLog
 from app.tui.widgets.prompt_input import PromptInput
+from app.tui.widgets.queued_messages import QueuedMessages
 from app.tui.widgets.sidebar import FilesSidebar
 from app.tui.widgets.status_bar import StatusBar
 
@@ -99,6 +100,7 @@ class OpencodeApp(App[None]):
         Binding("ctrl+b", "toggle_sidebar", "Toggle the files sidebar", id="app.toggle_sidebar"),
         Binding("ctrl+f", "focus_files", "Files sidebar ⇄ prompt", id="app.focus_files"),
         Binding("ctrl+t", "undo_turn", "Undo the last turn (its prompt comes back)", id="app.undo_turn"),
+        Binding("ctrl+g", "edit_queued", "Take the last queued message back into the prompt", id="app.edit_queued"),
         Binding("f1", "help", "Help", id="app.help"),
         Binding("escape", "cancel_turn", "Back to the prompt, or cancel the running reply", id="app.cancel"),
         Binding("ctrl+c", "quit_twice", "Quit (press twice)", id="app.quit", priority=True),
@@ -197,6 +199,7 @@ class OpencodeApp(App[None]):
         # The main screen lays these out side by side (app.tcss), the status bar docked below.
         with Vertical(id="conversation"):
             yield ChatLog(id="chat")
+            yield QueuedMessages(id="queued")
             yield PromptInput(id="prompt", placeholder="Ask anything · f1 for keys")
         yield FilesSidebar(id="sidebar")
         yield StatusBar(id="status")
@@ -208,6 +211,10 @@ class OpencodeApp(App[None]):
     @property
     def prompt(self) -> PromptInput:
         return self.query_one("#prompt", PromptInput)
+
+    @property
+    def queued(self) -> QueuedMessages:
+        return self.query_one("#queued", QueuedMessages)
 
     @property
     def status(self) -> StatusBar:
@@ -421,7 +428,65 @@ class OpencodeApp(App[None]):
             return
         if message.shown != message.text:
             self.chat.shown_as[message.text] = message.shown
+        if self._turn_session is not None:
+            self._hold(message.text, steer=message.steer)
+            return
         await self.send_prompt(message.text)
+
+    # -- steering and queued messages (docs/tui.md, "Steering") ----------------------------
+
+    def _hold(self, text: str, *, steer: bool) -> None:
+        """A message sent while a reply runs: with alt+enter, to that reply's next step;
+        with enter (or when no reply can take it), queued for after the turn."""
+        session_id = self._turn_session
+        if steer and session_id is not None and any(loop.steer(session_id, text) for loop in self._loops.values()):
+            self.queued.add("steering", text)
+        else:
+            self.queued.add("queued", text)
+
+    def action_steer(self, text: str = "") -> None:
+        """``/steer MESSAGE``: as alt+enter."""
+        if not text.strip():
+            self.notify("/steer takes the message to give the running reply, e.g. /steer use the v2 API", severity="warning")
+        elif self._turn_session is None:
+            self.run_worker(self.send_prompt(text.strip()), group="send", exit_on_error=False)
+        else:
+            self._hold(text.strip(), steer=True)
+
+    def delivered(self, text: str) -> None:
+        """The running turn stored a steering message: it shows in the chat now."""
+        self.queued.delivered(text)
+
+    def action_edit_queued(self) -> None:
+        item = self.queued.pop_last()
+        if item is None:
+            self.notify("No queued message to edit", timeout=3)
+            return
+        kind, text = item
+        if self.prompt.text.strip():
+            self.queued.add(kind, text)
+            self.notify("The prompt holds text: send or clear it first, then ctrl+g", severity="warning")
+            return
+        if kind == "steering":
+            for loop in self._loops.values():
+                loop.take_steering(self._turn_session or "")
+        self.prompt.load_text(text)
+        self.prompt.move_cursor(self.prompt.document.end)
+
+    def _after_turn(self, session_id: str, reason: str) -> None:
+        """What the turn did not deliver goes back to the queue; after a turn that ended
+        by itself the queue is sent as the next prompt (cancelled: it waits)."""
+        leftover = [text for loop in self._loops.values() for text in loop.take_steering(session_id)]
+        self.queued.take("steering")
+        for text in leftover:
+            self.queued.add("queued", text)
+        if reason == "cancelled":
+            if self.queued.items:
+                self.notify("Queued messages wait above the prompt: ctrl+g takes the last back", timeout=5)
+            return
+        waiting = self.queued.take("queued")
+        if waiting and session_id == self.session_id:
+            self.call_after_refresh(self.run_worker, self.send_prompt("\n\n".join(waiting)), group="send", exit_on_error=False)
 
     async def send_prompt(self, text: str, *, agent: str | None = None, model: str | None = None) -> None:
         """Start a turn with ``text`` in the current session (created on the first prompt);
@@ -440,8 +505,7 @@ class OpencodeApp(App[None]):
                 self.notify("Starting up: your prompt waits here and is sent in a moment")
             return
         if self.turn_running:
-            self.prompt.load_text(self.chat.shown_as.get(text, text))
-            self.notify("A reply is still running: press escape to cancel it first", severity="warning")
+            self._hold(text, steer=False)
             return
         from app.llm.preflight import model_problem
 
@@ -458,16 +522,17 @@ class OpencodeApp(App[None]):
     @work(group="turn", exit_on_error=False)
     async def _run_turn(self, session_id: str, text: str, agent: str, model: str) -> None:
         self._turn_session = session_id
-        outcome = "The turn could not start"
+        outcome, reason = "The turn could not start", "failed"
         try:
             result = await self._loop_for(model).run(session_id, text, agent=agent, model=model)
-            outcome = TURN_OUTCOMES.get(result.reason, f"The turn ended ({result.reason})")
+            outcome, reason = TURN_OUTCOMES.get(result.reason, f"The turn ended ({result.reason})"), result.reason
         except OpencodeError as err:
             await self.chat.add_notice(str(err), "error")
         finally:
             self.call_attention(outcome)
             self._turn_session = None
             self.measure_context()
+            self._after_turn(session_id, reason)
 
     def agent_loop(self) -> AgentLoop:
         """The loop that serves the current model (slash commands act through it)."""

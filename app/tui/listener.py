@@ -28,6 +28,7 @@ from app.llm.events import (
     TurnStarted,
     UsageUpdated,
 )
+from app.llm.messages import text_of
 from app.lsp.events import LspStatusChanged
 from app.mcp.events import McpStatusChanged
 from app.store.events import MessageCreated, MessageUpdated, SessionDeleted, SessionUpdated
@@ -139,6 +140,8 @@ async def show_event(app: OpencodeApp, event: Event) -> None:
             status.cost = (await asyncio.to_thread(sessions.tree_usage, session.parent_id or session.id)).cost
         case SessionDeleted(session_id=deleted) if deleted == app.session_id:
             await app.open_session(None)
+        case MessageCreated(message=message) if ours and message.role == "user":
+            app.delivered(text_of(message.parts))  # a steering message, stored by the running turn
         case TurnStarted() if ours:
             status.working = True
         case TurnFinished() | TurnFailed() | TurnCancelled() if ours:
