@@ -128,6 +128,10 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
         "session", handler="app.llm.session_commands:context", uses_model=True,
     ),
     SlashCommand(
+        "jobs", "The background jobs of the session, with their last lines; /jobs stop N stops one", "session",
+        hint="[stop N]", handler="app.llm.session_commands:jobs",
+    ),
+    SlashCommand(
         "export", "Save the conversation as Markdown or JSON", "session", hint="[md|json]",
         handler="app.export:export_command",
     ),

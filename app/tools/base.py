@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from app.permission import PermissionService
     from app.store import HistoryService, TodoStore
     from app.store.journal import ChangeJournal
+    from app.tools.jobs import JobTable
     from app.workspace import FileRecords, Workspace
     from app.workspace.lock import WorkspaceLock
 
@@ -76,6 +77,7 @@ class ToolContext:
         call_id: str | None = None,
         lsp: LspManager | None = None,
         vision: bool = False,
+        jobs: JobTable | None = None,
     ) -> None:
         self.session_id = session_id
         self.agent = agent
@@ -92,6 +94,8 @@ class ToolContext:
         self.call_id = call_id
         self.lsp = lsp
         self.vision = vision
+        self.jobs = jobs
+        """The runtime's background jobs (bash with background: true); None runs without them."""
 
 
 class ToolResult(Record):

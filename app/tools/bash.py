@@ -46,6 +46,9 @@ class BashParams(ToolParams):
     description: str | None = Field(
         None, description="A few words saying what the command does, e.g. 'Run the unit tests'"
     )
+    background: bool = Field(
+        False, description="Run it as a background job and return at once with its id (a server, a watcher)"
+    )
 
 
 class OutputCapture:
@@ -245,6 +248,15 @@ def command_file(command: str) -> Iterator[Path]:
             os.unlink(name)
 
 
+def background_command(command: str) -> str | None:
+    """The command without its trailing ``&`` when it ends with one (not ``&&``): the
+    model asked for a background job; None otherwise."""
+    stripped = command.rstrip()
+    if stripped.endswith("&") and not stripped.endswith("&&") and not stripped.endswith("\\&"):
+        return stripped[:-1].rstrip() or None
+    return None
+
+
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -276,6 +288,10 @@ class BashTool(Tool):
         title = params.description or one_line(params.command, 80)
         await authorize(ctx, params.command, title)
         ctx.workspace.assert_present()  # its folder is where the command runs
+        if params.background or background_command(params.command) is not None:
+            from app.tools.bash_background import start_job
+
+            return await start_job(ctx, background_command(params.command) or params.command, title)
         with command_file(params.command) as script:
             outcome = await run_shell(shell_argv(ctx, script), ctx.workspace.root, timeout_ms / 1000)
         lines = [outcome.output.rstrip("\n") or "(no output)", ""]

@@ -563,6 +563,22 @@ class OpencodeApp(App[None]):
         self.status.agent = chosen.name
         self.notify(f"Agent: {chosen.name}" + (f" · {chosen.description}" if chosen.description else ""), timeout=3)
 
+    @work(group="jobs", exit_on_error=False)
+    async def action_jobs(self, arguments: str = "") -> None:
+        """``/jobs``: the session's background jobs as a notice, also while a reply runs
+        (``/jobs stop N`` stops one)."""
+        from app.llm.session_commands import jobs
+        from app.slash_commands import CommandCall
+
+        if self._runtime_or_why("The jobs cannot be listed") is None or self.session_id is None:
+            return
+        try:
+            line = await jobs(CommandCall(self.agent_loop(), self.session_id, arguments))
+        except OpencodeError as err:
+            self.notify(str(err), severity="warning")
+            return
+        await self.chat.add_notice(line, "info")
+
     @work(group="context", exit_on_error=False)
     async def action_context(self) -> None:
         """``/context``: what fills the next request, by part, as a notice in the chat; the

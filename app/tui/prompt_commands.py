@@ -40,9 +40,10 @@ SCREEN_ACTIONS = {
     "rewind": "rewind",
     "context": "context",
     "steer": "steer",
+    "jobs": "jobs",
 }
 """Command name -> the app action that runs it in the TUI."""
-TAKES_ARGUMENTS = frozenset({"rewind", "steer"})
+TAKES_ARGUMENTS = frozenset({"rewind", "steer", "jobs"})
 """Commands whose app action gets what was typed after the name (``/rewind 2 files``)."""
 SYNC_RANK_LIMIT = 2_000
 """Up to this many paths the file list is filtered at each key on the spot; a larger

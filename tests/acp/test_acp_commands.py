@@ -25,7 +25,7 @@ async def test_commands_are_advertised_and_run(workspace: Path, fake_llm, acp_ag
         await eventually(lambda: client.updates(sid, "available_commands_update"))
         offered = client.updates(sid, "available_commands_update")[0]["availableCommands"]
         assert [command["name"] for command in offered] == [
-            "changes", "undo", "redo", "rewind", "compact", "context", "export", "init", "hello"
+            "changes", "undo", "redo", "rewind", "compact", "context", "jobs", "export", "init", "hello"
         ]  # fmt: skip
         assert offered[-1] == {"name": "hello", "description": "Greet", "input": {"hint": "[arguments]"}}
 
