@@ -36,7 +36,7 @@ Mode = Literal["primary", "subagent", "helper"]
 PROMPTS_DIR = Path(__file__).parent / "llm" / "prompts"
 
 READ_TOOLS = ("view", "ls", "glob", "grep")
-CHANGE_TOOLS = ("write", "edit", "multiedit", "patch", "delete", "bash")
+CHANGE_TOOLS = ("write", "edit", "multiedit", "patch", "delete", "bash", "bash_output", "bash_kill")
 # The language servers' view of the files the agent changes; the explorer, which only
 # reads, keeps to the four read tools.
 CODING_TOOLS = (*READ_TOOLS, "diagnostics", *CHANGE_TOOLS)

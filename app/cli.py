@@ -72,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--trust-project-hooks", action="store_true",
                         help="with -p: run the hooks this workspace's .opencode.json or .claude/ declare "
                         "without asking (they are skipped until trusted)")
+    parser.add_argument("--worktree", default=None, metavar="NAME",
+                        help="work in the git worktree NAME (made on a new branch NAME when missing; docs/worktrees.md)")
     attach = parser.add_mutually_exclusive_group()
     attach.add_argument("--attach", dest="attach", action="store_const", const="require", default="auto",
                         help="with -p: run on the 'opencode serve' server, failing when none listens "
@@ -128,6 +130,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="let --last pick the session of an 'opencode tool' call too (skipped by default)",
     )
     _add_workspace_option(changes)
+
+    worktree = commands.add_parser("worktree", help="list or remove the git worktrees --worktree made")
+    worktree_commands = worktree.add_subparsers(dest="worktree_command", metavar="ACTION", required=True)
+    worktree_commands.add_parser("list", help="each worktree: its branch, state, sessions and folder")
+    remove = worktree_commands.add_parser("remove", help="remove a worktree's checkout (its branch stays)")
+    remove.add_argument("name", metavar="NAME")
+    remove.add_argument("--force", action="store_true", help="remove it even with uncommitted changes (they are lost)")
+    for worktree_command in worktree_commands.choices.values():
+        _add_workspace_option(worktree_command)
 
     export = commands.add_parser("export", help="write a session's transcript: prompts, answers, tool calls, diffs")
     chosen = export.add_mutually_exclusive_group()
@@ -213,6 +224,14 @@ def _cmd_export(args: argparse.Namespace) -> int:
     )
 
 
+def _cmd_worktree(args: argparse.Namespace) -> int:
+    from app.worktree_commands import list_worktrees, remove_worktree
+
+    if args.worktree_command == "list":
+        return list_worktrees(_workspace(args))
+    return remove_worktree(_workspace(args), args.name, force=args.force)
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
     from app.serve.server import control, run_serve
 
@@ -236,10 +255,16 @@ COMMANDS: dict[str | None, Callable[[argparse.Namespace], int]] = {
     "export": _cmd_export,
     "acp": _cmd_acp,
     "serve": _cmd_serve,
+    "worktree": _cmd_worktree,
 }
 def _cmd_default(args: argparse.Namespace) -> int:
-    """No subcommand: a headless turn with -p, else the TUI."""
+    """No subcommand: a headless turn with -p, else the TUI (in a worktree with --worktree)."""
     root = _workspace(args)
+    if args.worktree is not None:
+        from app.worktree_commands import enter_worktree
+
+        root = enter_worktree(root, args.worktree)
+        args.attach = "never"  # a server keeps its data where the workspace does, not the worktree's
     if args.prompt is not None:
         from app.llm.headless_request import HeadlessRequest
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from app.mcp import McpManager
     from app.skills.catalog import SkillCatalog
     from app.slash_commands import CommandRegistry
+    from app.tools.jobs import JobTable
     from app.workspace.watch import WorkspaceWatcher
 
 
@@ -174,6 +175,13 @@ class Runtime:
         return McpManager(self.config.mcp_servers, self.bus, cwd=self.root, log_dir=log_dir)
 
     @cached_property
+    def jobs(self) -> JobTable:
+        """The background jobs bash starts; each is killed when the runtime closes."""
+        from app.tools.jobs import JobTable
+
+        return JobTable(self.data_dir / "jobs")
+
+    @cached_property
     def lsp(self) -> LspManager:
         """Language servers: nothing is looked up or started until a tool touches a file."""
         from app.lsp import LspManager
@@ -200,6 +208,7 @@ class Runtime:
             todos=self.store.todos,
             lsp=self.lsp,
             readable_folders=skills.readable_folders(session_id) if (skills := vars(self).get("skills")) else frozenset(),
+            jobs=self.jobs,
             **ids,
         )
 
@@ -223,4 +232,6 @@ class Runtime:
             self.mcp.close()
         if "watcher" in built:
             self.watcher.stop()
+        if "jobs" in built:
+            self.jobs.close()
         self.store.close()

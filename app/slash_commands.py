@@ -117,10 +117,22 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
         "undo", "Take back the last turn: its file changes, and the turn itself", "session",
         handler="app.turn_undo:undo_command",
     ),
-    SlashCommand("redo", "Put back the turn the last /undo took back", "session", handler="app.turn_undo:redo_command"),
+    SlashCommand("redo", "Put back what the last /undo or /rewind took back", "session", handler="app.turn_undo:redo_command"),
+    SlashCommand(
+        "rewind", "Go back to before an earlier turn: its files, the conversation, or both", "session",
+        hint="[turn] [files|conversation]", handler="app.turn_undo:rewind_command",
+    ),
     SlashCommand(
         "compact", "Summarise the conversation to free context", "session",
         handler="app.llm.session_commands:compact", uses_model=True,
+    ),
+    SlashCommand(
+        "context", "What fills the context: system prompt, tools, MCP tools, instructions files, messages",
+        "session", handler="app.llm.session_commands:context", uses_model=True,
+    ),
+    SlashCommand(
+        "jobs", "The background jobs of the session, with their last lines; /jobs stop N stops one", "session",
+        hint="[stop N]", handler="app.llm.session_commands:jobs",
     ),
     SlashCommand(
         "export", "Save the conversation as Markdown or JSON", "session", hint="[md|json]",
@@ -131,6 +143,10 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     ),
     SlashCommand("hooks", "List the hooks and the file each comes from", "session", handler="app.hooks.commands:hooks_command"),
     SlashCommand("skills", "List the skills the agent can load", "session", handler="app.skills.commands:skills_command"),
+    SlashCommand(
+        "steer", "Give the running reply a message it reads at its next step (as alt+enter)", "screen", TUI_ONLY,
+        hint="[message]",
+    ),
     SlashCommand("theme", "Choose the colour theme", "screen", TUI_ONLY),
     SlashCommand("help", "List the commands and every key binding", "screen", TUI_ONLY),
     SlashCommand("quit", "Leave opencode", "screen", TUI_ONLY),

@@ -75,7 +75,7 @@ def test_screen_commands_work_in_the_tui_only(workspace: Path, env: dict[str, st
     with pytest.raises(CommandError, match=r"^/theme works in the TUI only, not in headless runs \(-p\)$"):
         registry.resolve("/theme dark", "headless")
     headless = [command.name for command in registry.available("headless")]
-    assert headless == ["undo", "redo", "compact", "export", "init", "hooks", "skills"]
+    assert headless == ["undo", "redo", "rewind", "compact", "context", "jobs", "export", "init", "hooks", "skills"]
     with pytest.raises(CommandError) as raised:
         registry.resolve("/thme", "headless")  # a TUI-only name is not suggested where it cannot run
     assert "/theme" not in str(raised.value)

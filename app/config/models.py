@@ -148,6 +148,11 @@ class McpServerConfig(ConfigModel):
 class TuiConfig(ConfigModel):
     theme: str = Field("opencode", description="Name of a theme in themes/.")
     keybindings: dict[str, str] = Field({}, description="Binding id -> key, e.g. {\"app.quit\": \"ctrl+q\"}.")
+    notify: Literal["off", "bell", "desktop"] = Field(
+        "desktop",
+        description="When a turn ends or a permission question waits while the terminal is not focused: "
+        "off, bell (the terminal's bell), or desktop (the bell and a desktop notification, OSC 9 or 777).",
+    )
 
 
 class DataConfig(ConfigModel):
@@ -239,6 +244,15 @@ class SandboxConfig(ConfigModel):
     )
 
 
+class WorktreeConfig(ConfigModel):
+    copy_files: list[str] = Field(
+        [".env*"],
+        alias="copy",
+        description="Globs (relative to the repository's top) of files copied into a new `opencode --worktree` "
+        "checkout: files git does not track, such as .env.",
+    )
+
+
 class ConfigShape(ConfigModel):
     """The keys of the configuration and what each holds: one file or the variables are
     validated against it alone (every key has a default, so a partial layer is valid)."""
@@ -266,6 +280,7 @@ class ConfigShape(ConfigModel):
         {},
         description="Event -> commands run at it (docs/hooks.md); a project's hooks run once the user trusts them.",
     )
+    worktree: WorktreeConfig = WorktreeConfig()
 
     def data_dir(self, workspace: Path) -> Path:
         """The data directory: ``data.directory`` resolved against ``workspace`` (not created here)."""

@@ -30,6 +30,7 @@ from app.images import Image, ImageError, Mention, image_mentions
 from app.llm import compaction
 from app.llm.call_arguments import arguments_for_display
 from app.llm.context import allowed_outside, build_system_prompt
+from app.llm.context_size import ContextSize, measure
 from app.llm.events import (
     MentionRefused,
     ModelRetrying,
@@ -206,10 +207,13 @@ class AgentLoop:
         self._background: set[asyncio.Task] = set()
         self._windows: dict[str, int] = {}
         self._vision: dict[str, bool] = {}
-        self._context_tokens: dict[str, int] = {}
+        self._context_tokens: dict[str, tuple[int, int]] = {}
+        """session id -> (the provider's count of its context, Transcripts.reshaped then)."""
         self._specs: dict[str, dict[str, Any]] = {}
         """Tool name -> definition: building a JSON schema costs about a millisecond."""
         self._task_agents: dict[str, str] = {}
+        self._steering: dict[str, list[str]] = {}
+        """session id -> messages for its running turn, delivered at its next tool boundary."""
         """Child session -> the sub-agent it runs, for the tasks started by this loop."""
         self._sessions: set[str] = set()
         """The sessions this loop ran turns in (SessionEnd hooks run at close for each that
@@ -311,6 +315,23 @@ class AgentLoop:
         assert compacted is not None and compacted.summary_message_id is not None, "compaction wrote a summary"
         return compacted.summary_message_id
 
+    async def context_size(self, session_id: str, *, agent: str = "coder", model: str | None = None) -> ContextSize:
+        """The size of the session's next request by part, as the compaction decision
+        measures it (without the next prompt): ``/context`` and the status bar."""
+        turn = self._new_turn(session_id, agent, self.resolve_model(agent, model), "")
+        return await self._measure(turn, self._messages(turn))
+
+    async def _measure(self, turn: _Turn, messages: list[dict[str, Any]]) -> ContextSize:
+        mcp = {name for name in turn.tools if name not in self._tools}  # a built-in keeps its name over an MCP tool
+        window = await self._window(turn.route)
+        return measure(messages, turn.specs, mcp, counted=turn.context_tokens, window=window)
+
+    def _counted(self, session_id: str) -> int:
+        """The provider's last count of the session's context; 0 when there is none or
+        messages left or came back since (an undo, a redo, a rewind)."""
+        tokens, reshaped = self._context_tokens.get(session_id, (0, 0))
+        return tokens if reshaped == self._transcripts.reshaped(session_id) else 0
+
     def _idle_session(self, session_id: str, *, busy: str, missing: str) -> Session:
         """The session, when it exists and runs no turn; else the error, saying ``busy``
         or ``missing``."""
@@ -342,6 +363,20 @@ class AgentLoop:
         active.task.cancel()
         self.runtime.permissions.cancel_session(session_id)
         return True
+
+    def steer(self, session_id: str, text: str) -> bool:
+        """Give the running turn of ``session_id`` the user's ``text``: it is stored as a
+        user message once the current tool calls are done (or the model has answered),
+        and the model reads it before its next step. False when no turn runs there."""
+        if session_id not in self._active:
+            return False
+        self._steering.setdefault(session_id, []).append(text)
+        return True
+
+    def take_steering(self, session_id: str) -> list[str]:
+        """The messages ``steer`` took that the turn ended before delivering (cancelled,
+        failed): the front-end keeps them for the user."""
+        return self._steering.pop(session_id, [])
 
     def is_running(self, session_id: str) -> bool:
         return session_id in self._active
@@ -449,7 +484,7 @@ class AgentLoop:
             tools=tools,
             specs=[self._specs[name] for name in tools],
             options=options,
-            context_tokens=_grown(self._context_tokens.get(session_id, 0), prompt),
+            context_tokens=_grown(self._counted(session_id), prompt),
         )
 
     async def _turn(self, turn: _Turn, active: _Active) -> TurnResult:
@@ -495,10 +530,13 @@ class AgentLoop:
                 await self._compact(turn)  # the provider counted more than we did: compact, retry
                 finish, calls = await self._stream(turn, await self._request(turn))
             if not calls:
+                if self._deliver_steering(turn):
+                    continue  # the model had finished: it reads the message and goes on
                 if not await self._stop_refused(turn):
                     return finish
                 continue
             await self._run_calls(turn, calls)
+            self._deliver_steering(turn)
         self._end_marker(turn, "max_steps")
         return "max_steps"
 
@@ -521,8 +559,8 @@ class AgentLoop:
         """The messages of the next request, compacting the history first when it fills
         90% of the model's window."""
         messages = self._messages(turn)
-        tokens = turn.context_tokens or estimate_tokens([messages, turn.specs])
-        window = await self._window(turn.route)
+        size = await self._measure(turn, messages)
+        tokens, window = size.total, size.window
         if not compaction.needs_compaction(tokens, window):
             return messages
         if turn.compacted:
@@ -652,7 +690,7 @@ class AgentLoop:
         turn.cache_write_tokens += usage.cache_write_tokens
         turn.cost += usage.cost
         turn.context_tokens = usage.prompt_tokens + usage.completion_tokens
-        self._context_tokens[turn.session_id] = turn.context_tokens
+        self._context_tokens[turn.session_id] = (turn.context_tokens, self._transcripts.reshaped(turn.session_id))
         session = self.runtime.store.sessions.add_usage(
             turn.session_id, usage.prompt_tokens, usage.completion_tokens, usage.cost
         )
@@ -746,6 +784,15 @@ class AgentLoop:
                 part["error"],
             )
         )
+
+    def _deliver_steering(self, turn: _Turn) -> bool:
+        """At a tool boundary: the messages the user steered with, stored as user messages
+        in the order sent (the next request carries them); whether there were any."""
+        texts = self._steering.pop(turn.session_id, [])
+        for text in texts:
+            self.runtime.store.messages.add(turn.session_id, "user", [text_part(text)])
+            turn.context_tokens = _grown(turn.context_tokens, text)
+        return bool(texts)
 
     def _store_results(self, turn: _Turn) -> None:
         """The tool message: every call's result in call order."""

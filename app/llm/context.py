@@ -36,6 +36,8 @@ MAX_CONTEXT_FILE_CHARS = 50_000
 """A bigger instructions file is cut, so one huge file cannot fill the model's window."""
 _MAX_CONTEXT_FILE_BYTES = 4 * MAX_CONTEXT_FILE_CHARS
 """What is read of a file at most: more than the characters kept, whatever their encoding."""
+INSTRUCTIONS_HEADING = "Instructions from the project (follow them):"
+LEFT_OUT_HEADING = "Instructions files left out:"
 _BUILT_IN = frozenset((*ALWAYS_READ, *DEFAULT_CONTEXT_PATHS))
 """Names read without any config: the project naming one of them again adds nothing."""
 
@@ -219,14 +221,23 @@ def build_system_prompt(
         candidates = context_candidates(root, config)
         if files := _readable(candidates, outside_allowed):
             sections.append(
-                "Instructions from the project (follow them):\n\n"
-                + "\n\n".join(f"# {rel}\n\n{text}" for rel, text in files)
+                f"{INSTRUCTIONS_HEADING}\n\n" + "\n\n".join(f"# {rel}\n\n{text}" for rel, text in files)
             )
         if left_out := [_left_out(c) for c in candidates if not _may_read(c, outside_allowed)]:
-            sections.append("Instructions files left out:\n" + "\n".join(left_out))
+            sections.append(f"{LEFT_OUT_HEADING}\n" + "\n".join(left_out))
     if skills:
         sections.append(
             "Skills: load one with the skill tool, by name, as soon as the task matches its description "
             "(only then are its instructions yours):\n" + "\n".join(f"- {name}: {text}" for name, text in skills)
         )
     return "\n\n".join(sections)
+
+
+def instructions_of(system: str) -> str:
+    """The instructions files' section of a system message ``build_system_prompt`` wrote
+    ("" when it has none): its part of what a request costs (app/llm/context_size.py)."""
+    start = system.find(f"\n\n{INSTRUCTIONS_HEADING}\n\n")
+    if start < 0:
+        return ""
+    end = system.rfind(f"\n\n{LEFT_OUT_HEADING}\n")
+    return system[start : end if end > start else len(system)]

@@ -57,13 +57,13 @@ from app.permission import ApprovalMissing
 from app.runtime import Runtime
 from app.slash_commands import CommandCall, CommandError, Invocation, session_handler
 from app.tools.readable import readable_output
-from app.turn_undo import redo_turn, undo_turn
+from app.turn_undo import parse_rewind, redo_turn, rewind_to, rewindable, turn_list, undo_turn
 
 __all__ = [
     "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_NEEDS_APPROVAL", "EXIT_OK", "EXIT_USAGE",
     "CannotStart", "call_subject", "pick_session", "progress_line", "run_headless", "usable_model",
 ]  # fmt: skip
-TURN_COMMANDS = {"undo": undo_turn, "redo": redo_turn}
+TURN_COMMANDS = ("undo", "redo", "rewind")
 """Slash commands on the session's turns, run without choosing a model."""
 
 
@@ -104,7 +104,7 @@ def run_headless(
             print(f"opencode: error: {error}", file=err)
             return EXIT_USAGE
         if invocation is not None and invocation.command.name in TURN_COMMANDS:  # no model needed
-            return _turn_command(runtime, invocation.command.name, continue_last, output_format, out, err)
+            return _turn_command(runtime, invocation, continue_last, output_format, out, err)
         model = (invocation.command.model if invocation else None) or model
         confined = invocation is not None and invocation.command.repository
         if invocation is not None and invocation.command.kind == "prompt":
@@ -200,16 +200,24 @@ def _session_command(
 
 
 def _turn_command(
-    runtime: Runtime, name: str, continue_last: bool, output_format: str, out: TextIO, err: TextIO
+    runtime: Runtime, invocation: Invocation, continue_last: bool, output_format: str, out: TextIO, err: TextIO
 ) -> int:
-    """``/undo`` or ``/redo`` in the session --continue picks (no model is called): the
-    turn's prompt and each file changed, as text or one JSON object (docs/undo.md)."""
+    """``/undo``, ``/redo`` or ``/rewind`` in the session --continue picks (no model is
+    called): the turns' prompt and each file changed, as text or one JSON object; bare
+    ``/rewind`` lists the turns (docs/undo.md)."""
+    name = invocation.command.name
     if not continue_last:
         print(f"opencode: error: /{name} acts on an earlier turn: add --continue to pick the last session", file=err)
         return EXIT_USAGE
     try:
         session_id = pick_session(runtime, "", continue_last)
-        step = asyncio.run(TURN_COMMANDS[name](runtime, session_id))
+        if name == "rewind":
+            number, scope = parse_rewind(invocation.arguments)
+            if number is None:
+                return _print_turns(runtime, session_id, output_format, out)
+            step = asyncio.run(rewind_to(runtime, session_id, number, scope))
+        else:
+            step = asyncio.run((undo_turn if name == "undo" else redo_turn)(runtime, session_id))
     except OpencodeError as error:
         print(f"opencode: error: {error}", file=err)
         return EXIT_FAILED
@@ -218,11 +226,24 @@ def _turn_command(
             "session_id": step.session_id,
             "action": step.action,
             "prompt": step.prompt,
+            "turns": step.turns,
+            "scope": step.scope,
             "files": [{"path": item.path, "effect": item.effect} for item in step.files],
         }
         print(json.dumps(payload, ensure_ascii=False), file=out)
     else:
         print(step.summary(), file=out)
+    return EXIT_OK
+
+
+def _print_turns(runtime: Runtime, session_id: str, output_format: str, out: TextIO) -> int:
+    """Bare ``/rewind``: the turns it can go back to, by number."""
+    entries = rewindable(runtime, session_id)
+    if output_format == "json":
+        turns = [{"number": entry.number, "prompt": entry.prompt} for entry in entries]
+        print(json.dumps({"session_id": session_id, "turns": turns}, ensure_ascii=False), file=out)
+    else:
+        print(turn_list(entries), file=out)
     return EXIT_OK
 
 

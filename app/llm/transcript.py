@@ -28,6 +28,8 @@ class Transcripts:
         self._sessions: OrderedDict[str, dict[str, Message]] = OrderedDict()
         """session id -> {message id: message}, in the order the messages were added."""
         self._events: Subscription | None = None
+        self._reshaped: dict[str, int] = {}
+        """session id -> how many times messages left it or came back (undo, redo, rewind)."""
 
     def list(self, session_id: str) -> list[Message]:
         """The session's messages in order, as stored, less those of undone turns. Call
@@ -40,6 +42,12 @@ class Transcripts:
                 self._sessions.popitem(last=False)
         self._sessions.move_to_end(session_id)
         return list(cached.values())
+
+    def reshaped(self, session_id: str) -> int:
+        """How many times messages of the session were taken out or put back since this
+        started: a count of the conversation's size made before a change no longer holds."""
+        self._catch_up()
+        return self._reshaped.get(session_id, 0)
 
     def close(self) -> None:
         if self._events is not None:
@@ -58,9 +66,13 @@ class Transcripts:
                 continue
             message = event.message
             cached = self._sessions.get(message.session_id)
+            # An undo takes a message out; an update of one not listed is a redo putting it back.
+            out_or_back = message.undone or (isinstance(event, MessageUpdated) and message.id not in (cached or {}))
+            if out_or_back:
+                self._reshaped[message.session_id] = self._reshaped.get(message.session_id, 0) + 1
             if cached is None:
                 continue
-            if message.undone or (message.id not in cached and isinstance(event, MessageUpdated)):
+            if out_or_back:
                 # An undo takes messages out and a redo puts them back in their places:
                 # the session is read again, in order, when next needed.
                 del self._sessions[message.session_id]

@@ -150,6 +150,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     # permission bits of a regular file (NULL: not known, a new file's default), and for
     # a symlink its target (NULL: no symlink; the version's content is then "").
     ("ALTER TABLE files ADD COLUMN mode INTEGER", "ALTER TABLE files ADD COLUMN link TEXT"),
+    # 9: how an undone turn was taken back, so a redo brings back exactly that: the turns
+    # one step took back together (a /rewind: the id of the step's earliest turn, shared)
+    # and what it took back of them (both, files or conversation).
+    ("ALTER TABLE turns ADD COLUMN undo_step INTEGER", "ALTER TABLE turns ADD COLUMN undo_scope TEXT"),
 )
 
 

@@ -17,8 +17,10 @@ from app.store.db import Database
 from app.store.sessions import SESSION_TREE_SQL
 
 TurnState = Literal["done", "undone", "dropped"]
+UndoScope = Literal["both", "files", "conversation"]
+"""What a step took back of its turns: their files and messages, or only one of them."""
 
-_COLUMNS = "id, session_id, message_id, files_after, files_until, state"
+_COLUMNS = "id, session_id, message_id, files_after, files_until, state, undo_step, undo_scope"
 
 _TURN_ROWS_SQL = f"""
     {SESSION_TREE_SQL}
@@ -55,6 +57,10 @@ class Turn:
     files_until: int | None
     """None while it runs (or when a crash ended it)."""
     state: TurnState
+    undo_step: int | None = None
+    """For an undone turn: the step that took it back (turns a /rewind took back together share it)."""
+    undo_scope: UndoScope | None = None
+    """For an undone turn: what that step took back."""
 
 
 @dataclass(frozen=True)
@@ -108,18 +114,37 @@ class TurnStore:
         """The earliest turn still undone: the last one undo took back, which redo brings back."""
         return self._one("WHERE session_id = ? AND state = 'undone' ORDER BY id", session_id)
 
+    def done(self, session_id: str) -> list[Turn]:
+        """The session's turns the model still sees, oldest first: what /rewind numbers."""
+        rows = self._db.query(f"SELECT {_COLUMNS} FROM turns WHERE session_id = ? AND state = 'done' ORDER BY id", (session_id,))
+        return [Turn(**row) for row in rows]
+
+    def taken_back_with(self, turn: Turn) -> list[Turn]:
+        """The undone turns the step that took ``turn`` back took back (itself included), oldest first."""
+        if turn.undo_step is None:  # undone before steps were recorded: one turn per step
+            return [turn]
+        rows = self._db.query(
+            f"SELECT {_COLUMNS} FROM turns WHERE session_id = ? AND state = 'undone' AND undo_step = ? ORDER BY id",
+            (turn.session_id, turn.undo_step),
+        )
+        return [Turn(**row) for row in rows]
+
     def following(self, turn: Turn) -> Turn | None:
         """The next turn of the same session, whatever its state."""
         return self._one("WHERE session_id = ? AND id > ? ORDER BY id", turn.session_id, turn.id)
 
-    def set_state(self, turn: Turn, state: TurnState) -> None:
-        """Mark ``turn``; a turn that never ended (a crash) is closed at what history holds now."""
+    def set_state(self, turns: list[Turn], state: TurnState, scope: UndoScope | None = None) -> None:
+        """Mark ``turns`` in one transaction: undone together (``scope`` saying what was
+        taken back, one step shared by all) or done again. A turn that never ended (a
+        crash) is closed at what history holds now."""
+        step = turns[0].id if state == "undone" else None
         with self._db.transaction():
-            self._db.execute(
-                "UPDATE turns SET state = ?, files_until = COALESCE(files_until, (SELECT COALESCE(MAX(id), 0) FROM files)) "
-                "WHERE id = ?",
-                (state, turn.id),
-            )
+            for turn in turns:
+                self._db.execute(
+                    "UPDATE turns SET state = ?, undo_step = ?, undo_scope = ?, "
+                    "files_until = COALESCE(files_until, (SELECT COALESCE(MAX(id), 0) FROM files)) WHERE id = ?",
+                    (state, step, scope if state == "undone" else None, turn.id),
+                )
 
     def files(self, turn: Turn) -> list[TurnFile]:
         """Every path the turn changed, sorted, with its content before and after the turn.

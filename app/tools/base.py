@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from app.permission import PermissionService
     from app.store import HistoryService, TodoStore
     from app.store.journal import ChangeJournal
+    from app.tools.jobs import JobTable
     from app.workspace import FileRecords, Workspace
     from app.workspace.lock import WorkspaceLock
 
@@ -82,6 +83,7 @@ class ToolContext:
         lsp: LspManager | None = None,
         vision: bool = False,
         readable_folders: frozenset[Path] = frozenset(),
+        jobs: JobTable | None = None,
     ) -> None:
         self.session_id = session_id
         self.agent = agent
@@ -99,6 +101,8 @@ class ToolContext:
         self.lsp = lsp
         self.vision = vision
         self.readable_folders = readable_folders
+        self.jobs = jobs
+        """The runtime's background jobs (bash with background: true); None runs without them."""
 
 
 class ToolResult(Record):

@@ -57,6 +57,9 @@ class BashParams(ToolParams):
         description="false asks the user to run the command outside the sandbox (only when the sandbox "
         "refused something the command needs: the network, a write outside the workspace)",
     )
+    background: bool = Field(
+        False, description="Run it as a background job and return at once with its id (a server, a watcher)"
+    )
 
 
 class OutputCapture:
@@ -289,6 +292,15 @@ def signalled_as_bwrap_says(outcome: ShellOutcome) -> ShellOutcome:
     return outcome
 
 
+def background_command(command: str) -> str | None:
+    """The command without its trailing ``&`` when it ends with one (not ``&&``): the
+    model asked for a background job; None otherwise."""
+    stripped = command.rstrip()
+    if stripped.endswith("&") and not stripped.endswith("&&") and not stripped.endswith("\\&"):
+        return stripped[:-1].rstrip() or None
+    return None
+
+
 def _signal_name(number: int) -> str:
     try:
         return signal.Signals(number).name
@@ -321,6 +333,10 @@ class BashTool(Tool):
         decided = await authorize(ctx, params.command, title, sandbox=params.sandbox)
         ctx.workspace.assert_present()  # its folder is where the command runs
         policy, mechanism = decided.policy, decided.availability.mechanism if decided.availability else None
+        if params.background or background_command(params.command) is not None:
+            from app.tools.bash_background import start_job
+
+            return await start_job(ctx, background_command(params.command) or params.command, title)
         with command_file(params.command) as script:
             argv = shell_argv(ctx, script)
             if policy is None or mechanism is None:

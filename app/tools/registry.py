@@ -23,6 +23,8 @@ BUILTIN_TOOLS: dict[str, str] = {
     "patch": "app.tools.patch:PatchTool",
     "delete": "app.tools.delete:DeleteTool",
     "bash": "app.tools.bash:BashTool",
+    "bash_output": "app.tools.bash_background:BashOutputTool",
+    "bash_kill": "app.tools.bash_background:BashKillTool",
     "diagnostics": "app.tools.diagnostics:DiagnosticsTool",
     "todowrite": "app.tools.todo:TodoWriteTool",
     "todoread": "app.tools.todo:TodoReadTool",

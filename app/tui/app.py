@@ -34,6 +34,7 @@ from textual.widgets import Input, TextArea
 
 from app import gc_policy
 from app.errors import OpencodeError
+from app.tui.attention import attention_sequence, remembering_driver
 from app.tui.hangup import HANGUP_EXIT_CODE, watch_for_hangup
 from app.tui.screens.commands import AppCommands, PaletteCommand
 from app.tui.screens.main import MainScreen
@@ -48,13 +49,17 @@ from app.tui.themes import (
 )
 from app.tui.widgets.chat_log import ChatLog
 from app.tui.widgets.prompt_input import PromptInput
+from app.tui.widgets.queued_messages import QueuedMessages
 from app.tui.widgets.sidebar import FilesSidebar
 from app.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
+    from textual.driver import Driver
+
     from app.llm.agent import AgentLoop, ModelProvider
     from app.runtime import Runtime
     from app.store.models import Message
+    from app.store.turns import UndoScope
     from app.tui.config_watch import Fingerprint
     from app.tui.prompt_commands import PromptCommands
     from app.tui.widgets.task_view import TaskView
@@ -64,6 +69,15 @@ SIDEBAR_MIN_WIDTH = 100
 QUIT_WINDOW = 2.0
 """Seconds within which a second ctrl+c quits."""
 DEFAULT_THEME = "opencode"
+_PAST = {"undo": "undone", "rewind": "rewound"}
+TURN_OUTCOMES = {
+    "stop": "The reply is ready",
+    "failed": "The turn failed",
+    "cancelled": "The turn was cancelled",
+    "length": "The reply was cut at the model's output limit",
+    "max_steps": "The turn stopped at its step limit",
+}
+"""What the desktop notification says at the end of a turn, by its reason."""
 ADOPT_MODULES = (
     "app.tui.listener", "app.tui.model_choice", "app.tui.widgets.permission_queue", "app.tui.prompt_commands",
     "app.tui.widgets.completion_list", "app.tui.widgets.sidebar_list", "app.tui.widgets.todo_panel",
@@ -86,6 +100,7 @@ class OpencodeApp(App[None]):
         Binding("ctrl+b", "toggle_sidebar", "Toggle the files sidebar", id="app.toggle_sidebar"),
         Binding("ctrl+f", "focus_files", "Files sidebar ⇄ prompt", id="app.focus_files"),
         Binding("ctrl+t", "undo_turn", "Undo the last turn (its prompt comes back)", id="app.undo_turn"),
+        Binding("ctrl+g", "edit_queued", "Take the last queued message back into the prompt", id="app.edit_queued"),
         Binding("f1", "help", "Help", id="app.help"),
         Binding("escape", "cancel_turn", "Back to the prompt, or cancel the running reply", id="app.cancel"),
         Binding("ctrl+c", "quit_twice", "Quit (press twice)", id="app.quit", priority=True),
@@ -107,16 +122,22 @@ class OpencodeApp(App[None]):
         providers: Callable[[str], ModelProvider] | None = None,
         pause_gc: bool = False,
         terminal_fd: int | None = None,
+        driver_class: type[Driver] | None = None,
     ) -> None:
         """``providers`` maps a model to what streams it (default: scripted or litellm);
         benchmarks pass their own. ``pause_gc`` (run_tui's choice, not the tests'): the
         cyclic collector stays off until start-up is done, which makes many objects and
         little garbage, so collections would only slow the first frame; likewise full
         passes wait for litellm's import (see ``_settle_litellm``). ``terminal_fd`` (run_tui's
-        stdin): the app exits when that terminal hangs up (see app.tui.hangup)."""
+        stdin): the app exits when that terminal hangs up (see app.tui.hangup).
+        ``driver_class``: Textual's own choice when None (a test passes one that records
+        what the app writes)."""
         if pause_gc:
             gc_policy.pause()
-        super().__init__()
+        super().__init__(driver_class=driver_class)
+        self.terminal: Driver | None = None
+        """The driver the app runs on: attention sequences are written through it."""
+        self.driver_class = remembering_driver(self.driver_class, self._remember_terminal)
         self.root = Path(root)
         self.runtime = runtime
         self.env = os.environ if env is None else env
@@ -130,6 +151,9 @@ class OpencodeApp(App[None]):
         self._providers = providers
         self._loops: dict[str, AgentLoop] = {}
         self._turn_session: str | None = None
+        self.redrawing: str | None = None
+        """The session an undo, redo or rewind is changing: it is drawn again from the store
+        once the step is done, so the listener leaves its message events alone meanwhile."""
         self._prompt_waits = False
         """A prompt was sent before the runtime existed: it stays in the box and is sent
         once the runtime is up (after a fixed config, if start-up failed)."""
@@ -152,6 +176,19 @@ class OpencodeApp(App[None]):
             register_themes(self, self._user_themes, only=DEFAULT_THEME)
             start_with_theme(self, DEFAULT_THEME)
 
+    def _remember_terminal(self, driver: Driver) -> None:
+        self.terminal = driver
+
+    def call_attention(self, message: str) -> None:
+        """A turn ended or a question waits: while the terminal does not have focus, the
+        bell and a desktop notification as ``tui.notify`` says (app.tui.attention)."""
+        if self.app_focus or self.terminal is None or self.runtime is None:
+            return
+        sequence = attention_sequence(self.runtime.config.tui.notify, message, self.env)
+        if sequence:
+            self.terminal.write(sequence)
+            self.terminal.flush()
+
     def get_theme_variable_defaults(self) -> dict[str, str]:
         return theme_variable_defaults()
 
@@ -162,6 +199,7 @@ class OpencodeApp(App[None]):
         # The main screen lays these out side by side (app.tcss), the status bar docked below.
         with Vertical(id="conversation"):
             yield ChatLog(id="chat")
+            yield QueuedMessages(id="queued")
             yield PromptInput(id="prompt", placeholder="Ask anything · f1 for keys")
         yield FilesSidebar(id="sidebar")
         yield StatusBar(id="status")
@@ -173,6 +211,10 @@ class OpencodeApp(App[None]):
     @property
     def prompt(self) -> PromptInput:
         return self.query_one("#prompt", PromptInput)
+
+    @property
+    def queued(self) -> QueuedMessages:
+        return self.query_one("#queued", QueuedMessages)
 
     @property
     def status(self) -> StatusBar:
@@ -341,6 +383,8 @@ class OpencodeApp(App[None]):
 
     def _asking(self, asking: bool) -> None:
         self.status.asking = asking
+        if asking:
+            self.call_attention("A permission question waits for your answer")
 
     def _warn_unknown_keybindings(self) -> None:
         """A misspelt id in tui.keybindings would otherwise remap nothing, silently."""
@@ -389,7 +433,65 @@ class OpencodeApp(App[None]):
             return
         if message.shown != message.text:
             self.chat.shown_as[message.text] = message.shown
+        if self._turn_session is not None:
+            self._hold(message.text, steer=message.steer)
+            return
         await self.send_prompt(message.text)
+
+    # -- steering and queued messages (docs/tui.md, "Steering") ----------------------------
+
+    def _hold(self, text: str, *, steer: bool) -> None:
+        """A message sent while a reply runs: with alt+enter, to that reply's next step;
+        with enter (or when no reply can take it), queued for after the turn."""
+        session_id = self._turn_session
+        if steer and session_id is not None and any(loop.steer(session_id, text) for loop in self._loops.values()):
+            self.queued.add("steering", text)
+        else:
+            self.queued.add("queued", text)
+
+    def action_steer(self, text: str = "") -> None:
+        """``/steer MESSAGE``: as alt+enter."""
+        if not text.strip():
+            self.notify("/steer takes the message to give the running reply, e.g. /steer use the v2 API", severity="warning")
+        elif self._turn_session is None:
+            self.run_worker(self.send_prompt(text.strip()), group="send", exit_on_error=False)
+        else:
+            self._hold(text.strip(), steer=True)
+
+    def delivered(self, text: str) -> None:
+        """The running turn stored a steering message: it shows in the chat now."""
+        self.queued.delivered(text)
+
+    def action_edit_queued(self) -> None:
+        item = self.queued.pop_last()
+        if item is None:
+            self.notify("No queued message to edit", timeout=3)
+            return
+        kind, text = item
+        if self.prompt.text.strip():
+            self.queued.add(kind, text)
+            self.notify("The prompt holds text: send or clear it first, then ctrl+g", severity="warning")
+            return
+        if kind == "steering":
+            for loop in self._loops.values():
+                loop.take_steering(self._turn_session or "")
+        self.prompt.load_text(text)
+        self.prompt.move_cursor(self.prompt.document.end)
+
+    def _after_turn(self, session_id: str, reason: str) -> None:
+        """What the turn did not deliver goes back to the queue; after a turn that ended
+        by itself the queue is sent as the next prompt (cancelled: it waits)."""
+        leftover = [text for loop in self._loops.values() for text in loop.take_steering(session_id)]
+        self.queued.take("steering")
+        for text in leftover:
+            self.queued.add("queued", text)
+        if reason == "cancelled":
+            if self.queued.items:
+                self.notify("Queued messages wait above the prompt: ctrl+g takes the last back", timeout=5)
+            return
+        waiting = self.queued.take("queued")
+        if waiting and session_id == self.session_id:
+            self.call_after_refresh(self.run_worker, self.send_prompt("\n\n".join(waiting)), group="send", exit_on_error=False)
 
     async def send_prompt(
         self, text: str, *, agent: str | None = None, model: str | None = None, confined: bool = False
@@ -411,8 +513,7 @@ class OpencodeApp(App[None]):
                 self.notify("Starting up: your prompt waits here and is sent in a moment")
             return
         if self.turn_running:
-            self.prompt.load_text(self.chat.shown_as.get(text, text))
-            self.notify("A reply is still running: press escape to cancel it first", severity="warning")
+            self._hold(text, steer=False)
             return
         from app.llm.preflight import model_problem
 
@@ -429,12 +530,17 @@ class OpencodeApp(App[None]):
     @work(group="turn", exit_on_error=False)
     async def _run_turn(self, session_id: str, text: str, agent: str, model: str, confined: bool) -> None:
         self._turn_session = session_id
+        outcome, reason = "The turn could not start", "failed"
         try:
-            await self._loop_for(model).run(session_id, text, agent=agent, model=model, confined=confined)
+            result = await self._loop_for(model).run(session_id, text, agent=agent, model=model, confined=confined)
+            outcome, reason = TURN_OUTCOMES.get(result.reason, f"The turn ended ({result.reason})"), result.reason
         except OpencodeError as err:
             await self.chat.add_notice(str(err), "error")
         finally:
+            self.call_attention(outcome)
             self._turn_session = None
+            self.measure_context()
+            self._after_turn(session_id, reason)
 
     def agent_loop(self) -> AgentLoop:
         """The loop that serves the current model (slash commands act through it)."""
@@ -464,6 +570,40 @@ class OpencodeApp(App[None]):
         self.agent = chosen.name
         self.status.agent = chosen.name
         self.notify(f"Agent: {chosen.name}" + (f" · {chosen.description}" if chosen.description else ""), timeout=3)
+
+    @work(group="jobs", exit_on_error=False)
+    async def action_jobs(self, arguments: str = "") -> None:
+        """``/jobs``: the session's background jobs as a notice, also while a reply runs
+        (``/jobs stop N`` stops one)."""
+        from app.llm.session_commands import jobs
+        from app.slash_commands import CommandCall
+
+        if self._runtime_or_why("The jobs cannot be listed") is None or self.session_id is None:
+            return
+        try:
+            line = await jobs(CommandCall(self.agent_loop(), self.session_id, arguments))
+        except OpencodeError as err:
+            self.notify(str(err), severity="warning")
+            return
+        await self.chat.add_notice(line, "info")
+
+    @work(group="context", exit_on_error=False)
+    async def action_context(self) -> None:
+        """``/context``: what fills the next request, by part, as a notice in the chat; the
+        status bar takes the same total."""
+        if self._runtime_or_why("The context cannot be measured") is None:
+            return
+        if self.session_id is None:
+            self.notify("Nothing measured yet: send a prompt first", severity="warning")
+            return
+        try:
+            size = await self.agent_loop().context_size(self.session_id, agent=self.agent, model=self.model)
+        except OpencodeError as err:
+            self.notify(str(err), severity="warning")
+            return
+        if not self.turn_running:
+            self.status.context_tokens, self.status.context_window = size.total, size.window
+        await self.chat.add_notice(size.lines(), "info")
 
     async def action_agents(self) -> None:
         """``/agents``: the primary agents (the current one marked; tab switches) and the
@@ -502,7 +642,7 @@ class OpencodeApp(App[None]):
             await self.push_screen(TranscriptScreen(session_id, title, messages, running=running))
 
 
-    # -- undo and redo of a whole turn (docs/undo.md) --------------------------------------
+    # -- undo, redo and rewind of whole turns (docs/undo.md) ---------------------------------
 
     def action_undo_turn(self) -> None:
         self._turn_step("undo")
@@ -510,45 +650,90 @@ class OpencodeApp(App[None]):
     def action_redo_turn(self) -> None:
         self._turn_step("redo")
 
-    def _turn_step(self, action: str) -> None:
-        if self._runtime_or_why(f"Nothing can {action}") is None:
+    def action_rewind(self, arguments: str = "") -> None:
+        """``/rewind``: the session's turns to choose from; ``/rewind 2 files`` acts at once."""
+        from app.turn_undo import UndoError, parse_rewind
+
+        session_id = self._steppable("rewind")
+        if session_id is None:
             return
-        if self.session_id is None:
-            self.notify(f"Nothing to {action}: this session has no turn yet", severity="warning")
+        try:
+            number, scope = parse_rewind(arguments)
+        except UndoError as err:
+            self.notify(str(err), severity="warning")
             return
-        if self.turn_running:
-            self.notify(f"A reply is still running: press escape to cancel it, then {action}", severity="warning")
-            return
-        self._step_turn(self.session_id, action)
+        if number is None:
+            self._pick_rewind(session_id)
+        else:
+            self._step_turn(session_id, "rewind", number, scope)
 
     @work(group="turn", exit_on_error=False)
-    async def _step_turn(self, session_id: str, action: str) -> None:
-        """Undo or redo, then show the session again; an undone turn's prompt goes back in
-        the input (unless the input holds something else: that is the user's, and kept)."""
-        from app.turn_undo import redo_turn, undo_turn
+    async def _pick_rewind(self, session_id: str) -> None:
+        from app.tui.screens.rewind import RewindScreen
+        from app.turn_undo import rewindable
 
         assert self.runtime is not None
-        self._turn_session = session_id
+        entries = await asyncio.to_thread(rewindable, self.runtime, session_id)
+        if not entries:
+            self.notify("Nothing to rewind: this session has no turn left to take back", severity="warning")
+            return
+        pick = await self.push_screen_wait(RewindScreen(entries))
+        if pick is not None:
+            self._step_turn(session_id, "rewind", pick.number, pick.scope)
+
+    def _turn_step(self, action: str) -> None:
+        session_id = self._steppable(action)
+        if session_id is not None:
+            self._step_turn(session_id, action)
+
+    def _steppable(self, action: str) -> str | None:
+        """The session to undo, redo or rewind in, or None after saying why not."""
+        if self._runtime_or_why(f"Nothing can {action}") is None:
+            return None
+        if self.session_id is None:
+            self.notify(f"Nothing to {action}: this session has no turn yet", severity="warning")
+            return None
+        if self.turn_running:
+            self.notify(f"A reply is still running: press escape to cancel it, then {action}", severity="warning")
+            return None
+        return self.session_id
+
+    @work(group="turn", exit_on_error=False)
+    async def _step_turn(self, session_id: str, action: str, number: int = 0, scope: UndoScope = "both") -> None:
+        """Undo, redo or rewind, then show the session again; the prompt of a turn taken
+        out of the conversation goes back in the input (unless the input holds something
+        else: that is the user's, and kept)."""
+        from app.turn_undo import redo_turn, rewind_to, undo_turn
+
+        assert self.runtime is not None
+        self._turn_session = self.redrawing = session_id
         try:
-            step = await (undo_turn if action == "undo" else redo_turn)(self.runtime, session_id)
+            if action == "rewind":
+                step = await rewind_to(self.runtime, session_id, number, scope)
+            else:
+                step = await (undo_turn if action == "undo" else redo_turn)(self.runtime, session_id)
+            await self.open_session(session_id)
         except OpencodeError as err:
             await self.chat.add_notice(str(err), "error")
             return
         finally:
-            self._turn_session = None
-        await self.open_session(session_id)
+            self._turn_session = self.redrawing = None
+            self.measure_context()
         files = f"{len(step.files)} file{'' if len(step.files) == 1 else 's'}"
+        what = "Turn" if step.turns == 1 else f"{step.turns} turns"
         typed = self.prompt.text.strip()
         if action == "redo":
             if typed == step.prompt.strip():
                 self.prompt.clear()
-            self.notify(f"Turn redone: {files} changed again")
+            self.notify(f"{what} redone: {files} changed again")
+        elif step.scope == "files":
+            self.notify(f"{what} rewound: {files} put back; the conversation keeps them")
         elif typed and typed != step.prompt.strip():
-            self.notify(f"Turn undone: {files} put back; your prompt was not put in the input, which holds other text")
+            self.notify(f"{what} {_PAST[action]}: {files} put back; your prompt was not put in the input, which holds other text")
         else:
             self.prompt.load_text(step.prompt)
             self.prompt.move_cursor(self.prompt.document.end)
-            self.notify(f"Turn undone: {files} put back; its prompt is in the input")
+            self.notify(f"{what} {_PAST[action]}: {files} put back; its prompt is in the input")
         self.prompt.focus()
 
     async def action_export(self) -> None:
@@ -594,6 +779,20 @@ class OpencodeApp(App[None]):
         status.context_tokens = context
         status.cache_read = status.cache_write = 0
         self.sidebar.session_id = session_id
+
+    @work(group="context", exclusive=True, exit_on_error=False)
+    async def measure_context(self) -> None:
+        """The status bar's token count: the session's next request as the loop measures
+        it for compaction and ``/context`` (the provider's count once there is one)."""
+        session_id = self.session_id
+        if self.runtime is None or session_id is None or not self.model or self.turn_running:
+            return
+        try:
+            size = await self.agent_loop().context_size(session_id, agent=self.agent, model=self.model)
+        except OpencodeError:
+            return  # no usable model yet: the count waits for one
+        if session_id == self.session_id and not self.turn_running:
+            self.status.context_tokens, self.status.context_window = size.total, size.window
 
     def action_sessions(self) -> None:
         runtime = self._runtime_or_why("Sessions cannot open")
@@ -808,6 +1007,7 @@ class OpencodeApp(App[None]):
             PaletteCommand("Compact session", "Summarise the conversation to free context", self.action_compact),
             PaletteCommand("Undo turn", "Take back the last turn: its file changes and messages", self.action_undo_turn),
             PaletteCommand("Redo turn", "Bring back the last turn undone", self.action_redo_turn),
+            PaletteCommand("Rewind", "Go back to before an earlier turn: files, conversation or both", self.action_rewind),
             PaletteCommand("Export session", "Write the transcript to a markdown file in the workspace", self.action_export),
             PaletteCommand("Help", "List every key binding", self.action_help),
             PaletteCommand("Quit", "Leave opencode", self.action_quit),
@@ -853,6 +1053,7 @@ class OpencodeApp(App[None]):
         finally:
             self._turn_session = None
             self.status.working = False
+            self.measure_context()
 
     # -- quitting --------------------------------------------------------------------------
 

@@ -29,6 +29,7 @@ from app.llm.events import (
     TurnStarted,
     UsageUpdated,
 )
+from app.llm.messages import text_of
 from app.lsp.events import LspStatusChanged
 from app.mcp.events import McpStatusChanged
 from app.store.events import MessageCreated, MessageUpdated, SessionDeleted, SessionUpdated
@@ -117,8 +118,9 @@ def open_chats(app: OpencodeApp) -> list[ChatLog]:
 
 
 async def show_event(app: OpencodeApp, event: Event) -> None:
-    for chat in open_chats(app):
-        await draw_in_chat(chat, event)
+    if not redrawn_anyway(app, event):
+        for chat in open_chats(app):
+            await draw_in_chat(chat, event)
     if type(event) in TURN_STATES:
         for transcript in open_transcripts(app):
             if event_session(event) == transcript.session_id:
@@ -140,6 +142,8 @@ async def show_event(app: OpencodeApp, event: Event) -> None:
             status.cost = (await asyncio.to_thread(sessions.tree_usage, session.parent_id or session.id)).cost
         case SessionDeleted(session_id=deleted) if deleted == app.session_id:
             await app.open_session(None)
+        case MessageCreated(message=message) if ours and message.role == "user":
+            app.delivered(text_of(message.parts))  # a steering message, stored by the running turn
         case TurnStarted() if ours:
             status.working = True
         case TurnFinished() | TurnFailed() | TurnCancelled() if ours:
@@ -160,6 +164,15 @@ async def show_event(app: OpencodeApp, event: Event) -> None:
             app.notify(f"The model call failed ({event.reason}); trying again in {event.delay:.0f} s")
         case _ if ours_or_child and isinstance(event, PROGRESS_EVENTS):
             status.pulse()
+
+
+def redrawn_anyway(app: OpencodeApp, event: Event) -> bool:
+    """A message an undo, redo or rewind marked: the step redraws its session from the
+    store once done (drawn here too, it could land out of order), and a message taken
+    back is not shown at all."""
+    if not isinstance(event, MessageCreated | MessageUpdated):
+        return False
+    return event.message.undone or event.message.session_id == app.redrawing
 
 
 async def draw_in_chat(chat: ChatLog, event: Event) -> None:

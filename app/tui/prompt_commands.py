@@ -37,8 +37,14 @@ SCREEN_ACTIONS = {
     "compact": "compact",
     "undo": "undo_turn",
     "redo": "redo_turn",
+    "rewind": "rewind",
+    "context": "context",
+    "steer": "steer",
+    "jobs": "jobs",
 }
 """Command name -> the app action that runs it in the TUI."""
+TAKES_ARGUMENTS = frozenset({"rewind", "steer", "jobs"})
+"""Commands whose app action gets what was typed after the name (``/rewind 2 files``)."""
 SYNC_RANK_LIMIT = 2_000
 """Up to this many paths the file list is filtered at each key on the spot; a larger
 workspace is ranked in a thread (the list shows the choices before meanwhile)."""
@@ -132,7 +138,10 @@ class PromptCommands:
             agent = app.runtime.agents.command_agent(app.agent, command.agent)
             await app.send_prompt(invocation.prompt(), agent=agent, model=command.model, confined=command.repository)
         elif command.name in SCREEN_ACTIONS:
-            await app.run_action(SCREEN_ACTIONS[command.name])
+            action = SCREEN_ACTIONS[command.name]
+            if command.name in TAKES_ARGUMENTS:
+                action = f"{action}({invocation.arguments!r})"
+            await app.run_action(action)
         else:
             self._run_session_command(command, invocation.arguments)
         return True

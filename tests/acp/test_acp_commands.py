@@ -25,7 +25,8 @@ async def test_commands_are_advertised_and_run(workspace: Path, fake_llm, acp_ag
         await eventually(lambda: client.updates(sid, "available_commands_update"))
         offered = client.updates(sid, "available_commands_update")[0]["availableCommands"]
         assert [command["name"] for command in offered] == [
-            "changes", "undo", "redo", "compact", "export", "init", "hooks", "skills", "hello"
+            "changes", "undo", "redo", "rewind", "compact", "context", "jobs", "export", "init", "hooks", "skills",
+            "hello",
         ]  # fmt: skip
         assert offered[-1] == {"name": "hello", "description": "Greet", "input": {"hint": "[arguments]"}}
 
@@ -85,6 +86,9 @@ async def test_undo_redo_and_export_over_acp(workspace: Path, fake_llm, acp_agen
         assert await prompt("/changes") == "No files changed in this session."  # created, then removed
         assert await prompt("/redo") == "Redid the turn: write b\n  restored b.py"
         assert (workspace / "b.py").read_text() == "b = 2\n"
+        assert (await prompt("/rewind")).splitlines()[1:] == ["   1. write b"]
+        assert await prompt("/rewind 1") == "Rewound 1 turn (files and conversation), from: write b\n  removed b.py"
+        assert await prompt("/redo") == "Redid the turn: write b\n  restored b.py"
         assert await prompt("/changes") == "changed b.py"
         assert await prompt("/export json") == f"Session exported to opencode-session-{sid}.json"
         exported = json.loads((workspace / f"opencode-session-{sid}.json").read_text())

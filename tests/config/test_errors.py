@@ -59,7 +59,7 @@ def test_an_unreadable_path_is_named(workspace: Path, env: dict[str, str]) -> No
     ("content", "problem"),
     [
         ({"agents": {"coder": {"modle": "x"}}}, 'unknown key "agents.coder.modle": did you mean "model"?'),
-        ({"tui": {"theme": "x", "colour": 1}}, 'unknown key "tui.colour": valid keys here are theme, keybindings'),
+        ({"tui": {"theme": "x", "colour": 1}}, 'unknown key "tui.colour": valid keys here are theme, keybindings, notify'),
         ({"autocompact": True}, 'unknown key "autocompact": did you mean "autoCompact"?'),
         (
             {"agents": {"reviewer": {"model": "x"}}},

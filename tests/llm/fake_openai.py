@@ -19,6 +19,7 @@ import time
 from typing import Any
 
 from tests.llm.fake_server import (
+    MEASURED,
     ErrorReply,
     FakeHandler,
     FakeServer,
@@ -29,11 +30,15 @@ from tests.llm.fake_server import (
     Text,
     ToolCall,
     ToolCallFragment,
+    measured_tokens,
     split_text,
     sse,
 )
 
-__all__ = ["ErrorReply", "FakeOpenAI", "Reasoning", "Reply", "Text", "ToolCall", "ToolCallFragment", "error_body"]
+__all__ = [
+    "MEASURED", "ErrorReply", "FakeOpenAI", "Reasoning", "Reply", "Text", "ToolCall", "ToolCallFragment", "error_body",
+    "measured_tokens",
+]  # fmt: skip
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
 
@@ -155,10 +160,14 @@ def _finish_reason(reply: Reply) -> str:
     return "tool_calls" if has_calls else "stop"
 
 
-def _usage(reply: Reply) -> dict[str, int] | None:
+def _usage(reply: Reply, body: dict[str, Any]) -> dict[str, int] | None:
     if reply.usage is None:
         return None
-    prompt, completion = reply.usage
+    if reply.usage == MEASURED:
+        said = [part.text if isinstance(part, Text) else part.arguments for part in reply.parts if isinstance(part, Text | ToolCall)]
+        prompt, completion = measured_tokens(body), len("".join(said)) // 4
+    else:
+        prompt, completion = reply.usage
     return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
 
@@ -181,7 +190,7 @@ def _chunks(reply: Reply, body: dict[str, Any], include_usage: bool) -> list[dic
     chunks = [chunk({"role": "assistant", "content": ""})]
     chunks += [chunk(delta) for delta in _packed(_deltas(reply.parts), reply.calls_per_chunk)]
     chunks.append(chunk({}, _finish_reason(reply)))
-    usage = _usage(reply)
+    usage = _usage(reply, body)
     if include_usage and usage is not None:
         chunks.append({**_envelope(body, "chat.completion.chunk"), "choices": [], "usage": usage})
     return chunks
@@ -208,7 +217,7 @@ def _completion(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
         message["tool_calls"] = [calls[i] for i in sorted(calls)]
     choice = {"index": 0, "message": message, "finish_reason": _finish_reason(reply)}
     result = {**_envelope(body, "chat.completion"), "choices": [choice]}
-    usage = _usage(reply)
+    usage = _usage(reply, body)
     if usage is not None:
         result["usage"] = usage
     return result

@@ -84,16 +84,26 @@ class ToolCallFragment:
 Part = Text | Reasoning | ToolCall | ToolCallFragment
 
 
+MEASURED = "measured"
+"""A reply's usage counted by the fake from what it received (see ``measured_tokens``)."""
+
+
+def measured_tokens(body: dict[str, Any]) -> int:
+    """The size of a chat request as this fake counts it: its messages and tools as JSON,
+    4 characters a token (a real provider counts with its tokenizer)."""
+    return len(json.dumps([body.get("messages", []), body.get("tools", [])], ensure_ascii=False)) // 4
+
+
 @dataclass(frozen=True)
 class Reply:
-    """A successful answer. `usage` is (input, output) tokens or None to omit usage (or
-    let the fake count); `finish_reason` None picks one from the parts.
+    """A successful answer. `usage` is (input, output) tokens, MEASURED (the fake counts
+    the request and the reply), or None to omit usage (or let the fake count); `finish_reason` None picks one from the parts.
     `chunk_delay` sleeps before each chunk; `hang_after` stops sending after that many
     chunks and keeps the connection open until the server is closed; `cut_after` closes
     the connection after that many chunks (the answer cut mid-stream)."""
 
     parts: tuple[Part, ...]
-    usage: tuple[int, int] | None = (10, 5)
+    usage: tuple[int, int] | str | None = (10, 5)
     finish_reason: str | None = None
     chunk_delay: float = 0.0
     hang_after: int | None = None
@@ -187,7 +197,7 @@ class FakeServer:
     def reply(
         self,
         *parts: Part,
-        usage: tuple[int, int] | None = (10, 5),
+        usage: tuple[int, int] | str | None = (10, 5),
         finish_reason: str | None = None,
         chunk_delay: float = 0.0,
         hang_after: int | None = None,

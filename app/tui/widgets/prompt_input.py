@@ -40,7 +40,8 @@ class PromptInput(TextArea):
     # Not priority bindings: those run as soon as the key arrives, ahead of the letters
     # typed just before it (a fast paste or tmux send-keys would send half a prompt).
     BINDINGS = [
-        Binding("enter", "submit", "Send", id="prompt.send"),
+        Binding("enter", "submit", "Send (while a reply runs: queue it for after)", id="prompt.send"),
+        Binding("alt+enter", "submit(True)", "Steer the running reply (read at its next step)", id="prompt.steer"),
         Binding("shift+enter,ctrl+j", "newline", "New line", id="prompt.newline"),
         Binding("up", "recall_previous", "Earlier prompt", id="prompt.history_previous", show=False),
         Binding("down", "recall_next", "Later prompt", id="prompt.history_next", show=False),
@@ -55,10 +56,12 @@ class PromptInput(TextArea):
         """``text`` is what to send (pastes in full); ``shown`` is the prompt as it read,
         long pastes collapsed to their labels (the same as ``text`` without any)."""
 
-        def __init__(self, text: str, shown: str | None = None) -> None:
+        def __init__(self, text: str, shown: str | None = None, *, steer: bool = False) -> None:
             super().__init__()
             self.text = text
             self.shown = text if shown is None else shown
+            self.steer = steer
+            """Sent with alt+enter: for the running reply, at its next step."""
 
     def __init__(self, *, placeholder: str = "", id: str | None = None) -> None:
         super().__init__(
@@ -220,11 +223,11 @@ class PromptInput(TextArea):
             return False
         return True
 
-    def action_submit(self) -> None:
+    def action_submit(self, steer: bool = False) -> None:
         text = self.text.strip()
         if not text:
             return
-        self.post_message(self.Submitted(pasted.expand(text, self.pastes), text))
+        self.post_message(self.Submitted(pasted.expand(text, self.pastes), text, steer=steer))
         if not self.earlier_prompts or self.earlier_prompts[-1] != text:
             self.earlier_prompts.append(text)
         self._recall_index = None
