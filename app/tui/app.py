@@ -54,7 +54,7 @@ from app.tui.widgets.status_bar import StatusBar
 if TYPE_CHECKING:
     from app.llm.agent import AgentLoop, ModelProvider
     from app.runtime import Runtime
-    from app.store.models import Message
+    from app.tui.message_pages import MessagePages
     from app.tui.config_watch import Fingerprint
     from app.tui.prompt_commands import PromptCommands
     from app.tui.widgets.task_view import TaskView
@@ -415,7 +415,8 @@ class OpencodeApp(App[None]):
             return
         if self.session_id is None:
             session = await asyncio.to_thread(self.runtime.store.sessions.create, "", None, self.model)
-            await self._show_session(session.id, [])
+            await self._show_session(session.id)
+        await self.chat.show_end()
         self._run_turn(self.session_id, text, agent or self.agent, model or self.model)
 
     @work(group="turn", exit_on_error=False)
@@ -488,10 +489,10 @@ class OpencodeApp(App[None]):
         """A sub-agent's session, full screen and live (escape returns)."""
         from app.tui.screens.transcript import TranscriptScreen
 
-        if self.runtime is not None:
-            messages = await asyncio.to_thread(self.runtime.store.messages.list, session_id)
+        pages = self.message_pages(session_id)
+        if pages is not None:
             running = any(loop.is_running(session_id) for loop in self._loops.values())
-            await self.push_screen(TranscriptScreen(session_id, title, messages, running=running))
+            await self.push_screen(TranscriptScreen(title, pages, running=running))
 
 
     # -- undo and redo of a whole turn (docs/undo.md) --------------------------------------
@@ -552,25 +553,27 @@ class OpencodeApp(App[None]):
     # -- sessions --------------------------------------------------------------------------
 
     async def open_session(self, session_id: str | None) -> None:
-        """Show a stored session (None: a blank one, stored with its first prompt)."""
-        messages = []
+        """Show a stored session (None: a blank one, stored with its first prompt): its
+        end at once, earlier pages as the user scrolls up (see ChatLog)."""
         if session_id is not None and self.runtime is not None:
-            messages = await asyncio.to_thread(self.runtime.store.messages.list, session_id)
-            self.prompt.earlier_prompts = [
-                part["text"]
-                for message in messages
-                if message.role == "user"
-                for part in message.parts
-                if part.get("type") == "text"
-            ]
-        await self._show_session(session_id, messages)
+            messages = self.runtime.store.messages
+            self.prompt.earlier_prompts = await asyncio.to_thread(messages.prompts, session_id)
+        await self._show_session(session_id)
 
-    async def _show_session(self, session_id: str | None, messages: list[Message]) -> None:
+    def message_pages(self, session_id: str | None) -> MessagePages | None:
+        """The pages a chat reads ``session_id``'s messages from."""
+        from app.tui.message_pages import MessagePages
+
+        if session_id is None or self.runtime is None:
+            return None
+        return MessagePages(self.runtime.store.messages, session_id)
+
+    async def _show_session(self, session_id: str | None) -> None:
         """Draw the session; a keyboard left in the old chat (a block the redraw removes)
         goes to the prompt, not to whatever Textual picks next."""
         self.session_id = session_id
         in_chat = self._focus_within(self.chat)
-        await self.chat.show_session(session_id, messages)
+        await self.chat.show_session(session_id, self.message_pages(session_id))
         if in_chat:
             self.prompt.focus()
         session, cost = None, 0.0
