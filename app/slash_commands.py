@@ -126,6 +126,9 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand(
         "init", "Study the repository and write or update AGENTS.md", "prompt", template="", hint="[what to stress]"
     ),
+    SlashCommand("find", "Find text in the conversation, its earliest messages included", "screen", TUI_ONLY,
+                 hint="[text]"),
+    SlashCommand("copy", "Copy the last reply, a message or a code block", "screen", TUI_ONLY),
     SlashCommand("theme", "Choose the colour theme", "screen", TUI_ONLY),
     SlashCommand("help", "List the commands and every key binding", "screen", TUI_ONLY),
     SlashCommand("quit", "Leave opencode", "screen", TUI_ONLY),

@@ -84,7 +84,9 @@ class OpencodeApp(App[None]):
         Binding("ctrl+n", "new_session", "New session", id="app.new_session"),
         Binding("ctrl+o", "models", "Models", id="app.models"),
         Binding("ctrl+b", "toggle_sidebar", "Toggle the files sidebar", id="app.toggle_sidebar"),
-        Binding("ctrl+f", "focus_files", "Files sidebar ⇄ prompt", id="app.focus_files"),
+        Binding("ctrl+g", "focus_files", "Files sidebar ⇄ prompt", id="app.focus_files"),
+        Binding("ctrl+f", "find", "Find in the conversation", id="app.find"),
+        Binding("ctrl+l", "copy", "Copy the last reply, a message or a code block", id="app.copy"),
         Binding("ctrl+t", "undo_turn", "Undo the last turn (its prompt comes back)", id="app.undo_turn"),
         Binding("f1", "help", "Help", id="app.help"),
         Binding("escape", "cancel_turn", "Back to the prompt, or cancel the running reply", id="app.cancel"),
@@ -480,6 +482,43 @@ class OpencodeApp(App[None]):
         for loop in self._loops.values():
             loop.cancel(self._turn_session)
 
+    # -- find and copy ---------------------------------------------------------------------
+
+    async def action_find(self, text: str | None = None) -> None:
+        """The find bar above the prompt, mounted the first time it is asked for."""
+        from app.tui.widgets.find_bar import FindBar
+
+        found = self.query(FindBar)
+        bar = found.first() if found else FindBar(self.chat, id="find")
+        if not found:
+            await self.query_one("#conversation").mount(bar, before=self.prompt)
+        bar.open(text)
+
+    def on_find_bar_closed(self) -> None:
+        self.prompt.focus()
+
+    async def action_copy(self) -> None:
+        """A list to pick what to copy: the last reply first, then the prompts, replies and
+        code blocks the chat holds, newest first."""
+        from app.tui.copying import chat_copyables, first_line, last_reply
+
+        pages = self.chat.pages
+        reply = await last_reply(pages) if pages is not None else None
+        if reply is None:
+            self.notify("Nothing to copy yet: the conversation has no reply", severity="warning")
+            return
+        choices = [("Copy the last reply", partial(self.copy_text, reply, "the last reply"),
+                    first_line(reply))]
+        choices += [(f"Copy {item.label}", partial(self.copy_text, item.text, item.label.split(":")[0].lower()),
+                     "") for item in chat_copyables(self.chat)]
+        self.search_commands(choices, placeholder="Copy…")
+
+    def copy_text(self, text: str, what: str) -> None:
+        """``text`` to the system clipboard (OSC 52: through SSH and tmux too)."""
+        self.copy_to_clipboard(text)
+        lines = text.count("\n") + 1
+        self.notify(f"Copied {what} ({lines} line{'' if lines == 1 else 's'})", timeout=3)
+
     def on_task_view_open_requested(self, message: TaskView.OpenRequested) -> None:
         """Enter on a task block in the chat: the sub-agent's transcript, over the chat."""
         self.open_transcript(message.session_id, message.title)
@@ -769,6 +808,7 @@ class OpencodeApp(App[None]):
         from app.tui.widgets.message_user import UserMessage
         from app.tui.widgets.sidebar_list import ModifiedFileList
         from app.tui.widgets.task_view import TaskView
+        from app.tui.widgets.find_bar import FindBar
         from app.tui.widgets.tool_render import ToolOutput
 
         owners: list[tuple[str, type[Widget] | type[App]]] = [
@@ -777,6 +817,7 @@ class OpencodeApp(App[None]):
             ("Chat", ToolOutput),
             ("Chat: your prompts", UserMessage),
             ("Chat: sub-agent tasks", TaskView),
+            ("Find in the conversation", FindBar),
             ("Sub-agent transcript", TranscriptScreen),
             ("Files sidebar", ModifiedFileList),
             ("Diff viewer", DiffScreen),
@@ -800,6 +841,8 @@ class OpencodeApp(App[None]):
             PaletteCommand("Compact session", "Summarise the conversation to free context", self.action_compact),
             PaletteCommand("Undo turn", "Take back the last turn: its file changes and messages", self.action_undo_turn),
             PaletteCommand("Redo turn", "Bring back the last turn undone", self.action_redo_turn),
+            PaletteCommand("Find", "Find text in the conversation, its earliest messages included", self.action_find),
+            PaletteCommand("Copy", "Copy the last reply, a message or a code block", self.action_copy),
             PaletteCommand("Export session", "Write the transcript to a markdown file in the workspace", self.action_export),
             PaletteCommand("Help", "List every key binding", self.action_help),
             PaletteCommand("Quit", "Leave opencode", self.action_quit),

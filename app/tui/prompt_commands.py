@@ -37,6 +37,7 @@ SCREEN_ACTIONS = {
     "compact": "compact",
     "undo": "undo_turn",
     "redo": "redo_turn",
+    "copy": "copy",
 }
 """Command name -> the app action that runs it in the TUI."""
 SYNC_RANK_LIMIT = 2_000
@@ -130,6 +131,8 @@ class PromptCommands:
         command = invocation.command
         if command.kind == "prompt":
             await app.send_prompt(invocation.prompt(), agent=command.agent, model=command.model)
+        elif command.name == "find":
+            await app.action_find(invocation.arguments.strip() or None)
         elif command.name in SCREEN_ACTIONS:
             await app.run_action(SCREEN_ACTIONS[command.name])
         else:

@@ -18,6 +18,7 @@ the first frame does not need."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from textual.containers import VerticalScroll
@@ -75,9 +76,8 @@ class ChatLog(VerticalScroll):
         self._shown: dict[int, Shown] = {}
         self._positions: dict[str, int] = {}
         self._notices: list[Notice] = []
-        self._loading = False
-        self._generation = 0
-        """Counts the windows cleared: a page read for an earlier one is dropped."""
+        self._reading = asyncio.Lock()
+        """Held while the window changes (a page read and mounted, a jump): one at a time."""
         self._assistants: dict[str, AssistantMessage] = {}
         self._results: dict[str, ToolResult] = {}
         self._subagents: dict[str, tuple[str, str, str]] = {}
@@ -95,26 +95,36 @@ class ChatLog(VerticalScroll):
         return self._end == self._total
 
     @property
+    def pages(self) -> MessagePages | None:
+        """Where the session's messages are read from (None: a blank chat)."""
+        return self._pages
+
+    def message_widgets(self) -> list[Widget]:
+        """The widgets of the window's prompts and replies, oldest first."""
+        return [shown.widget for _, shown in sorted(self._shown.items()) if shown.widget is not None]
+
+    @property
     def window(self) -> range:
         """The positions of the messages drawn (or ready to be) as widgets."""
         return range(self._first, self._end)
 
     async def show_session(self, session_id: str | None, pages: MessagePages | None) -> None:
         """Forget what is shown and draw the end of a session (None: a blank chat)."""
-        await self._clear()
-        self._assistants.clear()
-        self._results.clear()
-        self._subagents.clear()
-        self._notices.clear()
-        self.session_id = session_id
-        self._pages = pages
-        self._total = await pages.count() if pages is not None else 0
-        self._first = self._end = self._total
-        await self._load_older()
+        async with self._reading:
+            await self._clear()
+            self._assistants.clear()
+            self._results.clear()
+            self._subagents.clear()
+            self._notices.clear()
+            self.session_id = session_id
+            self._pages = pages
+            self._total = await pages.count() if pages is not None else 0
+            self._first = self._end = self._total
+            await self._read_older()
         self.anchor()
+        self.call_after_refresh(self._fill)
 
     async def _clear(self) -> None:
-        self._generation += 1
         await self.remove_children()
         self._shown.clear()
         self._positions.clear()
@@ -130,7 +140,7 @@ class ChatLog(VerticalScroll):
 
     async def _fill(self) -> None:
         """Read the next page when the view comes within a screen of the window's edge."""
-        if self._loading or self._pages is None or not self.is_mounted:
+        if self._reading.locked() or self._pages is None or not self.is_mounted:
             return
         if self.at_session_end and not self.is_anchored and self.scroll_y >= self.max_scroll_y:
             self.anchor()  # back at the end: new messages keep the view at the bottom again
@@ -141,60 +151,54 @@ class ChatLog(VerticalScroll):
             await self._load_newer()
 
     async def _load_older(self) -> None:
-        """The page before the window, mounted above it with the view kept where it was."""
-        if self._loading or self._pages is None or self._first == 0:
-            return
-        self._loading = True
-        try:
-            start = max(self._first - PAGE, 0)
-            read_from = max(start - 1, 0)
-            generation = self._generation
-            messages = await self._pages.page(read_from, self._first)
-            if generation != self._generation:
-                return
-            # A tool result at the page's start goes with the reply before it.
-            if start > read_from and len(messages) > 1 and messages[1].role == "tool":
-                start = read_from
-            else:
-                messages = messages[start - read_from:]
-            keep_view = self._view_keeper()
-            widgets = self._build(messages, start)
-            self._first = start
-            if self.children:
-                await self.mount_all(widgets, before=0)
-            else:
-                await self.mount_all(widgets)
-            await self._complete(messages, start)
-            keep_view()
-            if self._end - self._first > LIVE_LIMIT:
-                await self._release_below(self._first + LIVE_LIMIT)
-        finally:
-            self._loading = False
+        async with self._reading:
+            await self._read_older()
         self.call_after_refresh(self._fill)
 
     async def _load_newer(self) -> None:
-        """The page after the window, mounted below it; released above when it grows."""
-        if self._loading or self._pages is None or self._end >= self._total:
-            return
-        self._loading = True
-        try:
-            stop = min(self._end + PAGE, self._total)
-            generation = self._generation
-            messages = await self._pages.page(self._end, stop + 1)
-            if generation != self._generation:
-                return
-            # A tool result just past the page goes with the reply before it.
-            if len(messages) <= stop - self._end or messages[stop - self._end].role != "tool":
-                messages = messages[: stop - self._end]
-            start = self._end
-            self._end = start + len(messages)
-            await self.mount_all(self._build(messages, start))
-            await self._complete(messages, start)
-            if self._end - self._first > LIVE_LIMIT:
-                await self._release_above(self._end - LIVE_LIMIT)
-        finally:
-            self._loading = False
+        async with self._reading:
+            await self._read_newer()
         self.call_after_refresh(self._fill)
+
+    async def _read_older(self) -> None:
+        """The page before the window, mounted above it with the view kept where it was."""
+        if self._pages is None or self._first == 0:
+            return
+        start = max(self._first - PAGE, 0)
+        read_from = max(start - 1, 0)
+        messages = await self._pages.page(read_from, self._first)
+        # A tool result at the page's start goes with the reply before it.
+        if start > read_from and len(messages) > 1 and messages[1].role == "tool":
+            start = read_from
+        else:
+            messages = messages[start - read_from:]
+        keep_view = self._view_keeper()
+        widgets = self._build(messages, start)
+        self._first = start
+        if self.children:
+            await self.mount_all(widgets, before=0)
+        else:
+            await self.mount_all(widgets)
+        await self._complete(messages, start)
+        keep_view()
+        if self._end - self._first > LIVE_LIMIT:
+            await self._release_below(self._first + LIVE_LIMIT)
+
+    async def _read_newer(self) -> None:
+        """The page after the window, mounted below it; released above when it grows."""
+        if self._pages is None or self._end >= self._total:
+            return
+        start = self._end
+        stop = min(start + PAGE, self._total)
+        messages = await self._pages.page(start, stop + 1)
+        # A tool result just past the page goes with the reply before it.
+        if len(messages) <= stop - start or messages[stop - start].role != "tool":
+            messages = messages[: stop - start]
+        self._end = start + len(messages)
+        await self.mount_all(self._build(messages, start))
+        await self._complete(messages, start)
+        if self._end - self._first > LIVE_LIMIT:
+            await self._release_above(self._end - LIVE_LIMIT)
 
     def _view_keeper(self) -> Any:
         """What keeps the content on screen still while widgets are added or removed above
@@ -315,13 +319,13 @@ class ChatLog(VerticalScroll):
         not there) and scroll to it; returns its widget."""
         if self._pages is None or not 0 <= position < self._total:
             return None
-        if position not in self.window:
-            await self._clear()
-            start = max(position - 1, 0)
-            self._first = self._end = start
-            self.anchor(False)
-            self._loading = False
-            await self._load_newer()
+        async with self._reading:
+            if position not in self.window:
+                await self._clear()
+                self._first = self._end = max(position - 1, 0)
+                self.anchor(False)
+                await self._read_newer()
+        self.call_after_refresh(self._fill)
         widget = self.widget_at(position)
         if widget is not None:
             self.call_after_refresh(self.scroll_to_widget, widget, animate=False, top=True)
@@ -329,11 +333,13 @@ class ChatLog(VerticalScroll):
 
     async def show_end(self) -> None:
         """Back to the session's end (a prompt is sent while the user reads far above)."""
-        if not self.at_session_end:
-            await self._clear()
-            self._first = self._end = self._total
-            await self._load_older()
+        async with self._reading:
+            if not self.at_session_end:
+                await self._clear()
+                self._first = self._end = self._total
+                await self._read_older()
         self.anchor()
+        self.call_after_refresh(self._fill)
 
     # -- the app's notices -----------------------------------------------------------------
 
