@@ -54,8 +54,8 @@ from app.tui.widgets.status_bar import StatusBar
 if TYPE_CHECKING:
     from app.llm.agent import AgentLoop, ModelProvider
     from app.runtime import Runtime
-    from app.tui.message_pages import MessagePages
     from app.tui.config_watch import Fingerprint
+    from app.tui.message_pages import MessagePages
     from app.tui.prompt_commands import PromptCommands
     from app.tui.widgets.task_view import TaskView
 
@@ -805,10 +805,10 @@ class OpencodeApp(App[None]):
         from app.tui.screens.permission_screen import PermissionScreen
         from app.tui.screens.sessions import SessionsScreen
         from app.tui.screens.transcript import TranscriptScreen
+        from app.tui.widgets.find_bar import FindBar
         from app.tui.widgets.message_user import UserMessage
         from app.tui.widgets.sidebar_list import ModifiedFileList
         from app.tui.widgets.task_view import TaskView
-        from app.tui.widgets.find_bar import FindBar
         from app.tui.widgets.tool_render import ToolOutput
 
         owners: list[tuple[str, type[Widget] | type[App]]] = [

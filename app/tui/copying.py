@@ -36,7 +36,8 @@ def code_blocks(markdown: str) -> list[CodeBlock]:
     left open runs to the end of the text, as Markdown reads it."""
     blocks: list[CodeBlock] = []
     fence: str | None = None
-    language, lines = "", []
+    language = ""
+    lines: list[str] = []
     for line in markdown.splitlines():
         found = FENCE.match(line)
         if fence is None:

@@ -34,6 +34,16 @@ def prompts_on_screen(chat: ChatLog) -> set[str]:
     return {widget.text for widget in chat.query(UserMessage) if widget.region.height > 0}
 
 
+async def settled(pilot, chat: ChatLog) -> None:
+    """Wait until the chat reads no more pages: its window the same after a refresh."""
+    while True:
+        await wait_until(pilot, lambda: not chat.reading)
+        window = chat.window
+        await pilot.pause()
+        if chat.window == window and not chat.reading:
+            return
+
+
 def live_messages(chat: ChatLog) -> int:
     return len(chat.message_widgets())
 
@@ -140,8 +150,8 @@ def test_snapshot_of_a_long_session_scrolled_to_its_top(snap_compare, make_app, 
     async def to_top(pilot) -> None:
         await session_opened(app, session_id)(pilot)
         await app.chat.show_position(0)
-        await wait_until(pilot, lambda: FIRST_PROMPT in prompts_on_screen(app.chat))
-        await pilot.pause()
+        await settled(pilot, app.chat)
+        assert FIRST_PROMPT in prompts_on_screen(app.chat)
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=to_top)
 
@@ -153,7 +163,7 @@ def test_snapshot_of_a_long_session_scrolled_to_its_middle(snap_compare, make_ap
     async def to_middle(pilot) -> None:
         await session_opened(app, session_id)(pilot)
         await app.chat.show_position(200)
-        await wait_until(pilot, lambda: "Turn 50?" in prompts_on_screen(app.chat))
-        await pilot.pause()
+        await settled(pilot, app.chat)
+        assert "Turn 50?" in prompts_on_screen(app.chat)
 
     assert snap_compare(app, terminal_size=(100, 30), run_before=to_middle)

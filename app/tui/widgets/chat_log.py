@@ -104,6 +104,11 @@ class ChatLog(VerticalScroll):
         return [shown.widget for _, shown in sorted(self._shown.items()) if shown.widget is not None]
 
     @property
+    def reading(self) -> bool:
+        """A page is being read or mounted."""
+        return self._reading.locked()
+
+    @property
     def window(self) -> range:
         """The positions of the messages drawn (or ready to be) as widgets."""
         return range(self._first, self._end)
