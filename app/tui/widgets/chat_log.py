@@ -6,7 +6,7 @@ What it costs follows what is on screen, not the session's length: the chat hold
 window of the session's messages as widgets, read from the store (``MessagePages``) a page
 at a time. Opening a session draws its last page; scrolling near the top of the window
 reads the page before it, near the bottom the page after it, and once the window holds
-more than ``LIVE_LIMIT`` messages those farthest from the view are released. While the
+more than ``LIVE_LIMIT`` messages those two screens or more past the view are released. While the
 window does not reach the session's end (the user scrolled far up), new messages are
 counted, not drawn: scrolling down, or sending a prompt, brings the end back. A tool
 result (a message of its own) always stays in the window with the reply that called it.
@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 
 from app.tui import css_beside
@@ -40,8 +41,8 @@ CANCELLED_CALL = "Cancelled before it finished."
 """The result the chat gives a call still running when its turn is cancelled."""
 PAGE = 8
 """Messages read from the store at a time (two turns of prompt, reply, tool result, reply)."""
-LIVE_LIMIT = 40
-"""Messages kept as widgets at most; beyond, those farthest from the view are released."""
+LIVE_LIMIT = 24
+"""Beyond this many messages as widgets, those more than two screens from the view are released."""
 
 
 class Shown(NamedTuple):
@@ -62,6 +63,10 @@ class Notice(NamedTuple):
 
 class ChatLog(VerticalScroll):
     DEFAULT_CSS = css_beside(__file__)
+    BINDINGS = [
+        Binding("home", "first_message", "The session's first message", show=False, id="chat.first"),
+        Binding("end", "last_message", "The session's last message", show=False, id="chat.last"),
+    ]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -145,7 +150,7 @@ class ChatLog(VerticalScroll):
 
     async def _fill(self) -> None:
         """Read the next page when the view comes within a screen of the window's edge."""
-        if self._reading.locked() or self._pages is None or not self.is_mounted:
+        if self._reading.locked() or self._pages is None or not self.is_attached:
             return
         if self.at_session_end and not self.is_anchored and self.scroll_y >= self.max_scroll_y:
             self.anchor()  # back at the end: new messages keep the view at the bottom again
@@ -154,6 +159,31 @@ class ChatLog(VerticalScroll):
             await self._load_older()
         elif self._end < self._total and self.scroll_y > self.max_scroll_y - margin:
             await self._load_newer()
+        elif self._end - self._first > LIVE_LIMIT:
+            async with self._reading:
+                await self._release_far(margin)
+
+    async def _release_far(self, screen: int) -> None:
+        """Release the messages more than two screens past the view's edges (so far that
+        no scroll within the fill margin reads them again), keeping LIVE_LIMIT at least."""
+        stop = self._end
+        while stop - self._first > LIVE_LIMIT and self._top_of(stop - 1) > self.scroll_y + 3 * screen:
+            stop -= 1
+        if stop < self._end:
+            await self._release_below(stop)
+        start = self._first
+        while self._end - start > LIVE_LIMIT and self._bottom_of(start) < self.scroll_y - 2 * screen:
+            start += 1
+        if start > self._first:
+            await self._release_above(start)
+
+    def _top_of(self, position: int) -> int:
+        widget = self.widget_at(position)
+        return widget.virtual_region.y if widget is not None else 0
+
+    def _bottom_of(self, position: int) -> int:
+        widget = self.widget_at(position)
+        return widget.virtual_region.bottom if widget is not None else 0
 
     async def _load_older(self) -> None:
         async with self._reading:
@@ -186,8 +216,6 @@ class ChatLog(VerticalScroll):
             await self.mount_all(widgets)
         await self._complete(messages, start)
         keep_view()
-        if self._end - self._first > LIVE_LIMIT:
-            await self._release_below(self._first + LIVE_LIMIT)
 
     async def _read_newer(self) -> None:
         """The page after the window, mounted below it; released above when it grows."""
@@ -202,8 +230,6 @@ class ChatLog(VerticalScroll):
         self._end = start + len(messages)
         await self.mount_all(self._build(messages, start))
         await self._complete(messages, start)
-        if self._end - self._first > LIVE_LIMIT:
-            await self._release_above(self._end - LIVE_LIMIT)
 
     def _view_keeper(self) -> Any:
         """What keeps the content on screen still while widgets are added or removed above
@@ -335,6 +361,13 @@ class ChatLog(VerticalScroll):
         if widget is not None:
             self.call_after_refresh(self.scroll_to_widget, widget, animate=False, top=True)
         return widget
+
+    async def action_first_message(self) -> None:
+        await self.show_position(0)
+
+    async def action_last_message(self) -> None:
+        await self.show_end()
+        self.scroll_end(animate=False)
 
     async def show_end(self) -> None:
         """Back to the session's end (a prompt is sent while the user reads far above)."""
