@@ -15,8 +15,9 @@ record
 - typed key to prompt: a key posted to the app until the prompt holds it, 60 keys;
 - streaming an 800-word reply at the end of the session (as in bench_tui.py, paced at
   2,000 tokens/s): frame time and typed key to prompt while it streams;
-- for a session with messages: walking the transcript from its end to its first message
-  and back (what a user scrolling up does), the time it takes and the RSS afterwards.
+- for a session with messages: walking the transcript from its end up to its first
+  message (what a user scrolling up does) and back to the end (the end key), the time it
+  takes and the RSS afterwards.
 
     .venv/bin/python bench/bench_long_session.py [--sizes 0,200,1000,5000] [--timeout S]
 """
@@ -41,7 +42,7 @@ SIZE = (120, 40)
 SIZES = (0, 200, 1000, 5000)
 KEYS = 60
 STREAM_WORDS = 800
-TIMEOUT = 300.0
+TIMEOUT = 900.0
 """Seconds a case may take before it is reported as not finished."""
 FIRST_PROMPT = "Where does the config loader start?"
 
@@ -117,37 +118,33 @@ def last_message_shown(app, message_id: str | None, session_id: str) -> bool:
 async def type_keys(app, count: int, samples: list[tuple[float, float]], running=lambda: True) -> None:
     """Post ``count`` printable keys (or keep on while ``running()``), each once the last has
     reached the prompt; record (sent, seconds to reach the prompt)."""
-    from textual import events
+    from bench_tui import key_echo
 
     typed = 0
     while typed < count and running():
-        length = len(app.prompt.text)
-        sent = time.perf_counter()
-        app.post_message(events.Key("x", "x"))
-        while len(app.prompt.text) == length:
-            await asyncio.sleep(0.001)
-        samples.append((sent, time.perf_counter() - sent))
+        samples.append(await key_echo(app))
         typed += 1
         await asyncio.sleep(0.02)
 
 
 async def walk_to_first(app, pilot) -> bool:
-    """Scroll up (as the home key does) until the first prompt is on screen; then back down."""
+    """Scroll up (as the home key of a plain scroll view does: to the top of what is
+    drawn, again and again) until the first prompt is on screen; then back to the end with
+    the chat's end key."""
     chat = app.chat
     deadline = time.perf_counter() + TIMEOUT
-    while time.perf_counter() < deadline:
-        if first_prompt_shown(chat):
-            break
+    while not first_prompt_shown(chat):
+        if time.perf_counter() > deadline:
+            return False
         chat.scroll_home(animate=False)
         await pilot.pause()
-    else:
-        return False
-    while time.perf_counter() < deadline:
-        chat.scroll_end(animate=False)
+    chat.focus()
+    await pilot.press("end")
+    while not (getattr(chat, "at_session_end", True) and chat.is_vertical_scroll_end):
+        if time.perf_counter() > deadline:
+            return False
         await pilot.pause()
-        if chat.is_vertical_scroll_end and getattr(chat, "at_session_end", True):
-            return True
-    return False
+    return True
 
 
 def first_prompt_shown(chat) -> bool:

@@ -142,27 +142,26 @@ async def test_copy_puts_the_chosen_code_block_and_the_last_reply_on_the_clipboa
         await wait_until(pilot, lambda: app.clipboard == reply)
 
 
+def scrolled_to(app, session_id: str, position: int, prompt: str):
+    """A snapshot's ``run_before``: the session opened, then its message at ``position``
+    brought into view, and the chat left once it reads no more pages."""
+
+    async def scroll(pilot) -> None:
+        await session_opened(app, session_id)(pilot)
+        await app.chat.show_position(position)
+        await settled(pilot, app.chat)
+        assert prompt in prompts_on_screen(app.chat)
+
+    return scroll
+
+
 def test_snapshot_of_a_long_session_scrolled_to_its_top(snap_compare, make_app, tui_runtime):
     app = make_app()
     session_id = store_long_session(tui_runtime, 400, title="Four hundred messages")
-
-    async def to_top(pilot) -> None:
-        await session_opened(app, session_id)(pilot)
-        await app.chat.show_position(0)
-        await settled(pilot, app.chat)
-        assert FIRST_PROMPT in prompts_on_screen(app.chat)
-
-    assert snap_compare(app, terminal_size=(100, 30), run_before=to_top)
+    assert snap_compare(app, terminal_size=(100, 30), run_before=scrolled_to(app, session_id, 0, FIRST_PROMPT))
 
 
 def test_snapshot_of_a_long_session_scrolled_to_its_middle(snap_compare, make_app, tui_runtime):
     app = make_app()
     session_id = store_long_session(tui_runtime, 400, title="Four hundred messages")
-
-    async def to_middle(pilot) -> None:
-        await session_opened(app, session_id)(pilot)
-        await app.chat.show_position(200)
-        await settled(pilot, app.chat)
-        assert "Turn 50?" in prompts_on_screen(app.chat)
-
-    assert snap_compare(app, terminal_size=(100, 30), run_before=to_middle)
+    assert snap_compare(app, terminal_size=(100, 30), run_before=scrolled_to(app, session_id, 200, "Turn 50?"))
