@@ -488,6 +488,9 @@ class OpencodeApp(App[None]):
         """The find bar above the prompt, mounted the first time it is asked for."""
         from app.tui.widgets.find_bar import FindBar
 
+        if self.screen is not self.prompt.screen:
+            self.notify("Find works in the main chat: escape goes back to it", severity="warning")
+            return
         found = self.query(FindBar)
         bar = found.first() if found else FindBar(self.chat, id="find")
         if not found:
