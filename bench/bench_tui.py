@@ -317,7 +317,6 @@ class PacedProvider:
 
 
 async def streaming_figures(words: int) -> None:
-    from textual import events
 
     from app.config import Config
     from app.llm.events import TurnFinished
@@ -354,12 +353,7 @@ async def streaming_figures(words: int) -> None:
 
             async def type_keys() -> None:
                 while running:
-                    length = len(app.prompt.text)
-                    sent = time.perf_counter()
-                    app.post_message(events.Key("x", "x"))
-                    while len(app.prompt.text) == length:
-                        await asyncio.sleep(0.001)
-                    typing.append((sent, time.perf_counter() - sent))
+                    typing.append(await key_echo(app))
                     await asyncio.sleep(0.05)
 
             async with runtime.bus.subscribe(TurnFinished) as turn:
@@ -384,6 +378,18 @@ async def streaming_figures(words: int) -> None:
     print(f"  frame time (layout and paint): {summary(during(window, frames))}")
     print(f"  event loop stall: {summary(during(window, stalls))}")
     print(f"  typed key to prompt while streaming: {summary(during(window, typing))} (goal: never stalls)")
+
+
+async def key_echo(app) -> tuple[float, float]:
+    """Post one printable key to the app: (when it was sent, seconds until the prompt holds it)."""
+    from textual import events
+
+    length = len(app.prompt.text)
+    sent = time.perf_counter()
+    app.post_message(events.Key("x", "x"))
+    while len(app.prompt.text) == length:
+        await asyncio.sleep(0.001)
+    return sent, time.perf_counter() - sent
 
 
 def during(window: tuple[float, float], samples: list[tuple[float, float]]) -> list[float]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import builtins
 import json
 import sqlite3
 from collections.abc import Sequence
@@ -66,6 +67,62 @@ class MessageStore:
         )
         return [_message(row) for row in rows]
 
+    def count(self, session_id: str) -> int:
+        """How many messages ``list`` would return: what a page's position counts in."""
+        row = self._db.query_one(
+            "SELECT COUNT(*) AS n FROM messages WHERE session_id = ? AND undone_at IS NULL", (session_id,)
+        )
+        return int(row["n"]) if row else 0
+
+    def page(self, session_id: str, start: int, stop: int) -> builtins.list[Message]:
+        """The messages at positions ``start`` to ``stop`` (excluded) of ``list``: what a
+        transcript reads as it scrolls, without reading the whole session."""
+        start = max(start, 0)
+        if stop <= start:
+            return []
+        rows = self._db.query(
+            f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? AND undone_at IS NULL"
+            " ORDER BY created_at, rowid LIMIT ? OFFSET ?",
+            (session_id, stop - start, start),
+        )
+        return [_message(row) for row in rows]
+
+    def find(self, session_id: str, text: str) -> builtins.list[int]:
+        """The positions (as in ``list``) of the messages whose text parts (a prompt, a
+        reply, the model's thinking) hold ``text``, case ignored, in order."""
+        needle = text.casefold()
+        if not needle:
+            return []
+        # SQLite's LIKE ignores the case of ASCII letters only, and JSON escapes quotes,
+        # backslashes and control characters: such text is checked on every message.
+        narrowed = needle.isascii() and needle.isprintable() and not any(c in needle for c in '"\\')
+        pattern = "%" + needle.replace("^", "^^").replace("%", "^%").replace("_", "^_") + "%"
+        rows = self._db.query(
+            "SELECT position, parts FROM (SELECT parts, ROW_NUMBER() OVER (ORDER BY created_at, rowid) - 1"
+            " AS position FROM messages WHERE session_id = ? AND undone_at IS NULL)"
+            " WHERE parts LIKE ? ESCAPE '^' ORDER BY position",
+            (session_id, pattern if narrowed else "%"),
+        )
+        return [
+            int(row["position"])
+            for row in rows
+            if any(needle in shown.casefold() for shown in part_texts(json.loads(row["parts"])))
+        ]
+
+    def prompts(self, session_id: str) -> builtins.list[str]:
+        """The text of every prompt of the session, oldest first (the prompt's history)."""
+        rows = self._db.query(
+            "SELECT parts FROM messages WHERE session_id = ? AND undone_at IS NULL AND role = 'user'"
+            " ORDER BY created_at, rowid",
+            (session_id,),
+        )
+        return [
+            str(part["text"])
+            for row in rows
+            for part in json.loads(row["parts"])
+            if part.get("type") == "text" and "text" in part
+        ]
+
     def set_undone(self, message_ids: Sequence[str], undone: bool) -> None:
         """Mark messages as taken back by an undo (``undone``) or brought back by a redo;
         each publishes MessageUpdated. Nothing is deleted."""
@@ -84,6 +141,11 @@ class MessageStore:
             )
         self._db.on_commit(partial(self._bus.publish, event(message)))
         return message
+
+
+def part_texts(parts: list[dict[str, Any]]) -> list[str]:
+    """The text a person reads in a message: its text and reasoning parts."""
+    return [str(part["text"]) for part in parts if part.get("type") in ("text", "reasoning") and part.get("text")]
 
 
 def _encode_parts(parts: list[dict[str, Any]]) -> str:

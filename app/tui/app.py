@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from app.store.models import Message
     from app.store.turns import UndoScope
     from app.tui.config_watch import Fingerprint
+    from app.tui.message_pages import MessagePages
     from app.tui.prompt_commands import PromptCommands
     from app.tui.widgets.task_view import TaskView
 
@@ -98,9 +99,11 @@ class OpencodeApp(App[None]):
         Binding("ctrl+n", "new_session", "New session", id="app.new_session"),
         Binding("ctrl+o", "models", "Models", id="app.models"),
         Binding("ctrl+b", "toggle_sidebar", "Toggle the files sidebar", id="app.toggle_sidebar"),
-        Binding("ctrl+f", "focus_files", "Files sidebar ⇄ prompt", id="app.focus_files"),
+        Binding("ctrl+g", "focus_files", "Files sidebar ⇄ prompt", id="app.focus_files"),
+        Binding("ctrl+f", "find", "Find in the conversation", id="app.find"),
+        Binding("ctrl+l", "copy", "Copy the last reply, a message or a code block", id="app.copy"),
         Binding("ctrl+t", "undo_turn", "Undo the last turn (its prompt comes back)", id="app.undo_turn"),
-        Binding("ctrl+g", "edit_queued", "Take the last queued message back into the prompt", id="app.edit_queued"),
+        Binding("alt+up", "edit_queued", "Take the last queued message back into the prompt", id="app.edit_queued"),
         Binding("f1", "help", "Help", id="app.help"),
         Binding("escape", "cancel_turn", "Back to the prompt, or cancel the running reply", id="app.cancel"),
         Binding("ctrl+c", "quit_twice", "Quit (press twice)", id="app.quit", priority=True),
@@ -470,7 +473,7 @@ class OpencodeApp(App[None]):
         kind, text = item
         if self.prompt.text.strip():
             self.queued.add(kind, text)
-            self.notify("The prompt holds text: send or clear it first, then ctrl+g", severity="warning")
+            self.notify("The prompt holds text: send or clear it first, then alt+up", severity="warning")
             return
         if kind == "steering":
             for loop in self._loops.values():
@@ -487,7 +490,7 @@ class OpencodeApp(App[None]):
             self.queued.add("queued", text)
         if reason == "cancelled":
             if self.queued.items:
-                self.notify("Queued messages wait above the prompt: ctrl+g takes the last back", timeout=5)
+                self.notify("Queued messages wait above the prompt: alt+up takes the last back", timeout=5)
             return
         waiting = self.queued.take("queued")
         if waiting and session_id == self.session_id:
@@ -524,7 +527,8 @@ class OpencodeApp(App[None]):
             return
         if self.session_id is None:
             session = await asyncio.to_thread(self.runtime.store.sessions.create, "", None, self.model)
-            await self._show_session(session.id, [])
+            await self._show_session(session.id)
+        await self.chat.show_end()
         self._run_turn(self.session_id, text, agent or self.agent, model or self.model, confined)
 
     @work(group="turn", exit_on_error=False)
@@ -627,6 +631,46 @@ class OpencodeApp(App[None]):
         for loop in self._loops.values():
             loop.cancel(self._turn_session)
 
+    # -- find and copy ---------------------------------------------------------------------
+
+    async def action_find(self, text: str | None = None) -> None:
+        """The find bar above the prompt, mounted the first time it is asked for."""
+        from app.tui.widgets.find_bar import FindBar
+
+        if self.screen is not self.prompt.screen:
+            self.notify("Find works in the main chat: escape goes back to it", severity="warning")
+            return
+        found = self.query(FindBar)
+        bar = found.first() if found else FindBar(self.chat, id="find")
+        if not found:
+            await self.query_one("#conversation").mount(bar, before=self.prompt)
+        bar.open(text)
+
+    def on_find_bar_closed(self) -> None:
+        self.prompt.focus()
+
+    async def action_copy(self) -> None:
+        """A list to pick what to copy: the last reply first, then the prompts, replies and
+        code blocks the chat holds, newest first."""
+        from app.tui.copying import chat_copyables, first_line, last_reply
+
+        pages = self.chat.pages
+        reply = await last_reply(pages) if pages is not None else None
+        if reply is None:
+            self.notify("Nothing to copy yet: the conversation has no reply", severity="warning")
+            return
+        choices = [("Copy the last reply", partial(self.copy_text, reply, "the last reply"),
+                    first_line(reply))]
+        choices += [(f"Copy {item.label}", partial(self.copy_text, item.text, item.label.split(":")[0].lower()),
+                     "") for item in chat_copyables(self.chat)]
+        self.search_commands(choices, placeholder="Copy…")
+
+    def copy_text(self, text: str, what: str) -> None:
+        """``text`` to the system clipboard (OSC 52: through SSH and tmux too)."""
+        self.copy_to_clipboard(text)
+        lines = text.count("\n") + 1
+        self.notify(f"Copied {what} ({lines} line{'' if lines == 1 else 's'})", timeout=3)
+
     def on_task_view_open_requested(self, message: TaskView.OpenRequested) -> None:
         """Enter on a task block in the chat: the sub-agent's transcript, over the chat."""
         self.open_transcript(message.session_id, message.title)
@@ -636,10 +680,10 @@ class OpencodeApp(App[None]):
         """A sub-agent's session, full screen and live (escape returns)."""
         from app.tui.screens.transcript import TranscriptScreen
 
-        if self.runtime is not None:
-            messages = await asyncio.to_thread(self.runtime.store.messages.list, session_id)
+        pages = self.message_pages(session_id)
+        if pages is not None:
             running = any(loop.is_running(session_id) for loop in self._loops.values())
-            await self.push_screen(TranscriptScreen(session_id, title, messages, running=running))
+            await self.push_screen(TranscriptScreen(title, pages, running=running))
 
 
     # -- undo, redo and rewind of whole turns (docs/undo.md) ---------------------------------
@@ -745,25 +789,27 @@ class OpencodeApp(App[None]):
     # -- sessions --------------------------------------------------------------------------
 
     async def open_session(self, session_id: str | None) -> None:
-        """Show a stored session (None: a blank one, stored with its first prompt)."""
-        messages = []
+        """Show a stored session (None: a blank one, stored with its first prompt): its
+        end at once, earlier pages as the user scrolls up (see ChatLog)."""
         if session_id is not None and self.runtime is not None:
-            messages = await asyncio.to_thread(self.runtime.store.messages.list, session_id)
-            self.prompt.earlier_prompts = [
-                part["text"]
-                for message in messages
-                if message.role == "user"
-                for part in message.parts
-                if part.get("type") == "text"
-            ]
-        await self._show_session(session_id, messages)
+            messages = self.runtime.store.messages
+            self.prompt.earlier_prompts = await asyncio.to_thread(messages.prompts, session_id)
+        await self._show_session(session_id)
 
-    async def _show_session(self, session_id: str | None, messages: list[Message]) -> None:
+    def message_pages(self, session_id: str | None) -> MessagePages | None:
+        """The pages a chat reads ``session_id``'s messages from."""
+        from app.tui.message_pages import MessagePages
+
+        if session_id is None or self.runtime is None:
+            return None
+        return MessagePages(self.runtime.store.messages, session_id)
+
+    async def _show_session(self, session_id: str | None) -> None:
         """Draw the session; a keyboard left in the old chat (a block the redraw removes)
         goes to the prompt, not to whatever Textual picks next."""
         self.session_id = session_id
         in_chat = self._focus_within(self.chat)
-        await self.chat.show_session(session_id, messages)
+        await self.chat.show_session(session_id, self.message_pages(session_id))
         if in_chat:
             self.prompt.focus()
         session, cost, context = None, 0.0, 0
@@ -973,6 +1019,7 @@ class OpencodeApp(App[None]):
         from app.tui.screens.permission_screen import PermissionScreen
         from app.tui.screens.sessions import SessionsScreen
         from app.tui.screens.transcript import TranscriptScreen
+        from app.tui.widgets.find_bar import FindBar
         from app.tui.widgets.message_user import UserMessage
         from app.tui.widgets.sidebar_list import ModifiedFileList
         from app.tui.widgets.task_view import TaskView
@@ -984,6 +1031,7 @@ class OpencodeApp(App[None]):
             ("Chat", ToolOutput),
             ("Chat: your prompts", UserMessage),
             ("Chat: sub-agent tasks", TaskView),
+            ("Find in the conversation", FindBar),
             ("Sub-agent transcript", TranscriptScreen),
             ("Files sidebar", ModifiedFileList),
             ("Diff viewer", DiffScreen),
@@ -1008,6 +1056,8 @@ class OpencodeApp(App[None]):
             PaletteCommand("Undo turn", "Take back the last turn: its file changes and messages", self.action_undo_turn),
             PaletteCommand("Redo turn", "Bring back the last turn undone", self.action_redo_turn),
             PaletteCommand("Rewind", "Go back to before an earlier turn: files, conversation or both", self.action_rewind),
+            PaletteCommand("Find", "Find text in the conversation, its earliest messages included", self.action_find),
+            PaletteCommand("Copy", "Copy the last reply, a message or a code block", self.action_copy),
             PaletteCommand("Export session", "Write the transcript to a markdown file in the workspace", self.action_export),
             PaletteCommand("Help", "List every key binding", self.action_help),
             PaletteCommand("Quit", "Leave opencode", self.action_quit),

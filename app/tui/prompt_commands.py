@@ -41,6 +41,7 @@ SCREEN_ACTIONS = {
     "context": "context",
     "steer": "steer",
     "jobs": "jobs",
+    "copy": "copy",
 }
 """Command name -> the app action that runs it in the TUI."""
 TAKES_ARGUMENTS = frozenset({"rewind", "steer", "jobs"})
@@ -137,6 +138,8 @@ class PromptCommands:
         if command.kind == "prompt":
             agent = app.runtime.agents.command_agent(app.agent, command.agent)
             await app.send_prompt(invocation.prompt(), agent=agent, model=command.model, confined=command.repository)
+        elif command.name == "find":
+            await app.action_find(invocation.arguments.strip() or None)
         elif command.name in SCREEN_ACTIONS:
             action = SCREEN_ACTIONS[command.name]
             if command.name in TAKES_ARGUMENTS:

@@ -87,3 +87,25 @@ async def test_message_events_carry_the_stored_message(store: Store, bus: Bus) -
         received = [await asyncio.wait_for(events.get(), 1) for _ in range(2)]
     assert received == [MessageCreated(added), MessageUpdated(finished)]
     assert not MessageUpdated.droppable
+
+
+def test_pages_count_find_and_prompts_read_only_the_live_messages_by_position(store: Store) -> None:
+    session = store.sessions.create()
+    other = store.sessions.create()
+    texts = ["Start with ZANZIBAR", "a reply", 'quote "this" 50% _x_', "Été sous la pluie", "undone one"]
+    added = [store.messages.add(session.id, "user" if n % 2 == 0 else "assistant", [{"type": "text", "text": text}])
+             for n, text in enumerate(texts)]
+    store.messages.add(session.id, "assistant", [{"type": "reasoning", "text": "thinking of zanzibar"}])
+    store.messages.add(other.id, "user", [{"type": "text", "text": "zanzibar elsewhere"}])
+    store.messages.set_undone([added[4].id], True)
+    # positions: 0..3 the first four texts, 4 the reasoning (the undone message is left out)
+    assert store.messages.count(session.id) == 5
+    assert [m.id for m in store.messages.page(session.id, 1, 3)] == [added[1].id, added[2].id]
+    assert store.messages.page(session.id, 4, 99)[0].parts[0]["type"] == "reasoning"
+    assert store.messages.page(session.id, 3, 3) == []
+    assert store.messages.find(session.id, "zanzibar") == [0, 4]
+    assert store.messages.find(session.id, '"THIS" 50% _x') == [2]
+    assert store.messages.find(session.id, "ÉTÉ") == [3]
+    assert store.messages.find(session.id, "text") == []  # a key of the stored JSON, not a word shown
+    assert store.messages.find(session.id, "undone") == []
+    assert store.messages.prompts(session.id) == ["Start with ZANZIBAR", 'quote "this" 50% _x_']

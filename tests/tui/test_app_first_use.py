@@ -220,7 +220,7 @@ async def test_a_session_switched_from_a_focused_chat_block_hands_the_keyboard_t
 async def test_a_screen_closing_never_leaves_the_keyboard_on_a_list_hidden_meanwhile(make_app, tui_runtime):
     app = make_app()
     async with three_files_changed(app, tui_runtime) as pilot:
-        await pilot.press("ctrl+f")
+        await pilot.press("ctrl+g")
         await wait_until(pilot, lambda: app.focused is app.query_one(ModifiedFileList))
         await pilot.press("ctrl+o")
         await wait_until(pilot, lambda: isinstance(app.screen, ModelsScreen))
@@ -242,7 +242,7 @@ async def test_after_any_screen_closes_the_keyboard_is_back_where_it_was(make_ap
             await wait_until(pilot, lambda: app.screen is app.prompt.screen)
             await pilot.pause()
             assert app.focused is app.prompt, key
-        await pilot.press("ctrl+f", "enter")  # from the files sidebar, the diff and back
+        await pilot.press("ctrl+g", "enter")  # from the files sidebar, the diff and back
         await wait_until(pilot, lambda: isinstance(app.screen, DiffScreen))
         await pilot.press("escape")
         await wait_until(pilot, lambda: app.screen is app.prompt.screen)
@@ -259,13 +259,13 @@ async def test_choosing_a_model_or_a_session_puts_the_keyboard_on_the_prompt_eve
     async with three_files_changed(app, tui_runtime) as pilot:
         files = app.query_one(ModifiedFileList)
         for key, screen in (("ctrl+o", ModelsScreen), ("ctrl+s", SessionsScreen)):
-            await pilot.press("ctrl+f")
+            await pilot.press("ctrl+g")
             await wait_until(pilot, lambda: app.focused is files)
             await pilot.press(key)
             await wait_until(pilot, lambda screen=screen: isinstance(app.screen, screen) and app.screen.focused)
             await pilot.press("enter")
             await wait_until(pilot, lambda: app.screen is app.prompt.screen and app.focused is app.prompt)
-        await pilot.press("ctrl+f", "ctrl+o", "escape")  # closed without a choice: back to the files
+        await pilot.press("ctrl+g", "ctrl+o", "escape")  # closed without a choice: back to the files
         await wait_until(pilot, lambda: app.screen is app.prompt.screen)
         await pilot.pause()
         assert app.focused is files

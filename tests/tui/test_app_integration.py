@@ -116,7 +116,7 @@ async def test_the_sidebar_is_reachable_by_keyboard_to_open_a_diff_and_revert(ma
         await wait_until(pilot, lambda: len(sidebar.changes) == 1)
         assert not sidebar.display
 
-        await pilot.press("ctrl+f")
+        await pilot.press("ctrl+g")
         assert sidebar.display and isinstance(app.focused, ModifiedFileList)
         await pilot.press("enter")
         await wait_until(pilot, lambda: isinstance(app.screen, DiffScreen))
@@ -130,11 +130,11 @@ async def test_the_sidebar_is_reachable_by_keyboard_to_open_a_diff_and_revert(ma
         # Back as before: the file leaves the list, and the keyboard goes to the prompt.
         await wait_until(pilot, lambda: not sidebar.changes)
         await wait_until(pilot, lambda: isinstance(app.focused, PromptInput))
-        await pilot.press("ctrl+f")
+        await pilot.press("ctrl+g")
         assert isinstance(app.focused, ModifiedFileList)
         await pilot.press("escape")
         assert isinstance(app.focused, PromptInput)
-        await pilot.press("ctrl+f", "ctrl+f")
+        await pilot.press("ctrl+g", "ctrl+g")
         assert isinstance(app.focused, PromptInput)
 
 
@@ -150,7 +150,7 @@ async def test_at_80x24_the_diff_viewer_names_its_own_keys_and_cuts_a_long_path_
         await app.open_session(session.id)
         sidebar = app.query_one(FilesSidebar)
         await wait_until(pilot, lambda: len(sidebar.changes) == 1)
-        await pilot.press("ctrl+f", "enter")
+        await pilot.press("ctrl+g", "enter")
         await wait_until(pilot, lambda: isinstance(app.screen, DiffScreen))
         await pilot.pause()
         keys = str(app.screen.query_one("#diff-screen-keys").render())

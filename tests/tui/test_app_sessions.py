@@ -203,7 +203,7 @@ async def test_hiding_the_sidebar_that_has_the_keyboard_gives_it_back_to_the_pro
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, lambda: app.runtime is not None)
-        await pilot.press("ctrl+f")
+        await pilot.press("ctrl+g")
         assert not isinstance(app.focused, PromptInput)
         await pilot.press("ctrl+b", *"hi")
         assert not app.query_one(FilesSidebar).display
@@ -211,7 +211,7 @@ async def test_hiding_the_sidebar_that_has_the_keyboard_gives_it_back_to_the_pro
 
 
 async def test_help_lists_every_binding_with_its_id_and_config_remaps_apply(make_runtime, make_app):
-    runtime = make_runtime(policy="interactive", config={"tui": {"keybindings": {"app.sessions": "ctrl+g"}}})
+    runtime = make_runtime(policy="interactive", config={"tui": {"keybindings": {"app.sessions": "f2"}}})
     app = make_app(runtime=runtime)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("f1")
@@ -221,9 +221,9 @@ async def test_help_lists_every_binding_with_its_id_and_config_remaps_apply(make
                            "permission.allow_once", "diff.toggle_layout", "sessions.rename", "confirm.yes",
                            "confirm.no", "help.close"):
             assert binding_id in rows
-        assert rows["app.sessions"].keys == "ctrl+g"
+        assert rows["app.sessions"].keys == "f2"
         await pilot.press("escape")
-        await pilot.press("ctrl+g")
+        await pilot.press("f2")
         await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
 
 

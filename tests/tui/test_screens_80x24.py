@@ -103,14 +103,14 @@ def test_models(snap_compare, make_app, session_id):
 def test_diff_viewer(snap_compare, make_app, session_id):
     app = make_app()
     until = lambda: isinstance(app.screen, DiffScreen)  # noqa: E731
-    keys = ("ctrl+f", "down", "enter")  # the second file: the deep one, created
+    keys = ("ctrl+g", "down", "enter")  # the second file: the deep one, created
     assert snap_compare(app, terminal_size=SIZE, run_before=opened(app, session_id, *keys, until=until))
 
 
 def test_revert_question(snap_compare, make_app, session_id):
     app = make_app()
     until = lambda: isinstance(app.screen, ConfirmScreen)  # noqa: E731
-    keys = ("ctrl+f", "down", "r")
+    keys = ("ctrl+g", "down", "r")
     assert snap_compare(app, terminal_size=SIZE, run_before=opened(app, session_id, *keys, until=until))
 
 

@@ -90,7 +90,7 @@ async def test_a_queued_message_can_be_taken_back_to_edit(make_runtime, make_app
         await pilot.press(*"typo mesage", "enter")
         await wait_until(pilot, lambda: app.queued.items == [("queued", "typo mesage")])
 
-        await pilot.press("ctrl+g")  # back in the prompt: cleared, it is gone
+        await pilot.press("alt+up")  # back in the prompt: cleared, it is gone
         assert app.prompt.text == "typo mesage" and app.queued.items == []
         await pilot.press("ctrl+a", "ctrl+k")
         release(gate).join(timeout=60)

@@ -18,20 +18,20 @@ from app.tui.screens.main import MainScreen
 from app.tui.widgets.chat_log import ChatLog
 
 if TYPE_CHECKING:
-    from app.store.models import Message
+    from app.tui.message_pages import MessagePages
 
 
 class TranscriptScreen(Screen[None]):
     CSS_PATH = "transcript.tcss"
     BINDINGS = [Binding("escape,q", "close", "Back to the parent's chat", id="transcript.close")]
 
-    def __init__(self, session_id: str, title: str, messages: list[Message], *, running: bool = False) -> None:
+    def __init__(self, title: str, pages: MessagePages, *, running: bool = False) -> None:
         super().__init__()
-        self.session_id = session_id
+        self.session_id = pages.session_id
         self.heading = title
         self.state = "running" if running else ""
         """running, done, failed or cancelled; empty for a sub-agent that ended before it opened."""
-        self._messages = messages
+        self._pages = pages
         self._title = Static(id="transcript-title")
         self.chat = ChatLog(id="transcript-chat")
 
@@ -56,8 +56,7 @@ class TranscriptScreen(Screen[None]):
 
     async def on_mount(self) -> None:
         self._show_title()
-        await self.chat.show_session(self.session_id, self._messages)
-        self._messages = []
+        await self.chat.show_session(self.session_id, self._pages)
         self.chat.focus()
 
     def action_close(self) -> None:

@@ -1,6 +1,15 @@
 """The conversation: user prompts, streamed assistant messages with their tool calls, and
-the app's own notices, for one session (``session_id``); stored messages are replayed.
-Anchored to the bottom unless the user scrolls up.
+the app's own notices, for one session (``session_id``). Anchored to the bottom unless the
+user scrolls up.
+
+What it costs follows what is on screen, not the session's length: the chat holds a
+window of the session's messages as widgets, read from the store (``MessagePages``) a page
+at a time. Opening a session draws its last page; scrolling near the top of the window
+reads the page before it, near the bottom the page after it, and once the window holds
+more than ``LIVE_LIMIT`` messages those two screens or more past the view are released. While the
+window does not reach the session's end (the user scrolled far up), new messages are
+counted, not drawn: scrolling down, or sending a prompt, brings the end back. A tool
+result (a message of its own) always stays in the window with the reply that called it.
 
 It knows nothing of the bus: ``app.tui.listener`` matches the core's events and calls the
 methods below. That keeps the event classes (and the store and agent packages behind
@@ -9,14 +18,19 @@ the first frame does not need."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import asyncio
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 
 from app.tui import css_beside
 
 if TYPE_CHECKING:
+    from textual.widget import Widget
+
     from app.store.models import Message
+    from app.tui.message_pages import MessagePages
     from app.tui.widgets.message_assistant import AssistantMessage
     from app.tui.widgets.message_notice import ChatNotice, NoticeKind
     from app.tui.widgets.task_view import TaskView
@@ -25,17 +39,52 @@ if TYPE_CHECKING:
 ToolResult = tuple[str, dict[str, Any], bool]
 CANCELLED_CALL = "Cancelled before it finished."
 """The result the chat gives a call still running when its turn is cancelled."""
+PAGE = 8
+"""Messages read from the store at a time (two turns of prompt, reply, tool result, reply)."""
+LIVE_LIMIT = 24
+"""Beyond this many messages as widgets, those more than two screens from the view are released."""
+
+
+class Shown(NamedTuple):
+    """A message of the window: its id and role, and its widget (a tool result has none)."""
+
+    message_id: str
+    role: str
+    widget: Widget | None
+
+
+class Notice(NamedTuple):
+    """A notice of the app, shown after the message at ``after`` (-1: before the first)."""
+
+    after: int
+    text: str
+    kind: NoticeKind
 
 
 class ChatLog(VerticalScroll):
     DEFAULT_CSS = css_beside(__file__)
+    BINDINGS = [
+        Binding("home", "first_message", "The session's first message", show=False, id="chat.first"),
+        Binding("end", "last_message", "The session's last message", show=False, id="chat.last"),
+    ]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.session_id: str | None = None
+        self._pages: MessagePages | None = None
+        self._first = 0
+        """Position of the window's first message in the session."""
+        self._end = 0
+        """One past the window's last message."""
+        self._total = 0
+        """Messages in the session, those not drawn included."""
+        self._shown: dict[int, Shown] = {}
+        self._positions: dict[str, int] = {}
+        self._notices: list[Notice] = []
+        self._reading = asyncio.Lock()
+        """Held while the window changes (a page read and mounted, a jump): one at a time."""
         self._assistants: dict[str, AssistantMessage] = {}
         self._results: dict[str, ToolResult] = {}
-        self._users: set[str] = set()
         self._subagents: dict[str, tuple[str, str, str]] = {}
         """Task call id -> (child session, agent, description), as the loop announced them."""
         self.shown_as: dict[str, str] = {}
@@ -45,33 +94,328 @@ class ChatLog(VerticalScroll):
     def on_mount(self) -> None:
         self.anchor()
 
-    async def show_session(self, session_id: str | None, messages: list[Message]) -> None:
-        """Forget what is shown and draw a session's stored messages."""
-        await self.remove_children()
-        self._assistants.clear()
-        self._results.clear()
-        self._users.clear()
-        self._subagents.clear()
-        self.session_id = session_id
-        for message in messages:
-            await self.draw_message(message, finished=True)
-        self.anchor()
+    @property
+    def at_session_end(self) -> bool:
+        """The window reaches the session's last message (new ones are drawn as they come)."""
+        return self._end == self._total
 
-    async def add_notice(self, text: str, kind: NoticeKind = "info") -> ChatNotice:
+    @property
+    def pages(self) -> MessagePages | None:
+        """Where the session's messages are read from (None: a blank chat)."""
+        return self._pages
+
+    def message_widgets(self) -> list[Widget]:
+        """The widgets of the window's prompts and replies, oldest first."""
+        return [shown.widget for _, shown in sorted(self._shown.items()) if shown.widget is not None]
+
+    @property
+    def reading(self) -> bool:
+        """A page is being read or mounted."""
+        return self._reading.locked()
+
+    @property
+    def window(self) -> range:
+        """The positions of the messages drawn (or ready to be) as widgets."""
+        return range(self._first, self._end)
+
+    async def show_session(self, session_id: str | None, pages: MessagePages | None) -> None:
+        """Forget what is shown and draw the end of a session (None: a blank chat)."""
+        async with self._reading:
+            await self._clear()
+            self._assistants.clear()
+            self._results.clear()
+            self._subagents.clear()
+            self._notices.clear()
+            self.session_id = session_id
+            self._pages = pages
+            self._total = await pages.count() if pages is not None else 0
+            self._first = self._end = self._total
+            await self._read_older()
+        self.anchor()
+        self.call_after_refresh(self._fill)
+
+    async def _clear(self) -> None:
+        await self.remove_children()
+        self._shown.clear()
+        self._positions.clear()
+
+    # -- the window ------------------------------------------------------------------------
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self.call_later(self._fill)
+
+    def on_resize(self) -> None:
+        self.call_later(self._fill)
+
+    async def _fill(self) -> None:
+        """Read the next page when the view comes within a screen of the window's edge."""
+        if self._reading.locked() or self._pages is None or not self.is_attached:
+            return
+        if self.at_session_end and not self.is_anchored and self.scroll_y >= self.max_scroll_y:
+            self.anchor()  # back at the end: new messages keep the view at the bottom again
+        margin = max(self.size.height, 1)
+        if self._first > 0 and self.scroll_y < margin:
+            await self._load_older()
+        elif self._end < self._total and self.scroll_y > self.max_scroll_y - margin:
+            await self._load_newer()
+        elif self._end - self._first > LIVE_LIMIT:
+            async with self._reading:
+                await self._release_far(margin)
+
+    async def _release_far(self, screen: int) -> None:
+        """Release the messages more than two screens past the view's edges (so far that
+        no scroll within the fill margin reads them again), keeping LIVE_LIMIT at least."""
+        stop = self._end
+        while stop - self._first > LIVE_LIMIT and self._top_of(stop - 1) > self.scroll_y + 3 * screen:
+            stop -= 1
+        if stop < self._end:
+            await self._release_below(stop)
+        start = self._first
+        while self._end - start > LIVE_LIMIT and self._bottom_of(start) < self.scroll_y - 2 * screen:
+            start += 1
+        if start > self._first:
+            await self._release_above(start)
+
+    def _top_of(self, position: int) -> int:
+        widget = self.widget_at(position)
+        return widget.virtual_region.y if widget is not None else 0
+
+    def _bottom_of(self, position: int) -> int:
+        widget = self.widget_at(position)
+        return widget.virtual_region.bottom if widget is not None else 0
+
+    async def _load_older(self) -> None:
+        async with self._reading:
+            await self._read_older()
+        self.call_after_refresh(self._fill)
+
+    async def _load_newer(self) -> None:
+        async with self._reading:
+            await self._read_newer()
+        self.call_after_refresh(self._fill)
+
+    async def _read_older(self) -> None:
+        """The page before the window, mounted above it with the view kept where it was."""
+        if self._pages is None or self._first == 0:
+            return
+        start = max(self._first - PAGE, 0)
+        read_from = max(start - 1, 0)
+        messages = await self._pages.page(read_from, self._first)
+        # A tool result at the page's start goes with the reply before it.
+        if start > read_from and len(messages) > 1 and messages[1].role == "tool":
+            start = read_from
+        else:
+            messages = messages[start - read_from:]
+        keep_view = self._view_keeper()
+        widgets = self._build(messages, start)
+        self._first = start
+        if self.children:
+            await self.mount_all(widgets, before=0)
+        else:
+            await self.mount_all(widgets)
+        await self._complete(messages, start)
+        keep_view()
+
+    async def _read_newer(self) -> None:
+        """The page after the window, mounted below it; released above when it grows."""
+        if self._pages is None or self._end >= self._total:
+            return
+        start = self._end
+        stop = min(start + PAGE, self._total)
+        messages = await self._pages.page(start, stop + 1)
+        # A tool result just past the page goes with the reply before it.
+        if len(messages) <= stop - start or messages[stop - start].role != "tool":
+            messages = messages[: stop - start]
+        self._end = start + len(messages)
+        await self.mount_all(self._build(messages, start))
+        await self._complete(messages, start)
+
+    def _view_keeper(self) -> Any:
+        """What keeps the content on screen still while widgets are added or removed above
+        it: call the returned function after the change. An anchored chat at its bottom
+        stays there by itself."""
+        if self.is_anchored and self.scroll_y >= self.max_scroll_y:
+            return lambda: None
+        kept = next((child for child in self.children if child.region.height > 0), None)
+        if kept is None:
+            return lambda: None
+        before = kept.virtual_region.y
+
+        def keep() -> None:
+            def adjust() -> None:
+                if kept.is_mounted:
+                    self.scroll_to(y=self.scroll_y + kept.virtual_region.y - before, animate=False, immediate=True)
+
+            self.call_after_refresh(adjust)
+
+        return keep
+
+    async def _release_below(self, stop: int) -> None:
+        """Release the messages from ``stop`` on (the window no longer reaches the end)."""
+        while stop < self._end and self._role_at(stop) == "tool":
+            stop += 1
+        released = range(stop, self._end)
+        self._end = stop
+        await self._release(released)
+        if not self.at_session_end:
+            self.anchor(False)
+
+    async def _release_above(self, start: int) -> None:
+        """Release the messages before ``start``, keeping the view still."""
+        if self._role_at(start) == "tool":
+            start -= 1
+        released = range(self._first, start)
+        self._first = start
+        keep_view = self._view_keeper()
+        await self._release(released)
+        keep_view()
+
+    def _role_at(self, position: int) -> str:
+        shown = self._shown.get(position)
+        return shown.role if shown else ""
+
+    async def _release(self, positions: range) -> None:
         from app.tui.widgets.message_notice import ChatNotice
 
-        notice = ChatNotice(text, kind)
-        await self.mount(notice)
-        return notice
+        widgets: list[Widget] = []
+        for position in positions:
+            shown = self._shown.pop(position, None)
+            if shown is None:
+                continue
+            self._positions.pop(shown.message_id, None)
+            assistant = self._assistants.pop(shown.message_id, None)
+            if assistant is not None:
+                for call_id in assistant.tool_views:
+                    self._results.pop(call_id, None)
+            if shown.widget is not None:
+                widgets.append(shown.widget)
+        widgets += [child for child in self.children if isinstance(child, ChatNotice) and child.after in positions]
+        await self.remove_children(widgets)
+
+    def _build(self, messages: list[Message], start: int) -> list[Widget]:
+        """The widgets of a page of stored messages, and the notices shown among them,
+        in order; the replies' parts are drawn once they are mounted (``_complete``)."""
+        widgets: list[Widget] = []
+        if start == 0:  # the notices before the session's first message
+            widgets += [self._notice_widget(notice) for notice in self._notices if notice.after == -1]
+        for offset, message in enumerate(messages):
+            position = start + offset
+            widget = self._message_widget(message)
+            self._shown[position] = Shown(message.id, message.role, widget)
+            self._positions[message.id] = position
+            if widget is not None:
+                widgets.append(widget)
+            widgets += [self._notice_widget(notice) for notice in self._notices if notice.after == position]
+        return widgets
+
+    async def _complete(self, messages: list[Message], start: int) -> None:
+        """Draw the parts of a mounted page's replies, then its tool results."""
+        for message in messages:
+            assistant = self._assistants.get(message.id)
+            if assistant is not None:
+                await assistant.show_parts(message.parts)
+                await self._reapply_results(assistant)
+        for message in messages:
+            await self._finish_calls(message)
+
+    def _message_widget(self, message: Message) -> Widget | None:
+        if message.role == "user":
+            from app.tui.widgets.message_user import UserMessage
+
+            text = "".join(p.get("text", "") for p in message.parts if p.get("type") == "text")
+            attached = [p["path"] for p in message.parts if p.get("type") == "file"]
+            return UserMessage(text, message_id=message.id, shown=self.shown_as.get(text), attached=attached)
+        if message.role == "assistant":
+            # Imported on first use: Markdown and syntax highlighting are not needed for
+            # the first frame, which must not wait for them.
+            from app.tui.widgets.message_assistant import AssistantMessage
+
+            assistant = AssistantMessage(message.id)
+            self._assistants[message.id] = assistant
+            return assistant
+        return None
+
+    def widget_at(self, position: int) -> Widget | None:
+        """The widget showing the message at ``position``, or the nearest one before it
+        (a tool result shows in the reply that called it); None outside the window."""
+        for earlier in range(position, self._first - 1, -1):
+            shown = self._shown.get(earlier)
+            if shown is not None and shown.widget is not None:
+                return shown.widget
+        return None
+
+    async def show_position(self, position: int) -> Widget | None:
+        """Bring the message at ``position`` into the window (reading its page if it is
+        not there) and scroll to it; returns its widget."""
+        if self._pages is None or not 0 <= position < self._total:
+            return None
+        async with self._reading:
+            if position not in self.window:
+                await self._clear()
+                self._first = self._end = max(position - 1, 0)
+                self.anchor(False)
+                await self._read_newer()
+        self.call_after_refresh(self._fill)
+        widget = self.widget_at(position)
+        if widget is not None:
+            self.call_after_refresh(self.scroll_to_widget, widget, animate=False, top=True)
+        return widget
+
+    async def action_first_message(self) -> None:
+        await self.show_position(0)
+
+    async def action_last_message(self) -> None:
+        await self.show_end()
+        self.scroll_end(animate=False)
+
+    async def show_end(self) -> None:
+        """Back to the session's end (a prompt is sent while the user reads far above)."""
+        async with self._reading:
+            if not self.at_session_end:
+                await self._clear()
+                self._first = self._end = self._total
+                await self._read_older()
+        self.anchor()
+        self.call_after_refresh(self._fill)
+
+    # -- the app's notices -----------------------------------------------------------------
+
+    async def add_notice(self, text: str, kind: NoticeKind = "info") -> ChatNotice | None:
+        """A notice after the session's last message; drawn when the window reaches it."""
+        notice = Notice(self._total - 1, text, kind)
+        self._notices.append(notice)
+        if not self.at_session_end:
+            return None
+        widget = self._notice_widget(notice)
+        await self.mount(widget)
+        return widget
+
+    @staticmethod
+    def _notice_widget(notice: Notice) -> ChatNotice:
+        from app.tui.widgets.message_notice import ChatNotice
+
+        widget = ChatNotice(notice.text, notice.kind)
+        widget.after = notice.after
+        return widget
+
+    # -- messages as they stream -----------------------------------------------------------
 
     async def append_text(self, message_id: str, text: str) -> None:
-        await (await self._assistant(message_id)).append_text(text)
+        assistant = await self._streamed(message_id)
+        if assistant is not None:
+            await assistant.append_text(text)
 
     async def append_reasoning(self, message_id: str, text: str) -> None:
-        await (await self._assistant(message_id)).append_reasoning(text)
+        assistant = await self._streamed(message_id)
+        if assistant is not None:
+            await assistant.append_reasoning(text)
 
     async def add_tool_call(self, message_id: str, call_id: str, tool: str, arguments: dict[str, Any]) -> None:
-        await (await self._assistant(message_id)).add_tool_call(call_id, tool, arguments)
+        assistant = await self._streamed(message_id)
+        if assistant is None:
+            return
+        await assistant.add_tool_call(call_id, tool, arguments)
         task = self._task_view(call_id)
         if task is not None and call_id in self._subagents:  # announced before its block was drawn
             task.started(*self._subagents[call_id])
@@ -111,43 +455,61 @@ class ChatLog(VerticalScroll):
         if view is not None:
             await view.finish(*result)
 
-    async def draw_message(self, message: Message, *, finished: bool) -> None:
-        """A stored message, as created or updated (``finished``: its final version)."""
-        if message.role == "user":
-            if message.id not in self._users:
-                from app.tui.widgets.message_user import UserMessage
-
-                self._users.add(message.id)
-                text = "".join(p.get("text", "") for p in message.parts if p.get("type") == "text")
-                attached = [p["path"] for p in message.parts if p.get("type") == "file"]
-                await self.mount(
-                    UserMessage(text, message_id=message.id, shown=self.shown_as.get(text), attached=attached)
-                )
-        elif message.role == "assistant":
-            # While a message streams its deltas draw it; the stored parts are drawn (or
-            # checked against what streamed) once it is complete.
-            known = message.id in self._assistants
-            assistant = await self._assistant(message.id)
-            complete = finished or any(part.get("type") == "finish" for part in message.parts)
-            if complete and not known:
-                await assistant.show_parts(message.parts)
-            elif complete and await assistant.reconcile(message.parts):
-                await self._reapply_results(assistant)
+    async def _finish_calls(self, message: Message) -> None:
         for part in message.parts:
             if part.get("type") == "tool_result":
                 result = (str(part.get("output", "")), part.get("metadata") or {}, bool(part.get("error")))
                 await self.finish_call(str(part.get("call_id")), result)
 
-    async def _assistant(self, message_id: str) -> AssistantMessage:
+    async def draw_message(self, message: Message, *, finished: bool) -> None:
+        """A stored message, as created or updated (``finished``: its final version). A
+        message not seen before is the session's newest: drawn when the window reaches
+        the end, else only counted."""
+        if message.undone:
+            return
+        position = self._positions.get(message.id)
+        if position is None:
+            position = self._total
+            widget = self._message_widget(message) if self.at_session_end else None
+            if not await self._add_newest(message.id, message.role, widget):
+                return
+            complete = finished or any(part.get("type") == "finish" for part in message.parts)
+            if message.role == "assistant" and complete:
+                assistant = self._assistants[message.id]
+                await assistant.show_parts(message.parts)
+                await self._reapply_results(assistant)
+        elif message.role == "assistant" and message.id in self._assistants:
+            # While a message streams its deltas draw it; the stored parts are checked
+            # against what streamed once it is complete.
+            assistant = self._assistants[message.id]
+            complete = finished or any(part.get("type") == "finish" for part in message.parts)
+            if complete and await assistant.reconcile(message.parts):
+                await self._reapply_results(assistant)
+        if position in self.window:
+            await self._finish_calls(message)
+
+    async def _add_newest(self, message_id: str, role: str, widget: Widget | None) -> bool:
+        """Count a message new to the session; draw it when the window reaches the end."""
+        position = self._total
+        self._total += 1
+        if self._end != position:
+            return False
+        self._end += 1
+        self._shown[position] = Shown(message_id, role, widget)
+        self._positions[message_id] = position
+        if widget is not None:
+            await self.mount(widget)
+        return True
+
+    async def _streamed(self, message_id: str) -> AssistantMessage | None:
+        """The reply a streamed event belongs to: drawn already, or new to the session
+        (its deltas can come before the stored message); None when out of the window."""
         assistant = self._assistants.get(message_id)
-        if assistant is None:
-            # Imported on first use: Markdown and syntax highlighting are not needed for
-            # the first frame, which must not wait for them.
+        if assistant is None and message_id not in self._positions and self.at_session_end:
             from app.tui.widgets.message_assistant import AssistantMessage
 
-            assistant = AssistantMessage(message_id)
-            self._assistants[message_id] = assistant
-            await self.mount(assistant)
+            assistant = self._assistants[message_id] = AssistantMessage(message_id)
+            await self._add_newest(message_id, "assistant", assistant)
         return assistant
 
     def _tool_view(self, call_id: str) -> ToolCallView | None:

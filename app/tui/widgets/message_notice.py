@@ -20,3 +20,5 @@ class ChatNotice(Static):
         super().__init__(Content(text), classes=kind)
         self.kind = kind
         self.text = text
+        self.after = -1
+        """The position of the message it follows in the chat's session (-1: none)."""

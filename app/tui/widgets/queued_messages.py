@@ -1,6 +1,6 @@
 """The messages waiting above the prompt while a reply runs (docs/tui.md, "Steering"):
 each sent with enter, queued for after the turn, or with alt+enter, for the turn's next
-step. ctrl+g takes the last one back into the prompt to edit (or to drop, by clearing it)."""
+step. alt+up takes the last one back into the prompt to edit (or to drop, by clearing it)."""
 
 from __future__ import annotations
 
@@ -56,5 +56,5 @@ class QueuedMessages(Static):
             Content.assemble((f"{_LABELS[kind]} ", "$accent"), text.splitlines()[0] if text else "")
             for kind, text in self.items
         ]
-        lines.append(Content.styled("ctrl+g edits the last", "$text-muted"))
+        lines.append(Content.styled("alt+up edits the last", "$text-muted"))
         self.update(Content("\n").join(lines))

@@ -1,0 +1,307 @@
+"""Long sessions in the TUI: resuming sessions of 200, 1,000 and 5,000 messages beside an
+empty one, in one run.
+
+Each session is written into a real SQLite store (a workspace's ``.opencode/`` folder) in
+the shapes the agent loop stores: turns of a prompt, a markdown reply with a ``view`` call
+and its result, and a longer markdown reply with a 25-line code block (four messages a
+turn). Each case then runs in a process of its own, so memory readings do not mix: the
+real app resumes the session as ``opencode --continue`` does (headless, 120x40) and we
+record
+
+- first frame: the first frame the app draws, from the process's start;
+- last turn: when a frame first shows the session's last message (for the empty session,
+  the first frame after the session is opened);
+- CPU seconds and resident memory (RSS) at that moment;
+- typed key to prompt: a key posted to the app until the prompt holds it, 60 keys;
+- streaming an 800-word reply at the end of the session (as in bench_tui.py, paced at
+  2,000 tokens/s): frame time and typed key to prompt while it streams;
+- for a session with messages: walking the transcript from its end up to its first
+  message (what a user scrolling up does) and back to the end (the end key), the time it
+  takes and the RSS afterwards.
+
+    .venv/bin/python bench/bench_long_session.py [--sizes 0,200,1000,5000] [--timeout S]
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+STARTED = time.perf_counter()
+
+REPO = Path(__file__).resolve().parent.parent
+PYTHON = REPO / ".venv" / "bin" / "python"
+SIZE = (120, 40)
+SIZES = (0, 200, 1000, 5000)
+KEYS = 60
+STREAM_WORDS = 800
+TIMEOUT = 900.0
+"""Seconds a case may take before it is reported as not finished."""
+FIRST_PROMPT = "Where does the config loader start?"
+
+
+# -- the sessions -------------------------------------------------------------------------
+
+
+def code_block(turn: int) -> str:
+    lines = [f"def step_{turn}_{n}(value: int) -> int:" if n % 5 == 0 else f"    value += {n}  # step {n}"
+             for n in range(25)]
+    return "```python\n" + "\n".join(lines) + "\n```"
+
+
+def write_session(workspace: Path, messages: int) -> str:
+    """A session of ``messages`` messages (a multiple of four) in ``workspace``'s store."""
+    from app.config import Config
+    from app.runtime import Runtime
+
+    runtime = Runtime.build(workspace, config=Config(), policy="headless-yes")
+    try:
+        store = runtime.store
+        session = store.sessions.create(title=f"A session of {messages:,} messages", model="scripted/bench")
+        for turn in range(messages // 4):
+            prompt = FIRST_PROMPT if turn == 0 else f"Turn {turn}: what does module_{turn}.py do next?"
+            store.messages.add(session.id, "user", [{"type": "text", "text": prompt}])
+            call = {"type": "tool_call", "id": f"call-{turn}", "name": "view",
+                    "arguments": json.dumps({"filePath": f"src/module_{turn}.py"})}
+            reply = (f"Let me read **module_{turn}.py** first.\n\n- it defines `step_{turn}`\n"
+                     f"- it is called from `main`")
+            store.messages.add(session.id, "assistant", [{"type": "text", "text": reply}, call],
+                               model="scripted/bench")
+            output = "\n".join(f"{n:>5}\t    value += {n}" for n in range(1, 21))
+            store.messages.add(session.id, "tool", [{"type": "tool_result", "call_id": f"call-{turn}",
+                                                     "name": "view", "output": output, "metadata": {}}])
+            answer = (f"## What module_{turn} does\n\nIt adds each step to the value, in order. "
+                      f"The function below is the whole of it:\n\n{code_block(turn)}\n\n"
+                      f"Turn {turn} ends here; the **next** module reads the value it returns.")
+            store.messages.add(session.id, "assistant", [{"type": "text", "text": answer}],
+                               model="scripted/bench")
+        store.sessions.update(session.id, prompt_tokens=1200 * messages, completion_tokens=300 * messages,
+                              cost=0.001 * messages)
+        return session.id
+    finally:
+        runtime.close()
+
+
+# -- one case, in its own process -----------------------------------------------------------
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def last_message_shown(app, message_id: str | None, session_id: str) -> bool:
+    """A frame shows the session: its last message's widget has a region on screen."""
+    chat = app.chat
+    if chat.session_id != session_id:
+        return False
+    if message_id is None:
+        return True
+    shown = [child for child in chat.children if getattr(child, "message_id", None) == message_id]
+    return bool(shown) and shown[-1].region.height > 0 and bool(shown[-1].children)
+
+
+async def type_keys(app, count: int, samples: list[tuple[float, float]], running=lambda: True) -> None:
+    """Post ``count`` printable keys (or keep on while ``running()``), each once the last has
+    reached the prompt; record (sent, seconds to reach the prompt)."""
+    from bench_tui import key_echo
+
+    typed = 0
+    while typed < count and running():
+        samples.append(await key_echo(app))
+        typed += 1
+        await asyncio.sleep(0.02)
+
+
+async def walk_to_first(app, pilot) -> bool:
+    """Scroll up (as the home key of a plain scroll view does: to the top of what is
+    drawn, again and again) until the first prompt is on screen; then back to the end with
+    the chat's end key."""
+    chat = app.chat
+    deadline = time.perf_counter() + TIMEOUT
+    while not first_prompt_shown(chat):
+        if time.perf_counter() > deadline:
+            return False
+        chat.scroll_home(animate=False)
+        await pilot.pause()
+    chat.focus()
+    await pilot.press("end")
+    while not (getattr(chat, "at_session_end", True) and chat.is_vertical_scroll_end):
+        if time.perf_counter() > deadline:
+            return False
+        await pilot.pause()
+    return True
+
+
+def first_prompt_shown(chat) -> bool:
+    from app.tui.widgets.message_user import UserMessage
+
+    return any(isinstance(child, UserMessage) and child.text == FIRST_PROMPT and child.region.height > 0
+               for child in chat.children)
+
+
+async def run_case(workspace: Path) -> dict[str, object]:
+    sys.path.insert(0, str(Path(__file__).parent))
+    from bench_tui import PacedProvider, during, streamed_text, time_frames
+
+    from app.llm.events import TurnFinished
+    from app.store.db import Database
+    from app.tui.app import OpencodeApp
+    from app.tui.widgets.message_text import StreamedText
+
+    db = Database(workspace / ".opencode" / "opencode.db")
+    session_id = db.query_one("SELECT id FROM sessions")["id"]
+    last = db.query_one("SELECT id FROM messages WHERE session_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
+                        (session_id,))
+    db.close()
+    last_id = last["id"] if last else None
+    provider = PacedProvider(streamed_text(STREAM_WORDS))
+    figures: dict[str, object] = {}
+    app = OpencodeApp(workspace, model="scripted/bench", continue_last=True, pause_gc=True, env={},
+                      user_themes=Path("/nonexistent"), providers=lambda model: provider)
+
+    def frame_done() -> None:
+        now = time.perf_counter()
+        figures.setdefault("first_frame_s", now - STARTED)
+        if "last_turn_s" not in figures and last_message_shown(app, last_id, session_id):
+            figures["last_turn_s"] = now - STARTED
+            figures["cpu_s"] = cpu_seconds()
+            figures["rss_mb"] = rss_mb()
+
+    app.post_display_hook = frame_done  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        while "last_turn_s" not in figures:
+            if time.perf_counter() - STARTED > TIMEOUT:
+                return {"timeout": True, **figures}
+            await asyncio.sleep(0.005)
+        echo: list[tuple[float, float]] = []
+        await type_keys(app, KEYS, echo)
+        figures["echo"] = [seconds for _, seconds in echo]
+        app.prompt.clear()
+        # Streaming at the end of the session, as bench_tui.py measures it in an empty one.
+        frames: list[tuple[float, float]] = []
+        typing: list[tuple[float, float]] = []
+        time_frames(app.screen, frames)
+        streaming = True
+        runtime = app.runtime
+        assert runtime is not None
+        async with runtime.bus.subscribe(TurnFinished) as turn:
+            typist = asyncio.create_task(type_keys(app, 10**9, typing, lambda: streaming))
+            await app.send_prompt("go")
+            await turn.get()
+        while not all(text.drawn for text in app.query(StreamedText)):
+            await asyncio.sleep(0.005)
+        drawn = time.perf_counter()
+        streaming = False
+        await typist
+        window = (provider.started, drawn)
+        figures["stream_frames"] = during(window, frames)
+        figures["stream_echo"] = during(window, typing)
+        app.prompt.clear()
+        if last_id is not None:
+            begun = time.perf_counter()
+            figures["walked"] = await walk_to_first(app, pilot)
+            figures["walk_s"] = time.perf_counter() - begun
+            figures["walk_rss_mb"] = rss_mb()
+    return figures
+
+
+# -- the report ---------------------------------------------------------------------------
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(int(fraction * len(ordered)), len(ordered) - 1)] if ordered else float("nan")
+
+
+def ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1000:,.0f} ms"
+
+
+def run_child(workspace: Path, home: Path) -> dict[str, object]:
+    env = {**os.environ, "HOME": str(home), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env.pop("OPENAI_API_KEY", None)
+    try:
+        done = subprocess.run([str(PYTHON), __file__, "--case", str(workspace)], cwd=workspace, env=env,
+                              capture_output=True, text=True, timeout=TIMEOUT + 60, check=False)
+    except subprocess.TimeoutExpired:
+        return {"timeout": True}
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        return {"error": (done.stderr.strip().splitlines() or ["no output"])[-1]}
+    return json.loads(lines[-1])
+
+
+def report(size: int, figures: dict[str, object], empty: dict[str, object] | None) -> None:
+    name = "empty session" if size == 0 else f"{size:,} messages"
+    if "error" in figures or "last_turn_s" not in figures:
+        print(f"{name}: {figures.get('error') or 'did not show its last turn within the time allowed'}")
+        return
+    last, first = float(figures["last_turn_s"]), float(figures["first_frame_s"])  # type: ignore[arg-type]
+    line = f"{name}: first frame {ms(first)}, last turn on screen {ms(last)}"
+    if empty is not None and "first_frame_s" in empty:
+        line += f" ({(last - float(empty['first_frame_s'])) * 1000:+,.0f} ms beside the empty session's first frame)"  # type: ignore[arg-type]
+    print(line)
+    rss = float(figures["rss_mb"])  # type: ignore[arg-type]
+    memory = f"  CPU {float(figures['cpu_s']):.2f} s, RSS {rss:.0f} MB"  # type: ignore[arg-type]
+    if empty is not None and "rss_mb" in empty:
+        memory += f" ({rss - float(empty['rss_mb']):+.0f} MB beside the empty session)"  # type: ignore[arg-type]
+    print(memory)
+    echo = list(figures["echo"])  # type: ignore[call-overload]
+    print(f"  typed key to prompt: median {ms(percentile(echo, 0.5))}, p99 {ms(percentile(echo, 0.99))}")
+    frames, typing = list(figures["stream_frames"]), list(figures["stream_echo"])  # type: ignore[call-overload]
+    print(f"  streaming {STREAM_WORDS} words: frame p99 {ms(percentile(frames, 0.99))}, "
+          f"typed key to prompt p99 {ms(percentile(typing, 0.99))} (median {ms(percentile(typing, 0.5))})")
+    if "walked" in figures:
+        walked = "reached the first prompt and came back" if figures["walked"] else "did NOT reach the first prompt"
+        print(f"  scrolling to the first message and back: {walked} in {float(figures['walk_s']):.1f} s, "  # type: ignore[arg-type]
+              f"RSS after {float(figures['walk_rss_mb']):.0f} MB")  # type: ignore[arg-type]
+
+
+def option(name: str, default: str) -> str:
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
+def main() -> int:
+    global TIMEOUT
+    if {"-h", "--help"} & set(sys.argv):
+        print(__doc__)
+        return 0
+    TIMEOUT = float(option("--timeout", str(TIMEOUT)))
+    if "--case" in sys.argv:
+        print(json.dumps(asyncio.run(run_case(Path(option("--case", "."))))))
+        return 0
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    sizes = [int(size) for size in option("--sizes", ",".join(map(str, SIZES))).split(",")]
+    subprocess.run([str(PYTHON), "-m", "compileall", "-q", str(REPO / "app")], check=False)
+    empty: dict[str, object] | None = None
+    with tempfile.TemporaryDirectory(prefix="bench-long-") as scratch:
+        home = Path(scratch) / "home"
+        home.mkdir()
+        for size in sizes:
+            workspace = Path(scratch) / f"ws{size}"
+            workspace.mkdir()
+            write_session(workspace, size)
+            figures = run_child(workspace, home)
+            report(size, figures, empty)
+            if size == 0:
+                empty = figures
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

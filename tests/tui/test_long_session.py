@@ -1,0 +1,167 @@
+"""A long session in the chat: it opens at its end with only a window of its messages as
+widgets, every message is reachable by scrolling (pages read from the store, far ones
+released), find reaches messages never drawn, and copy puts the chosen text on the
+clipboard. Pictures of a long session scrolled to its top and to its middle."""
+
+from __future__ import annotations
+
+from app.runtime import Runtime
+from app.tui.widgets.chat_log import ChatLog
+from app.tui.widgets.find_bar import FOUND
+from app.tui.widgets.message_user import UserMessage
+from tests.tui.conftest import palette_offers, session_opened, wait_until
+
+FIRST_PROMPT = "Where does the zanzibar loader start?"
+CODE = "def second():\n    return 2"
+
+
+def store_long_session(runtime: Runtime, messages: int, *, title: str = "A long session") -> str:
+    """``messages`` messages (a multiple of four): a prompt, a reply with a ``view`` call,
+    the call's result, a closing reply; turn by turn, "Turn n" in each prompt."""
+    session = runtime.store.sessions.create(title=title)
+    store = runtime.store.messages
+    for turn in range(messages // 4):
+        store.add(session.id, "user", [{"type": "text", "text": FIRST_PROMPT if turn == 0 else f"Turn {turn}?"}])
+        call = {"type": "tool_call", "id": f"call-{turn}", "name": "view", "arguments": '{"filePath": "a.py"}'}
+        store.add(session.id, "assistant", [{"type": "text", "text": f"Reading for turn {turn}."}, call])
+        result = {"type": "tool_result", "call_id": f"call-{turn}", "name": "view", "output": "    1\tx = 1"}
+        store.add(session.id, "tool", [result])
+        store.add(session.id, "assistant", [{"type": "text", "text": f"Turn {turn} is **done**."}])
+    return session.id
+
+
+def prompts_on_screen(chat: ChatLog) -> set[str]:
+    return {widget.text for widget in chat.query(UserMessage) if widget.region.height > 0}
+
+
+async def settled(pilot, chat: ChatLog) -> None:
+    """Wait until the chat reads no more pages: its window the same after a refresh."""
+    while True:
+        await wait_until(pilot, lambda: not chat.reading)
+        window = chat.window
+        await pilot.pause()
+        if chat.window == window and not chat.reading:
+            return
+
+
+def live_messages(chat: ChatLog) -> int:
+    return len(chat.message_widgets())
+
+
+async def test_walking_up_a_5000_message_transcript_reaches_the_first_prompt_and_end_comes_back(make_app, tui_runtime):
+    session_id = store_long_session(tui_runtime, 5000)
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.open_session(session_id)
+        await pilot.pause()
+        chat = app.chat
+        assert "Turn 1249?" in prompts_on_screen(chat)
+        seen: set[str] = set()
+        most = 0
+        while FIRST_PROMPT not in seen:  # page by page, as a user scrolling up
+            chat.scroll_home(animate=False)
+            await wait_until(pilot, lambda: chat.scroll_y > 0 or chat.window.start == 0)
+            seen |= prompts_on_screen(chat)
+            most = max(most, live_messages(chat))
+        assert seen >= {FIRST_PROMPT} | {f"Turn {turn}?" for turn in range(1, 1250, 25)}
+        assert most <= 100, "far-off messages are released"
+        chat.focus()
+        await pilot.press("end")  # straight back to the end
+        await wait_until(pilot, lambda: chat.at_session_end and "Turn 1249?" in prompts_on_screen(chat))
+        assert live_messages(chat) <= 100
+
+
+async def test_new_messages_wait_while_the_user_reads_far_above_and_a_prompt_brings_the_end(make_app, tui_runtime, script):
+    session_id = store_long_session(tui_runtime, 400)
+    app = make_app(script([{"steps": [{"text": "The newest reply."}]}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.open_session(session_id)
+        await pilot.pause()
+        chat = app.chat
+        await chat.show_position(0)
+        await wait_until(pilot, lambda: FIRST_PROMPT in prompts_on_screen(chat))
+        assert not chat.at_session_end
+        tui_runtime.store.messages.add(session_id, "user", [{"type": "text", "text": "Added elsewhere"}])
+        await pilot.pause()
+        assert "Added elsewhere" not in {widget.text for widget in chat.query(UserMessage)}
+        await app.send_prompt("And now?")
+        await wait_until(pilot, lambda: not app.turn_running and "And now?" in prompts_on_screen(chat))
+        await wait_until(pilot, lambda: "The newest reply." in chat.message_widgets()[-1].text)
+        assert "Added elsewhere" in {widget.text for widget in chat.query(UserMessage)}
+
+
+async def test_find_reaches_a_word_only_the_first_of_1000_messages_holds(make_app, tui_runtime):
+    session_id = store_long_session(tui_runtime, 1000)
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.open_session(session_id)
+        await pilot.pause()
+        assert FIRST_PROMPT not in {widget.text for widget in app.chat.query(UserMessage)}
+        await pilot.press("ctrl+f", *"ZANZIBAR")
+        first = lambda: next((w for w in app.chat.query(UserMessage) if w.text == FIRST_PROMPT), None)  # noqa: E731
+        await wait_until(pilot, lambda: first() is not None and first().has_class(FOUND) and first().region.height > 0)
+        assert str(app.query_one("#find-count").render()) == "1 of 1"
+        await pilot.press("escape")
+        assert app.focused is app.prompt
+        assert not first().has_class(FOUND)
+
+
+async def test_find_from_the_slash_command_steps_through_every_match(make_app, tui_runtime):
+    session_id = store_long_session(tui_runtime, 200)
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.open_session(session_id)
+        await pilot.pause()
+        app.prompt.load_text("/find done")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: str(app.query_one("#find-count").render()) == "50 of 50")
+        await pilot.press("up", "up")
+        await wait_until(pilot, lambda: str(app.query_one("#find-count").render()) == "48 of 50")
+        marked = [widget for widget in app.chat.message_widgets() if widget.has_class(FOUND)]
+        assert len(marked) == 1 and "Turn 47 is" in marked[0].text
+
+
+async def test_copy_puts_the_chosen_code_block_and_the_last_reply_on_the_clipboard(make_app, tui_runtime):
+    session_id = store_long_session(tui_runtime, 40)
+    reply = f"Two blocks:\n\n```python\nprint('first')\n```\n\nand\n\n```python\n{CODE}\n```\n"
+    tui_runtime.store.messages.add(session_id, "user", [{"type": "text", "text": "Show code"}])
+    tui_runtime.store.messages.add(session_id, "assistant", [{"type": "text", "text": reply}])
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.open_session(session_id)
+        await pilot.pause()
+        await pilot.press("ctrl+l")
+        await pilot.press(*"second")
+        await wait_until(pilot, lambda: palette_offers(app, "def second"))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.clipboard == CODE)
+        await app.chat.show_position(0)  # the last reply is read from the store, wherever the chat is
+        await app.run_action("copy")
+        await wait_until(pilot, lambda: palette_offers(app, "the last reply"))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.clipboard == reply)
+
+
+def scrolled_to(app, session_id: str, position: int, prompt: str):
+    """A snapshot's ``run_before``: the session opened, then its message at ``position``
+    brought into view, and the chat left once it reads no more pages."""
+
+    async def scroll(pilot) -> None:
+        await session_opened(app, session_id)(pilot)
+        await app.chat.show_position(position)
+        await settled(pilot, app.chat)
+        assert prompt in prompts_on_screen(app.chat)
+
+    return scroll
+
+
+def test_snapshot_of_a_long_session_scrolled_to_its_top(snap_compare, make_app, tui_runtime):
+    app = make_app()
+    session_id = store_long_session(tui_runtime, 400, title="Four hundred messages")
+    assert snap_compare(app, terminal_size=(100, 30), run_before=scrolled_to(app, session_id, 0, FIRST_PROMPT))
+
+
+def test_snapshot_of_a_long_session_scrolled_to_its_middle(snap_compare, make_app, tui_runtime):
+    app = make_app()
+    session_id = store_long_session(tui_runtime, 400, title="Four hundred messages")
+    assert snap_compare(app, terminal_size=(100, 30), run_before=scrolled_to(app, session_id, 200, "Turn 50?"))
