@@ -58,7 +58,6 @@ if TYPE_CHECKING:
 
     from app.llm.agent import AgentLoop, ModelProvider
     from app.runtime import Runtime
-    from app.store.models import Message
     from app.store.turns import UndoScope
     from app.tui.config_watch import Fingerprint
     from app.tui.message_pages import MessagePages
@@ -812,17 +811,15 @@ class OpencodeApp(App[None]):
         await self.chat.show_session(session_id, self.message_pages(session_id))
         if in_chat:
             self.prompt.focus()
-        session, cost, context = None, 0.0, 0
+        session, cost = None, 0.0
         if session_id is not None and self.runtime is not None:
             sessions = self.runtime.store.sessions
             session = await asyncio.to_thread(sessions.get, session_id)
             cost = (await asyncio.to_thread(sessions.tree_usage, session_id)).cost  # its sub-agents' included
-        if session is not None:
-            context = await asyncio.to_thread(_context_estimate, messages, session.summary_message_id)
         status = self.status
         status.title = session.title if session else ""
         status.cost = cost
-        status.context_tokens = context
+        status.context_tokens = 0  # not measured on opening: /context, and the next turn, measure it
         status.cache_read = status.cache_write = 0
         self.sidebar.session_id = session_id
 
@@ -1147,11 +1144,3 @@ def run_tui(root: Path, *, model: str | None, continue_last: bool) -> int:
         if app.runtime is not None:
             app.runtime.close()
     return app.return_code or 0
-
-
-def _context_estimate(messages: list[Message], summary_message_id: str | None) -> int:
-    """What the history the next model call sends weighs, estimated (the provider counts it
-    on that call): a session opened, or shown again after an undo or redo, is not empty."""
-    from app.llm.messages import estimate_tokens, since_summary
-
-    return estimate_tokens([message.parts for message in since_summary(messages, summary_message_id)])
