@@ -7,6 +7,7 @@ user's files stay visible to git and opencode's do not show up."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 GITIGNORE = "*\n"
@@ -32,6 +33,6 @@ def create_data_dir(path: Path) -> Path:
     if not path.is_dir():
         path.mkdir(parents=True, exist_ok=True)
         (path / ".gitignore").write_text(GITIGNORE, encoding="utf-8")
-    elif not (path / DATABASE_FILE).exists() and not (path / ".gitignore").exists():
+    elif not os.path.lexists(path / DATABASE_FILE) and not os.path.lexists(path / ".gitignore"):
         (path / ".gitignore").write_text(OWN_FILES_GITIGNORE, encoding="utf-8")
     return path
