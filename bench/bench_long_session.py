@@ -19,7 +19,7 @@ record
   message (what a user scrolling up does) and back to the end (the end key), the time it
   takes and the RSS afterwards.
 
-    .venv/bin/python bench/bench_long_session.py [--sizes 0,200,1000,5000] [--timeout S]
+    .venv/bin/python bench/bench_long_session.py [--sizes 0,200,1000,5000] [--timeout S] [--no-walk]
 """
 
 from __future__ import annotations
@@ -45,6 +45,9 @@ STREAM_WORDS = 800
 TIMEOUT = 900.0
 """Seconds a case may take before it is reported as not finished."""
 FIRST_PROMPT = "Where does the config loader start?"
+WALK = True
+"""Walk each transcript to its first message and back (--no-walk skips it: on a loaded
+machine a 5,000-message walk takes many minutes)."""
 
 
 # -- the sessions -------------------------------------------------------------------------
@@ -212,7 +215,7 @@ async def run_case(workspace: Path) -> dict[str, object]:
         figures["stream_frames"] = during(window, frames)
         figures["stream_echo"] = during(window, typing)
         app.prompt.clear()
-        if last_id is not None:
+        if last_id is not None and WALK:
             begun = time.perf_counter()
             figures["walked"] = await walk_to_first(app, pilot)
             figures["walk_s"] = time.perf_counter() - begun
@@ -236,7 +239,8 @@ def run_child(workspace: Path, home: Path) -> dict[str, object]:
     env = {**os.environ, "HOME": str(home), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     env.pop("OPENAI_API_KEY", None)
     try:
-        done = subprocess.run([str(PYTHON), __file__, "--case", str(workspace)], cwd=workspace, env=env,
+        flags = [] if WALK else ["--no-walk"]
+        done = subprocess.run([str(PYTHON), __file__, "--case", str(workspace), *flags], cwd=workspace, env=env,
                               capture_output=True, text=True, timeout=TIMEOUT + 60, check=False)
     except subprocess.TimeoutExpired:
         return {"timeout": True}
@@ -277,11 +281,12 @@ def option(name: str, default: str) -> str:
 
 
 def main() -> int:
-    global TIMEOUT
+    global TIMEOUT, WALK
     if {"-h", "--help"} & set(sys.argv):
         print(__doc__)
         return 0
     TIMEOUT = float(option("--timeout", str(TIMEOUT)))
+    WALK = "--no-walk" not in sys.argv
     if "--case" in sys.argv:
         print(json.dumps(asyncio.run(run_case(Path(option("--case", "."))))))
         return 0

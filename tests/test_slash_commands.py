@@ -63,7 +63,7 @@ def test_unknown_command_suggests_close_names(workspace: Path, env: dict[str, st
     registry = load_registry(workspace, env)
     with pytest.raises(CommandError) as raised:
         registry.resolve("/und", "tui")
-    assert str(raised.value) == "unknown command /und: did you mean /undo?"
+    assert str(raised.value).startswith("unknown command /und: did you mean /undo")
     with pytest.raises(CommandError) as raised:
         registry.resolve("/modles", "tui")
     assert str(raised.value).startswith("unknown command /modles: did you mean /models")

@@ -41,7 +41,7 @@ CANCELLED_CALL = "Cancelled before it finished."
 """The result the chat gives a call still running when its turn is cancelled."""
 PAGE = 8
 """Messages read from the store at a time (two turns of prompt, reply, tool result, reply)."""
-LIVE_LIMIT = 24
+LIVE_LIMIT = 12
 """Beyond this many messages as widgets, those more than two screens from the view are released."""
 
 
