@@ -116,7 +116,7 @@ class LandlockServer:
             return await self._launch(protocol, exited, argv, cwd, policy)
         except ServerStopped:
             self._forget()
-            return await self._launch(protocol, exited, argv, cwd, policy)
+        return await self._launch(protocol, exited, argv, cwd, policy)
 
     def _forget(self) -> None:
         with self._lock:
@@ -125,12 +125,7 @@ class LandlockServer:
             self._control = None
 
     async def _launch(
-        self,
-        protocol: asyncio.Protocol,
-        exited: Callable[[], None],
-        argv: list[str],
-        cwd: Path,
-        policy: dict[str, object],
+        self, protocol: asyncio.Protocol, exited: Callable[[], None], argv: list[str], cwd: Path, policy: dict[str, object]
     ) -> Launched:
         read_end, write_end = os.pipe()
         ours, theirs = socket.socketpair()

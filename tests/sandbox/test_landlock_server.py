@@ -1,16 +1,14 @@
 """Under Landlock, commands are started by one fork server per opencode process
 (app.sandbox.landlock_server): output, exit codes, signals, timeouts, cancellation and
 background processes are as for a shell run directly (tests/tools/test_bash.py), and
-the server is started again when it is gone and ends when opencode closes its socket."""
+the server is started again when it is gone and ends when opencode closes its socket.
+An interrupted `opencode tool bash` is tested in tests/tools/test_bash.py."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -106,30 +104,3 @@ async def test_the_server_ends_when_opencode_closes_its_socket(ctx, monkeypatch:
     own.stop(wait=True)  # waits for the server's exit, which only the socket's close causes
     assert own.pid is None and not is_running(pid)
 
-
-async def test_interrupting_opencode_kills_the_command_the_server_started(workspace: Path, tmp_path: Path):
-    """^C on `opencode tool bash` (a real process) kills the shell and its children, as
-    without a sandbox, and opencode exits as interrupted."""
-    skip_unless_available("landlock")
-    (workspace / "work").mkdir()
-    command = "echo $$ > work/shell.pid; sleep 300 & echo $! > work/child.pid; wait"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE_")} | {"HOME": str(tmp_path)}
-    env["OPENCODE_SANDBOX__MECHANISM"] = "landlock"
-    process = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "tool", "bash", "-", "--yes", "-C", str(workspace)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
-    )  # fmt: skip
-    process.stdin.write(json.dumps({"command": command}))
-    process.stdin.close()
-    child_file = workspace / "work/child.pid"
-    try:
-        assert await eventually(lambda: child_file.exists() and child_file.read_text().strip() != "", 30)
-        group, child = int((workspace / "work/shell.pid").read_text()), int(child_file.read_text())
-        process.send_signal(signal.SIGINT)
-        stderr = await asyncio.to_thread(process.stderr.read)
-        assert await asyncio.to_thread(process.wait, 30) == 130
-    finally:
-        process.kill()
-    assert await eventually(lambda: live_members(group) == [])
-    assert not is_running(child)
-    assert "Traceback" not in stderr, stderr

@@ -17,6 +17,7 @@ import pytest
 from app.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionReply
 from app.tools.bash import BashTool, OutputCapture
+from tests.sandbox.conftest import skip_unless_available
 
 COMPOUND_RULES = {"permission": {"rules": {"bash": {"git status": "allow", "ls *": "allow", "rm *": "deny"}}}}
 DENY = PermissionReply("deny")
@@ -182,23 +183,29 @@ async def test_cancelling_the_call_kills_the_whole_process_group(bash, ctx, work
     assert not is_running(child)
 
 
+@pytest.mark.parametrize("mechanism", ["off", "landlock"])
 @pytest.mark.parametrize(("stop", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-async def test_interrupting_opencode_tool_kills_grandchildren_and_exits_quietly(workspace, tmp_path, stop, exit_code):
+async def test_interrupting_opencode_tool_kills_grandchildren_and_exits_quietly(workspace, tmp_path, stop, exit_code, mechanism):
     """^C or SIGTERM on `opencode tool bash` (a real process): the shell, its child and the
-    child's own child die, and nothing but the interruption is reported."""
-    command = 'echo $$ > shell.pid; bash -c "sleep 300 & echo \\$! > grandchild.pid; wait" & wait'
+    child's own child die, and nothing but the interruption is reported; also for a
+    command the Landlock fork server started (not bwrap: `$$` inside its own process ids
+    is no pid of this machine)."""
+    if mechanism == "landlock":
+        skip_unless_available("landlock")
+    (workspace / "run").mkdir()  # Landlock makes no new entry at the root, which holds carve-outs
+    command = 'echo $$ > run/shell.pid; bash -c "sleep 300 & echo \\$! > run/grandchild.pid; wait" & wait'
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENCODE_")} | {"HOME": str(tmp_path)}
-    env["OPENCODE_SANDBOX__MECHANISM"] = "off"  # `$$` inside bwrap's own process ids is no pid of this machine
+    env["OPENCODE_SANDBOX__MECHANISM"] = mechanism
     process = subprocess.Popen(
         [sys.executable, "-m", "app.cli", "tool", "bash", "-", "--yes", "-C", str(workspace)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True,
     )  # fmt: skip
     process.stdin.write(json.dumps({"command": command}))
     process.stdin.close()
-    grandchild_file = workspace / "grandchild.pid"
+    grandchild_file = workspace / "run/grandchild.pid"
     try:
         assert await eventually(lambda: grandchild_file.exists() and grandchild_file.read_text().strip() != "", 30)
-        group, grandchild = int((workspace / "shell.pid").read_text()), int(grandchild_file.read_text())
+        group, grandchild = int((workspace / "run/shell.pid").read_text()), int(grandchild_file.read_text())
         process.send_signal(stop)
         stderr = await asyncio.to_thread(process.stderr.read)
         assert await asyncio.to_thread(process.wait, 30) == exit_code
