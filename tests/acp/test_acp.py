@@ -463,14 +463,13 @@ async def test_view_of_an_image_reaches_the_editor_as_image_content(workspace, f
         assert "data" not in done["rawOutput"]["metadata"]["image"]
 
 
-async def test_the_todo_list_reaches_the_editor_as_plans_and_a_fetch_question_names_its_call(
+async def test_the_todo_list_reaches_the_editor_as_plans_and_a_refused_fetch_asks_nothing(
     workspace, fake_llm, acp_agent
 ):
     """Each todowrite sends the whole list as a `plan` update (a cancelled item as
     completed, saying so), with no question; session/load sends the stored list once more,
-    after the replay. A webfetch asks under its permission key, fetch, yet the editor's
-    question names the webfetch call, with the URL; allowed, the loopback address is then
-    refused (a project cannot set tools.webfetch.allowPrivate), in one line."""
+    after the replay. A webfetch of a loopback address is refused (a project cannot set
+    tools.webfetch.allowPrivate) in one line, before anyone is asked about it."""
     first = [{"id": "a", "content": "Read the code", "status": "in_progress", "priority": "high"},
              {"id": "b", "content": "Write the fix", "status": "pending"}]  # fmt: skip
     second = [{**first[0], "status": "completed"}, {**first[1], "status": "cancelled"}]
@@ -495,9 +494,7 @@ async def test_the_todo_list_reaches_the_editor_as_plans_and_a_fetch_question_na
 
         response = await asyncio.wait_for(client.connection.prompt(session_id=sid, prompt=text("read the docs")), 60)
         assert response.stop_reason == "end_turn"
-        [question] = client.permission_requests
-        assert question["toolCall"]["toolCallId"] == "f1"
-        assert question["toolCall"]["title"] == "Fetch http://127.0.0.1:9/docs"
+        assert client.permission_requests == []
         started = [update for update in client.updates(sid, "tool_call") if update["toolCallId"] == "f1"]
         assert [(update["kind"], update["title"]) for update in started] == [("fetch", "webfetch http://127.0.0.1:9/docs")]
         done = final_updates(client, sid)["f1"]
