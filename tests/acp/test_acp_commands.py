@@ -20,7 +20,7 @@ async def test_commands_are_advertised_and_run(workspace: Path, fake_llm, acp_ag
     fake_llm.reply(Text("Hello, world!"))
     fake_llm.reply(Text("Read it."))
     fake_llm.reply(Text("Summary of the talk."))
-    async with acp_agent(workspace, fake_llm) as client:
+    async with acp_agent(workspace, fake_llm, ["reject_once"]) as client:
         sid = (await client.connection.new_session(cwd=str(workspace))).session_id
         await eventually(lambda: client.updates(sid, "available_commands_update"))
         offered = client.updates(sid, "available_commands_update")[0]["availableCommands"]
@@ -40,11 +40,9 @@ async def test_commands_are_advertised_and_run(workspace: Path, fake_llm, acp_ag
         assert await prompt("/hello world") == "Hello, world!"
         assert fake_llm.requests[0]["messages"][-1] == {"role": "user", "content": "Say hello to world"}
 
-        said = await prompt("look at @src/app.py and @../outside.txt")
-        assert said == (
-            "@../outside.txt was not attached: it is outside the workspace (ask the agent to read it instead)"
-            "\n\nRead it."
-        )
+        said = await prompt("look at @src/app.py and @../outside.txt")  # asked about, as view asks: refused
+        assert said.startswith("@../outside.txt was not attached: The user denied this external_directory")
+        assert said.endswith("\n\nRead it.") and len(client.permission_requests) == 1
         sent = fake_llm.requests[1]["messages"][-1]["content"]
         assert '<attached file="src/app.py">\n     1\tx = 1\n</attached>' in sent and "private" not in sent
 
