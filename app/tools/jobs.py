@@ -142,10 +142,12 @@ class JobTable:
 
     def close(self) -> None:
         """Kill every job still running: nothing outlives the process that started it."""
+        running = [job for job in self._jobs.values() if job.running]
+        if not running:
+            return  # (and bash's module is not loaded for nothing: `opencode tool` is timed whole)
         from app.tools.bash import kill_process_group
 
-        for job in self._jobs.values():
-            if job.running:
-                kill_process_group(job.pgid)
+        for job in running:
+            kill_process_group(job.pgid)
 
 

@@ -559,6 +559,8 @@ async def test_context_files_and_agent_tools_reach_the_model(harness, workspace:
         "patch",
         "delete",
         "bash",
+        "bash_output",
+        "bash_kill",
         "todowrite",
         "todoread",
         "webfetch",
