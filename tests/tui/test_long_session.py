@@ -48,29 +48,6 @@ def live_messages(chat: ChatLog) -> int:
     return len(chat.message_widgets())
 
 
-async def test_walking_up_a_5000_message_transcript_reaches_the_first_prompt_and_end_comes_back(make_app, tui_runtime):
-    session_id = store_long_session(tui_runtime, 5000)
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await app.open_session(session_id)
-        await pilot.pause()
-        chat = app.chat
-        assert "Turn 1249?" in prompts_on_screen(chat)
-        seen: set[str] = set()
-        most = 0
-        while FIRST_PROMPT not in seen:  # page by page, as a user scrolling up
-            chat.scroll_home(animate=False)
-            await wait_until(pilot, lambda: chat.scroll_y > 0 or chat.window.start == 0)
-            seen |= prompts_on_screen(chat)
-            most = max(most, live_messages(chat))
-        assert seen >= {FIRST_PROMPT} | {f"Turn {turn}?" for turn in range(1, 1250, 25)}
-        assert most <= 100, "far-off messages are released"
-        chat.focus()
-        await pilot.press("end")  # straight back to the end
-        await wait_until(pilot, lambda: chat.at_session_end and "Turn 1249?" in prompts_on_screen(chat))
-        assert live_messages(chat) <= 100
-
-
 async def test_new_messages_wait_while_the_user_reads_far_above_and_a_prompt_brings_the_end(make_app, tui_runtime, script):
     session_id = store_long_session(tui_runtime, 400)
     app = make_app(script([{"steps": [{"text": "The newest reply."}]}]))
