@@ -5,7 +5,7 @@ from __future__ import annotations
 import shlex
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from app.tools.shell_parse import parse_command
@@ -187,10 +187,14 @@ SHELLISH = st.text(alphabet=st.sampled_from(list("ab =$()`'\"|&;<>{}[]\\\n#*")),
 
 
 @given(st.one_of(st.text(max_size=200), SHELLISH))
+@example("0\\\n0")
 def test_any_text_parses_into_parts_taken_from_it(command):
+    """Each part is text of the command, as written or as the shell reads it once a
+    backslash-newline has joined its two lines."""
     parsed = parse_command(command)
+    joined = command.replace("\\\n", "")
     for part in parsed.parts:
-        assert part.text and part.text in command
+        assert part.text and (part.text in command or part.text in joined)
 
 
 def test_characters_outside_the_bmp_do_not_crash_the_grammar_and_stay_in_the_parts():

@@ -44,10 +44,6 @@ async def settled(pilot, chat: ChatLog) -> None:
             return
 
 
-def live_messages(chat: ChatLog) -> int:
-    return len(chat.message_widgets())
-
-
 async def test_new_messages_wait_while_the_user_reads_far_above_and_a_prompt_brings_the_end(make_app, tui_runtime, script):
     session_id = store_long_session(tui_runtime, 400)
     app = make_app(script([{"steps": [{"text": "The newest reply."}]}]))
