@@ -107,11 +107,11 @@ def test_a_file_outside_the_workspace_is_asked_about_as_view_asks(project: Path,
     code, _, err = run(project, fake_llm, "read @../outside.txt and @link.txt", yes=False)
 
     assert code == EXIT_NEEDS_APPROVAL, err
-    outside = (project.parent / "outside.txt").as_posix()
-    assert err.splitlines()[:2] == [
-        f"opencode: @{name} was not attached: external_directory {outside}: needs approval: run with --yes to allow it"
-        for name in ("../outside.txt", "link.txt")
-    ]
+    lines = err.splitlines()[:2]
+    for line, name in zip(lines, ("../outside.txt", "link.txt"), strict=True):
+        # the subject is the outside path, shortened when long (where the clone lies decides)
+        assert line.startswith(f"opencode: @{name} was not attached: external_directory /"), line
+        assert line.endswith(": needs approval: run with --yes to allow it"), line
     assert "private notes" not in json.dumps(fake_llm.requests[0])
 
 

@@ -173,20 +173,6 @@ def test_the_store_package_still_hands_out_every_name_it_lists():
         app.store.Nothing  # noqa: B018 - the attribute access is the test
 
 
-def test_litellms_tokenizer_is_loaded_for_the_first_request_not_with_litellm():
-    script = (
-        "import asyncio, sys\n"
-        "from app.llm.provider import REQUEST_TOKENIZER_MODULES, ensure_litellm, litellm_imported\n"
-        "async def main():\n"
-        "    await litellm_imported()\n"
-        "    print(any(m in sys.modules for m in REQUEST_TOKENIZER_MODULES))\n"
-        "    await ensure_litellm()\n"
-        "    print(all(m in sys.modules for m in REQUEST_TOKENIZER_MODULES))\n"
-        "asyncio.run(main())"
-    )
-    assert run_python(script) == ["False", "True"]
-
-
 LITELLM_SETTLING = """
 import asyncio, gc, sys
 from pathlib import Path

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.tui.completion import find_trigger
+from app.tui.screens.permission_screen import PermissionScreen
 from app.tui.widgets.completion_list import CompletionList
 from app.tui.widgets.message_notice import ChatNotice
 from app.tui.widgets.message_user import CHIP_STYLE, UserMessage
@@ -155,13 +156,16 @@ async def test_an_unknown_command_says_the_close_ones_and_keeps_the_text(make_ap
 
 
 async def test_a_mention_not_attached_is_a_notice_in_the_chat(make_app, script, workspace, tui_runtime):
+    """A typed path leading outside is asked about as view asks; denied, it is a notice."""
     (workspace.parent / "outside.txt").write_text("private\n")
     app = make_app(script([{"steps": [{"text": "ok"}]}]))
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press(*"read @../outside.txt", "enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionScreen) and app.screen.ready)
+        await pilot.press("d")
         await wait_until(pilot, lambda: app.query(ChatNotice) and not app.turn_running)
-        line = "@../outside.txt was not attached: it is outside the workspace (ask the agent to read it instead)"
-        assert [notice.text for notice in app.query(ChatNotice)] == [line]
+        [notice] = app.query(ChatNotice)
+        assert notice.text.startswith("@../outside.txt was not attached: ")
         [user] = app.query(UserMessage)
         assert not user.render().spans  # nothing attached: no chip
 
