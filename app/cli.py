@@ -278,10 +278,10 @@ def _cmd_default(args: argparse.Namespace) -> int:
         if attached is not None:
             return attached
         gc_policy.pause()  # start-up: the turn resumes it once litellm is imported (app/gc_policy.py)
-        from app.llm.headless import run_headless
+        from app.llm.headless import EXIT_INTERRUPTED, run_headless
 
         code = run_headless(root, request)
-        if args.attach == "auto":
+        if args.attach == "auto" and code != EXIT_INTERRUPTED:  # ctrl+c: the person wants it all gone
             from app.serve.autostart import leave_server_behind
 
             leave_server_behind(environment)

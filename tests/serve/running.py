@@ -4,6 +4,7 @@ process ending), each bounded by a generous timeout."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -90,3 +91,11 @@ def opencode(
         [sys.executable, "-m", "app.cli", "-C", str(workspace), *args], cwd=REPO,
         env=clean_env(runtime_dir, extra), capture_output=True, text=True, timeout=RUN_TIMEOUT,
     )  # fmt: skip
+
+
+def scripted(tmp_path: Path, turns: list[dict], name: str = "script.json", **extra: object) -> str:
+    """The scripted model whose script (``turns``, plus options such as ``chunkDelay``) is
+    written to ``tmp_path / name``."""
+    path = tmp_path / name
+    path.write_text(json.dumps({"turns": turns, **extra}))
+    return f"scripted/{path}"

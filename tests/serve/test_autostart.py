@@ -24,6 +24,7 @@ from tests.serve.running import (
     answers,
     clean_env,
     opencode,
+    scripted,
     socket_of,
     start_server,
     stop_server,
@@ -78,12 +79,6 @@ def left_behind(folder: Path) -> Iterator[Path]:
     wait_until(lambda: not processes_of(folder), RUN_TIMEOUT, "the servers left behind ending")
 
 
-def scripted(tmp_path: Path, turns: list[dict], name: str = "script.json") -> str:
-    path = tmp_path / name
-    path.write_text(json.dumps({"turns": turns}))
-    return f"scripted/{path}"
-
-
 @pytest.mark.parametrize("how", ["CI=true", "--no-attach", "serve.autostart false"])
 def test_with_ci_no_attach_or_autostart_off_no_process_is_left_behind(
     left_behind: Path, workspace: Path, tmp_path: Path, how: str
@@ -125,6 +120,29 @@ def test_a_p_in_a_terminal_leaves_a_server_the_next_p_attaches_to(left_behind: P
     assert json.loads(status.stdout)["pid"] == server
     assert json.loads(status.stdout)["idleTimeout"] == 15 * 60  # the default for a server left behind
     assert os.getsid(server) == server  # a session of its own: closing the terminal does not end it
+
+
+def test_a_p_interrupted_with_ctrl_c_leaves_nothing_behind(left_behind: Path, workspace: Path, tmp_path: Path):
+    listing = {"toolCalls": [{"name": "ls", "arguments": {}}]}
+    endless = {"text": "word " * 100_000}  # streamed a word at a time: the turn is still running
+    model = scripted(tmp_path, [{"steps": [listing, endless]}], chunkDelay=0.05)
+    controller, terminal = pty.openpty()
+    try:
+        run = subprocess.Popen(
+            [sys.executable, "-m", "app.cli", "-C", str(workspace), "-p", "slow one", "--model", model, "--yes"],
+            cwd=REPO, env=shell_env(left_behind), stdin=terminal, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        assert run.stderr is not None
+        assert run.stderr.readline() == "→ ls\n"  # the turn is under way
+        run.send_signal(signal.SIGINT)
+        run.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        os.close(terminal)
+        os.close(controller)
+
+    assert run.returncode == 130
+    assert processes_of(left_behind) == [] and not socket_of(left_behind).exists()
 
 
 def test_a_script_without_a_terminal_leaves_nothing_behind(left_behind: Path, workspace: Path, tmp_path: Path):

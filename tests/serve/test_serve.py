@@ -25,6 +25,7 @@ from tests.serve.running import (
     clean_env,
     opencode,
     runtime_folder,
+    scripted,
     socket_of,
     start_server,
     stop_server,
@@ -53,12 +54,6 @@ def warm() -> Iterator[Path]:
             yield made
         finally:
             stop_server(process)
-
-
-def scripted(tmp_path: Path, turns: list[dict], **extra) -> str:
-    path = tmp_path / "script.json"
-    path.write_text(json.dumps({"turns": turns, **extra}))
-    return f"scripted/{path}"
 
 
 def mode(path: Path) -> int:
