@@ -3,19 +3,23 @@ back-pressure drops only droppable deltas."""
 
 import asyncio
 import threading
+from dataclasses import dataclass
 
 from app.bus import Bus, Event
 
 
+@dataclass(frozen=True, slots=True)
 class Delta(Event):
     n: int
     droppable = True
 
 
+@dataclass(frozen=True, slots=True)
 class Finished(Event):
     n: int
 
 
+@dataclass(frozen=True, slots=True)
 class Other(Event):
     pass
 

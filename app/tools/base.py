@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from app import boundedjson
 from app.errors import OpencodeError, ToolError
-from app.records import Record, field
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -105,7 +105,8 @@ class ToolContext:
         """The runtime's background jobs (bash with background: true); None runs without them."""
 
 
-class ToolResult(Record):
+@dataclass(frozen=True, slots=True)
+class ToolResult:
     """``output`` is for the model; ``metadata`` for front-ends (diff, additions, files...)."""
 
     output: str
