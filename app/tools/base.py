@@ -36,9 +36,7 @@ class ToolParams(BaseModel):
 
 
 class ToolContext:
-    """The services one tool call may use, and who is calling. A plain class, not a
-    dataclass: it is handed over, never compared or copied, so it needs none of the
-    methods ``@dataclass`` compiles at every start."""
+    """The services one tool call may use, and who is calling."""
 
     session_id: str
     agent: str
