@@ -69,8 +69,7 @@ _NO_RULES: Rules = MappingProxyType({})
 
 
 class Agent(NamedTuple):
-    """(A NamedTuple, and the catalog a plain class: every command builds the catalog,
-    and dataclasses compile their methods at each start.)"""
+    """A built-in agent or one from an agent file: its tools, mode, prompt and rules."""
 
     name: str
     tools: tuple[str, ...]

@@ -12,12 +12,12 @@ import asyncio
 import threading
 from collections import deque
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import ClassVar
 
-from app.records import Record
 
-
-class Event(Record):
+@dataclass(frozen=True, slots=True)
+class Event:
     """Base of every bus event. Subclasses that are intermediate deltas set ``droppable``."""
 
     droppable: ClassVar[bool] = False

@@ -26,11 +26,10 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from itertools import compress, count
 from operator import ne
 from typing import cast
-
-from app.records import Record
 
 Block = tuple[int, int, int]
 """(old_start, new_start, length): a run of equal lines."""
@@ -45,7 +44,8 @@ _MAX_EDIT_COST = 500
 _NO_NEWLINE_MARKER = "\\ No newline at end of file"
 
 
-class _Unterminated(Record):
+@dataclass(frozen=True, slots=True)
+class _Unterminated:
     """A last line without its newline: never equal to the same text with one, as in git."""
 
     text: str

@@ -39,9 +39,7 @@ if TYPE_CHECKING:
 class Runtime:
     """The services every command needs are built with it; the language servers, MCP
     servers and the watcher are built on first use (`opencode tool` and `opencode
-    changes` never import the MCP or watching machinery). A plain class, not a
-    dataclass: built once per process and never compared or copied, it needs none of
-    the methods ``@dataclass`` compiles at every start."""
+    changes` never import the MCP or watching machinery)."""
 
     root: Path
     config: Config

@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
+from app.child_environment import set_own
 from app.store.location import DATA_DIRECTORY_VARIABLE
 from app.worktrees import Repository, Worktree, WorktreeError, uncommitted
 
@@ -17,7 +17,7 @@ def enter_worktree(root: Path, name: str) -> Path:
     in: the worktree's match of ``root`` (a subfolder stays the same subfolder)."""
     repository = Repository.of(root)
     tree = repository.open(name)
-    os.environ[DATA_DIRECTORY_VARIABLE] = str(tree.data)
+    set_own(DATA_DIRECTORY_VARIABLE, str(tree.data))
     print(f"opencode: working in the worktree {tree.name} (branch {tree.branch}) at {tree.path}", file=sys.stderr)
     inside = root.resolve().relative_to(repository.top.resolve()) if root.resolve().is_relative_to(repository.top.resolve()) else Path()
     return (tree.path / inside).resolve()

@@ -3,19 +3,25 @@ back-pressure drops only droppable deltas."""
 
 import asyncio
 import threading
+from dataclasses import FrozenInstanceError, asdict, dataclass, fields, replace
+
+import pytest
 
 from app.bus import Bus, Event
 
 
+@dataclass(frozen=True, slots=True)
 class Delta(Event):
     n: int
     droppable = True
 
 
+@dataclass(frozen=True, slots=True)
 class Finished(Event):
     n: int
 
 
+@dataclass(frozen=True, slots=True)
 class Other(Event):
     pass
 
@@ -119,3 +125,16 @@ async def test_a_subscriber_whose_loop_has_closed_is_dropped_and_the_others_stil
     bus.publish(Finished(1))
     assert bus.subscriber_count == 1
     assert await asyncio.wait_for(sub.get(), 1) == Finished(1)
+
+
+def test_events_are_frozen_dataclasses_that_the_dataclasses_module_understands():
+    from app.llm.events import TextDelta
+
+    event = TextDelta("s1", "m1", "Hel")
+
+    assert [f.name for f in fields(event)] == ["session_id", "message_id", "text"]  # droppable is a ClassVar
+    assert asdict(event) == {"session_id": "s1", "message_id": "m1", "text": "Hel"}
+    assert replace(event, text="Hello") == TextDelta(session_id="s1", message_id="m1", text="Hello")
+    assert hash(event) == hash(TextDelta("s1", "m1", "Hel")) and event.droppable
+    with pytest.raises(FrozenInstanceError):
+        event.text = "changed"  # type: ignore[misc]

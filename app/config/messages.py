@@ -37,9 +37,7 @@ _EXPECTED_KIND = {
 
 
 class Problem(NamedTuple):
-    """The first thing wrong with some input: where (as the user spelled it) and what.
-    (A NamedTuple: every command imports this module, and a frozen dataclass compiles
-    its methods at each start.)"""
+    """The first thing wrong with some input: where (as the user spelled it) and what."""
 
     path: KeyPath
     text: str

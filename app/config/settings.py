@@ -27,8 +27,7 @@ from app.config.sources import CONFIG_FILE, Layer, env_layer, file_layer, global
 
 
 class Load:
-    """One load's inputs, and the layers its sources read (each file once). A plain
-    class: every command makes one, and a dataclass compiles its methods at each start."""
+    """One load's inputs, and the layers its sources read (each file once)."""
 
     def __init__(
         self, workspace: Path, global_path: Path | None, env: Mapping[str, str], warn: Callable[[str], None]

@@ -31,9 +31,7 @@ MAX_CONFIG_BYTES = 1024 * 1024
 
 
 class Layer(NamedTuple):
-    """What one source sets: ``source`` names it in messages, ``data`` is camelCase-keyed.
-    (A NamedTuple: every command imports this module, and a frozen dataclass compiles
-    its methods at each start.)"""
+    """What one source sets: ``source`` names it in messages, ``data`` is camelCase-keyed."""
 
     source: str
     data: dict[str, Any]

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from app.child_environment import for_children
 from app.hooks.config import Hook
 
 MAX_OUTPUT = 64 * 1024
@@ -72,7 +73,7 @@ async def run_hooks(hooks: Sequence[Hook], event: Mapping[str, Any], root: Path)
     if not hooks:
         return []
     stdin = json.dumps(event, default=str).encode("utf-8")
-    environment = {**os.environ, **dict.fromkeys(PROJECT_VARIABLES, str(root))}
+    environment = {**for_children(), **dict.fromkeys(PROJECT_VARIABLES, str(root))}
     return list(await asyncio.gather(*(run_hook(hook, stdin, root, environment) for hook in hooks)))
 
 

@@ -8,6 +8,7 @@ declared for costs one dictionary lookup: hooks add no time when none are config
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from app.hooks.trust import TrustStore, trust_file
 TRUST_FLAG = "--trust-project-hooks"
 
 
+@dataclass(frozen=True, slots=True)
 class HookNotice(Event):
     """A line for the user about hooks in ``session_id``: a hook's output or failure at an
     event that has no tool call to show it under (a prompt, a stop), or hooks skipped."""

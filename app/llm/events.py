@@ -5,18 +5,20 @@ turn endings are never dropped."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from app.bus import Event
-from app.records import field
 
 
+@dataclass(frozen=True, slots=True)
 class TurnStarted(Event):
     session_id: str
     agent: str
     model: str
 
 
+@dataclass(frozen=True, slots=True)
 class MentionRefused(Event):
     """``@path`` in the prompt was not attached; ``line`` says why, for the user."""
 
@@ -25,6 +27,7 @@ class MentionRefused(Event):
     line: str
 
 
+@dataclass(frozen=True, slots=True)
 class SubagentStarted(Event):
     """A ``task`` call of ``session_id`` started ``agent`` in the child session
     ``child_session_id``; the child's own events carry the child's id, so a front-end
@@ -37,6 +40,7 @@ class SubagentStarted(Event):
     description: str
 
 
+@dataclass(frozen=True, slots=True)
 class MessageDelta(Event):
     """A piece of the assistant message ``message_id`` as it streams: droppable, as the
     stored message carries it whole."""
@@ -47,14 +51,17 @@ class MessageDelta(Event):
     droppable: ClassVar[bool] = True
 
 
+@dataclass(frozen=True, slots=True)
 class TextDelta(MessageDelta):
     """A piece of the answer."""
 
 
+@dataclass(frozen=True, slots=True)
 class ReasoningDelta(MessageDelta):
     """A piece of the model's reasoning."""
 
 
+@dataclass(frozen=True, slots=True)
 class ToolCallStarted(Event):
     session_id: str
     message_id: str
@@ -63,6 +70,7 @@ class ToolCallStarted(Event):
     arguments: dict[str, Any]
 
 
+@dataclass(frozen=True, slots=True)
 class ToolCallFinished(Event):
     session_id: str
     message_id: str
@@ -73,6 +81,7 @@ class ToolCallFinished(Event):
     error: bool = False
 
 
+@dataclass(frozen=True, slots=True)
 class UsageUpdated(Event):
     session_id: str
     prompt_tokens: int
@@ -85,6 +94,7 @@ class UsageUpdated(Event):
     """Of prompt_tokens, written to the provider's prompt cache."""
 
 
+@dataclass(frozen=True, slots=True)
 class TurnFinished(Event):
     """The model stopped on its own; ``reason`` is the last finish reason (stop, length...)
     or ``max_steps`` when the step limit ended the turn."""
@@ -94,15 +104,18 @@ class TurnFinished(Event):
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
 class TurnFailed(Event):
     session_id: str
     error: str
 
 
+@dataclass(frozen=True, slots=True)
 class TurnCancelled(Event):
     session_id: str
 
 
+@dataclass(frozen=True, slots=True)
 class ModelRetrying(Event):
     """The model call failed before any output (rate limit, timeout, 5xx) and is sent
     again after ``delay`` seconds, so a front-end can say why nothing streams yet."""
@@ -113,6 +126,7 @@ class ModelRetrying(Event):
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
 class SessionCompacted(Event):
     """The history was condensed into ``summary_message_id``; later requests send only
     the summary and the messages after it."""

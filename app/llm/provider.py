@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal, Unpack
 
+from app.child_environment import set_own
 from app.errors import OpencodeError
 from app.llm.caching import takes_breakpoints, with_breakpoints
 from app.llm.models import DEFAULT_MODELS, PROVIDER_ENV_VARS, Prices, StreamOptions, provider_of
@@ -144,8 +145,10 @@ class _LitellmLoader:
                 self._thread.start()
 
     def _load(self) -> None:
-        # The price map would otherwise be fetched from GitHub at import time.
-        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+        # The price map would otherwise be fetched from GitHub at import time; litellm
+        # reads the switch from the environment only, so it is set there, for us alone.
+        if "LITELLM_LOCAL_MODEL_COST_MAP" not in os.environ:
+            set_own("LITELLM_LOCAL_MODEL_COST_MAP", "True")
         try:
             import litellm
         except BaseException as exc:  # noqa: BLE001 - reported to every waiter instead

@@ -3,9 +3,8 @@ lsprotocol (which costs most of a second to import), and the text models read.""
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from typing import Any
-
-from app.records import Record
 
 ERROR = 1
 WARNING = 2
@@ -15,7 +14,8 @@ MAX_DIAGNOSTICS_PER_FILE = 20
 """docs/specs/001-edit.md: at most this many errors of a file are shown after an edit."""
 
 
-class Diagnostic(Record):
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
     """One problem in a file; ``line`` and ``column`` count from 1, as editors show them."""
 
     line: int
@@ -34,7 +34,8 @@ class Diagnostic(Record):
         return f"line {self.line}:{self.column}: {message}"
 
     def as_dict(self) -> dict[str, Any]:
-        return {**super().as_dict(), "severity": self.severity_name}
+        """The fields by name, the severity by its name: what tool results carry."""
+        return {**asdict(self), "severity": self.severity_name}
 
 
 def errors_only(diagnostics: list[Diagnostic]) -> list[Diagnostic]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from app.bus import Event
 
 STARTING = "starting"
@@ -10,6 +12,7 @@ FAILED = "failed"
 STOPPED = "stopped"
 
 
+@dataclass(frozen=True, slots=True)
 class LspStatusChanged(Event):
     """A language server changed state: starting, ready, failed (``message`` says why
     and what to do) or stopped."""

@@ -8,10 +8,10 @@ from __future__ import annotations
 import shutil
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from app.config.models import LspServerConfig
-from app.records import Record
 
 LANGUAGE_FILES: dict[str, dict[str, str]] = {
     "python": {".py": "python", ".pyi": "python"},
@@ -52,7 +52,8 @@ class LspStartError(Exception):
     """A server could not be started or did not initialize; the message says why."""
 
 
-class ServerSpec(Record):
+@dataclass(frozen=True, slots=True)
+class ServerSpec:
     language: str
     command: tuple[str, ...]
     extensions: Mapping[str, str]

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -28,6 +27,11 @@ if TYPE_CHECKING:
 
 CONNECTION_CLOSED = -32000
 """The SDK's error code for a request that lost its connection (mcp_types.CONNECTION_CLOSED)."""
+
+HTTP_TIMEOUT = 30.0
+"""Seconds an HTTP server has to accept a connection, a request or a write."""
+HTTP_READ_TIMEOUT = 300.0
+"""Seconds between two reads: a server may hold a response stream open that long."""
 
 
 class McpConnection:
@@ -144,8 +148,13 @@ class McpConnection:
         """The SDK's (read, write) streams for the config: a process on stdio with its
         stderr in the log file, or streamable HTTP with the configured headers."""
         if self.config.type == "http":
+            if not self.config.url:
+                raise ValueError(f"an http server needs its address: set mcpServers.{self.name}.url")
             client = await stack.enter_async_context(
-                sdk.create_mcp_http_client(headers=self.config.headers or None)
+                sdk.httpx2.AsyncClient(
+                    headers=self.config.headers or None,
+                    timeout=sdk.httpx2.Timeout(HTTP_TIMEOUT, read=HTTP_READ_TIMEOUT),
+                )
             )
             return await stack.enter_async_context(
                 sdk.streamable_http_client(self.config.url, http_client=client)
@@ -231,20 +240,21 @@ class _EndWatch:
 
 
 class _Sdk:
-    """The parts of the ``mcp`` package this module uses, imported together."""
+    """The parts of the ``mcp`` package this module uses, imported together (in a thread,
+    on first use: see the module doc)."""
 
     def __init__(self) -> None:
-        self.anyio = importlib.import_module("anyio")
-        mcp = importlib.import_module("mcp")
+        import anyio
+        import httpx2  # the HTTP client the SDK's streamable HTTP transport takes
+        import mcp
+        from mcp.client.streamable_http import streamable_http_client
+
+        self.anyio = anyio
+        self.httpx2 = httpx2
         self.ClientSession = mcp.ClientSession
         self.StdioServerParameters = mcp.StdioServerParameters
         self.stdio_client = mcp.stdio_client
-        self.streamable_http_client = importlib.import_module(
-            "mcp.client.streamable_http"
-        ).streamable_http_client
-        self.create_mcp_http_client = importlib.import_module(
-            "mcp.shared._httpx_utils"
-        ).create_mcp_http_client
+        self.streamable_http_client = streamable_http_client
 
 
 async def _list_tools(session: ClientSession) -> list[ServerTool]:

@@ -3,6 +3,7 @@ so a status bar can show "github: failed (command not found)" without asking."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from app.bus import Event
@@ -10,6 +11,7 @@ from app.bus import Event
 McpState = Literal["connecting", "connected", "failed", "closed"]
 
 
+@dataclass(frozen=True, slots=True)
 class McpStatusChanged(Event):
     """``message`` says why a server failed (empty otherwise); ``tools`` is how many tools
     it offers while connected."""

@@ -3,10 +3,10 @@ events and the front-ends that draw the question (TUI modal, ACP client)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Literal
 
 from app.permission.effects import Effect
-from app.records import Record, field
 
 PreviewKind = Literal["diff", "command", "files", "text"]
 ReplyDecision = Literal["allow_once", "allow_session", "deny", "deny_session"]
@@ -16,7 +16,8 @@ request's ``scope``; the kind "" for a request without effects, whose target is 
 subject)."""
 
 
-class PermissionPreview(Record):
+@dataclass(frozen=True, slots=True)
+class PermissionPreview:
     """What the user looks at before answering: a diff, a command, or a file list with
     line counts (a directory delete)."""
 
@@ -25,7 +26,8 @@ class PermissionPreview(Record):
     files: list[tuple[str, int]] = field(default_factory=list)
 
 
-class PermissionRequest(Record):
+@dataclass(frozen=True, slots=True)
+class PermissionRequest:
     """One tool call asking to go ahead. `subject` is what the rules match (workspace-relative
     POSIX path, or the bash command); `absolute` is the absolute path for path tools;
     `task` is the description of the task a sub-agent runs (None for a primary agent),
@@ -82,7 +84,8 @@ def _listed(paths: list[str]) -> str:
     return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
 
 
-class PermissionReply(Record):
+@dataclass(frozen=True, slots=True)
+class PermissionReply:
     """The answer. `message` is the user's words when a person answered, otherwise the
     explanation; `automatic` is True when no person answered (a rule, the headless policy,
     an earlier answer for this session, a cancelled turn)."""

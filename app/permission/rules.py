@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal, NamedTuple
 
 from app.errors import ConfigError
-from app.records import Record, field
 
 Action = Literal["allow", "ask", "deny"]
 Level = Literal["agent", "global", "default", "session"]
@@ -56,7 +56,8 @@ class Decision(NamedTuple):
     level: Level
 
 
-class AgentRules(Record):
+@dataclass(frozen=True, slots=True)
+class AgentRules:
     """What an agent's definition adds to the config's rules. ``own``: an agent file's
     `permission` (the config's agents.<name>.permission, when it has the agent, wins key by
     key). ``locked``: rules whose denies hold whatever any other rule allows (plan mode);

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Literal, NamedTuple, get_args
 
 from app.bus import Bus
@@ -304,7 +305,7 @@ class PermissionService:
         if hooked == "allow" and person_only is None:
             return PermissionReply("allow_once", "allowed by a PreToolUse hook", automatic=True)
         if person_only is not None:
-            req = req.replace(person_only=person_only)
+            req = replace(req, person_only=person_only)
         if self.policy != "interactive":
             return self.headless_reply(req, self.policy)
         return await self._ask(req, make_preview)
@@ -323,7 +324,7 @@ class PermissionService:
         self, req: PermissionRequest, make_preview: Callable[[], PermissionPreview] | None = None
     ) -> PermissionReply:
         if make_preview is not None:
-            req = req.replace(preview=make_preview())
+            req = replace(req, preview=make_preview())
         request_id = uuid.uuid4().hex
         future: asyncio.Future[PermissionReply] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = _Pending(req, future)

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from app.child_environment import for_children
+
 SERVER = Path(__file__).with_name("landlock_exec.py")
 
 
@@ -133,7 +135,7 @@ class LandlockServer:
             with open(os.devnull, "rb") as stdin, theirs:
                 socket.send_fds(self._connection(), [b"r"], [stdin.fileno(), write_end, write_end, theirs.fileno()])
             reader, writer = await asyncio.open_unix_connection(sock=ours)
-            env = {**os.environ, **policy.get("env", {})}  # type: ignore[dict-item]
+            env = {**for_children(), **policy.get("env", {})}  # type: ignore[dict-item]
             request = json.dumps({"argv": argv, "cwd": str(cwd), "env": env, "policy": policy}).encode()
             writer.write(len(request).to_bytes(4, "big") + request)
             await writer.drain()

@@ -38,9 +38,8 @@ def _null(value: None) -> None:
 
 # sqlite3 binds an int, float, str or bytearray as it is; any other value (None, a bool,
 # bytes) is first looked up among the registered adapters, and when none is found the
-# module raises and clears an AttributeError on the way (about 3,000 instructions a
-# value: nine of them per file of a folder delete, in its history rows and journal
-# entries). An adapter for each of these three stores what was stored without one (NULL,
+# module raises and clears an AttributeError on the way (for every such value: nine of
+# them per file of a folder delete, in its history rows and journal entries). An adapter for each of these three stores what was stored without one (NULL,
 # the integer 0 or 1, the same blob) and skips that search.
 sqlite3.register_adapter(type(None), _null)
 sqlite3.register_adapter(bool, int)

@@ -13,11 +13,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from functools import partial
 
 from app.bus import Bus
 from app.diff import diff_stats
-from app.records import Record, field
 from app.store.db import Database
 from app.store.errors import InvalidRecordError
 from app.store.events import FileVersionCreated
@@ -73,7 +73,8 @@ Every session holding a version beyond "initial" holds its own initial, so the j
 A mode not known (NULL: a new file's default) matches any."""
 
 
-class Recorded(Record):
+@dataclass(frozen=True, slots=True)
+class Recorded:
     """What ``record_changes`` wrote: the events of its versions, and the paths whose
     "initial" version it wrote (holding the content the change replaced)."""
 

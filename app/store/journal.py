@@ -16,9 +16,9 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Literal
 
-from app.records import Record
 from app.store.db import Database
 from app.store.events import FileVersionCreated
 from app.store.history import HistoryService
@@ -28,7 +28,8 @@ from app.store.models import RecordedChange
 Kind = Literal["absent", "file", "link", "dir"]
 
 
-class Before(Record):
+@dataclass(frozen=True, slots=True)
+class Before:
     """What a workspace-relative ``path`` was before a change set: nothing ("absent"), a
     regular file (``data`` its bytes), a symlink (``data`` its target), or a folder."""
 
@@ -42,7 +43,8 @@ class Before(Record):
         return os.fsdecode(self.data or b"")
 
 
-class PendingChange(Record):
+@dataclass(frozen=True, slots=True)
+class PendingChange:
     """A change set begun and not finished: in flight, or interrupted by a crash."""
 
     id: int
@@ -51,7 +53,8 @@ class PendingChange(Record):
     entries: list[Before]
 
 
-class Begun(Record):
+@dataclass(frozen=True, slots=True)
+class Begun:
     """A change set recorded as pending, and the history events to publish once it is done."""
 
     id: int

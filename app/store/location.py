@@ -22,8 +22,7 @@ DATA_DIRECTORY_VARIABLE = "OPENCODE_DATA__DIRECTORY"
 
 
 class DataDirectory(NamedTuple):
-    """(A NamedTuple: every command makes one, and a frozen dataclass compiles its
-    methods at each start.)"""
+    """Where the store keeps a workspace's data, and why, when it is not the usual place."""
 
     path: Path
     """Created and writable."""

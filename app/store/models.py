@@ -1,8 +1,6 @@
 """The records the store hands out: frozen snapshots of rows, safe to pass between threads
-and to put in bus events. Timestamps are milliseconds since the Unix epoch.
-
-They are NamedTuples, as rows are: every command imports this module, and a frozen
-dataclass compiles six methods at each start where a NamedTuple compiles none."""
+and to put in bus events. Timestamps are milliseconds since the Unix epoch. They are
+NamedTuples, as rows are."""
 
 from __future__ import annotations
 

@@ -11,9 +11,7 @@ from app.store.db import Database
 
 
 class SeenFile(NamedTuple):
-    """A stat fingerprint (None fields: the file did not exist) and when it was taken.
-    (A NamedTuple: every command imports it, and a frozen dataclass compiles its methods
-    at each start.)"""
+    """A stat fingerprint (None fields: the file did not exist) and when it was taken."""
 
     mtime_ns: int | None
     size: int | None

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from app import boundedjson
 from app.errors import OpencodeError, ToolError
-from app.records import Record, field
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -36,9 +36,7 @@ class ToolParams(BaseModel):
 
 
 class ToolContext:
-    """The services one tool call may use, and who is calling. A plain class, not a
-    dataclass: it is handed over, never compared or copied, so it needs none of the
-    methods ``@dataclass`` compiles at every start."""
+    """The services one tool call may use, and who is calling."""
 
     session_id: str
     agent: str
@@ -105,7 +103,8 @@ class ToolContext:
         """The runtime's background jobs (bash with background: true); None runs without them."""
 
 
-class ToolResult(Record):
+@dataclass(frozen=True, slots=True)
+class ToolResult:
     """``output`` is for the model; ``metadata`` for front-ends (diff, additions, files...)."""
 
     output: str

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from app.child_environment import for_children
 from app.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionPreview
 from app.permission.effects import protected_roots
@@ -146,6 +147,7 @@ async def run_shell(argv: list[str], cwd: Path, timeout_s: float, landlock: dict
                 lambda: protocol,
                 *argv,
                 cwd=cwd,
+                env=for_children(),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,

@@ -25,6 +25,7 @@ import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
 from typing import NamedTuple, TypeVar
@@ -34,7 +35,6 @@ from app.errors import PermissionDeniedError, StaleFileError, ToolError, shown_i
 from app.permission import PermissionPreview
 from app.permission.effects import Effect, Judgement, protected_roots
 from app.permission.hook_decision import current_hook_decision
-from app.records import Record, field
 from app.store.journal import Before, Begun
 from app.store.models import RecordedChange
 from app.tools.base import ToolContext
@@ -98,7 +98,8 @@ class Change(NamedTuple):
     link: str | None = None
 
 
-class ChangeSet(Record):
+@dataclass(frozen=True, slots=True)
+class ChangeSet:
     """What a plan returns: the changes, and how to ask the user about them.
 
     Every changed file is judged as a write or delete effect; ``subjects`` are entries
@@ -119,7 +120,8 @@ class ChangeSet(Record):
     person_only: str | None = None
 
 
-class AppliedFile(Record):
+@dataclass(frozen=True)  # no slots: cached_property keeps its values in __dict__
+class AppliedFile:
     """One file after the change: what front-ends show and history stores. The diff and
     its stats are computed on first use: a 5,000-file delete or a change nobody is asked
     about should not pay for diffs no one reads."""

@@ -5,6 +5,7 @@ the tool's result. A missing, slow or crashed server only means no diagnostics."
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from pathlib import Path
 
 from pydantic import Field
@@ -40,7 +41,7 @@ async def with_lsp_errors(ctx: ToolContext, result: ToolResult, path: Path) -> T
     if not errors:
         return result
     result.metadata["diagnostics"] = [d.as_dict() for d in errors[:MAX_DIAGNOSTICS_PER_FILE]]
-    return result.replace(output=result.output + format_errors(ctx.workspace.relative(path), errors))
+    return replace(result, output=result.output + format_errors(ctx.workspace.relative(path), errors))
 
 
 async def lsp_error_lines(ctx: ToolContext, rels: list[str]) -> dict[str, list[str]]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from app.child_environment import for_children
 from app.errors import ToolError
 
 RING_CHARS = 64_000
@@ -79,7 +80,7 @@ class JobTable:
         argv = shell(script)
         try:
             process = await asyncio.create_subprocess_exec(
-                *argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                *argv, cwd=cwd, env=for_children(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                 start_new_session=True,
             )  # fmt: skip
         except OSError as err:

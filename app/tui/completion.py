@@ -1,8 +1,6 @@
 """Where the prompt offers completions: a ``/command`` being typed at the very start of
 the prompt, or an ``@path`` being typed anywhere. Pure functions over the text and the
-cursor, so the rules are tested without an app. Its types are named tuples, not frozen
-dataclasses: the prompt imports them on the way to the first frame, where each frozen
-dataclass would compile its methods at every start."""
+cursor, so the rules are tested without an app."""
 
 from __future__ import annotations
 

@@ -9,6 +9,7 @@ not need. For the same reason the chat widget knows no events: they are matched 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from app.bus import Event
@@ -92,7 +93,7 @@ def coalesce_deltas(events: list[Event]) -> list[Event]:
             and type(last) is type(event)
             and (last.session_id, last.message_id) == (event.session_id, event.message_id)
         ):
-            merged[-1] = last.replace(text=last.text + event.text)
+            merged[-1] = replace(last, text=last.text + event.text)
         else:
             merged.append(event)
     return merged

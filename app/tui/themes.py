@@ -84,8 +84,7 @@ _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 
 class ThemeLoad(NamedTuple):
     """What loading found: the themes (later folders override earlier names) and one
-    warning per file that was skipped. A named tuple, not a dataclass: it is defined on
-    the way to the first frame, where a dataclass would cost a millisecond."""
+    warning per file that was skipped."""
 
     themes: dict[str, Theme]
     warnings: list[str]

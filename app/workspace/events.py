@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
 from app.bus import Event
@@ -9,6 +10,7 @@ from app.bus import Event
 ChangeKind = Literal["added", "modified", "deleted"]
 
 
+@dataclass(frozen=True, slots=True)
 class FileChangedOnDisk(Event):
     """A file some session has read or written was changed by something other than our
     change path (an editor, git, a build). Those sessions' next edit of it will be refused

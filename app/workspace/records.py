@@ -4,9 +4,6 @@ Tools refuse to change a file the model has not seen, or one that changed on dis
 it was seen: the model's edit was planned against content that is no longer there.
 "Changed" is judged by a stat fingerprint (mtime_ns, size, inode), which catches editors
 that save by writing in place and those that rename a new file over the old one.
-
-The records are NamedTuples and the lock entry a plain class: every command imports this
-module, and dataclasses compile their methods at each start.
 """
 
 from __future__ import annotations

@@ -46,8 +46,7 @@ def is_binary(data: bytes) -> bool:
 
 
 class TextFile(NamedTuple):
-    """A text file's content with LF endings, and what `render` needs to restore it.
-    (A NamedTuple: a frozen dataclass compiles its methods at every start of every command.)"""
+    """A text file's content with LF endings, and what `render` needs to restore it."""
 
     text: str
     bom: bool

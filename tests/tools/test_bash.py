@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from app import child_environment
 from app.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionReply
+from app.store.location import DATA_DIRECTORY_VARIABLE
 from app.tools.bash import BashTool, OutputCapture
 from tests.sandbox.conftest import skip_unless_available
 
@@ -75,6 +77,21 @@ async def test_output_of_both_streams_and_the_exit_code(bash, ctx):
     assert result.output.splitlines() == ["out", "err", "", "Exit code: 3"]
     assert result.metadata["exit_code"] == 3
     assert result.metadata["timed_out"] is False
+
+
+async def test_a_variable_opencode_set_for_itself_reaches_the_command_as_the_user_had_it(bash, ctx, monkeypatch):
+    """`--worktree` points opencode's data folder elsewhere for itself: the command sees
+    the user's value; a variable the user never had is left out."""
+    monkeypatch.setattr(child_environment, "_USER_VALUES", {})
+    monkeypatch.setenv(DATA_DIRECTORY_VARIABLE, "/the/users/data")
+    monkeypatch.delenv("OPENCODE_TEST_OWN_SWITCH", raising=False)
+    child_environment.set_own(DATA_DIRECTORY_VARIABLE, "/opencode/worktree/data")
+    child_environment.set_own("OPENCODE_TEST_OWN_SWITCH", "on")
+
+    result = await bash.call({"command": f"echo ${DATA_DIRECTORY_VARIABLE}; echo ${{OPENCODE_TEST_OWN_SWITCH-unset}}"}, ctx)
+
+    assert result.output.splitlines()[:2] == ["/the/users/data", "unset"]
+    assert os.environ[DATA_DIRECTORY_VARIABLE] == "/opencode/worktree/data"  # opencode itself still uses its own
 
 
 async def test_runs_in_the_workspace_root(bash, ctx, workspace):

@@ -14,10 +14,10 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Literal
 
 from app.diff import Region
-from app.records import Record, field
 from app.tools.text.patch_match import FileText, apply_edits, locate_hunks
 from app.tools.text.patch_parse import (
     AddFile,
@@ -51,7 +51,8 @@ _WINDOWS_ABSOLUTE = re.compile(r"[A-Za-z]:[\\/]|\\\\")
 Reader = Callable[[str], bytes | None]
 
 
-class FileOp(Record):
+@dataclass(frozen=True, slots=True)
+class FileOp:
     """One file change, with the bytes before and after.
 
     ``path`` is the file the section names, ``new_path`` the destination of a move.
@@ -89,7 +90,8 @@ class FileOp(Record):
 _LETTERS = {"add": "A", "update": "M", "delete": "D", "move": "R"}
 
 
-class PatchPlan(Record):
+@dataclass(frozen=True, slots=True)
+class PatchPlan:
     ops: tuple[FileOp, ...]
 
     def summary(self) -> str:

@@ -20,11 +20,11 @@ import unicodedata
 from bisect import bisect_left, insort
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from itertools import chain, compress, count
 from operator import add, itemgetter
 
 from app.diff import Region
-from app.records import Record
 from app.tools.text.indentation import Reindent
 from app.tools.text.patch_parse import Hunk, PatchError, quote
 from app.tools.text.punctuation import plain_punctuation
@@ -42,7 +42,8 @@ def _normalised(line: str) -> str:
 _PASSES: tuple[Callable[[str], str] | None, ...] = (None, str.rstrip, str.strip, _normalised)
 
 
-class FileText(Record):
+@dataclass(frozen=True, slots=True)
+class FileText:
     """A decoded text file. ``texts`` are its lines without endings (what hunks are
     matched against); ``lines`` are what is written back: each text with its own ending
     (none for a last line without one), or, when ``plain`` (every line ends with "\\n"),
@@ -269,7 +270,7 @@ def _locate(matcher: LineMatcher, total: int, hunk: Hunk, start: int, scoped: bo
     at = _find(matcher, placed, search_from)
     if at is None and not hunk.old_lines[-1].strip():
         # Codex's retry: a blank last old line is often just the file's final newline.
-        placed = hunk.replace(body=_without_final_blank_lines(hunk.body))
+        placed = replace(hunk, body=_without_final_blank_lines(hunk.body))
         at = _find(matcher, placed, search_from) if placed.old_lines else None
     if at is None:
         raise _Misfit(_explain_missing(matcher, hunk.old_lines, search_from))

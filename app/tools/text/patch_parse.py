@@ -16,13 +16,13 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left
+from dataclasses import dataclass
 from functools import cached_property
 from itertools import compress, count
 from operator import itemgetter, not_
 from typing import ClassVar, Literal, NamedTuple
 
 from app.errors import ToolError
-from app.records import Record
 
 BEGIN = "*** Begin Patch"
 END = "*** End Patch"
@@ -62,7 +62,8 @@ class HunkLine(NamedTuple):
     text: str
 
 
-class Hunk(Record):
+@dataclass(frozen=True)  # no slots: cached_property keeps its values in __dict__
+class Hunk:
     """One ``@@`` block. ``header`` is the optional ``@@ <line>`` anchor; a hunk with an
     empty ``body`` only positions the next one (nested ``@@`` lines).
 
@@ -91,7 +92,8 @@ class Hunk(Record):
         return tuple(HunkLine(_OPS[line[:1]], line[1:]) for line in self.body)
 
 
-class _Titled(Record):
+@dataclass(frozen=True, slots=True)
+class _Titled:
     """A file section's name in messages, e.g. ``Update File src/a.py``."""
 
     verb: ClassVar[str]
@@ -102,17 +104,20 @@ class _Titled(Record):
         return f"{self.verb} {self.path}"
 
 
+@dataclass(frozen=True, slots=True)
 class AddFile(_Titled):
     verb: ClassVar[str] = "Add File"
     path: str
     lines: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
 class DeleteFile(_Titled):
     verb: ClassVar[str] = "Delete File"
     path: str
 
 
+@dataclass(frozen=True, slots=True)
 class UpdateFile(_Titled):
     verb: ClassVar[str] = "Update File"
     path: str
@@ -123,7 +128,8 @@ class UpdateFile(_Titled):
 Section = AddFile | DeleteFile | UpdateFile
 
 
-class Patch(Record):
+@dataclass(frozen=True, slots=True)
+class Patch:
     sections: tuple[Section, ...]
     workdir: str | None = None
     """The folder of a ``cd <dir> && apply_patch <<EOF`` wrapper: the paths start there."""

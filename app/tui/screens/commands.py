@@ -10,8 +10,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 
 class PaletteCommand(NamedTuple):
-    """One palette entry. A named tuple, not a dataclass: it is defined on the way to the
-    first frame, where a dataclass would cost a millisecond."""
+    """One palette entry."""
 
     name: str
     help: str

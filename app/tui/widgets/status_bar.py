@@ -29,9 +29,7 @@ STATE_MARKS = {
 
 
 class ServiceState(NamedTuple):
-    """One language server ("LSP python") or MCP server ("MCP calc") as the bar shows it.
-    A named tuple, not a dataclass: it is defined on the way to the first frame, where a
-    dataclass would cost a millisecond."""
+    """One language server ("LSP python") or MCP server ("MCP calc") as the bar shows it."""
 
     label: str
     state: str
