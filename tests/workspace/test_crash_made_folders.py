@@ -1,7 +1,7 @@
-"""Round 21 of the attack suite, crashes: a change that makes folders for its new files
-(write into a new folder, patch's Add File and Move to) was rolled back to its files
-only, leaving the folders it made behind, empty. The journal records them too now, and
-the next start removes them: the tree, folders and modes included, is as before the call."""
+"""Crashes in a change that makes folders for its new files (write into a new folder,
+patch's Add File and Move to): the journal records the folders as well as the files, and
+the next start removes them, so the tree, folders and modes included, is as before the
+call, with no empty folder left behind."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 15: nothing lost on kill -9. A change is written ahead to the journal, and the
+"""Nothing lost on kill -9. A change is written ahead to the journal, and the
 next start of any command rolls back what a crash interrupted.
 
 First deterministically: the test seam (TEST_OPENCODE_CRASH_AT_FILE_OP=N) SIGKILLs
