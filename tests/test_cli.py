@@ -1,4 +1,7 @@
-"""The command line as a user runs it: real subprocesses of `python -m app.cli`."""
+"""The command line as a user runs it: real subprocesses of `python -m app.cli`. A table of
+cases for one command runs its first case in a subprocess and the rest through
+``app.cli.main`` in this process (``checked``): the same parser and code, without a
+start-up per case."""
 
 from __future__ import annotations
 
@@ -7,6 +10,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from app import cli
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -25,6 +32,26 @@ def opencode(*args: str, cwd: Path | None = None, stdin: str | None = None, home
         env=env,
         timeout=60,
     )
+
+
+def checked(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], home: Path, *cases: list[str]
+) -> list[tuple[int, str]]:
+    """(exit code, first line of stdout) of ``opencode permission check *case`` for each
+    case: the first in a subprocess, the others through ``cli.main`` with the same
+    environment (HOME set, no XDG_CONFIG_HOME or OPENCODE_* variable)."""
+    first = opencode("permission", "check", *cases[0], home=home)
+    results = [(first.returncode, first.stdout.splitlines()[0] if first.stdout else first.stderr)]
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    for name in [name for name in os.environ if name.startswith("OPENCODE_")]:
+        monkeypatch.delenv(name)
+    capsys.readouterr()
+    for case in cases[1:]:
+        code = cli.main(["permission", "check", *case])
+        out, err = capsys.readouterr()
+        results.append((code, out.splitlines()[0] if out else err))
+    return results
 
 
 def test_version_prints_the_package_version():
@@ -72,7 +99,7 @@ def test_unknown_action_names_the_key_path(tmp_path):
     assert "permission.rules.delete" in result.stderr and '"nope"' in result.stderr
 
 
-def test_permission_check_reports_the_deciding_rule(tmp_path):
+def test_permission_check_reports_the_deciding_rule(tmp_path, monkeypatch, capsys):
     rules = {"*": "ask", "tmp/*": "allow", "*.go": "deny"}
     (tmp_path / ".opencode.json").write_text(json.dumps({"permission": {"rules": {"delete": rules}}}))
     home = tmp_path / "home"
@@ -82,13 +109,11 @@ def test_permission_check_reports_the_deciding_rule(tmp_path):
         "./tmp/../main.go": 'deny  (delete rule "*.go")',
         "README.md": 'ask   (delete rule "*")',
     }
-    for subject, line in expected.items():
-        result = opencode("permission", "check", "delete", subject, "-C", str(tmp_path), home=home)
-        assert result.returncode == 0, result.stderr
-        assert result.stdout.splitlines()[0] == line
+    cases = [["delete", subject, "-C", str(tmp_path)] for subject in expected]
+    assert checked(monkeypatch, capsys, home, *cases) == [(0, line) for line in expected.values()]
 
 
-def test_permission_check_judges_a_command_as_the_bash_tool_does(tmp_path):
+def test_permission_check_judges_a_command_as_the_bash_tool_does(tmp_path, monkeypatch, capsys):
     """Part by part: a rule allowing the whole string decides nothing (`git *` matches
     `git status; rm -rf x`), and what a wrapper runs is a part too."""
     rules = {"bash": {"git *": "allow", "ls *": "allow", "rm *": "deny"}, "external_directory": {"/etc/*": "deny"}}
@@ -101,12 +126,11 @@ def test_permission_check_judges_a_command_as_the_bash_tool_does(tmp_path):
         "git status && ls -la": 'allow (every part allowed: global rule "git *"; global rule "ls *")',
         "ls $(whoami)": 'ask   ("whoami": default for bash)',
     }
-    for command, line in expected.items():
-        result = opencode("permission", "check", "bash", command, "-C", str(tmp_path), home=tmp_path / "home")
-        assert (result.returncode, result.stdout.splitlines()[0]) == (0, line), result.stderr
+    cases = [["bash", command, "-C", str(tmp_path)] for command in expected]
+    assert checked(monkeypatch, capsys, tmp_path / "home", *cases) == [(0, line) for line in expected.values()]
 
 
-def test_permission_check_judges_a_url_as_webfetch_spells_it(tmp_path):
+def test_permission_check_judges_a_url_as_webfetch_spells_it(tmp_path, monkeypatch, capsys):
     """The rules see the URL webfetch would fetch: scheme and host in lower case, no
     default port, no fragment, escaped letters decoded; a URL it refuses is one line."""
     rules = {"fetch": {"https://example.com/api*": "deny", "https://docs.python.org/*": "allow"}}
@@ -116,9 +140,8 @@ def test_permission_check_judges_a_url_as_webfetch_spells_it(tmp_path):
         "https://docs.python.org/3/": 'allow (global rule "https://docs.python.org/*")',
         "https://example.org/": "ask   (default for fetch)",
     }
-    for url, line in expected.items():
-        result = opencode("permission", "check", "fetch", url, "-C", str(tmp_path), home=tmp_path / "home")
-        assert (result.returncode, result.stdout.splitlines()[0]) == (0, line), result.stderr
+    cases = [["fetch", url, "-C", str(tmp_path)] for url in expected]
+    assert checked(monkeypatch, capsys, tmp_path / "home", *cases) == [(0, line) for line in expected.values()]
     spelled = opencode("permission", "check", "fetch", "HTTP://0x7f.1:80/x#y", "-C", str(tmp_path), home=tmp_path / "home")
     assert spelled.stdout.splitlines()[1] == "  fetch http://127.0.0.1/x"
     refused = opencode("permission", "check", "fetch", "file:///etc/passwd", "-C", str(tmp_path), home=tmp_path / "home")
