@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -34,22 +35,36 @@ def opencode(*args: str, cwd: Path | None = None, stdin: str | None = None, home
     )
 
 
-def checked(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], home: Path, *cases: list[str]
-) -> list[tuple[int, str]]:
-    """(exit code, first line of stdout) of ``opencode permission check *case`` for each
-    case: the first in a subprocess, the others through ``cli.main`` with the same
-    environment (HOME set, no XDG_CONFIG_HOME or OPENCODE_* variable)."""
-    first = opencode("permission", "check", *cases[0], home=home)
-    results = [(first.returncode, first.stdout.splitlines()[0] if first.stdout else first.stderr)]
+def in_process(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], home: Path
+) -> Callable[..., tuple[int, str, str]]:
+    """``run(*args)``: (exit code, stdout, stderr) of ``cli.main(args)`` in this process,
+    in the environment ``opencode`` gives a subprocess (HOME set, no XDG_CONFIG_HOME or
+    OPENCODE_* variable)."""
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
     for name in [name for name in os.environ if name.startswith("OPENCODE_")]:
         monkeypatch.delenv(name)
     capsys.readouterr()
-    for case in cases[1:]:
-        code = cli.main(["permission", "check", *case])
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = cli.main(list(args))
         out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+def checked(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], home: Path, *cases: list[str]
+) -> list[tuple[int, str]]:
+    """(exit code, first line of stdout) of ``opencode permission check *case`` for each
+    case: the first in a subprocess, the others ``in_process``."""
+    first = opencode("permission", "check", *cases[0], home=home)
+    results = [(first.returncode, first.stdout.splitlines()[0] if first.stdout else first.stderr)]
+    run = in_process(monkeypatch, capsys, home)
+    for case in cases[1:]:
+        code, out, err = run("permission", "check", *case)
         results.append((code, out.splitlines()[0] if out else err))
     return results
 
@@ -243,7 +258,8 @@ def test_an_unknown_model_fails_before_litellm_loads_with_close_matches(tmp_path
     assert not loaded_litellm(unknown) and not loaded_litellm(misspelt)
 
 
-def test_a_tool_call_does_not_become_the_last_session(tmp_path):
+def test_a_tool_call_does_not_become_the_last_session(tmp_path, monkeypatch, capsys):
+    """The two turns run as processes; the tool call and the listings run ``in_process``."""
     script = tmp_path / "script.json"
     write = {"name": "write", "arguments": {"filePath": "notes.txt", "content": "x\n"}}
     script.write_text(json.dumps({"turns": [{"steps": [{"toolCalls": [write]}, {"text": "Noted."}]}]}))
@@ -252,19 +268,18 @@ def test_a_tool_call_does_not_become_the_last_session(tmp_path):
     model = ["--model", f"scripted/{script}", "-C", str(workspace)]
 
     chat = json.loads(opencode("-p", "take a note", "--yes", "-f", "json", *model, home=tmp_path).stdout)
-    tool = json.loads(
-        opencode("tool", "view", '{"filePath": "notes.txt"}', "-C", str(workspace), home=tmp_path).stdout
-    )
-    last = json.loads(opencode("changes", "--last", "--json", "-C", str(workspace), home=tmp_path).stdout)
-    asked = opencode("changes", "--last", "--include-tool", "--json", "-C", str(workspace), home=tmp_path)
+    run = in_process(monkeypatch, capsys, tmp_path)
+    tool = json.loads(run("tool", "view", '{"filePath": "notes.txt"}', "-C", str(workspace))[1])
+    last = json.loads(run("changes", "--last", "--json", "-C", str(workspace))[1])
+    asked = json.loads(run("changes", "--last", "--include-tool", "--json", "-C", str(workspace))[1])
     resumed = json.loads(
         opencode("-p", "take a note", "--continue", "--yes", "-f", "json", *model, home=tmp_path).stdout
     )
 
     assert tool["ok"] and tool["session_id"] != chat["session_id"]
     assert (last["session_id"], [f["path"] for f in last["files"]]) == (chat["session_id"], ["notes.txt"])
-    assert json.loads(asked.stdout)["session_id"] == tool["session_id"]
-    assert json.loads(asked.stdout)["title"] == "opencode tool view"
+    assert asked["session_id"] == tool["session_id"]
+    assert asked["title"] == "opencode tool view"
     assert resumed["session_id"] == chat["session_id"]
 
 
