@@ -1,4 +1,7 @@
-"""The command line as a user runs it: real subprocesses of `python -m app.cli`."""
+"""The command line as a user runs it: real subprocesses of `python -m app.cli`. A table of
+cases for one command runs its first case in a subprocess and the rest through
+``app.cli.main`` in this process (``checked``): the same parser and code, without a
+start-up per case."""
 
 from __future__ import annotations
 
@@ -6,7 +9,12 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+
+import pytest
+
+from app import cli
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -25,6 +33,40 @@ def opencode(*args: str, cwd: Path | None = None, stdin: str | None = None, home
         env=env,
         timeout=60,
     )
+
+
+def in_process(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], home: Path
+) -> Callable[..., tuple[int, str, str]]:
+    """``run(*args)``: (exit code, stdout, stderr) of ``cli.main(args)`` in this process,
+    in the environment ``opencode`` gives a subprocess (HOME set, no XDG_CONFIG_HOME or
+    OPENCODE_* variable)."""
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    for name in [name for name in os.environ if name.startswith("OPENCODE_")]:
+        monkeypatch.delenv(name)
+    capsys.readouterr()
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = cli.main(list(args))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+def checked(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], home: Path, *cases: list[str]
+) -> list[tuple[int, str]]:
+    """(exit code, first line of stdout) of ``opencode permission check *case`` for each
+    case: the first in a subprocess, the others ``in_process``."""
+    first = opencode("permission", "check", *cases[0], home=home)
+    results = [(first.returncode, first.stdout.splitlines()[0] if first.stdout else first.stderr)]
+    run = in_process(monkeypatch, capsys, home)
+    for case in cases[1:]:
+        code, out, err = run("permission", "check", *case)
+        results.append((code, out.splitlines()[0] if out else err))
+    return results
 
 
 def test_version_prints_the_package_version():
@@ -72,7 +114,7 @@ def test_unknown_action_names_the_key_path(tmp_path):
     assert "permission.rules.delete" in result.stderr and '"nope"' in result.stderr
 
 
-def test_permission_check_reports_the_deciding_rule(tmp_path):
+def test_permission_check_reports_the_deciding_rule(tmp_path, monkeypatch, capsys):
     rules = {"*": "ask", "tmp/*": "allow", "*.go": "deny"}
     (tmp_path / ".opencode.json").write_text(json.dumps({"permission": {"rules": {"delete": rules}}}))
     home = tmp_path / "home"
@@ -82,13 +124,11 @@ def test_permission_check_reports_the_deciding_rule(tmp_path):
         "./tmp/../main.go": 'deny  (delete rule "*.go")',
         "README.md": 'ask   (delete rule "*")',
     }
-    for subject, line in expected.items():
-        result = opencode("permission", "check", "delete", subject, "-C", str(tmp_path), home=home)
-        assert result.returncode == 0, result.stderr
-        assert result.stdout.splitlines()[0] == line
+    cases = [["delete", subject, "-C", str(tmp_path)] for subject in expected]
+    assert checked(monkeypatch, capsys, home, *cases) == [(0, line) for line in expected.values()]
 
 
-def test_permission_check_judges_a_command_as_the_bash_tool_does(tmp_path):
+def test_permission_check_judges_a_command_as_the_bash_tool_does(tmp_path, monkeypatch, capsys):
     """Part by part: a rule allowing the whole string decides nothing (`git *` matches
     `git status; rm -rf x`), and what a wrapper runs is a part too."""
     rules = {"bash": {"git *": "allow", "ls *": "allow", "rm *": "deny"}, "external_directory": {"/etc/*": "deny"}}
@@ -101,12 +141,11 @@ def test_permission_check_judges_a_command_as_the_bash_tool_does(tmp_path):
         "git status && ls -la": 'allow (every part allowed: global rule "git *"; global rule "ls *")',
         "ls $(whoami)": 'ask   ("whoami": default for bash)',
     }
-    for command, line in expected.items():
-        result = opencode("permission", "check", "bash", command, "-C", str(tmp_path), home=tmp_path / "home")
-        assert (result.returncode, result.stdout.splitlines()[0]) == (0, line), result.stderr
+    cases = [["bash", command, "-C", str(tmp_path)] for command in expected]
+    assert checked(monkeypatch, capsys, tmp_path / "home", *cases) == [(0, line) for line in expected.values()]
 
 
-def test_permission_check_judges_a_url_as_webfetch_spells_it(tmp_path):
+def test_permission_check_judges_a_url_as_webfetch_spells_it(tmp_path, monkeypatch, capsys):
     """The rules see the URL webfetch would fetch: scheme and host in lower case, no
     default port, no fragment, escaped letters decoded; a URL it refuses is one line."""
     rules = {"fetch": {"https://example.com/api*": "deny", "https://docs.python.org/*": "allow"}}
@@ -116,9 +155,8 @@ def test_permission_check_judges_a_url_as_webfetch_spells_it(tmp_path):
         "https://docs.python.org/3/": 'allow (global rule "https://docs.python.org/*")',
         "https://example.org/": "ask   (default for fetch)",
     }
-    for url, line in expected.items():
-        result = opencode("permission", "check", "fetch", url, "-C", str(tmp_path), home=tmp_path / "home")
-        assert (result.returncode, result.stdout.splitlines()[0]) == (0, line), result.stderr
+    cases = [["fetch", url, "-C", str(tmp_path)] for url in expected]
+    assert checked(monkeypatch, capsys, tmp_path / "home", *cases) == [(0, line) for line in expected.values()]
     spelled = opencode("permission", "check", "fetch", "HTTP://0x7f.1:80/x#y", "-C", str(tmp_path), home=tmp_path / "home")
     assert spelled.stdout.splitlines()[1] == "  fetch http://127.0.0.1/x"
     refused = opencode("permission", "check", "fetch", "file:///etc/passwd", "-C", str(tmp_path), home=tmp_path / "home")
@@ -220,7 +258,8 @@ def test_an_unknown_model_fails_before_litellm_loads_with_close_matches(tmp_path
     assert not loaded_litellm(unknown) and not loaded_litellm(misspelt)
 
 
-def test_a_tool_call_does_not_become_the_last_session(tmp_path):
+def test_a_tool_call_does_not_become_the_last_session(tmp_path, monkeypatch, capsys):
+    """The two turns run as processes; the tool call and the listings run ``in_process``."""
     script = tmp_path / "script.json"
     write = {"name": "write", "arguments": {"filePath": "notes.txt", "content": "x\n"}}
     script.write_text(json.dumps({"turns": [{"steps": [{"toolCalls": [write]}, {"text": "Noted."}]}]}))
@@ -229,19 +268,18 @@ def test_a_tool_call_does_not_become_the_last_session(tmp_path):
     model = ["--model", f"scripted/{script}", "-C", str(workspace)]
 
     chat = json.loads(opencode("-p", "take a note", "--yes", "-f", "json", *model, home=tmp_path).stdout)
-    tool = json.loads(
-        opencode("tool", "view", '{"filePath": "notes.txt"}', "-C", str(workspace), home=tmp_path).stdout
-    )
-    last = json.loads(opencode("changes", "--last", "--json", "-C", str(workspace), home=tmp_path).stdout)
-    asked = opencode("changes", "--last", "--include-tool", "--json", "-C", str(workspace), home=tmp_path)
+    run = in_process(monkeypatch, capsys, tmp_path)
+    tool = json.loads(run("tool", "view", '{"filePath": "notes.txt"}', "-C", str(workspace))[1])
+    last = json.loads(run("changes", "--last", "--json", "-C", str(workspace))[1])
+    asked = json.loads(run("changes", "--last", "--include-tool", "--json", "-C", str(workspace))[1])
     resumed = json.loads(
         opencode("-p", "take a note", "--continue", "--yes", "-f", "json", *model, home=tmp_path).stdout
     )
 
     assert tool["ok"] and tool["session_id"] != chat["session_id"]
     assert (last["session_id"], [f["path"] for f in last["files"]]) == (chat["session_id"], ["notes.txt"])
-    assert json.loads(asked.stdout)["session_id"] == tool["session_id"]
-    assert json.loads(asked.stdout)["title"] == "opencode tool view"
+    assert asked["session_id"] == tool["session_id"]
+    assert asked["title"] == "opencode tool view"
     assert resumed["session_id"] == chat["session_id"]
 
 

@@ -1,6 +1,8 @@
 """``load_config``: defaults < global file < project file < OPENCODE_* environment.
 
-pydantic-settings layers them (``app.config.settings``). Each layer is validated alone
+pydantic-settings layers them: the sources of one load (``app.config.settings``) are
+given to ``Config`` as it is built, and the library merges what they read by their
+priority. Each layer is validated alone
 first, so the error names its file or variable; the merged result is validated again,
 including the checks that need keys from several layers at once (a server's
 ``command`` may come from the global file and its ``disabled`` from the project).
@@ -19,7 +21,7 @@ from pydantic import ValidationError
 from app.config.merge import deep_merge
 from app.config.messages import KeyPath, first_problem, format_path
 from app.config.models import Config, UserPermission
-from app.config.settings import Load, loading
+from app.config.settings import Load, load_sources
 from app.errors import ConfigError
 
 
@@ -41,8 +43,7 @@ def load_config(
     one-line message."""
     load = Load(Path(workspace), global_path, os.environ if env is None else env, warn)
     try:
-        with loading(load):
-            config = Config()
+        config = Config(_build_sources=(load_sources(Config, load), {}))
     except ValidationError as err:
         merged = load.merged()
         raise ConfigError(first_problem(err, merged, Config).line(_names(load) or "defaults")) from None

@@ -299,8 +299,8 @@ class UserPermission(NamedTuple):
 class Config(BaseSettings, ConfigShape):
     """The merged configuration every service is built from: a pydantic-settings object
     whose sources are the OPENCODE_* environment, the project's `.opencode.json` and the
-    global one, in that priority (``app.config.settings``; ``load_config`` runs them).
-    Built directly, ``Config(...)`` is the defaults with what it is given."""
+    global one, in that priority (``app.config.settings``; ``load_config`` builds it from
+    them). Built directly, ``Config(...)`` is the defaults with what it is given."""
 
     model_config = SettingsConfigDict(
         env_prefix=ENV_PREFIX, env_nested_delimiter=ENV_SEPARATOR, case_sensitive=False, extra="forbid"
@@ -315,11 +315,11 @@ class Config(BaseSettings, ConfigShape):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """What is given, then our own sources instead of pydantic-settings' environment,
-        dotenv and secrets readers (ours report mistakes naming the file or variable)."""
-        from app.config.settings import layer_sources  # it builds on this module
-
-        return (init_settings, *layer_sources(settings_cls))
+        """Built directly, a ``Config`` holds what it is given over the defaults: the
+        environment and the files are read by ``load_config``, which builds it with the
+        sources of that load (``app.config.settings.load_sources``: they report mistakes
+        naming the file or variable)."""
+        return (init_settings,)
 
     _user_permission: UserPermission | None = PrivateAttr(None)
 

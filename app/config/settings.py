@@ -1,26 +1,25 @@
-"""The sources pydantic-settings builds ``Config`` from, in priority order: the
-OPENCODE_* environment, the project's `.opencode.json`, the global one (then the
-defaults).
+"""The sources pydantic-settings builds a loaded ``Config`` from, in priority order: the
+OPENCODE_* environment, the project's `.opencode.json`, the global one, then the
+defaults.
 
 Each source is one of ``app.config.sources``' layers, validated on its own first, so a
 mistake is reported in one line naming its file (and line:column) or its variable;
-pydantic-settings merges them (maps key by key) and validates the whole. The sources
-read the load under way (``loading``): outside one they set nothing, so ``Config()``
-is the defaults.
+pydantic-settings merges them (maps key by key) and validates the whole. A ``Load``
+holds one load's inputs; ``load_sources`` gives the sources that read it, which
+``load_config`` hands to the library for that one ``Config``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource
+from pydantic_settings.sources import DefaultSettingsSource
 
 from app.config.merge import deep_merge
 from app.config.sources import CONFIG_FILE, Layer, env_layer, file_layer, global_config_path, refuse_user_only
@@ -80,24 +79,12 @@ class Load:
         return merged
 
 
-_current: ContextVar[Load | None] = ContextVar("opencode_config_load", default=None)
-
-
-@contextmanager
-def loading(load: Load) -> Iterator[Load]:
-    """Within the block, building ``Config()`` reads ``load``'s sources."""
-    token = _current.set(load)
-    try:
-        yield load
-    finally:
-        _current.reset(token)
-
-
 class LayerSource(PydanticBaseSettingsSource):
-    """A source whose whole value is one layer (nothing when it sets none)."""
+    """A source whose whole value is one layer of ``load`` (nothing when it sets none)."""
 
-    def __init__(self, settings_cls: type[BaseSettings], read: Callable[[Load], Layer | None]) -> None:
+    def __init__(self, settings_cls: type[BaseSettings], load: Load, read: Callable[[Load], Layer | None]) -> None:
         super().__init__(settings_cls)
+        self._load = load
         self._read = read
 
     def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
@@ -105,18 +92,18 @@ class LayerSource(PydanticBaseSettingsSource):
         return None, field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        load = _current.get()
-        layer = self._read(load) if load is not None else None
-        if load is None or layer is None:
+        layer = self._read(self._load)
+        if layer is None:
             return {}
-        load.layers.insert(0, layer)  # pydantic-settings calls the highest priority first
+        self._load.layers.insert(0, layer)  # pydantic-settings calls the highest priority first
         return layer.data
 
 
-def layer_sources(settings_cls: type[BaseSettings]) -> tuple[PydanticBaseSettingsSource, ...]:
-    """The environment, the project file, the global file: highest priority first."""
+def load_sources(settings_cls: type[BaseSettings], load: Load) -> tuple[PydanticBaseSettingsSource, ...]:
+    """The environment, the project file, the global file, the defaults: highest priority first."""
     return (
-        LayerSource(settings_cls, lambda load: load.environment),
-        LayerSource(settings_cls, lambda load: load.files[1]),
-        LayerSource(settings_cls, lambda load: load.files[0]),
+        LayerSource(settings_cls, load, lambda load: load.environment),
+        LayerSource(settings_cls, load, lambda load: load.files[1]),
+        LayerSource(settings_cls, load, lambda load: load.files[0]),
+        DefaultSettingsSource(settings_cls),
     )

@@ -19,10 +19,11 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def new_id() -> str:
+def new_id(at_ms: int | None = None) -> str:
+    """A fresh id made at ``at_ms`` (milliseconds since the epoch; now when None)."""
     random_bits = int.from_bytes(os.urandom(10), "big") >> 6  # the 74 random bits v7 holds
     value = (
-        now_ms() << 80
+        (now_ms() if at_ms is None else at_ms) << 80
         | _VERSION_7
         | (random_bits >> 62) << 64  # 12 bits between the version and the variant
         | _VARIANT_RFC

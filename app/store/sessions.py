@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable
 from functools import partial
 from typing import Any, get_args
 
@@ -43,9 +44,11 @@ def require_session(db: Database, session_id: str) -> None:
 
 
 class SessionStore:
-    def __init__(self, db: Database, bus: Bus) -> None:
+    def __init__(self, db: Database, bus: Bus, clock: Callable[[], int] = now_ms) -> None:
+        """``clock`` gives the milliseconds stamped on created_at and updated_at."""
         self._db = db
         self._bus = bus
+        self._clock = clock
 
     def create(
         self,
@@ -56,9 +59,9 @@ class SessionStore:
     ) -> Session:
         """A new session; ``kind="tool"`` marks the one-shot session of an `opencode tool` call."""
         _check_field("kind", kind)
-        now = now_ms()
+        now = self._clock()
         session = Session(
-            id=new_id(),
+            id=new_id(now),
             parent_id=parent_id,
             title=title,
             created_at=now,
@@ -114,7 +117,7 @@ class SessionStore:
                 self._require_own_message(session_id, fields["summary_message_id"])
             changed = self._db.execute(
                 f"UPDATE sessions SET {assignments}updated_at = ? WHERE id = ?",
-                (*fields.values(), now_ms(), session_id),
+                (*fields.values(), self._clock(), session_id),
             )
             return self._changed(session_id, changed)
 
@@ -132,7 +135,7 @@ class SessionStore:
                     completion_tokens = completion_tokens + ?, cost = cost + ?, updated_at = ?
                 WHERE id = ?
                 """,
-                (prompt_tokens, completion_tokens, cost, now_ms(), session_id),
+                (prompt_tokens, completion_tokens, cost, self._clock(), session_id),
             )
             return self._changed(session_id, changed)
 

@@ -17,6 +17,7 @@ from acp.schema import TextContentBlock
 from app.llm.agent import DEFAULT_MAX_STEPS
 from tests.acp.conftest import REPO
 from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
+from tests.waiting import eventually
 
 PATCH = """*** Begin Patch
 *** Update File: docs/old.md
@@ -68,15 +69,6 @@ def diffs_by_call(client, session_id: str) -> dict[str, list[tuple]]:
         ]
         for call_id, update in final_updates(client, session_id).items()
     }  # fmt: skip
-
-
-async def eventually(check: Callable[[], object], timeout: float = 10) -> None:
-    """Wait until ``check()`` is true: a notification may arrive just after a response."""
-    for _ in range(int(timeout / 0.02)):
-        if check():
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("still false after the wait")
 
 
 def is_commands_update(frame: dict) -> bool:
@@ -179,11 +171,7 @@ async def test_cancel_mid_stream_stops_the_turn(workspace, fake_llm, acp_agent):
     async with acp_agent(workspace, fake_llm) as client:
         sid = (await client.connection.new_session(cwd=str(workspace))).session_id
         prompt = asyncio.create_task(client.connection.prompt(session_id=sid, prompt=text("talk")))
-        for _ in range(3000):  # 60 s: the agent imports litellm first, slow on a busy machine
-            if client.updates(sid, "agent_message_chunk"):
-                break
-            await asyncio.sleep(0.02)
-        assert client.updates(sid, "agent_message_chunk"), client.frames
+        await eventually(lambda: client.updates(sid, "agent_message_chunk"), what="the first message chunk")
         await client.connection.cancel(session_id=sid)
         response = await asyncio.wait_for(prompt, 30)
         assert response.stop_reason == "cancelled"

@@ -7,8 +7,9 @@ import asyncio
 import json
 from pathlib import Path
 
-from tests.acp.test_acp import diffs_by_call, eventually, text
+from tests.acp.test_acp import diffs_by_call, text
 from tests.llm.fake_openai import Text, ToolCall
+from tests.waiting import eventually
 
 
 async def test_commands_are_advertised_and_run(workspace: Path, fake_llm, acp_agent):

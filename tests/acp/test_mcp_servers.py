@@ -15,10 +15,11 @@ from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio, S
 
 from app.acp.mcp_servers import editor_server_configs
 from app.config import McpServerConfig
-from tests.acp.test_acp import eventually, final_updates, text
+from tests.acp.test_acp import final_updates, text
 from tests.acp.wire_check import conversation_problems
 from tests.llm.fake_openai import Text, ToolCall
 from tests.mcp.conftest import CALC_SERVER, calc_over_http
+from tests.waiting import eventually
 
 SH = "/bin/sh"
 

@@ -21,6 +21,7 @@ from app.acp.updates import TOOL_KINDS
 from tests.acp.test_acp import text
 from tests.acp.wire_check import AGENT, CLIENT, SCHEMA, conversation_problems
 from tests.llm.fake_openai import FakeOpenAI, Reasoning, Text, ToolCall
+from tests.waiting import eventually
 
 Frames = list[tuple[str, dict[str, Any]]]
 SID = "s1"
@@ -167,10 +168,10 @@ async def stop_reason(client, session_id: str, prompt: str | list[Any]) -> str:
 
 async def prompt_and_cancel_once_talking(client, session_id: str) -> str:
     prompt = asyncio.create_task(client.connection.prompt(session_id=session_id, prompt=text("talk")))
-    for _ in range(3000):
-        if any(chunk["content"]["text"] == "one " for chunk in client.updates(session_id, "agent_message_chunk")):
-            break
-        await asyncio.sleep(0.02)
+    await eventually(
+        lambda: any(chunk["content"]["text"] == "one " for chunk in client.updates(session_id, "agent_message_chunk")),
+        what="the first message chunk",
+    )
     await client.connection.cancel(session_id=session_id)
     return (await asyncio.wait_for(prompt, 30)).stop_reason
 

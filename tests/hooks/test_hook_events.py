@@ -10,15 +10,7 @@ import json
 from app.permission import PermissionReply, PermissionRequested
 from tests.hooks.conftest import call, logged, script, settings, write_json
 from tests.llm.fake_openai import Text
-
-
-async def until(condition, what: str, timeout: float = 60.0) -> None:
-    """Wait for a background task's effect, bounded by a deadline only a failure reaches."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        assert loop.time() < deadline, f"{what} not reached within {timeout} s"
-        await asyncio.sleep(0.02)
+from tests.waiting import eventually
 
 
 async def test_sessionstart_context_is_sent_with_the_first_prompt_only(harness, workspace, home):
@@ -50,7 +42,7 @@ async def test_subagentstop_precompact_notification_and_sessionend_hooks_run(har
     h.fake.reply(Text("the summary"))
 
     await h.run("explore")
-    await until(lambda: any(e["hook_event_name"] == "Notification" for e in logged(log)), "the Notification hook")
+    await eventually(lambda: any(e["hook_event_name"] == "Notification" for e in logged(log)), what="the Notification hook")
     await h.loop.compact(h.session_id, model=h.fake.model)
     await h.loop.aclose()
 

@@ -30,6 +30,7 @@ from app.permission import PermissionReply, PermissionRequested, PermissionResol
 from app.runtime import Runtime
 from app.store import FileVersionCreated
 from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
+from tests.waiting import eventually
 
 
 def call(name: str, **arguments: object) -> ToolCall:
@@ -403,16 +404,6 @@ async def test_cancel_mid_stream_keeps_the_partial_answer_and_the_session_usable
     assert sent[2]["content"] == "Part one. "
 
 
-async def gone(pid: int, timeout: float = 5.0) -> bool:
-    """Whether the process disappears within ``timeout`` (the kill is immediate; the
-    event loop's child watcher reaps the zombie a moment later)."""
-    for _ in range(int(timeout / 0.02)):
-        if not Path(f"/proc/{pid}").exists():
-            return True
-        await asyncio.sleep(0.02)
-    return False
-
-
 async def test_cancel_mid_bash_kills_the_process_and_leaves_valid_history(harness, workspace: Path):
     h = harness()
     h.fake.reply(call("bash", command="echo $$ > sleeper.pid && exec sleep 30"))
@@ -422,17 +413,15 @@ async def test_cancel_mid_bash_kills_the_process_and_leaves_valid_history(harnes
     turn = asyncio.create_task(h.run("wait a while"))
     await wait_for(watcher, ToolCallStarted)
     pid_file = workspace / "sleeper.pid"
-    for _ in range(1500):
-        if pid_file.exists() and pid_file.read_text().strip():
-            break
-        await asyncio.sleep(0.02)
+    await eventually(lambda: pid_file.exists() and pid_file.read_text().strip(), what="the sleeper's pid file")
     pid = int(pid_file.read_text())
     assert Path(f"/proc/{pid}").exists()
     h.loop.cancel(h.session_id)
     result = await asyncio.wait_for(turn, 120)
 
     assert result.reason == "cancelled"
-    assert await gone(pid)  # killed (SIGKILL to the group) and reaped: no process remains
+    # killed (SIGKILL to the group) and reaped by the loop's child watcher: no process remains
+    await eventually(lambda: not Path(f"/proc/{pid}").exists(), what=f"the end of process {pid}")
     tool_result = [m for m in h.stored() if m.role == "tool"][-1].parts[0]
     assert tool_result["error"] and tool_result["output"].startswith("cancelled")
     assert h.stored()[-1].parts == [{"type": "finish", "reason": "cancelled"}]

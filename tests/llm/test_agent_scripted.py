@@ -23,6 +23,7 @@ from app.runtime import Runtime
 from app.store import MessageUpdated
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from tests.llm.scripted_turns import summarizer_turn
+from tests.waiting import eventually
 
 MODEL = "scripted/test"
 
@@ -302,8 +303,7 @@ async def test_compact_refuses_an_empty_history_and_a_running_turn(runtime: Runt
         await loop.compact(session_id, model=MODEL)
 
     turn = asyncio.create_task(loop.run(session_id, "hello", model=MODEL))
-    while not loop.is_running(session_id):
-        await asyncio.sleep(0.01)
+    await eventually(lambda: loop.is_running(session_id), what="the turn's start")
     with pytest.raises(SessionBusyError, match="wait for it or cancel it, then compact"):
         await loop.compact(session_id, model=MODEL)
     await turn
@@ -335,8 +335,7 @@ async def test_one_turn_at_a_time_per_session_and_known_agents_only(runtime: Run
     loop = make_loop(runtime, [{"steps": [{"text": "slow answer " * 20}]}], chunkDelay=0.01)
     session_id = new_session(runtime)
     first = asyncio.create_task(loop.run(session_id, "one", model=MODEL))
-    while not loop.is_running(session_id):  # the first turn has begun (a busy machine may take a while)
-        await asyncio.sleep(0.01)
+    await eventually(lambda: loop.is_running(session_id), what="the first turn's start")
     with pytest.raises(SessionBusyError, match="already running a turn"):
         await loop.run(session_id, "two", model=MODEL)
     await first

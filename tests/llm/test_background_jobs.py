@@ -4,7 +4,6 @@ through the real loop on the fake OpenAI server, real process groups, and a real
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import socket
@@ -19,7 +18,7 @@ from app.llm.agent import AgentLoop
 from app.llm.provider import Provider
 from app.tools.jobs import RING_CHARS
 from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
-from tests.waiting import wait_until
+from tests.waiting import eventually, wait_until
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -147,9 +146,7 @@ async def test_jobs_lists_and_stops(make_runtime):
 
     started = await BashTool().call({"command": "echo ready; sleep 300", "background": True}, runtime.context(session_id))
     job = runtime.jobs.get(session_id, started.metadata["job_id"])
-    async with asyncio.timeout(30):  # its first line, before listing
-        while not job.written:
-            await asyncio.sleep(0.01)
+    await eventually(lambda: job.written, what="the job's first line")  # before listing
     listed = await jobs(CommandCall(loop, session_id, ""))
     assert listed.splitlines()[:2] == ["1. echo ready; sleep 300: running", "     ready"]
     stopped = await jobs(CommandCall(loop, session_id, "stop 1"))

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from app.runtime import Runtime
+from tests.waiting import eventually
 
 CALC_SERVER = Path(__file__).parent / "calc_server.py"
 
@@ -43,18 +44,18 @@ async def calc_over_http() -> AsyncIterator[str]:
 
 async def _answering_http(port: int) -> None:
     """Until the server answers HTTP (an open port alone can precede the app being ready)."""
-    for _ in range(1500):
+
+    async def answers() -> bool:
         try:
             reader, writer = await asyncio.open_connection("127.0.0.1", port)
             writer.write(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
             status = await reader.readline()
             writer.close()
-            if status.startswith(b"HTTP/"):
-                return
         except OSError:
-            pass
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"the HTTP MCP server never answered on port {port}")
+            return False
+        return status.startswith(b"HTTP/")
+
+    await eventually(answers, what=f"an HTTP answer from the MCP server on port {port}")
 
 
 @pytest.fixture

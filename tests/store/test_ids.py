@@ -1,6 +1,5 @@
 """Ids: UUIDv7, carrying their creation millisecond, so text order is creation order."""
 
-import time
 import uuid
 
 from app.store.ids import new_id, now_ms
@@ -17,6 +16,8 @@ def test_ids_are_uuid7_with_the_creation_time_in_front() -> None:
 
 
 def test_ids_from_later_milliseconds_sort_after() -> None:
-    first = new_id()
-    time.sleep(0.002)
-    assert new_id() > first
+    now = now_ms()
+    first = new_id(now)
+    later = new_id(now + 1)
+    assert later > first
+    assert [uuid.UUID(i).int >> 80 for i in (first, later)] == [now, now + 1]

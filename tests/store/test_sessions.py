@@ -1,7 +1,7 @@
 """Sessions: CRUD, parent/children, cascade delete, usage totals, events."""
 
 import asyncio
-import time
+import itertools
 
 import pytest
 
@@ -15,6 +15,7 @@ from app.store import (
     Store,
     open_store,
 )
+from app.store.sessions import SessionStore
 
 
 def test_create_then_get_round_trips(store: Store) -> None:
@@ -107,15 +108,16 @@ def test_add_usage_accumulates(store: Store) -> None:
         store.sessions.add_usage(session.id, -1, 0, 0)
 
 
-def test_latest_is_the_most_recently_updated_top_level_session(store: Store) -> None:
-    assert store.sessions.latest() is None
-    older = store.sessions.create("older")
-    newer = store.sessions.create("newer")
-    assert store.sessions.latest() == newer
-    store.sessions.create("child", parent_id=older.id)
-    time.sleep(0.002)  # so the update lands in a later millisecond than the creations
-    resumed = store.sessions.update(older.id, title="resumed")
-    assert store.sessions.latest() == resumed
+def test_latest_is_the_most_recently_updated_top_level_session(store: Store, bus: Bus) -> None:
+    ticks = itertools.count(1_000_000)  # each stamp a millisecond after the one before
+    sessions = SessionStore(store.db, bus, clock=lambda: next(ticks))
+    assert sessions.latest() is None
+    older = sessions.create("older")
+    newer = sessions.create("newer")
+    assert sessions.latest() == newer
+    sessions.create("child", parent_id=older.id)
+    resumed = sessions.update(older.id, title="resumed")
+    assert sessions.latest() == resumed
 
 
 def test_delete_cascades_to_children_messages_and_files(store: Store) -> None:

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from app.permission import PermissionReply
 from app.store.location import DATA_DIRECTORY_VARIABLE
 from app.tools.bash import BashTool, OutputCapture
 from tests.sandbox.conftest import skip_unless_available
+from tests.waiting import eventually
 
 COMPOUND_RULES = {"permission": {"rules": {"bash": {"git status": "allow", "ls *": "allow", "rm *": "deny"}}}}
 DENY = PermissionReply("deny")
@@ -51,17 +51,6 @@ def is_running(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return stat[stat.rindex(")") + 2] != "Z"
-
-
-async def eventually(condition, seconds: float = 60.0) -> bool:
-    """Poll ``condition`` until it holds; a bounded wait (generous, for a loaded machine),
-    not a speed assertion."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        await asyncio.sleep(0.05)
-    return condition()
 
 
 def interactive(make_runtime, config=None):
@@ -167,8 +156,8 @@ async def test_timeout_kills_the_whole_process_group_and_keeps_the_output(bash, 
     assert "Timed out after 1000 ms" in result.output
     child = int((workspace / "child.pid").read_text())
     group = int((workspace / "shell.pid").read_text())
-    assert await eventually(lambda: not is_running(child))
-    assert await eventually(lambda: live_members(group) == [])
+    await eventually(lambda: not is_running(child))
+    await eventually(lambda: live_members(group) == [])
 
 
 async def test_a_timeout_above_the_maximum_is_lowered_to_it(bash, make_runtime):
@@ -190,13 +179,13 @@ async def test_cancelling_the_call_kills_the_whole_process_group(bash, ctx, work
     command = "echo $$ > shell.pid; sleep 60 & echo $! > child.pid; wait"
     task = asyncio.create_task(bash.call({"command": command}, ctx))
     child_file, shell_file = workspace / "child.pid", workspace / "shell.pid"
-    assert await eventually(lambda: child_file.exists() and child_file.read_text().strip() != "")
+    await eventually(lambda: child_file.exists() and child_file.read_text().strip() != "")
     group, child = int(shell_file.read_text()), int(child_file.read_text())
     assert is_running(child)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await eventually(lambda: live_members(group) == [])
+    await eventually(lambda: live_members(group) == [])
     assert not is_running(child)
 
 
@@ -221,14 +210,14 @@ async def test_interrupting_opencode_tool_kills_grandchildren_and_exits_quietly(
     process.stdin.close()
     grandchild_file = workspace / "run/grandchild.pid"
     try:
-        assert await eventually(lambda: grandchild_file.exists() and grandchild_file.read_text().strip() != "", 30)
+        await eventually(lambda: grandchild_file.exists() and grandchild_file.read_text().strip() != "")
         group, grandchild = int((workspace / "run/shell.pid").read_text()), int(grandchild_file.read_text())
         process.send_signal(stop)
         stderr = await asyncio.to_thread(process.stderr.read)
         assert await asyncio.to_thread(process.wait, 30) == exit_code
     finally:
         process.kill()
-    assert await eventually(lambda: live_members(group) == [])
+    await eventually(lambda: live_members(group) == [])
     assert not is_running(grandchild)
     assert "is closed" not in stderr and "Traceback" not in stderr, stderr
 

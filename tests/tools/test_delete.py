@@ -1,4 +1,4 @@
-"""The delete tool (spec 000 and issue 3) on real files, a real SQLite history and the
+"""The delete tool (spec 000) on real files, a real SQLite history and the
 real permission service: every edge case of the spec, the directory rule checks, and
 the maxFiles approval."""
 
@@ -557,7 +557,7 @@ async def test_at_the_limit_no_extra_approval_is_needed(write_files, tool, make_
 
 
 async def test_the_summary_counts_are_plain_numbers(write_files, tool, ctx):
-    """Issue 3's contract "N files deleted, M lines removed": no thousands separator."""
+    """The summary reads "N files deleted, M lines removed", with no thousands separator."""
     write_files({f"logs/{n}.log": "x\n" * 500 for n in range(3)})
     result = await tool.call({"path": "logs"}, ctx)
     assert result.output.startswith("3 files deleted, 1500 lines removed (logs/):\n- logs/0.log (500 lines)")

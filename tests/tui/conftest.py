@@ -4,7 +4,6 @@ fake OpenAI-compatible server from tests/llm for flows that must reach a model."
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -15,6 +14,7 @@ import pytest
 from app.runtime import Runtime
 from app.tui.app import OpencodeApp
 from tests.llm.conftest import fake_llm  # noqa: F401 - re-exported fixture
+from tests.waiting import POLL_SECONDS, eventually
 
 NO_USER_THEMES = Path("/nonexistent/opencode-themes")
 
@@ -60,12 +60,8 @@ async def wait_until(pilot, predicate: Callable[[], object], *, timeout: float =
     """Let the app run until ``predicate()`` is true (bus events, workers and the model
     all take a few loop turns); fails with the predicate's name after ``timeout``, which
     only a failing test reaches, so it is generous for a busy machine."""
-    loop_time = asyncio.get_running_loop().time
-    deadline = loop_time() + timeout
-    while not predicate():
-        if loop_time() > deadline:
-            raise AssertionError(f"timed out waiting for {getattr(predicate, '__name__', predicate)}")
-        await pilot.pause(0.02)
+    what = getattr(predicate, "__name__", repr(predicate))
+    await eventually(predicate, timeout, what, pause=lambda: pilot.pause(POLL_SECONDS))
 
 
 def session_opened(app: OpencodeApp, session_id: str) -> Callable[[Any], Awaitable[None]]:

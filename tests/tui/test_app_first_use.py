@@ -1,4 +1,4 @@
-"""What a new user meets in the first minutes (issue 13), driven with Pilot against the
+"""What a new user meets in the first minutes, driven with Pilot against the
 real app, a real runtime and a scripted model: the status bar while a question waits,
 what "Allow for session" covers, clearing and pasting in the prompt, where the keyboard
 goes after a screen closes, and a broken config that keeps the prompt instead of
@@ -253,8 +253,8 @@ async def test_after_any_screen_closes_the_keyboard_is_back_where_it_was(make_ap
 async def test_choosing_a_model_or_a_session_puts_the_keyboard_on_the_prompt_even_from_the_files(
     make_app, tui_runtime
 ):
-    """Issue 13's case: the files sidebar had the keyboard (a revert), ctrl+o chose a model,
-    and 'hi' + enter opened a diff instead of sending."""
+    """The files sidebar has the keyboard (after a revert), ctrl+o chooses a model: then
+    'hi' + enter sends the prompt, it does not open a diff."""
     app = make_app()
     async with three_files_changed(app, tui_runtime) as pilot:
         files = app.query_one(ModifiedFileList)

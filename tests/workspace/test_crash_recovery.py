@@ -1,4 +1,4 @@
-"""Issue 15: nothing lost on kill -9. A change is written ahead to the journal, and the
+"""Nothing lost on kill -9. A change is written ahead to the journal, and the
 next start of any command rolls back what a crash interrupted.
 
 First deterministically: the test seam (TEST_OPENCODE_CRASH_AT_FILE_OP=N) SIGKILLs
@@ -18,6 +18,7 @@ import random
 import shutil
 import signal
 import sqlite3
+import stat
 import subprocess
 import sys
 import tempfile
@@ -45,6 +46,20 @@ def tree(root: Path) -> Tree:
         for path in sorted(root.rglob("*"))
         if (path.is_symlink() or path.is_file()) and ".opencode" not in path.relative_to(root).parts
     }
+
+
+def entries(root: Path) -> dict[str, tuple[str, int, bytes | None]]:
+    """Every file, symlink and folder below ``root`` (the data folder aside): its kind,
+    permission bits and bytes. Stricter than ``tree``: folders a change made and modes count."""
+    found = {}
+    for path in sorted(root.rglob("*")):
+        if ".opencode" in path.relative_to(root).parts:
+            continue
+        info = os.lstat(path)
+        kind = "link" if stat.S_ISLNK(info.st_mode) else "dir" if stat.S_ISDIR(info.st_mode) else "file"
+        data = path.read_bytes() if kind == "file" else os.readlink(path).encode() if kind == "link" else None
+        found[path.relative_to(root).as_posix()] = (kind, stat.S_IMODE(info.st_mode), data)
+    return found
 
 
 def plant(root: Path, files: Tree) -> None:
@@ -118,11 +133,17 @@ def tool_call(root: Path, name: str, arguments: dict, *options: str, crash_at: i
     return opencode(root, "tool", name, "-", "--yes", *options, stdin=json.dumps(arguments), variables=extra)
 
 
-def walk_crashes(root: Path, old: Tree, call) -> int:
-    """Crash ``call`` before its 1st, 2nd, ... file operation until it runs to the end;
-    returns how many operations it has. Each crash is recovered by the next start."""
+def walk_crashes(root: Path, old: Tree, call, executable: tuple[str, ...] = (), files: int | None = None) -> int:
+    """Plant ``old`` (the ``executable`` paths with mode 755), then crash ``call`` before its
+    1st, 2nd, ... file operation until it runs to the end; returns how many operations it
+    has. Each crash is recovered by the next start, which says how many ``files`` the
+    change set held and leaves every file, folder and mode as planted: no folder the
+    change made remains."""
+    plant(root, old)
+    for rel in executable:
+        (root / rel).chmod(0o755)
+    before = entries(root)
     for n in range(1, 100):
-        plant(root, old)
         done = call(n)
         if done.returncode == 0:
             return n - 1
@@ -130,7 +151,8 @@ def walk_crashes(root: Path, old: Tree, call) -> int:
         # The first crash is recovered by a real command, the others by the same start in here.
         recovered = next_start(root) if n == 1 else "\n".join(started(root))
         assert "Rolled back an interrupted change" in recovered, recovered
-        assert tree(root) == old, f"not rolled back after a crash before file operation {n}"
+        assert files is None or f"; {files} files)" in recovered, recovered
+        assert entries(root) == before, f"not as before after a crash before file operation {n}"
         assert temp_files(root) == []
         assert started(root) == []  # recovered once, nothing left pending
     raise AssertionError("the call never ran to its end")
@@ -144,16 +166,20 @@ SMALL = {
 
 
 def test_a_small_patch_crashed_at_every_file_operation_is_rolled_back(tmp_path: Path) -> None:
+    """Update, Delete, Add File into new folders and an executable's Move to a new folder
+    (the write tool makes its folders through the same change path)."""
     root = tmp_path / "ws"
     patch = (
         "*** Begin Patch\n*** Update File: src/app.py\n@@\n-    return 1\n+    return 2\n"
         "*** Add File: new/deep/added.py\n+added = True\n*** Delete File: old/notes.txt\n"
-        "*** Update File: src/util.py\n*** Move to: lib/util.py\n@@\n-X = 1\n+X = 2\n*** End Patch"
+        "*** Update File: src/util.py\n*** Move to: lib/deep/util.py\n@@\n-X = 1\n+X = 2\n*** End Patch"
     )
-    operations = walk_crashes(root, SMALL, lambda n: tool_call(root, "patch", {"patch": patch, "allow_delete": True}, crash_at=n))
-    assert operations >= 8  # 2 folders, 3 temp files, 3 renames, 2 unlinks, the journal's commit
+    call = lambda n: tool_call(root, "patch", {"patch": patch, "allow_delete": True}, crash_at=n)  # noqa: E731
+    operations = walk_crashes(root, SMALL, call, executable=("src/util.py",), files=5)
+    assert operations >= 8  # 4 folders, 3 temp files, 3 renames, 2 unlinks, the journal's commit
     new = tree(root)
-    assert set(new) == {"src/app.py", "new/deep/added.py", "lib/util.py"}
+    assert set(new) == {"src/app.py", "new/deep/added.py", "lib/deep/util.py"}
+    assert stat.S_IMODE(os.stat(root / "lib" / "deep" / "util.py").st_mode) == 0o755
     assert history_before(root)["old/notes.txt"] == b"remove me\n"
     assert history_before(root)["src/util.py"] == b"X = 1\n"
 

@@ -1,4 +1,4 @@
-"""The workspace lock while a person is asked (issue 15): it is let go for the question,
+"""The workspace lock while a person is asked: it is let go for the question,
 so another process can change files meanwhile, and the files are read again after the
 answer: one changed meanwhile refuses the change instead of being overwritten."""
 

@@ -1,4 +1,4 @@
-"""Issue 14, "no path races": a folder on the path swapped for a symlink to the outside
+"""No path races: a folder on the path swapped for a symlink to the outside
 between the check and the act cannot redirect a write, an edit, a patch, a delete or a
 read outside, nor leave a temp file there.
 

@@ -164,7 +164,7 @@ async def test_lock_serialises_coroutines_on_one_path(records: FileRecords, file
     async def critical(name: str) -> None:
         async with records.lock(file):
             trace.append(f"{name} in")
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0)  # the others get their turn to try the lock
             trace.append(f"{name} out")
 
     await asyncio.gather(*(critical(n) for n in "abc"))
@@ -205,7 +205,7 @@ async def test_opposite_orders_do_not_deadlock(records: FileRecords, root: Path)
 
     async def hold(paths: list[Path]) -> None:
         async with records.lock_many(paths):
-            await asyncio.sleep(0.01)
+            await asyncio.sleep(0)  # the others get their turn to try the locks
 
     await asyncio.wait_for(asyncio.gather(*(hold([a, b]) if i % 2 else hold([b, a]) for i in range(6))), 10)
     assert records.lock_count == 0

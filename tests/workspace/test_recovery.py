@@ -1,4 +1,4 @@
-"""Recovery at start (issue 15), in process: a pending change set is rolled back with its
+"""Recovery at start, in process: a pending change set is rolled back with its
 history rows and said in one line; one that another holder of the workspace lock is
 still making is left to finish, not undone."""
 

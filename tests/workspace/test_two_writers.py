@@ -1,4 +1,4 @@
-"""Issue 15, locks across processes: two opencode processes each view and edit one file
+"""Locks across processes: two opencode processes each view and edit one file
 50 times at once. An edit may be refused (the file changed since that process read it),
 but every edit reported as a success must be in the file: no silent lost update."""
 

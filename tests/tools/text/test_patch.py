@@ -467,7 +467,7 @@ def test_missing_final_newline_is_kept_while_the_last_line_is_untouched() -> Non
 
 
 def test_missing_final_newline_stays_missing_when_the_last_line_changes() -> None:
-    # Issue 3: the final newline's absence is preserved, whatever the patch does at the end.
+    # The final newline's absence is preserved, whatever the patch does at the end.
     assert updated(b"a\nb", "@@\n-b\n+B\n") == b"a\nB"
     assert updated(b"a\nb", "@@\n+c\n") == b"a\nb\nc"
     assert updated(b"a\nb", "@@ b\n+c\n") == b"a\nb\nc"
@@ -523,7 +523,7 @@ def test_regions_do_not_make_ops_differ() -> None:
 # --- cases from Codex's apply-patch suite ------------------------------------------------
 # openai/codex, codex-rs/apply-patch: the unit tests of parser.rs, lib.rs, invocation.rs,
 # streaming_parser.rs, seek_sequence.rs and the tests/ folder, restated with our own data.
-# Same outcome as Codex unless the test says which divergence of issue 3 it holds us to.
+# Same outcome as Codex unless the test names the divergence it holds us to.
 
 
 @pytest.mark.parametrize(
@@ -573,7 +573,7 @@ def test_codex_line_endings(content: bytes, hunks: str, expected: bytes) -> None
 
 
 def test_codex_adds_a_final_newline_we_keep_its_absence() -> None:
-    """Divergence (issue 3: the final newline, or its absence, is preserved): Codex ends
+    """Divergence (the final newline, or its absence, is preserved): Codex ends
     every updated file with a newline; a file that had none still has none here."""
     assert updated(b"alpha\r\nbeta", "@@\n-alpha\n+ALPHA\n") == b"ALPHA\r\nbeta"
     assert updated(b"only line", "@@\n-only line\n+one\n+two\n") == b"one\ntwo"

@@ -134,7 +134,7 @@ def edited_files(draw: st.DrawFn) -> Case:
     assume(hunks)
     result += kept(floor, len(lines))
     old = ending.join(lines) + (ending if final_newline else "")
-    # A missing final newline stays missing (issue 3), unless the new last line is empty.
+    # A missing final newline stays missing, unless the new last line is empty.
     keeps_open = not final_newline and bool(result) and result[-1][0] != ""
     # A file without any line ending says nothing: new lines then end with "\n".
     new_ending = ending if len(lines) > 1 or final_newline else "\n"

@@ -1,6 +1,5 @@
-"""Round 21 of the attack suite, bash: spellings and programs that reached a denied effect
-under --yes. Each case ran (or was allowed) before its fix; the files on disk show that
-nothing ran now."""
+"""The attack suite, bash: spellings and programs that could reach a denied effect under
+--yes. The files on disk show that none of them ran."""
 
 from __future__ import annotations
 

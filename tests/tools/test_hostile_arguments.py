@@ -1,7 +1,7 @@
-"""Round 21 of the attack suite, hostile tool arguments: half a UTF-16 pair (JSON's
-"\\ud800") in a path or a pattern, and a parameter given twice. Each failed before with
-"failed unexpectedly (UnicodeEncodeError...)" or pydantic's "unable to parse raw data", or
-took the second of two values silently; each is now one line naming the parameter."""
+"""The attack suite, hostile tool arguments: half a UTF-16 pair (JSON's "\\ud800") in a
+path or a pattern, and a parameter given twice. Each is refused in one line naming the
+parameter, not with "failed unexpectedly (UnicodeEncodeError...)", pydantic's "unable to
+parse raw data", or the second of two values taken silently."""
 
 from __future__ import annotations
 

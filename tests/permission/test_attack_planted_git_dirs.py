@@ -1,8 +1,8 @@
-"""Round 21 of the attack suite, the agent changing its own rules through git: a folder
-that is itself a repository's (`HEAD`, `objects/`, `refs/`, `config`) is no protected name,
-so the agent may write one anywhere; git finds it when it runs there, and runs the
-`core.fsmonitor` or a remote's `uploadpack` of its config. With `git *` allowed, that ran
-under --yes before."""
+"""The attack suite, the agent changing its own rules through git: a folder that is itself
+a repository's (`HEAD`, `objects/`, `refs/`, `config`) is no protected name, so the agent
+may write one anywhere; git finds it when it runs there, and would run the
+`core.fsmonitor` or a remote's `uploadpack` of its config. With `git *` allowed and
+--yes, none of them runs."""
 
 from __future__ import annotations
 

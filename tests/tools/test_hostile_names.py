@@ -1,7 +1,7 @@
-"""Round 21 of the attack suite, hostile names: a new file named with a control character
-or a bidirectional control shows as another name in a terminal, the sidebar or a
-question (`x\\rnotes.txt` prints as `notes.txt`), and a name over 255 bytes made the
-reading tools fail "unexpectedly" with an OSError. Each is one line now, nothing changed."""
+"""The attack suite, hostile names: a new file named with a control character or a
+bidirectional control would show as another name in a terminal, the sidebar or a
+question (`x\\rnotes.txt` prints as `notes.txt`), and a name over 255 bytes makes the
+system refuse the reading tools' call. Each is refused in one line, nothing changed."""
 
 from __future__ import annotations
 
