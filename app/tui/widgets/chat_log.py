@@ -43,6 +43,8 @@ PAGE = 8
 """Messages read from the store at a time (two turns of prompt, reply, tool result, reply)."""
 LIVE_LIMIT = 12
 """Beyond this many messages as widgets, those more than two screens from the view are released."""
+WALK_LIMIT = 4 * LIVE_LIMIT
+"""Beyond this many, they are released before a page is read too (scrolling on and on)."""
 
 
 class Shown(NamedTuple):
@@ -155,14 +157,17 @@ class ChatLog(VerticalScroll):
         if self.at_session_end and not self.is_anchored and self.scroll_y >= self.max_scroll_y:
             self.anchor()  # back at the end: new messages keep the view at the bottom again
         margin = max(self.size.height, 1)
-        if self._end - self._first > LIVE_LIMIT:
-            # Released first, so a walk that reads page after page keeps the window bounded.
+        if self._end - self._first > WALK_LIMIT:
+            # A walk that reads page after page never reaches the release below.
             async with self._reading:
                 await self._release_far(margin)
         if self._first > 0 and self.scroll_y < margin:
             await self._load_older()
         elif self._end < self._total and self.scroll_y > self.max_scroll_y - margin:
             await self._load_newer()
+        elif self._end - self._first > LIVE_LIMIT:
+            async with self._reading:
+                await self._release_far(margin)
 
     async def _release_far(self, screen: int) -> None:
         """Release the messages more than two screens past the view's edges (so far that

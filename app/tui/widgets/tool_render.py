@@ -61,40 +61,18 @@ class ToolOutput(Static, can_focus=True):
         )
 
 
-class ToolHeader(Static):
-    """A call's header line; on a folded call, enter or a click opens (or folds) the body."""
-
-    BINDINGS = [Binding("enter,space", "toggle_body", "Show the call's result", id="chat.toggle_result")]
-
-    def action_toggle_body(self) -> None:
-        if isinstance(self.parent, ToolCallView):
-            self.run_worker(self.parent.toggle_body(), exclusive=True, group="toggle-body")
-
-    def on_click(self) -> None:
-        self.action_toggle_body()
-
-
 class ToolCallView(Vertical):
-    """One call. ``finish`` is called once with the result; until then the action shows.
-
-    A ``folded`` call (one read back from the session's history) shows only its header
-    line, the outcome summed up; its body is built only when opened, so a long session's
-    diffs and outputs cost nothing until someone reads them."""
+    """One call. ``finish`` is called once with the result; until then the action shows."""
 
     DEFAULT_CSS = css_beside(__file__)
 
-    def __init__(self, call_id: str, tool: str, arguments: dict[str, Any], *, folded: bool = False) -> None:
+    def __init__(self, call_id: str, tool: str, arguments: dict[str, Any]) -> None:
         super().__init__(classes="running")
         self.call_id = call_id
         self.tool = tool
         self.arguments = arguments
         self.finished = False
-        self.folded = folded
-        self.foldable = folded
-        """Read back from history: its header opens and folds its body."""
-        self._result: tuple[str, dict[str, Any], bool] | None = None
-        self._body_widgets: list[Widget] = []
-        self._header = ToolHeader(self._header_content("●", "$warning", describe.action(tool)), classes="tool-header")
+        self._header = Static(self._header_content("●", "$warning", describe.action(tool)), classes="tool-header")
 
     def compose(self) -> ComposeResult:
         yield self._header
@@ -115,61 +93,15 @@ class ToolCallView(Vertical):
             return
         self.finished = True
         output = readable_output(output)
-        self._result = (output, metadata, error)
         self.set_class(False, "running")
         self.set_class(error, "failed")
-        if self.folded and not self._has_body(output, metadata, error):
-            self.folded = self.foldable = False  # nothing to open
-        self._show_header()
-        if not self.folded:
-            await self._open()
-
-    def _show_header(self) -> None:
-        if self._result is None:
-            return
-        output, metadata, error = self._result
         mark, style = ("✗", "$error") if error else ("✓", "$success")
-        note = describe.outcome(self.tool, output, metadata, error)
-        header = self._header_content(mark, style, note)
-        if self.folded:
-            header = Content.assemble(header, ("  ▸ enter or click to show", "$text-muted"))
-        self._header.update(header)
-        self._header.can_focus = self.foldable
-
-    async def toggle_body(self) -> None:
-        """Open a folded call's body, or fold an opened one back to its header line."""
-        if self._result is None or not self.foldable:
-            return
-        if self._body_widgets:
-            widgets, self._body_widgets = self._body_widgets, []
-            self.folded = True
-            await self.remove_children(widgets)
-        else:
-            self.folded = False
-            await self._open()
-        self._show_header()
-
-    async def _open(self) -> None:
-        if self._result is None:
-            return
-        self._body_widgets = self._all_body(*self._result)
-        if self._body_widgets:
-            await self.mount_all(self._body_widgets)
-
-    def _all_body(self, output: str, metadata: dict[str, Any], error: bool) -> list[Widget]:
+        self._header.update(self._header_content(mark, style, describe.outcome(self.tool, output, metadata, error)))
         body = list(self._body(output, metadata, error))
         if metadata.get("hooks"):  # what the call's hooks said, under it (app/llm/hook_steps.py)
             body.append(Static(Content("\n".join(map(str, metadata["hooks"]))), classes="tool-hooks"))
-        return body
-
-    def _has_body(self, output: str, metadata: dict[str, Any], error: bool) -> bool:
-        """Whether ``_all_body`` shows anything, told without building it."""
-        if error or metadata.get("hooks") or self.tool in describe.DIFF_TOOLS:
-            return True
-        return self.tool not in describe.READ_TOOLS and bool(self._output_text(output, metadata).strip())
-
-    def _output_text(self, output: str, metadata: dict[str, Any]) -> str:
-        return str(metadata.get("output", output)) if self.tool == "bash" else output
+        if body:
+            await self.mount_all(body)
 
     def _body(self, output: str, metadata: dict[str, Any], error: bool) -> list[Widget]:
         if error:
@@ -187,7 +119,7 @@ class ToolCallView(Vertical):
             return widgets
         if self.tool in describe.READ_TOOLS:
             return []
-        text = self._output_text(output, metadata)
+        text = str(metadata.get("output", output)) if self.tool == "bash" else output
         return [ToolOutput(text)] if text.strip() else []
 
 
