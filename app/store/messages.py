@@ -89,7 +89,7 @@ class MessageStore:
 
     def find(self, session_id: str, text: str) -> builtins.list[int]:
         """The positions (as in ``list``) of the messages whose text parts (a prompt, a
-        reply, the model's thinking) hold ``text``, case ignored, in order."""
+        reply, the model's thinking) or tool output hold ``text``, case ignored, in order."""
         needle = text.casefold()
         if not needle:
             return []
@@ -106,7 +106,7 @@ class MessageStore:
         return [
             int(row["position"])
             for row in rows
-            if any(needle in shown.casefold() for shown in part_texts(json.loads(row["parts"])))
+            if any(needle in shown.casefold() for shown in searched_texts(json.loads(row["parts"])))
         ]
 
     def prompts(self, session_id: str) -> builtins.list[str]:
@@ -146,6 +146,12 @@ class MessageStore:
 def part_texts(parts: list[dict[str, Any]]) -> list[str]:
     """The text a person reads in a message: its text and reasoning parts."""
     return [str(part["text"]) for part in parts if part.get("type") in ("text", "reasoning") and part.get("text")]
+
+
+def searched_texts(parts: list[dict[str, Any]]) -> list[str]:
+    """What find looks in: the text a person reads, and the output of tool calls."""
+    outputs = [str(part["output"]) for part in parts if part.get("type") == "tool_result" and part.get("output")]
+    return part_texts(parts) + outputs
 
 
 def _encode_parts(parts: list[dict[str, Any]]) -> str:

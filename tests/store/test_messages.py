@@ -109,3 +109,13 @@ def test_pages_count_find_and_prompts_read_only_the_live_messages_by_position(st
     assert store.messages.find(session.id, "text") == []  # a key of the stored JSON, not a word shown
     assert store.messages.find(session.id, "undone") == []
     assert store.messages.prompts(session.id) == ["Start with ZANZIBAR", 'quote "this" 50% _x_']
+
+
+def test_find_looks_in_tool_output_but_not_in_the_calls_names_or_ids(store: Store) -> None:
+    session = store.sessions.create()
+    call = {"type": "tool_call", "id": "call-grep", "name": "grep", "arguments": '{"pattern": "x"}'}
+    store.messages.add(session.id, "assistant", [{"type": "text", "text": "Searching."}, call])
+    result = {"type": "tool_result", "call_id": "call-grep", "name": "grep", "output": "src/Loader.py:3: class Zanzibar"}
+    store.messages.add(session.id, "tool", [result])
+    assert store.messages.find(session.id, "zanzibar") == [1]
+    assert store.messages.find(session.id, "call-grep") == []

@@ -35,13 +35,38 @@ def prompts_on_screen(chat: ChatLog) -> set[str]:
 
 
 async def settled(pilot, chat: ChatLog) -> None:
-    """Wait until the chat reads no more pages: its window the same after a refresh."""
-    while True:
+    """Wait until the chat reads and releases no more pages: its window and scroll
+    position the same over three refreshes (a fill runs after a refresh)."""
+    still = 0
+    while still < 3:
         await wait_until(pilot, lambda: not chat.reading)
-        window = chat.window
+        state = (chat.window, chat.scroll_y, chat.max_scroll_y)
         await pilot.pause()
-        if chat.window == window and not chat.reading:
-            return
+        still = still + 1 if (chat.window, chat.scroll_y, chat.max_scroll_y) == state and not chat.reading else 0
+
+
+async def test_paging_up_through_a_long_transcript_shows_every_prompt_and_end_comes_back(make_app, tui_runtime):
+    session_id = store_long_session(tui_runtime, 200)
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await app.open_session(session_id)
+        await settled(pilot, app.chat)
+        chat = app.chat
+        seen = prompts_on_screen(chat)
+        most = 0
+        for _ in range(200):  # a page up at a time, as a user reads back; ends at the first prompt
+            if chat.scroll_y == 0 and chat.window.start == 0:
+                break
+            chat.scroll_relative(y=-chat.size.height, animate=False, immediate=True)
+            await settled(pilot, chat)
+            seen |= prompts_on_screen(chat)
+            most = max(most, len(chat.message_widgets()))
+        assert seen >= {FIRST_PROMPT} | {f"Turn {turn}?" for turn in range(1, 50)}
+        assert most <= 80, "far-off messages are released as the walk goes on"
+        chat.focus()
+        await pilot.press("end")  # straight back to the end
+        await wait_until(pilot, lambda: chat.at_session_end and "Turn 49?" in prompts_on_screen(chat))
+        assert len(chat.message_widgets()) <= 80
 
 
 async def test_new_messages_wait_while_the_user_reads_far_above_and_a_prompt_brings_the_end(make_app, tui_runtime, script):

@@ -43,6 +43,8 @@ PAGE = 8
 """Messages read from the store at a time (two turns of prompt, reply, tool result, reply)."""
 LIVE_LIMIT = 12
 """Beyond this many messages as widgets, those more than two screens from the view are released."""
+WALK_LIMIT = 4 * LIVE_LIMIT
+"""Beyond this many, they are released before a page is read too (scrolling on and on)."""
 
 
 class Shown(NamedTuple):
@@ -155,6 +157,10 @@ class ChatLog(VerticalScroll):
         if self.at_session_end and not self.is_anchored and self.scroll_y >= self.max_scroll_y:
             self.anchor()  # back at the end: new messages keep the view at the bottom again
         margin = max(self.size.height, 1)
+        if self._end - self._first > WALK_LIMIT:
+            # A walk that reads page after page never reaches the release below.
+            async with self._reading:
+                await self._release_far(margin)
         if self._first > 0 and self.scroll_y < margin:
             await self._load_older()
         elif self._end < self._total and self.scroll_y > self.max_scroll_y - margin:
@@ -295,13 +301,13 @@ class ChatLog(VerticalScroll):
 
     def _build(self, messages: list[Message], start: int) -> list[Widget]:
         """The widgets of a page of stored messages, and the notices shown among them,
-        in order; the replies' parts are drawn once they are mounted (``_complete``)."""
+        in order; the tool results are drawn once they are mounted (``_complete``)."""
         widgets: list[Widget] = []
         if start == 0:  # the notices before the session's first message
             widgets += [self._notice_widget(notice) for notice in self._notices if notice.after == -1]
         for offset, message in enumerate(messages):
             position = start + offset
-            widget = self._message_widget(message)
+            widget = self._message_widget(message, stored=True)
             self._shown[position] = Shown(message.id, message.role, widget)
             self._positions[message.id] = position
             if widget is not None:
@@ -310,16 +316,17 @@ class ChatLog(VerticalScroll):
         return widgets
 
     async def _complete(self, messages: list[Message], start: int) -> None:
-        """Draw the parts of a mounted page's replies, then its tool results."""
+        """Draw the tool results of a mounted page's replies."""
         for message in messages:
             assistant = self._assistants.get(message.id)
             if assistant is not None:
-                await assistant.show_parts(message.parts)
                 await self._reapply_results(assistant)
         for message in messages:
             await self._finish_calls(message)
 
-    def _message_widget(self, message: Message) -> Widget | None:
+    def _message_widget(self, message: Message, *, stored: bool = False) -> Widget | None:
+        """A message's widget (None for a tool result); ``stored``: a reply is composed
+        with its parts, else they are drawn as they stream or once it is complete."""
         if message.role == "user":
             from app.tui.widgets.message_user import UserMessage
 
@@ -331,7 +338,7 @@ class ChatLog(VerticalScroll):
             # the first frame, which must not wait for them.
             from app.tui.widgets.message_assistant import AssistantMessage
 
-            assistant = AssistantMessage(message.id)
+            assistant = AssistantMessage(message.id, message.parts if stored else None)
             self._assistants[message.id] = assistant
             return assistant
         return None

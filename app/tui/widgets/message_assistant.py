@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.content import Content
+from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from app.llm.call_arguments import arguments_for_display
@@ -39,7 +41,9 @@ class AssistantMessage(Vertical):
 
     DEFAULT_CSS = css_beside(__file__)
 
-    def __init__(self, message_id: str) -> None:
+    def __init__(self, message_id: str, parts: list[dict[str, Any]] | None = None) -> None:
+        """``parts``: a stored message's parts, composed with the message, so a page of
+        stored replies mounts (and is laid out) at once."""
         super().__init__()
         self.message_id = message_id
         self.tool_views: dict[str, ToolCallView] = {}
@@ -47,6 +51,11 @@ class AssistantMessage(Vertical):
         self._reasonings: list[ReasoningBlock] = []
         self._open_text: StreamedText | None = None
         self._reasoning_open = False
+        self._composed = self._blocks(parts or [])
+
+    def compose(self) -> ComposeResult:
+        blocks, self._composed = self._composed, []
+        yield from blocks
 
     @property
     def text(self) -> str:
@@ -74,9 +83,12 @@ class AssistantMessage(Vertical):
         self._reasoning_open = False
         view = self.tool_views.get(call_id)
         if view is None:
-            view = (TaskView if tool == "task" else ToolCallView)(call_id, tool, arguments)
-            self.tool_views[call_id] = view
+            view = self._tool_view(call_id, tool, arguments)
             await self.mount(view)
+        return view
+
+    def _tool_view(self, call_id: str, tool: str, arguments: dict[str, Any]) -> ToolCallView:
+        view = self.tool_views[call_id] = (TaskView if tool == "task" else ToolCallView)(call_id, tool, arguments)
         return view
 
     def end_text(self) -> None:
@@ -88,18 +100,28 @@ class AssistantMessage(Vertical):
     async def show_parts(self, parts: list[dict[str, Any]]) -> None:
         """Draw a stored message at once (replaying a session, or repairing a stream
         that lost deltas): no streaming, the final text of each part."""
+        self.end_text()
+        self._reasoning_open = False
+        blocks = self._blocks(parts)
+        if blocks:
+            await self.mount_all(blocks)
+
+    def _blocks(self, parts: list[dict[str, Any]]) -> list[Widget]:
+        """The widgets of stored parts, not mounted yet (a call already shown is skipped)."""
+        blocks: list[Widget] = []
         for part in parts:
             kind = part.get("type")
             if kind == "text" and part.get("text"):
                 text = StreamedText(part["text"])
                 self._texts.append(text)
-                await self.mount(text)
+                blocks.append(text)
             elif kind == "reasoning" and part.get("text"):
                 reasoning = ReasoningBlock(part["text"])
                 self._reasonings.append(reasoning)
-                await self.mount(reasoning)
-            elif kind == "tool_call":
-                await self.add_tool_call(part["id"], part["name"], arguments_for_display(part.get("arguments")))
+                blocks.append(reasoning)
+            elif kind == "tool_call" and part["id"] not in self.tool_views:
+                blocks.append(self._tool_view(part["id"], part["name"], arguments_for_display(part.get("arguments"))))
+        return blocks
 
     async def reconcile(self, parts: list[dict[str, Any]]) -> bool:
         """Make the streamed text equal the stored parts (deltas are droppable on the bus;
