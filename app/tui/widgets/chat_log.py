@@ -19,6 +19,8 @@ the first frame does not need."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from textual.binding import Binding
@@ -85,6 +87,8 @@ class ChatLog(VerticalScroll):
         self._notices: list[Notice] = []
         self._reading = asyncio.Lock()
         """Held while the window changes (a page read and mounted, a jump): one at a time."""
+        self._fill_skipped = False
+        """A fill came while the window was changing: it runs again once the change is done."""
         self._assistants: dict[str, AssistantMessage] = {}
         self._results: dict[str, ToolResult] = {}
         self._subagents: dict[str, tuple[str, str, str]] = {}
@@ -122,7 +126,7 @@ class ChatLog(VerticalScroll):
 
     async def show_session(self, session_id: str | None, pages: MessagePages | None) -> None:
         """Forget what is shown and draw the end of a session (None: a blank chat)."""
-        async with self._reading:
+        async with self._changing():
             await self._clear()
             self._assistants.clear()
             self._results.clear()
@@ -152,21 +156,24 @@ class ChatLog(VerticalScroll):
 
     async def _fill(self) -> None:
         """Read the next page when the view comes within a screen of the window's edge."""
-        if self._reading.locked() or self._pages is None or not self.is_attached:
+        if self._pages is None or not self.is_attached:
+            return
+        if self._reading.locked():
+            self._fill_skipped = True
             return
         if self.at_session_end and not self.is_anchored and self.scroll_y >= self.max_scroll_y:
             self.anchor()  # back at the end: new messages keep the view at the bottom again
         margin = max(self.size.height, 1)
         if self._end - self._first > WALK_LIMIT:
             # A walk that reads page after page never reaches the release below.
-            async with self._reading:
+            async with self._changing():
                 await self._release_far(margin)
         if self._first > 0 and self.scroll_y < margin:
             await self._load_older()
         elif self._end < self._total and self.scroll_y > self.max_scroll_y - margin:
             await self._load_newer()
         elif self._end - self._first > LIVE_LIMIT:
-            async with self._reading:
+            async with self._changing():
                 await self._release_far(margin)
 
     async def _release_far(self, screen: int) -> None:
@@ -183,6 +190,16 @@ class ChatLog(VerticalScroll):
         if start > self._first:
             await self._release_above(start)
 
+    @asynccontextmanager
+    async def _changing(self) -> AsyncIterator[None]:
+        """Hold the window for one change; a fill that came meanwhile runs after it, so
+        where the window ends up depends on where the view is, not on when it scrolled."""
+        async with self._reading:
+            yield
+        if self._fill_skipped:
+            self._fill_skipped = False
+            self.call_after_refresh(self._fill)
+
     def _top_of(self, position: int) -> int:
         widget = self.widget_at(position)
         return widget.virtual_region.y if widget is not None else 0
@@ -192,12 +209,12 @@ class ChatLog(VerticalScroll):
         return widget.virtual_region.bottom if widget is not None else 0
 
     async def _load_older(self) -> None:
-        async with self._reading:
+        async with self._changing():
             await self._read_older()
         self.call_after_refresh(self._fill)
 
     async def _load_newer(self) -> None:
-        async with self._reading:
+        async with self._changing():
             await self._read_newer()
         self.call_after_refresh(self._fill)
 
@@ -357,7 +374,7 @@ class ChatLog(VerticalScroll):
         not there) and scroll to it; returns its widget."""
         if self._pages is None or not 0 <= position < self._total:
             return None
-        async with self._reading:
+        async with self._changing():
             if position not in self.window:
                 await self._clear()
                 self._first = self._end = max(position - 1, 0)
@@ -378,7 +395,7 @@ class ChatLog(VerticalScroll):
 
     async def show_end(self) -> None:
         """Back to the session's end (a prompt is sent while the user reads far above)."""
-        async with self._reading:
+        async with self._changing():
             if not self.at_session_end:
                 await self._clear()
                 self._first = self._end = self._total
