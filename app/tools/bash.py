@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 from pydantic import Field
 
@@ -29,6 +30,8 @@ from app.permission import PermissionPreview
 from app.permission.effects import protected_roots
 from app.permission.hook_decision import current_hook_decision
 from app.sandbox.landlock_server import LANDLOCK_SERVER, Launched, ServerStopped
+from app.sandbox.mechanisms import Mechanism
+from app.sandbox.policy import SandboxPolicy
 from app.sandbox.refusals import refusal_note
 from app.sandbox.runner import landlock_policy, placeholders, sandboxed_argv
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
@@ -105,22 +108,26 @@ class ShellOutcome:
     duration_ms: int
 
 
-class _ShellProtocol(asyncio.SubprocessProtocol, asyncio.Protocol):
-    """Feeds the output to the capture, and tells apart the shell's exit from the end of
-    its output: a background child (`server &`) may hold the pipe long after the exit.
-    The output comes from a subprocess transport, or (a command the Landlock server
-    started) from the read end of its pipe."""
+class OutputSink(Protocol):
+    def feed(self, data: bytes, *, final: bool = False) -> None: ...
 
-    def __init__(self, capture: OutputCapture) -> None:
-        self.capture = capture
+
+class ShellProtocol(asyncio.SubprocessProtocol, asyncio.Protocol):
+    """Feeds the output to ``sink`` (an OutputCapture, a background job's log), and tells
+    apart the shell's exit from the end of its output: a background child (`server &`)
+    may hold the pipe long after the exit. The output comes from a subprocess transport,
+    or (a command the Landlock server started) from the read end of its pipe."""
+
+    def __init__(self, sink: OutputSink) -> None:
+        self.sink = sink
         self.exited = asyncio.Event()
         self.output_closed = asyncio.Event()
 
     def pipe_data_received(self, fd: int, data: bytes) -> None:
-        self.capture.feed(data)
+        self.sink.feed(data)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        self.capture.feed(b"", final=True)
+        self.sink.feed(b"", final=True)
         self.output_closed.set()
 
     def data_received(self, data: bytes) -> None:
@@ -139,26 +146,9 @@ async def run_shell(argv: list[str], cwd: Path, timeout_s: float, landlock: dict
     ``landlock``: the Landlock policy it runs under (app.sandbox.runner.landlock_policy),
     started by the fork server (app.sandbox.landlock_server)."""
     started = time.monotonic()
-    protocol = _ShellProtocol(OutputCapture())
-    transport: asyncio.SubprocessTransport | Launched
-    try:
-        if landlock is None:
-            transport, _ = await asyncio.get_running_loop().subprocess_exec(
-                lambda: protocol,
-                *argv,
-                cwd=cwd,
-                env=for_children(),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        else:
-            transport = await LANDLOCK_SERVER.launch(protocol, protocol.process_exited, argv, cwd, landlock)
-    except ServerStopped as err:
-        raise ToolError(f"bash: {err.strerror}; run the command again (the server restarts)") from None
-    except OSError as err:
-        raise no_shell(argv[0], err.strerror or str(err)) from None
+    capture = OutputCapture()
+    protocol = ShellProtocol(capture)
+    transport = await start_shell(protocol, argv, cwd, landlock)
     pgid = transport.get_pid()
     timed_out = False
     try:
@@ -182,13 +172,39 @@ async def run_shell(argv: list[str], cwd: Path, timeout_s: float, landlock: dict
                     await protocol.exited.wait()
         transport.close()
     return ShellOutcome(
-        output=protocol.capture.text(),
-        omitted=protocol.capture.omitted,
+        output=capture.text(),
+        omitted=capture.omitted,
         exit_code=None if timed_out else transport.get_returncode(),
         timed_out=timed_out,
         detached=not protocol.output_closed.is_set(),
         duration_ms=round((time.monotonic() - started) * 1000),
     )
+
+
+async def start_shell(
+    protocol: ShellProtocol, argv: list[str], cwd: Path, landlock: dict[str, object] | None = None
+) -> asyncio.SubprocessTransport | Launched:
+    """Start ``argv`` in ``cwd`` as the leader of a process group of its own, stdin closed,
+    stdout and stderr into ``protocol``, which hears when it exits. ``landlock``: the
+    policy the Landlock fork server starts it under; None starts it directly."""
+    try:
+        if landlock is not None:
+            return await LANDLOCK_SERVER.launch(protocol, protocol.process_exited, argv, cwd, landlock)
+        transport, _ = await asyncio.get_running_loop().subprocess_exec(
+            lambda: protocol,
+            *argv,
+            cwd=cwd,
+            env=for_children(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        return transport
+    except ServerStopped as err:
+        raise ToolError(f"bash: {err.strerror}; run the command again (the server restarts)") from None
+    except OSError as err:
+        raise no_shell(argv[0], err.strerror or str(err)) from None
 
 
 def no_shell(shell: str, why: str) -> ToolError:
@@ -285,13 +301,42 @@ def command_file(command: str) -> Iterator[Path]:
             os.unlink(name)
 
 
-def signalled_as_bwrap_says(outcome: ShellOutcome) -> ShellOutcome:
-    """bwrap exits with 128 + N when the shell was killed by signal N (as a shell reports
-    a child's): that is said as the signal, as for a shell run directly."""
-    code = outcome.exit_code
-    if code is not None and 128 < code < 128 + signal.NSIG:
-        return replace(outcome, exit_code=128 - code)
-    return outcome
+@dataclass(frozen=True)
+class ShellLaunch:
+    """How the shell of a judged command starts: ``argv`` (inside bwrap or sandbox-exec
+    when one of them is the sandbox), ``landlock`` (the policy the Landlock fork server
+    applies; None: started directly), ``policy`` (the sandbox's; None: outside it)."""
+
+    argv: list[str]
+    mechanism: Mechanism | None = None
+    policy: SandboxPolicy | None = None
+    landlock: dict[str, object] | None = None
+
+    def holding(self) -> contextlib.AbstractContextManager[None]:
+        """What the sandbox needs on disk while the command runs (bwrap's placeholders)."""
+        if self.mechanism is None or self.policy is None:
+            return contextlib.nullcontext()
+        return placeholders(self.mechanism, self.policy)
+
+    def exit_code(self, code: int | None) -> int | None:
+        """The shell's exit code as when it runs directly: bwrap exits with 128 + N when
+        the shell was killed by signal N (as a shell reports a child's), said as -N."""
+        if self.mechanism == "bwrap" and code is not None and 128 < code < 128 + signal.NSIG:
+            return 128 - code
+        return code
+
+
+def shell_launch(ctx: ToolContext, decided: BashPlan, script: Path) -> ShellLaunch:
+    """How the shell runs ``script``, the command that ``decided`` judged."""
+    argv = shell_argv(ctx, script)
+    policy, mechanism = decided.policy, decided.availability.mechanism if decided.availability else None
+    if policy is None or mechanism is None:
+        return ShellLaunch(argv)
+    if shutil.which(argv[0]) is None:  # said as when it runs outside, not as the sandbox's exec error
+        raise no_shell(argv[0], "No such file or directory, or not executable")
+    if mechanism == "landlock":
+        return ShellLaunch(argv, mechanism, policy, landlock_policy(policy))
+    return ShellLaunch(sandboxed_argv(mechanism, policy, argv), mechanism, policy)
 
 
 def background_command(command: str) -> str | None:
@@ -334,26 +379,16 @@ class BashTool(Tool):
         title = params.description or one_line(params.command, 80)
         decided = await authorize(ctx, params.command, title, sandbox=params.sandbox)
         ctx.workspace.assert_present()  # its folder is where the command runs
-        policy, mechanism = decided.policy, decided.availability.mechanism if decided.availability else None
         if params.background or background_command(params.command) is not None:
             from app.tools.bash_background import start_job
 
-            return await start_job(ctx, background_command(params.command) or params.command, title)
+            return await start_job(ctx, decided, background_command(params.command) or params.command, title)
         with command_file(params.command) as script:
-            argv = shell_argv(ctx, script)
-            if policy is None or mechanism is None:
-                outcome = await run_shell(argv, ctx.workspace.root, timeout_ms / 1000)
-            else:
-                if shutil.which(argv[0]) is None:  # said as when it runs outside, not as the sandbox's exec error
-                    raise no_shell(argv[0], "No such file or directory, or not executable")
-                with placeholders(mechanism, policy):
-                    if mechanism == "landlock":
-                        outcome = await run_shell(argv, ctx.workspace.root, timeout_ms / 1000, landlock_policy(policy))
-                    else:
-                        argv = sandboxed_argv(mechanism, policy, argv)
-                        outcome = await run_shell(argv, ctx.workspace.root, timeout_ms / 1000)
-                if mechanism == "bwrap":
-                    outcome = signalled_as_bwrap_says(outcome)
+            launch = shell_launch(ctx, decided, script)
+            with launch.holding():
+                outcome = await run_shell(launch.argv, ctx.workspace.root, timeout_ms / 1000, launch.landlock)
+        outcome = replace(outcome, exit_code=launch.exit_code(outcome.exit_code))
+        policy = launch.policy
         lines = [outcome.output.rstrip("\n") or "(no output)", ""]
         if outcome.detached:
             lines.append("Note: a background process still holds the output; what it prints later is not shown.")
@@ -372,6 +407,6 @@ class BashTool(Tool):
                 "truncated": outcome.omitted > 0,
                 "omitted_chars": outcome.omitted,
                 "duration_ms": outcome.duration_ms,
-                "sandbox": mechanism if policy is not None else None,
+                "sandbox": launch.mechanism,
             },
         )

@@ -9,23 +9,29 @@ from functools import partial
 from pydantic import Field
 
 from app.errors import ToolError
+from app.sandbox.refusals import refusal_note
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
+from app.tools.bash_sandbox import BashPlan
 from app.tools.descriptions import tool_description
 from app.tools.jobs import Job, JobTable
 
 
-async def start_job(ctx: ToolContext, command: str, title: str) -> ToolResult:
-    """Start ``command`` (judged already) as a background job of the session."""
-    from app.tools.bash import shell_argv
+async def start_job(ctx: ToolContext, decided: BashPlan, command: str, title: str) -> ToolResult:
+    """Start ``command`` as a background job of the session, run as ``decided`` says (in
+    the sandbox when it is one): judged already, as any bash call."""
+    from app.tools.bash import shell_launch
 
-    job = await _jobs(ctx).start(partial(shell_argv, ctx), ctx.workspace.root, ctx.session_id, command)
+    job = await _jobs(ctx).start(partial(shell_launch, ctx, decided), ctx.workspace.root, ctx.session_id, command)
     return ToolResult(
         output=(
             f"Started in the background as job {job.id}: it runs while you go on. "
             f"Read its output with bash_output (job_id {job.id}); stop it with bash_kill."
         ),
         title=title,
-        metadata={"command": command, "job_id": job.id, "pgid": job.pgid, "background": True, "log": str(job.log)},
+        metadata={
+            "command": command, "job_id": job.id, "pgid": job.pgid, "background": True, "log": str(job.log),
+            "sandbox": job.launch.mechanism,
+        },  # fmt: skip
     )
 
 
@@ -41,7 +47,7 @@ class BashOutputTool(Tool):
 
     async def run(self, params: JobParams, ctx: ToolContext) -> ToolResult:
         job = _jobs(ctx).get(ctx.session_id, params.job_id)
-        output = _jobs(ctx).new_output(job)
+        output = job.output.unread()
         return _report(job, output or "(no new output)", f"Output of job {job.id}")
 
 
@@ -55,13 +61,18 @@ class BashKillTool(Tool):
         job = jobs.get(ctx.session_id, params.job_id)
         if job.running:
             await jobs.kill(job)
-        output = jobs.new_output(job)
+        output = job.output.unread()
         return _report(job, output or "(no new output)", f"Stop job {job.id}")
 
 
 def _report(job: Job, output: str, title: str) -> ToolResult:
+    """The new output, what the sandbox refused in it (as bash says it), and the status."""
+    lines = [output.rstrip("\n"), ""]
+    if job.launch.policy is not None and (note := refusal_note(job.launch.policy, output)) is not None:
+        lines.append(note)
+    lines.append(f"Job {job.id} ({job.command}): {job.status()}.")
     return ToolResult(
-        output=f"{output.rstrip(chr(10))}\n\nJob {job.id} ({job.command}): {job.status()}.",
+        output="\n".join(lines),
         title=title,
         metadata={"job_id": job.id, "running": job.running, "exit_code": job.exit_code},
     )

@@ -576,12 +576,17 @@ class OpencodeApp(App[None]):
 
     @work(group="jobs", exit_on_error=False)
     async def action_jobs(self, arguments: str = "") -> None:
-        """``/jobs``: the session's background jobs as a notice, also while a reply runs
-        (``/jobs stop N`` stops one)."""
+        """``/jobs``: the session's background jobs on a screen where a key stops one, also
+        while a reply runs; ``/jobs stop N`` stops one at once."""
         from app.llm.session_commands import jobs
         from app.slash_commands import CommandCall
+        from app.tui.screens.jobs import JobsScreen
 
-        if self._runtime_or_why("The jobs cannot be listed") is None or self.session_id is None:
+        runtime = self._runtime_or_why("The jobs cannot be listed")
+        if runtime is None or self.session_id is None:
+            return
+        if not arguments.strip() and runtime.jobs.of(self.session_id):
+            await self.push_screen(JobsScreen(runtime.jobs, self.session_id))
             return
         try:
             line = await jobs(CommandCall(self.agent_loop(), self.session_id, arguments))

@@ -115,7 +115,7 @@ async def test_a_trailing_ampersand_is_a_background_job_and_output_is_bounded(ma
     await job.done.wait()
     read = await BashOutputTool().call({"job_id": job.id}, runtime.context(session_id))
     assert f"characters only in {job.log}" in read.output and "exited with code 0" in read.output
-    assert len(job.ring) == RING_CHARS and job.log.stat().st_size == size + 1  # the whole output, in the log
+    assert len(job.output.ring) == RING_CHARS and job.log.stat().st_size == size + 1  # the whole output, in the log
     again = await BashOutputTool().call({"job_id": job.id}, runtime.context(session_id))
     assert again.output.startswith("(no new output)")
 
@@ -146,7 +146,7 @@ async def test_jobs_lists_and_stops(make_runtime):
 
     started = await BashTool().call({"command": "echo ready; sleep 300", "background": True}, runtime.context(session_id))
     job = runtime.jobs.get(session_id, started.metadata["job_id"])
-    await eventually(lambda: job.written, what="the job's first line")  # before listing
+    await eventually(lambda: job.output.written, what="the job's first line")  # before listing
     listed = await jobs(CommandCall(loop, session_id, ""))
     assert listed.splitlines()[:2] == ["1. echo ready; sleep 300: running", "     ready"]
     stopped = await jobs(CommandCall(loop, session_id, "stop 1"))
