@@ -93,7 +93,7 @@ def agent_files_fingerprint(root: Path, env: Mapping[str, str]) -> tuple[tuple[i
 
 
 def _read_folder(folder: Path, notices: list[str]) -> Iterable[Agent]:
-    from app import frontmatter
+    from app.core import frontmatter
 
     for path in frontmatter.markdown_files(folder, "agent files", MAX_FILES, notices):
         try:
@@ -104,7 +104,7 @@ def _read_folder(folder: Path, notices: list[str]) -> Iterable[Agent]:
 
 def read_agent(path: Path) -> Agent:
     """The agent one file defines; AgentFileError naming the file (and key) otherwise."""
-    from app import frontmatter  # YAML is imported only when there are agent files
+    from app.core import frontmatter  # YAML is imported only when there are agent files
 
     name = path.stem
     if not NAME_PATTERN.fullmatch(name):

@@ -24,7 +24,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal, NamedTuple, TypeVar
 
-from app.errors import OpencodeError
+from app.core.errors import OpencodeError
 from app.permission.rules import READ_ONLY_TOOLS, AgentRules, Rules
 
 if TYPE_CHECKING:

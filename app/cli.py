@@ -11,8 +11,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from app import __version__, gc_policy
-from app.errors import OpencodeError, shown_if_not_utf8
+from app import __version__
+from app.core import gc_policy
+from app.core.errors import OpencodeError, shown_if_not_utf8
 
 if TYPE_CHECKING:
     from app.llm.headless_request import HeadlessRequest
@@ -277,7 +278,7 @@ def _cmd_default(args: argparse.Namespace) -> int:
         attached = _run_attached(root, request, args.attach, environment)
         if attached is not None:
             return attached
-        gc_policy.pause()  # start-up: the turn resumes it once litellm is imported (app/gc_policy.py)
+        gc_policy.pause()  # start-up: the turn resumes it once litellm is imported (app/core/gc_policy.py)
         from app.llm.headless import EXIT_INTERRUPTED, run_headless
 
         code = run_headless(root, request)
@@ -398,7 +399,7 @@ def _reader_gone() -> int:
 
 ONE_SHOT = frozenset({"schema", "permission", "sandbox", "tool", "changes"})
 """Commands that do one thing and end: the collector stays paused while they run
-(see app.gc_policy)."""
+(see app.core.gc_policy)."""
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -12,8 +12,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from app import boundedjson
-from app.errors import OpencodeError, ToolError
+from app.core import boundedjson
+from app.core.errors import OpencodeError, ToolError
 
 if TYPE_CHECKING:
     from app.permission.service import Policy

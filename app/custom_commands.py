@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from app import frontmatter
+from app.core import frontmatter
 from app.slash_commands import NAME_PATTERN, CommandRegistry, SlashCommand, builtin_commands, takes_arguments
 
 COMMANDS_FOLDER = "commands"

@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from app.diff import unified_diff
-from app.errors import OpencodeError
+from app.core.diff import unified_diff
+from app.core.errors import OpencodeError
 from app.llm.messages import text_of
 from app.slash_commands import CommandCall
 from app.store import Message, Store

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from importlib import import_module
 from typing import TYPE_CHECKING, Any, Literal
 
-from app.errors import OpencodeError
+from app.core.errors import OpencodeError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine

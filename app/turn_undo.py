@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from app.errors import OpencodeError, ToolError
+from app.core.errors import OpencodeError, ToolError
 from app.llm.messages import text_of
 from app.runtime import Runtime
 from app.slash_commands import CommandCall

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.config import Config, load_config
-from app.errors import OpencodeError
+from app.core.errors import OpencodeError
 from app.store.location import data_directory
 
 WORKTREES = "worktrees"

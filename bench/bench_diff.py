@@ -1,4 +1,4 @@
-"""How fast app.diff is on a big file with scattered edits (the sidebar recomputes stats
+"""How fast app.core.diff is on a big file with scattered edits (the sidebar recomputes stats
 after every tool call), and a patched file's diff when the changed regions are known
 (``unified_diff_regions``, as the patch tool makes it). Run: .venv/bin/python bench/bench_diff.py"""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.diff import Region, diff_stats, unified_diff, unified_diff_regions  # noqa: E402
+from app.core.diff import Region, diff_stats, unified_diff, unified_diff_regions  # noqa: E402
 
 LINES = 10_000
 CHANGES = 100

@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.diff import unified_diff  # noqa: E402
+from app.core.diff import unified_diff  # noqa: E402
 from app.tools.changes import AppliedFile  # noqa: E402
 from app.tools.text.patch import PatchPlan, parse_patch, plan_patch  # noqa: E402
 

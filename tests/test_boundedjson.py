@@ -1,4 +1,4 @@
-"""app.boundedjson: the stdlib's answer within the limits, one named error beyond them."""
+"""app.core.boundedjson: the stdlib's answer within the limits, one named error beyond them."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.boundedjson import JsonLimitError, loads
+from app.core.boundedjson import JsonLimitError, loads
 
 LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-(10**18), 10**18), st.text(alphabet='a"\\[]{}:,é\n', max_size=5))
 VALUES = st.recursive(

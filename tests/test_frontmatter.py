@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from app import frontmatter
-from app.frontmatter import FrontMatterError
+from app.core import frontmatter
+from app.core.frontmatter import FrontMatterError
 
 
 def test_front_matter_and_body_are_separated():

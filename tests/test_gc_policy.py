@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gc
 
-from app import gc_policy
+from app.core import gc_policy
 
 
 def test_full_passes_wait_while_any_holder_remains():

@@ -239,7 +239,7 @@ def test_viewing_a_file_that_exists_loads_no_fuzzy_matcher_and_no_image_code(pro
     reading a text file pays for neither."""
     loaded = loaded_modules(project, "tool", "view", json.dumps({"filePath": "src/app.py"}))
     assert "app.tools.view" in loaded
-    assert "rapidfuzz" not in loaded and "app.images" not in loaded
+    assert "rapidfuzz" not in loaded and "app.core.images" not in loaded
     code, missing = tool(project, "view", {"filePath": "src/ap.py"})
     assert code == 1
     assert "src/app.py" in missing["output"]  # the near miss is still suggested

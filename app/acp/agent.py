@@ -40,7 +40,7 @@ from app.acp.mcp_servers import MCP_CAPABILITIES, EditorServer, connect_editor_s
 from app.acp.relay import TurnRelay
 from app.acp.replay import replay
 from app.acp.workspaces import Workspaces
-from app.errors import OpencodeError
+from app.core.errors import OpencodeError
 from app.llm.agent import AgentLoop, TurnResult
 from app.llm.headless import CannotStart, pick_session, usable_model
 from app.llm.title import fallback_title

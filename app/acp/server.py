@@ -18,7 +18,7 @@ from app.acp.agent import OpencodeAgent
 from app.acp.channel import ClientChannel
 from app.acp.stdio_pipes import StdioPipes
 from app.config import load_config
-from app.errors import OpencodeError
+from app.core.errors import OpencodeError
 from app.store.location import data_directory
 
 HELP = "serve the agent to editors over the Agent Client Protocol (stdio)"

@@ -14,7 +14,7 @@ from acp import RequestError
 
 from app.agent_files import agent_files_fingerprint
 from app.config import Fingerprint, config_fingerprint
-from app.errors import OpencodeError
+from app.core.errors import OpencodeError
 from app.llm.agent import AgentLoop
 from app.llm.scripted import ProviderPerModel
 from app.runtime import Runtime

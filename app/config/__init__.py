@@ -37,7 +37,7 @@ __all__ = [
 
 # Saving (tempfile) and the schema export serve one command each: loaded on first use,
 # so the commands that only load the configuration do not pay for them. (Not through
-# app.lazy: this package imports nothing of app outside app.config and app.errors.)
+# app.core.lazy: this package imports nothing of app outside app.config and app.core.errors.)
 _LAZY = {
     "config_json_schema": "app.config.schema",
     "save_project_setting": "app.config.save",

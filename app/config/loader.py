@@ -22,7 +22,7 @@ from app.config.merge import deep_merge
 from app.config.messages import KeyPath, first_problem, format_path
 from app.config.models import Config, UserPermission
 from app.config.settings import Load, load_sources
-from app.errors import ConfigError
+from app.core.errors import ConfigError
 
 
 def warn_on_stderr(message: str) -> None:

@@ -17,13 +17,13 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from app import boundedjson
 from app.config.keys import find_field, holds_text, map_values, section_model
 from app.config.merge import deep_merge, nest
 from app.config.messages import KeyPath, first_problem, format_path, unknown_key_hint
 from app.config.models import ENV_PREFIX, ENV_SEPARATOR, ConfigShape
-from app.errors import ConfigError
-from app.file_kinds import kind_of
+from app.core import boundedjson
+from app.core.errors import ConfigError
+from app.core.file_kinds import kind_of
 
 CONFIG_FILE = ".opencode.json"
 MAX_CONFIG_BYTES = 1024 * 1024

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from app.config.sources import CONFIG_FILE, global_config_path, read_json_object
-from app.errors import ConfigError
+from app.core.errors import ConfigError
 from app.hooks.events import EVENTS
 
 DEFAULT_TIMEOUT = 60.0

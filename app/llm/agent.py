@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any, Protocol, Unpack
 
 from app.agents import Agent, configured_model, tools_for
-from app.errors import OpencodeError, ToolError
-from app.images import Image, ImageError, Mention, image_mentions
+from app.core.errors import OpencodeError, ToolError
+from app.core.images import Image, ImageError, Mention, image_mentions
 from app.llm import compaction
 from app.llm.call_arguments import arguments_for_display
 from app.llm.context import allowed_outside, build_system_prompt

@@ -1,13 +1,13 @@
 """A tool call's arguments as front-ends show them, live or replayed from the store.
 
-Standard library and app.boundedjson only: the TUI's chat imports it before its first
+Standard library and app.core.boundedjson only: the TUI's chat imports it before its first
 frame."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from app import boundedjson
+from app.core import boundedjson
 
 
 def arguments_for_display(arguments: str | dict[str, Any] | None) -> dict[str, Any]:

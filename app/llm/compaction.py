@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.errors import OpencodeError
+from app.core.errors import OpencodeError
 
 THRESHOLD = 0.9
 """Compact when the context passes this share of the model's window."""

@@ -28,7 +28,7 @@ from app.agents import Agent
 from app.config import Config
 from app.config.models import DEFAULT_CONTEXT_PATHS
 from app.config.sources import CONFIG_FILE, read_json_object
-from app.errors import ConfigError, PermissionDeniedError
+from app.core.errors import ConfigError, PermissionDeniedError
 from app.permission import PermissionPreview, PermissionService
 
 ALWAYS_READ = ("AGENTS.md", "CLAUDE.md", ".cursorrules")

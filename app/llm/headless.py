@@ -28,11 +28,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from app import gc_policy
 from app.agents import UnknownAgentError, configured_model
 from app.bus import Event, Subscription
-from app.control_chars import escape_controls
-from app.errors import OpencodeError
+from app.core import gc_policy
+from app.core.control_chars import escape_controls
+from app.core.errors import OpencodeError
 from app.hooks.service import HookNotice
 from app.llm.agent import AgentLoop, ModelProvider, TurnResult
 from app.llm.events import MentionRefused, ModelRetrying, ToolCallFinished, ToolCallStarted
@@ -294,7 +294,7 @@ async def _turn(
 
 async def _start_up_done(model: str) -> None:
     """Start-up ends when litellm is imported (at once for a scripted model): the
-    collector, paused by the command line for it (app/gc_policy.py), resumes then."""
+    collector, paused by the command line for it (app/core/gc_policy.py), resumes then."""
     if not is_scripted(model):
         await litellm_imported()
     gc_policy.resume_if_paused()

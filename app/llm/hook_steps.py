@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from app.bus import Bus
-from app.errors import OpencodeError
+from app.core.errors import OpencodeError
 from app.hooks.events import tool_input, tool_names
 from app.hooks.service import HookService, Outcome
 from app.llm.events import TurnFinished

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.errors import OpencodeError, PermissionDeniedError
-from app.images import Image, ImageError, Mention, is_image_name
+from app.core.errors import OpencodeError, PermissionDeniedError
+from app.core.images import Image, ImageError, Mention, is_image_name
 
 if TYPE_CHECKING:
     from app.tools.base import Tool, ToolContext

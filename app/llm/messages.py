@@ -32,7 +32,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from app import boundedjson
+from app.core import boundedjson
 from app.store import Message
 
 Part = dict[str, Any]

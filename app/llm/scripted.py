@@ -38,8 +38,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.alias_generators import to_camel
 from pydantic_core import ErrorDetails
 
-from app.errors import OpencodeError
-from app.file_kinds import kind_of
+from app.core.errors import OpencodeError
+from app.core.file_kinds import kind_of
 from app.llm.messages import estimate_tokens
 from app.llm.provider import (
     Finish,

@@ -20,7 +20,7 @@ async def context(call: CommandCall) -> str:
 
 async def jobs(call: CommandCall) -> str:
     """``/jobs``: the session's background jobs with their last lines; ``/jobs stop N`` stops one."""
-    from app.errors import OpencodeError
+    from app.core.errors import OpencodeError
 
     table = call.loop.runtime.jobs
     words = call.arguments.split()

@@ -8,7 +8,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from app.errors import OpencodeError, PermissionDeniedError
+from app.core.errors import OpencodeError, PermissionDeniedError
 from app.llm.messages import Part, tool_result_part
 from app.llm.provider import ToolCall
 from app.tools.base import Tool, ToolContext

@@ -2,7 +2,7 @@
 HTTP, through the official ``mcp`` SDK), started in the background, whose tools reach the
 agents as ``<server>_<tool>``. See docs/mcp.md."""
 
-from app.lazy import lazy_attributes
+from app.core.lazy import lazy_attributes
 from app.mcp.events import McpState, McpStatusChanged
 
 __all__ = ["McpConnection", "McpManager", "McpState", "McpStatusChanged", "McpTool", "tool_name"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from app.config import McpServerConfig
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.mcp.events import McpState
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from typing import get_args
 
 from app.bus import Bus
 from app.config import AgentName, Config
-from app.errors import ConfigError
+from app.core.errors import ConfigError
 from app.permission.effects import Effect, EffectKind, Judgement, protected_roots
 from app.permission.rules import PATH_TOOLS, READ_ONLY_TOOLS, STRICTNESS, AgentRules, Decision
 from app.permission.service import PermissionService

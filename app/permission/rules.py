@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal, NamedTuple
 
-from app.errors import ConfigError
+from app.core.errors import ConfigError
 
 Action = Literal["allow", "ask", "deny"]
 Level = Literal["agent", "global", "default", "session"]

@@ -20,7 +20,7 @@ from typing import Literal, NamedTuple, get_args
 
 from app.bus import Bus
 from app.config import Config
-from app.errors import PermissionDeniedError
+from app.core.errors import PermissionDeniedError
 from app.permission.effects import OWN_CONFIG, Effect, Evaluate, Judgement, judge_all
 from app.permission.events import ApprovalMissing, PermissionGranted, PermissionRequested, PermissionResolved
 from app.permission.hook_decision import current_hook_decision

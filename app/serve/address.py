@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from app.errors import OpencodeError
+from app.core.errors import OpencodeError
 
 SOCKET_NAME = "serve.sock"
 TOKEN_NAME = "serve.token"

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Mapping
 from typing import TextIO
 
-from app.errors import OpencodeError
+from app.core.errors import OpencodeError
 from app.serve.address import connect, serve_folder, socket_path
 
 NOT_CI = frozenset({"", "0", "false", "no"})

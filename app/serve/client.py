@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from app.control_chars import escape_controls
+from app.core.control_chars import escape_controls
 from app.llm.headless_report import (
     EMPTY_PROMPT_LINE,
     EXIT_FAILED,

@@ -37,7 +37,7 @@ from app.acp.channel import ClientChannel
 from app.acp.server import STREAM_LIMIT, log_to
 from app.acp.workspaces import Workspaces
 from app.config import load_config
-from app.errors import OpencodeError
+from app.core.errors import OpencodeError
 from app.llm.models import secret_variable
 from app.runtime import Runtime
 from app.serve.address import (

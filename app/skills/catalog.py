@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from app.frontmatter import FrontMatterError, split
+from app.core.frontmatter import FrontMatterError, split
 from app.hooks.events import CLAUDE_TOOL_NAMES
 
 SKILL_FILE = "SKILL.md"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from app.lazy import lazy_attributes
+from app.core.lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from app.store.db import Database

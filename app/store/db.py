@@ -19,8 +19,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from app.core.file_kinds import kind_of
 from app.datadir import create_data_dir
-from app.file_kinds import kind_of
 from app.store.errors import StoreError
 from app.store.migrations import MIGRATIONS, migrate, schema_version
 

@@ -1,6 +1,6 @@
 """Errors the store raises on purpose. Each message is one line: what is wrong, what to do."""
 
-from app.errors import OpencodeError
+from app.core.errors import OpencodeError
 
 
 class StoreError(OpencodeError):

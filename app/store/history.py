@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from app.bus import Bus
-from app.diff import diff_stats
+from app.core.diff import diff_stats
 from app.store.db import Database
 from app.store.errors import InvalidRecordError
 from app.store.events import FileVersionCreated

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from app import boundedjson
-from app.errors import OpencodeError, ToolError
+from app.core import boundedjson
+from app.core.errors import OpencodeError, ToolError
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -25,7 +25,7 @@ from typing import Protocol
 from pydantic import Field
 
 from app.child_environment import for_children
-from app.errors import PermissionDeniedError, ToolError
+from app.core.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionPreview
 from app.permission.effects import protected_roots
 from app.permission.hook_decision import current_hook_decision

@@ -8,7 +8,7 @@ from functools import partial
 
 from pydantic import Field
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.sandbox.refusals import refusal_note
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.bash_sandbox import BashPlan

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.permission import Decision
 from app.permission.effects import DENY_ALSO, GROUP_KEYS, Effect, Judgement, judge, protected_anchor
 from app.tools.hard_links import HardLinks, denied_name

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from app.bus import Bus
 from app.config import Config
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.permission import Decision, PermissionService
 from app.permission.effects import GROUP_KEYS, OWN_CONFIG, Effect, Judgement, protected_roots
 from app.permission.explain import check_agent

@@ -30,8 +30,8 @@ from functools import cached_property, partial
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
-from app.diff import Region, unified_diff, unified_diff_regions
-from app.errors import PermissionDeniedError, StaleFileError, ToolError, shown_if_not_utf8
+from app.core.diff import Region, unified_diff, unified_diff_regions
+from app.core.errors import PermissionDeniedError, StaleFileError, ToolError, shown_if_not_utf8
 from app.permission import PermissionPreview
 from app.permission.effects import Effect, Judgement, protected_roots
 from app.permission.hook_decision import current_hook_decision
@@ -378,7 +378,7 @@ def _written_mode(state: FileState, change: Change) -> int | None:
 
 
 def counted_changes(diff: str) -> tuple[int, int]:
-    """``diff_stats`` read off the unified diff already made (app.diff guarantees they
+    """``diff_stats`` read off the unified diff already made (app.core.diff guarantees they
     agree), instead of matching the lines a second time. Every line after the first
     starts after a newline: "+"/"-" lines are the changes, less the "+++" header."""
     if not diff:

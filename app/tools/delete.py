@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from app.errors import OutsideWorkspaceError, ToolError
+from app.core.errors import OutsideWorkspaceError, ToolError
 from app.permission import PermissionPreview
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.changes import AppliedFile, Change, ChangeSet, Snapshot, apply_changes

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.lsp import MAX_DIAGNOSTICS_PER_FILE, Diagnostic, format_errors
 from app.lsp.diagnostic import ERROR, WARNING, errors_only
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult

@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 
 from pydantic import Field
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.descriptions import tool_description
 from app.tools.ignore import glob_to_regex, walk

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.descriptions import tool_description
 from app.tools.ignore import SKIPPED_DIRS, glob_to_regex, rules_above, walk

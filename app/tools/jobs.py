@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 
 if TYPE_CHECKING:
     from app.sandbox.landlock_server import Launched

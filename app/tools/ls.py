@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from pydantic import Field
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.descriptions import tool_description
 from app.tools.ignore import SKIPPED_DIRS, Entry, walk

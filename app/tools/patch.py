@@ -26,8 +26,8 @@ from typing import Any
 
 from pydantic import Field
 
-from app.diff import Region
-from app.errors import ToolError
+from app.core.diff import Region
+from app.core.errors import ToolError
 from app.permission.effects import Effect
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.changes import AppliedFile, Change, ChangeSet, Snapshot, apply_changes

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from app.errors import PermissionDeniedError, ToolError
-from app.file_kinds import SPECIAL_TYPES, kind_of
+from app.core.errors import PermissionDeniedError, ToolError
+from app.core.file_kinds import SPECIAL_TYPES, kind_of
 from app.permission import PermissionPreview
 from app.permission.effects import GROUP_KEYS, Effect, Judgement, judge
 from app.tools.base import ToolContext

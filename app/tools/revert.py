@@ -11,7 +11,7 @@ confirmation.
 
 from __future__ import annotations
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.store.models import FileChange
 from app.tools.base import ToolContext
 from app.tools.changes import AppliedFile, Change, ChangeSet, Snapshot, apply_changes

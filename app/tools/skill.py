@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 from pydantic import Field
 
-from app.errors import ToolError
-from app.frontmatter import FrontMatterError
+from app.core.errors import ToolError
+from app.core.frontmatter import FrontMatterError
 from app.permission import PermissionPreview
 from app.skills.catalog import SkillCatalog
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult

@@ -21,7 +21,7 @@ from typing import Protocol
 from pydantic import Field
 
 from app.agents import DEFAULT_SUBAGENT
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.permission import PermissionPreview
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.descriptions import tool_description

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.permission import PermissionPreview
 from app.store.models import Message, TodoItem, TodoPriority, TodoStatus
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult

@@ -16,7 +16,7 @@ from typing import BinaryIO, NamedTuple
 
 from pydantic import Field
 
-from app.errors import BinaryFileError, ToolError
+from app.core.errors import BinaryFileError, ToolError
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.descriptions import tool_description
 from app.tools.reading import (
@@ -78,8 +78,8 @@ class ViewTool(Tool):
 
     async def run(self, params: ViewParams, ctx: ToolContext) -> ToolResult:
         target = await authorize_read(ctx, self.name, params.filePath)
-        if ctx.vision:  # only a model that takes images needs app.images
-            from app.images import is_image_name
+        if ctx.vision:  # only a model that takes images needs app.core.images
+            from app.core.images import is_image_name
 
             if is_image_name(target.path.name):
                 return await self._image(target, ctx)
@@ -103,7 +103,7 @@ class ViewTool(Tool):
     async def _image(self, target: ReadTarget, ctx: ToolContext) -> ToolResult:
         """The image itself, for a model that takes images: the loop shows it to the model
         after the call's result (metadata["image"])."""
-        from app.images import ImageError, read_image
+        from app.core.images import ImageError, read_image
 
         if not target.path.is_file():
             raise missing_file_error(target.path, target.shown)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 
 MAX_URL_CHARS = 4096
 DEFAULT_PORTS = {"http": 80, "https": 443}

@@ -21,7 +21,7 @@ from functools import lru_cache
 import httpx
 from pydantic import Field
 
-from app.errors import PermissionDeniedError, ToolError
+from app.core.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionPreview
 from app.permission.rules import STRICTNESS, permission_key
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult

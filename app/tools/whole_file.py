@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.tools.base import ToolContext
 from app.tools.changes import AppliedFile, FileState
 from app.workspace.textio import TextFile, decode_text

@@ -32,8 +32,8 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
 
-from app import gc_policy
-from app.errors import OpencodeError
+from app.core import gc_policy
+from app.core.errors import OpencodeError
 from app.tui.attention import attention_sequence, remembering_driver
 from app.tui.hangup import HANGUP_EXIT_CODE, watch_for_hangup
 from app.tui.screens.commands import AppCommands, PaletteCommand

@@ -16,7 +16,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from app.completion import prepare, rank, workspace_paths
-from app.errors import OpencodeError
+from app.core.errors import OpencodeError
 from app.slash_commands import CommandCall, CommandError, SlashCommand, session_handler
 from app.tui.completion import Choice, Trigger
 

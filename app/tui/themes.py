@@ -26,7 +26,7 @@ from textual.app import App
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from app.errors import ConfigError
+from app.core.errors import ConfigError
 
 
 def shipped_themes_dir() -> Path:

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.workspace.textio import sync_paths
 
 TEMP_PREFIX = ".opencode-tmp-"

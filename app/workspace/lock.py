@@ -20,7 +20,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TypeVar
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 
 T = TypeVar("T")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from app.errors import OutsideWorkspaceError, ToolError
+from app.core.errors import OutsideWorkspaceError, ToolError
 
 
 class Workspace:

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from app.errors import StaleFileError
+from app.core.errors import StaleFileError
 from app.store.seen import SeenFile, SeenFiles
 from app.workspace.paths import Workspace
 

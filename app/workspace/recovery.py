@@ -16,7 +16,7 @@ import stat
 from collections.abc import Sequence
 from pathlib import Path
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.store.journal import Before, ChangeJournal
 from app.workspace.beneath import Beneath
 from app.workspace.lock import WorkspaceLock

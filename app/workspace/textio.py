@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, TypeVar, overload
 
-from app.errors import BinaryFileError
+from app.core.errors import BinaryFileError
 
 Newline = Literal["\n", "\r\n"]
 P = TypeVar("P")

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from app.config import Config, load_config
-from app.errors import ConfigError
+from app.core.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from app.config import load_config
-from app.errors import ConfigError
+from app.core.errors import ConfigError
 
 from .conftest import write_json
 

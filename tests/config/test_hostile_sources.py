@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from app.config import load_config
-from app.errors import ConfigError
+from app.core.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
 WAIT_S = 30

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from app.config import load_config, save_project_setting, save_user_setting
-from app.errors import ConfigError
+from app.core.errors import ConfigError
 
 from .conftest import write_json
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from app.config import load_config
-from app.errors import ConfigError
+from app.core.errors import ConfigError
 
 from .conftest import write_json
 

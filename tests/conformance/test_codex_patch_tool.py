@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.tools.base import ToolContext
 from app.tools.patch import PatchTool
 from tests.conformance.scenarios import CODEX_DIR, Scenario, load_scenarios, read_tree

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.tools.edit import EditTool
 from app.tools.view import ViewTool
 from tests.conformance.scenarios import load_edit_cases

@@ -12,7 +12,7 @@ from typing import ClassVar
 import pytest
 from pydantic import Field
 
-from app.errors import OpencodeError
+from app.core.errors import OpencodeError
 from app.llm.agent import AgentLoop, ModelNotConfiguredError, NothingToCompactError, SessionBusyError
 from app.llm.events import SessionCompacted, SubagentStarted, TextDelta, ToolCallFinished
 from app.llm.messages import to_chat

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from app.images import MAX_IMAGE_BYTES, ImageError, Mention, image_mentions
+from app.core.images import MAX_IMAGE_BYTES, ImageError, Mention, image_mentions
 from app.llm.agent import AgentLoop
 from app.llm.headless import run_headless
 from app.llm.headless_request import HeadlessRequest

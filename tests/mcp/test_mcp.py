@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from app.config import McpServerConfig
-from app.errors import PermissionDeniedError, ToolError
+from app.core.errors import PermissionDeniedError, ToolError
 from app.mcp import McpManager, McpStatusChanged, tool_name
 from app.permission import PermissionReply
 from tests.mcp.conftest import calc_over_http, calc_server

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.errors import OpencodeError
+from app.core.errors import OpencodeError
 from app.runtime import Runtime
 
 REPO = Path(__file__).resolve().parents[2]

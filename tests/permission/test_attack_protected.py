@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import PermissionDeniedError
+from app.core.errors import PermissionDeniedError
 from tests.permission.attack import ATTACK_RULES, REPO, attack_config, call, opencode_tool, plant
 
 EVERYTHING_ALLOWED = {

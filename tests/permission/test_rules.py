@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.errors import ConfigError
+from app.core.errors import ConfigError
 from app.permission.rules import Decision, evaluate_rules, match_wildcard, specificity
 from tests.permission.conftest import SPEC_000_DELETE
 

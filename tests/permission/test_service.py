@@ -6,7 +6,7 @@ import asyncio
 import pytest
 
 from app.bus import Bus
-from app.errors import PermissionDeniedError
+from app.core.errors import PermissionDeniedError
 from app.permission import (
     ApprovalMissing,
     PermissionGranted,

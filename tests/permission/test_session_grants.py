@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import PermissionDeniedError
+from app.core.errors import PermissionDeniedError
 from app.permission import PermissionReply, PermissionRequested
 from app.tools.bash import BashTool
 from app.tools.delete import DeleteTool

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from app import child_environment
-from app.errors import PermissionDeniedError, ToolError
+from app.core.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionReply
 from app.store.location import DATA_DIRECTORY_VARIABLE
 from app.tools.bash import BashTool, OutputCapture

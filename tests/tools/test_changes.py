@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.errors import PermissionDeniedError, StaleFileError, ToolError
+from app.core.errors import PermissionDeniedError, StaleFileError, ToolError
 from app.permission import PermissionReply
 from app.store import FileVersionCreated
 from app.tools.changes import Change, ChangeSet, apply_changes

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.store import FileVersionCreated
 from app.store.errors import RecordNotFoundError
 from app.tools.changes import Change, ChangeSet, apply_changes

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import OutsideWorkspaceError, PermissionDeniedError, ToolError
+from app.core.errors import OutsideWorkspaceError, PermissionDeniedError, ToolError
 from app.permission import PermissionReply, PermissionRequested
 from app.store import FileVersionCreated
 from app.tools.changes import Change, ChangeSet, apply_changes

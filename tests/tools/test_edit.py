@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from app.errors import (
+from app.core.errors import (
     BinaryFileError,
     OutsideWorkspaceError,
     PermissionDeniedError,

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from app.errors import PermissionDeniedError, ToolError
+from app.core.errors import PermissionDeniedError, ToolError
 from app.tools.glob import MAX_RESULTS, GlobTool
 
 tool = GlobTool()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import PermissionDeniedError, ToolError
+from app.core.errors import PermissionDeniedError, ToolError
 from app.tools.grep import MATCH_CEILING, MAX_MATCHES, GrepTool
 
 
@@ -225,7 +225,7 @@ async def test_backend_choice_by_config(make_runtime, write_files) -> None:
 
 def test_the_backend_is_set_from_the_environment_like_any_setting(workspace) -> None:
     from app.config import load_config
-    from app.errors import ConfigError
+    from app.core.errors import ConfigError
 
     env = {"OPENCODE_TOOLS__GREP__BACKEND": "python"}
     assert load_config(workspace, global_path=workspace / "none.json", env=env).tools.grep.backend == "python"

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from tests.permission.attack import opencode_tool, snapshot
 
 SURROGATE = "\\ud800"  # as the model's JSON spells it

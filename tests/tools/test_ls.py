@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from app.errors import PermissionDeniedError, ToolError
+from app.core.errors import PermissionDeniedError, ToolError
 from app.tools import ls
 from app.tools.ls import MAX_ENTRIES, LsTool
 from tests.tools.test_ignore import CRUSH_HIDDEN_NAMES

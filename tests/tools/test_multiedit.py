@@ -7,7 +7,7 @@ import codecs
 
 import pytest
 
-from app.errors import StaleFileError, ToolError
+from app.core.errors import StaleFileError, ToolError
 from app.permission import PermissionReply
 from app.tools.multiedit import MultiEditTool
 

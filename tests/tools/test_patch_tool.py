@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.diff import diff_stats, unified_diff
-from app.errors import OutsideWorkspaceError, PermissionDeniedError, ToolError
+from app.core.diff import diff_stats, unified_diff
+from app.core.errors import OutsideWorkspaceError, PermissionDeniedError, ToolError
 from app.permission import PermissionReply
 from app.store import FileVersionCreated
 from app.tools.base import ToolContext, ToolResult

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.tools.delete import DeleteTool
 from app.tools.edit import EditTool
 from app.tools.glob import GlobTool

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from app.agents import AgentCatalog
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.llm.agent import AgentLoop
 from app.llm.scripted import Script, ScriptedProvider
 from app.runtime import Runtime

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import BinaryFileError, PermissionDeniedError, ToolError
+from app.core.errors import BinaryFileError, PermissionDeniedError, ToolError
 from app.permission import PermissionReply
 from app.tools.view import ViewTool
 

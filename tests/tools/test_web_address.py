@@ -7,7 +7,7 @@ import ipaddress
 
 import pytest
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.tools.web_address import web_target, why_refused
 
 

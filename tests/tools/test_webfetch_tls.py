@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.tools.webfetch import WebfetchTool
 from tests.tools.web_server import web_server
 

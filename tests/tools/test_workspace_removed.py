@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.tools.bash import BashTool
 from app.tools.delete import DeleteTool
 from app.tools.edit import EditTool

@@ -9,7 +9,7 @@ import stat
 
 import pytest
 
-from app.errors import (
+from app.core.errors import (
     BinaryFileError,
     OutsideWorkspaceError,
     PermissionDeniedError,

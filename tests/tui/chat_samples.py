@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.diff import diff_stats, unified_diff
+from app.core.diff import diff_stats, unified_diff
 from app.runtime import Runtime
 
 OLD_APP = "def main():\n    print('hello')\n\n\nif __name__ == '__main__':\n    main()\n"

@@ -4,7 +4,7 @@ there are no clocks, ids or timing in the pictures."""
 
 from __future__ import annotations
 
-from app.diff import diff_stats
+from app.core.diff import diff_stats
 from app.llm.events import ReasoningDelta, TextDelta, TurnStarted, UsageUpdated
 from app.runtime import Runtime
 from app.tui.widgets.message_assistant import AssistantMessage

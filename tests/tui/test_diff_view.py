@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.style import Style
 from rich.text import Text
 
-from app.diff import unified_diff
+from app.core.diff import unified_diff
 from app.tui.screens.diff_screen import DiffScreen
 from app.tui.widgets.diff_view import DiffView
 from app.tui.widgets.diff_view_highlight import highlight_lines

@@ -12,8 +12,8 @@ from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Button, Input, Static
 
-from app.diff import unified_diff
-from app.errors import PermissionDeniedError
+from app.core.diff import unified_diff
+from app.core.errors import PermissionDeniedError
 from app.permission import PermissionPreview, PermissionReply, PermissionRequest
 from app.runtime import Runtime
 from app.tui.screens.permission_screen import PermissionScreen

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.errors import PermissionDeniedError, ToolError
+from app.core.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionReply
 from app.tools.revert import revert_file
 from tests.tui.panels_harness import change

@@ -1,4 +1,4 @@
-"""app.diff against real `git diff`, and properties that tie the stats to the diff text."""
+"""app.core.diff against real `git diff`, and properties that tie the stats to the diff text."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.diff import diff_stats, unified_diff
+from app.core.diff import diff_stats, unified_diff
 
 
 def _git_diff(tmp_path: Path, old: str, new: str, *options: str) -> str:
@@ -123,7 +123,7 @@ def test_pure_addition_and_removal_of_a_big_file() -> None:
 
 
 def _apply(old: str, diff: str) -> str:
-    """Apply a unified diff the way `patch` would: a reader independent of app.diff."""
+    """Apply a unified diff the way `patch` would: a reader independent of app.core.diff."""
     old_lines = [line + "\n" for line in old.split("\n")]
     old_lines[-1] = old_lines[-1][:-1]  # the text after the last newline, maybe ""
     out: list[str] = []

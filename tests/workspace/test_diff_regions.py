@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.diff import Region, diff_stats, unified_diff, unified_diff_regions
+from app.core.diff import Region, diff_stats, unified_diff, unified_diff_regions
 from tests.workspace.test_diff import _apply, _counts
 
 WORDS = ["a", "b", "c", "", "a\r"]

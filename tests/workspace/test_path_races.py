@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 
 TRIES = 25
 _AT_FDCWD = -100

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import OutsideWorkspaceError, ToolError
+from app.core.errors import OutsideWorkspaceError, ToolError
 from app.workspace import Workspace
 
 

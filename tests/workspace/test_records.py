@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import StaleFileError
+from app.core.errors import StaleFileError
 from app.workspace import FileRecords, Workspace
 
 SESSION = "s1"

@@ -4,7 +4,7 @@ earlier one read, and still sees changes made since."""
 import pytest
 
 from app.bus import Bus
-from app.errors import StaleFileError
+from app.core.errors import StaleFileError
 from app.store import open_store
 from app.workspace import FileRecords, Workspace
 

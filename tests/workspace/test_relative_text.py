@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import OutsideWorkspaceError
+from app.core.errors import OutsideWorkspaceError
 from app.workspace import Workspace
 
 NAMES = ["w", "x", "..", "wx", ""]

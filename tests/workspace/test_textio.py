@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import BinaryFileError
+from app.core.errors import BinaryFileError
 from app.workspace import TextFile, is_binary, read_text_file
 from app.workspace.beneath import Beneath
 

@@ -18,7 +18,7 @@ WRITER = """
 import asyncio, json, sys
 from pathlib import Path
 from app.config import Config
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.runtime import Runtime
 
 root, tag, rounds = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from app.errors import StaleFileError
+from app.core.errors import StaleFileError
 from app.tools.delete import DeleteTool
 from app.tools.edit import EditTool
 from app.tools.view import ViewTool

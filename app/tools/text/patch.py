@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
-from app.diff import Region
+from app.core.diff import Region
 from app.tools.text.patch_match import FileText, apply_edits, locate_hunks
 from app.tools.text.patch_parse import (
     AddFile,
@@ -62,7 +62,7 @@ class FileOp:
     file: an Add File over an existing file overwrites it like Codex, and the tool
     records that as a new version of the existing file.
     ``regions`` (updates and moves) are the line ranges of the old and new text that
-    hold every change, for ``app.diff.unified_diff_regions``; None when that diff's
+    hold every change, for ``app.core.diff.unified_diff_regions``; None when that diff's
     line numbers would differ from ours (a BOM, a lone "\\r" line ending).
     ``notes`` say which hunks had their added lines re-indented to the file.
     """

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from itertools import chain, compress, count
 from operator import add, itemgetter
 
-from app.diff import Region
+from app.core.diff import Region
 from app.tools.text.indentation import Reindent
 from app.tools.text.patch_parse import Hunk, PatchError, quote
 from app.tools.text.punctuation import plain_punctuation
@@ -49,7 +49,7 @@ class FileText:
     (none for a last line without one), or, when ``plain`` (every line ends with "\\n"),
     the texts themselves, joined with "\\n". ``ending`` is the most common ending (the
     first seen wins a tie; "\\n" if none), for the lines a patch adds.
-    ``numbered_like_diffs`` says whether ``app.diff`` (which splits on "\\n" only and
+    ``numbered_like_diffs`` says whether ``app.core.diff`` (which splits on "\\n" only and
     keeps a BOM in the first line) numbers the lines as we do: no BOM, no lone "\\r"."""
 
     bom: bool
@@ -354,7 +354,7 @@ def _explain_missing(matcher: LineMatcher, old: list[str], start: int) -> str:
 def apply_edits(file: FileText, edits: Sequence[Edit]) -> tuple[bytes, list[Region], list[str]]:
     """The file's bytes with every edit applied (``edits`` come from ``locate_hunks``),
     the old and new line ranges that hold every change (for
-    ``app.diff.unified_diff_regions``), and notes on hunks whose added lines were
+    ``app.core.diff.unified_diff_regions``), and notes on hunks whose added lines were
     re-indented: a hunk found by a pass that ignores indentation, written a level off
     or with spaces for the file's tabs, gets its added lines moved to the file's level
     (as the edit tool does, see ``indentation.Reindent``)."""

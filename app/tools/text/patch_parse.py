@@ -22,7 +22,7 @@ from itertools import compress, count
 from operator import itemgetter, not_
 from typing import ClassVar, Literal, NamedTuple
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 
 BEGIN = "*** Begin Patch"
 END = "*** End Patch"

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.tools.text.adapt import ChangeNotInFile, adapt_span, closest_lines
 from app.tools.text.replacers import (
     REPLACERS,

@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from app.control_chars import escape_controls
+from app.core.control_chars import escape_controls
 from app.tools.jobs import Job, JobTable
 from app.turn_undo import first_line
 

@@ -16,7 +16,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from app.diff import unified_diff
+from app.core.diff import unified_diff
 from app.tui import css_beside
 from app.tui.short_path import shorten_path
 from app.tui.widgets.diff_view_highlight import SYNTAX_ROLES, highlight_diff

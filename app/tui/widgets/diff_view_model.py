@@ -1,7 +1,7 @@
 """Unified diff text into rows the diff view draws: pure functions, no Textual.
 
 The view gets diffs from two places: tool results (``metadata["diff"]``, possibly several
-files) and the history (old and new texts, diffed by ``app.diff``). Both arrive here as
+files) and the history (old and new texts, diffed by ``app.core.diff``). Both arrive here as
 unified diff text, so one parser serves both.
 """
 

@@ -33,7 +33,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from app.errors import PermissionDeniedError, ToolError
+from app.core.errors import PermissionDeniedError, ToolError
 from app.tui import css_beside
 from app.tui.short_path import shorten_path
 
@@ -227,7 +227,7 @@ def revert_question(change: FileChange) -> str:
 def as_on_disk(change: FileChange, root: Path) -> FileChange:
     """``change`` with the file's current disk content as its latest (a deleted file when
     gone); unchanged when the file is not text, whose diff the sidebar cannot show."""
-    from app.diff import diff_stats
+    from app.core.diff import diff_stats
 
     if change.initial_data is not None:
         return change

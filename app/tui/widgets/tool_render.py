@@ -15,7 +15,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
-from app.control_chars import escape_controls
+from app.core.control_chars import escape_controls
 from app.tools.readable import readable_output
 from app.tui import css_beside
 from app.tui.widgets import tool_render_text as describe

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from app.agents import READ_TOOLS as AGENT_READ_TOOLS
-from app.control_chars import escape_controls
+from app.core.control_chars import escape_controls
 from app.tui.short_path import shorten_path
 
 ACTIONS: dict[str, str] = {

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.tools.edit import EditTool
 from app.tools.text.replace import apply_edit
 from app.tools.view import ViewTool

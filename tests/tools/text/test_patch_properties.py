@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
-from app.diff import unified_diff_regions
+from app.core.diff import unified_diff_regions
 from app.tools.text.patch import PatchError, parse_patch, plan_patch
 from tests.workspace.test_diff import _apply as apply_diff
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from app.errors import ToolError
+from app.core.errors import ToolError
 from app.tools.text.replace import EditMatchError, apply_edit, replace
 from app.tools.text.replacers import (
     REPLACERS,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from app.errors import OpencodeError
+from app.core.errors import OpencodeError
 
 FENCE = "---"
 MAX_BYTES = 256 * 1024

@@ -16,8 +16,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.errors import OpencodeError
-from app.file_kinds import kind_of
+from app.core.errors import OpencodeError
+from app.core.file_kinds import kind_of
 
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 IMAGE_MIME_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}  # fmt: skip
