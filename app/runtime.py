@@ -14,11 +14,11 @@ from app.agent_files import load_catalog
 from app.agents import AgentCatalog
 from app.bus import Bus
 from app.config import Config, load_config
-from app.datadir import DATABASE_FILE
 from app.permission import PermissionService
 from app.permission.service import Policy
 from app.sandbox import Availability, detect, sandbox_notice
 from app.store import Store, open_store
+from app.store.datadir import DATABASE_FILE
 from app.store.location import data_directory
 from app.tools.base import Tool, ToolContext
 from app.tools.registry import ToolTable

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from app.core.file_kinds import kind_of
-from app.datadir import create_data_dir
+from app.store.datadir import create_data_dir
 from app.store.errors import StoreError
 from app.store.migrations import MIGRATIONS, migrate, schema_version
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from app.config import Config
-from app.datadir import create_data_dir
+from app.store.datadir import create_data_dir
 from app.store.errors import StoreError
 
 DATA_DIRECTORY_VARIABLE = "OPENCODE_DATA__DIRECTORY"
