@@ -1,7 +1,7 @@
 """The workspace guard: paths and the boundary, per-session file records and locks, text I/O."""
 
+from app.workspace.file_records import FileRecord, FileRecords, Fingerprint
 from app.workspace.paths import Workspace
-from app.workspace.records import FileRecord, FileRecords, Fingerprint
 from app.workspace.textio import TextFile, is_binary, read_text_file
 
 __all__ = [

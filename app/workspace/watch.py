@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 
 from app.bus import Bus
 from app.workspace.events import ChangeKind, FileChangedOnDisk
+from app.workspace.file_records import FileRecord, FileRecords, Fingerprint
 from app.workspace.paths import Workspace
-from app.workspace.records import FileRecord, FileRecords, Fingerprint
 
 if TYPE_CHECKING:
     from watchfiles import Change

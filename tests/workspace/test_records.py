@@ -224,7 +224,7 @@ async def _settle() -> None:
 
 def test_many_paths_resolve_as_realpath_does_each(root: Path) -> None:
     """A batch resolves each folder once; the result must be realpath's for every kind of entry."""
-    from app.workspace.records import _canonical_many
+    from app.workspace.file_records import _canonical_many
 
     real = root / "real"
     (real / "sub").mkdir(parents=True)
