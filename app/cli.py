@@ -182,7 +182,7 @@ def _cmd_permission(args: argparse.Namespace) -> int:
     agents, known = catalog.rules(), list(catalog.agents)
     args.tool = canonical_name(args.tool)
     if args.tool == "bash":  # judged part by part, as the bash tool judges it
-        from app.tools.bash_judge import explain_command
+        from app.permission.shell.judge import explain_command
 
         print(explain_command(config, root, args.subject, args.agent, agents, known))
     elif args.tool == "fetch":  # the URL as webfetch spells it for the rules

@@ -17,7 +17,7 @@ from timing import median_ms
 from app.bus import Bus
 from app.config import Config
 from app.permission import PermissionService
-from app.tools.bash_judge import CommandJudge
+from app.permission.shell.judge import CommandJudge
 from app.workspace import Workspace
 
 RULES = {

@@ -29,14 +29,14 @@ from app.core.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionPreview
 from app.permission.effects import protected_roots
 from app.permission.hook_decision import current_hook_decision
+from app.permission.shell.judge import CommandJudge, Verdict, one_line
+from app.permission.shell.sandbox_plan import BashPlan, plan
 from app.sandbox.landlock_server import LANDLOCK_SERVER, Launched, ServerStopped
 from app.sandbox.mechanisms import Mechanism
 from app.sandbox.policy import SandboxPolicy
 from app.sandbox.refusals import refusal_note
 from app.sandbox.runner import landlock_policy, placeholders, sandboxed_argv
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
-from app.tools.bash_judge import CommandJudge, Verdict, one_line
-from app.tools.bash_sandbox import BashPlan, plan
 from app.tools.descriptions import tool_description
 
 MAX_OUTPUT_CHARS = 30_000
@@ -220,7 +220,7 @@ def kill_process_group(pgid: int) -> None:
 
 async def authorize(ctx: ToolContext, command: str, title: str, *, sandbox: bool = True) -> BashPlan:
     """Refuse what the judge denies; run unasked what it allows (and, in the sandbox, what
-    it asks about only because it cannot know what a program does: app.tools.bash_sandbox);
+    it asks about only because it cannot know what a program does: app.permission.shell.sandbox_plan);
     otherwise ask once about the whole command: a rule allowing the whole string (`git *`
     matches `git log; rm -rf src`) must not skip the question. A command whose program
     cannot be known, where a deny the sandbox does not hold could apply, and a command to

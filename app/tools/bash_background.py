@@ -9,9 +9,9 @@ from functools import partial
 from pydantic import Field
 
 from app.core.errors import ToolError
+from app.permission.shell.sandbox_plan import BashPlan
 from app.sandbox.refusals import refusal_note
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
-from app.tools.bash_sandbox import BashPlan
 from app.tools.descriptions import tool_description
 from app.tools.jobs import Job, JobTable
 

@@ -20,8 +20,8 @@ from app.core.errors import PermissionDeniedError, ToolError
 from app.core.file_kinds import SPECIAL_TYPES, kind_of
 from app.permission import PermissionPreview
 from app.permission.effects import GROUP_KEYS, Effect, Judgement, judge
+from app.permission.hard_links import HardLinks, denied_name
 from app.tools.base import ToolContext
-from app.tools.hard_links import HardLinks, denied_name
 
 MAX_LINE_CHARS = 2000
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from app.config import Config
-from app.tools.bash_judge import explain_command
+from app.permission.shell.judge import explain_command
 from tests.permission.attack import attack_config, call, opencode_tool, plant, snapshot
 
 FILES = {"x": "keep\n", "secrets/key.txt": "s3cr3t\n", "main.go": "package main\n"}

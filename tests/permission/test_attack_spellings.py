@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.config import Config
-from app.tools.bash_judge import explain_command
+from app.permission.shell.judge import explain_command
 from tests.permission.attack import ATTACK_RULES, GUARDED, attack_config, call, opencode_tool, plant, snapshot
 
 RM_SPELLINGS = [

@@ -16,8 +16,8 @@ import pytest
 from app.config import Config
 from app.permission.events import PermissionRequested
 from app.permission.request import PermissionReply
+from app.permission.shell.judge import explain_command
 from app.runtime import Runtime
-from app.tools.bash_judge import explain_command
 from tests.permission.attack import attack_config, call, opencode_tool, permission_check, plant
 
 SECRET = "s3cr3t-text"

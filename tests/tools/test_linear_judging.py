@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from app.config import Config
 from app.permission.effects import hooks_folders
+from app.permission.shell.judge import explain_command
+from app.permission.shell.parse import split_words
 from app.tools.bash import authorize
-from app.tools.bash_judge import explain_command
-from app.tools.shell_parse import split_words
 
 LONG = 100_000
 UNCLOSED = ['"', "'", "`", "$'", '$"', "$(", "${", "<(", "\\"]

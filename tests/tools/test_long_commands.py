@@ -10,8 +10,8 @@ import shlex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app.permission.shell.parse import parse_command, split_words, unquote_word
 from app.tools.bash import BashTool
-from app.tools.shell_parse import parse_command, split_words, unquote_word
 
 CALL_BOUND_S = 120
 """Generous: each call takes about a second; the bound only turns a hang into a failure."""

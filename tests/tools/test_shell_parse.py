@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from app.tools.shell_parse import parse_command
+from app.permission.shell.parse import parse_command
 
 
 def parts(command: str) -> list[str]:
@@ -204,7 +204,7 @@ def test_characters_outside_the_bmp_do_not_crash_the_grammar_and_stay_in_the_par
     import sys
 
     script = (
-        "from app.tools.shell_parse import parse_command\n"
+        "from app.permission.shell.parse import parse_command\n"
         "for _ in range(300):\n"
         "    for text in ('{\\U000e02c4', 'x{\\U000e0000', '{\\U0002d67f'):\n"
         "        parse_command(text)\n"

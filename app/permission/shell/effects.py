@@ -1,6 +1,6 @@
 """What one simple shell command does to files, read from its words: the read, write and
 delete effects the bash tool judges with the `view`, `edit` and `delete` rules (the reads
-are found by shell_reads).
+are found by reads).
 
 Pure: words in, effects out. A word is its value after quote removal, or None where it
 expands at run time; such a path is reported as "" (it cannot be judged, so it is asked
@@ -9,7 +9,7 @@ them. ``tree`` marks an effect that reaches everything under a folder (`rm -r`, 
 -delete`, `git clean`): the judge then judges every file inside it too.
 
 Programs that write or delete files named only at run time (`xargs rm`, a `find -exec`
-clause) are given the operands they will receive by the caller (shell_parse), as the
+clause) are given the operands they will receive by the caller (parse), as the
 trees those names come from.
 """
 
@@ -22,8 +22,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from app.tools.shell_reads import reads, split_words
-from app.tools.tool_outputs import output_files
+from app.permission.shell.output_files import output_files
+from app.permission.shell.reads import reads, split_words
 
 Kind = Literal["read", "write", "delete"]
 
@@ -44,7 +44,7 @@ class Touch:
     """For a tree: only the files ending so change (a formatter's `.py` files)."""
     named: bool = False
     """A read only if it names a file there is: an operand of a program that may or may
-    not read it (shell_parse)."""
+    not read it (parse)."""
 
 
 # Options that take a value (the next word), per program: the value is not an operand.

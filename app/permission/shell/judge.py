@@ -23,18 +23,18 @@ from app.permission import Decision, PermissionService
 from app.permission.effects import GROUP_KEYS, OWN_CONFIG, Effect, Judgement, protected_roots
 from app.permission.explain import check_agent
 from app.permission.rules import STRICTNESS, Action, AgentRules
-from app.tools.bash_files import (
+from app.permission.shell.changed_files import (
     HARMLESS_DEVICES,
     UNKNOWN_PATH,
     FileJudge,
     as_the_shell_sees,
     command_bases,
 )
-from app.tools.bash_scripts import with_files_run
-from app.tools.git_dirs import may_make_git_dir, runs_git, unprotected_git_dir
-from app.tools.opaque_programs import command_lines, named_paths
-from app.tools.shell_effects import Touch
-from app.tools.shell_parse import ParsedCommand, SimpleCommand, parse_command
+from app.permission.shell.effects import Touch
+from app.permission.shell.git_dirs import may_make_git_dir, runs_git, unprotected_git_dir
+from app.permission.shell.opaque_programs import command_lines, named_paths
+from app.permission.shell.parse import ParsedCommand, SimpleCommand, parse_command
+from app.permission.shell.scripts import with_files_run
 from app.workspace import Workspace
 
 _UNFOLLOWED_CD = Decision("ask", "a directory change that cannot be followed", None, "default")
@@ -59,7 +59,7 @@ class Verdict:
     effects: tuple[Effect, ...] = ()
     ruled: Action = "ask"
     """For an unknown command, what the rules give what can be seen of it (its parts, the
-    paths it names): a sandbox that enforces the deny rules needs no more (app.tools.bash_sandbox)."""
+    paths it names): a sandbox that enforces the deny rules needs no more (app.permission.shell.sandbox_plan)."""
 
 
 @dataclass(frozen=True)
@@ -356,7 +356,7 @@ def explain_command(
     why = judge.person_only(verdict)
     why = f"{why}: only a person may approve it, --yes does not" if why else verdict.why
     lines = [f"{verdict.action:<5} ({why})", *(f"  {line}" for line in judge.effect_lines(command))]
-    from app.tools.bash_sandbox import plan  # it builds on this module
+    from app.permission.shell.sandbox_plan import plan  # it builds on this module
 
     decided = plan(judge, verdict, command, config, "permission-check")
     if decided.action != verdict.action or decided.person_only != judge.person_only(verdict):

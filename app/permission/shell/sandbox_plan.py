@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 from app.config import Config
 from app.permission.rules import Action
+from app.permission.shell.judge import CommandJudge, Verdict, one_line
 from app.sandbox.mechanisms import Availability, detect
 from app.sandbox.policy import SandboxPolicy, build_policy
 from app.sandbox.runner import session_tmpdir
-from app.tools.bash_judge import CommandJudge, Verdict, one_line
 
 ENFORCED_KEYS = frozenset({"view", "edit", "write", "delete", "external_directory"})
 """Keys whose deny rules an unknown program cannot break in the sandbox: the policy holds

@@ -7,7 +7,7 @@ whose effects cannot be known.
 A file the same command writes (`cp /bin/rm x; ./x`, `echo ... > s.sh; . s.sh`, `echo
 ... > t.py; python3 t.py`, a Makefile it writes before `make`), or a script that does
 not exist yet, cannot be read in advance: that is a doubt, and the command asks (see
-bash_judge for what --yes does then). Reading is bounded: at most
+judge for what --yes does then). Reading is bounded: at most
 ``MAX_SCRIPT_BYTES`` in all and ``MAX_DEPTH`` files deep.
 """
 
@@ -19,8 +19,8 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from app.tools.bash_files import Bases, command_bases
-from app.tools.shell_parse import SYSTEM_FOLDERS, ParsedCommand, SimpleCommand, parse_command
+from app.permission.shell.changed_files import Bases, command_bases
+from app.permission.shell.parse import SYSTEM_FOLDERS, ParsedCommand, SimpleCommand, parse_command
 from app.workspace import Workspace
 
 MAX_SCRIPT_BYTES = 1 << 20

@@ -1,7 +1,7 @@
 """Files that downloaders, compilers, converters and formatters write, read from their
 words: the value of an output option (`curl -o FILE`, `gcc -o FILE`, `pandoc -o FILE`),
 or the operands a formatter rewrites in place (`black FILE`, `prettier --write FILE`,
-`clang-format -i FILE`, `sponge FILE`). shell_effects turns each into a write effect.
+`clang-format -i FILE`, `sponge FILE`). effects turns each into a write effect.
 
 Pure: words in (None where computed, reported as ""), paths out.
 """

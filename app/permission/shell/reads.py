@@ -2,13 +2,13 @@
 judges with the `view` rules, which judge every read whatever tool or program makes it
 (`cat secrets/key.txt` is a read of `secrets/key.txt`, as `view secrets/key.txt` is).
 
-Pure: words in, read effects out, as shell_effects gives the writes and deletes. A word
+Pure: words in, read effects out, as effects gives the writes and deletes. A word
 computed at run time is reported as "" (it may be any file). A value option known to
 take the next word keeps that word from being taken for a file; an option this table
 does not know leaves its value among the operands, a read judged needlessly rather than
 one missed. Listings (`ls`, `find`, `stat`) show names, not content: not reads here.
 The files a shell or an interpreter runs (`bash x.sh`, `source x`, `python3 x.py`) and
-input redirections (`< file`) are reads too; the parser adds those (shell_parse).
+input redirections (`< file`) are reads too; the parser adds those (parse).
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ _KNOWN = _READERS | _PATTERN_FIRST | _COPIERS | {"tar", "zip", "dd", "curl", "wg
 
 
 def known(program: str) -> bool:
-    """Whether ``reads`` knows what ``program`` reads (the others are in shell_parse's hands)."""
+    """Whether ``reads`` knows what ``program`` reads (the others are in parse's hands)."""
     return program in _KNOWN
 
 

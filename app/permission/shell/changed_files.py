@@ -1,4 +1,4 @@
-"""How the bash tool judges the files a command writes or deletes (shell_effects and
+"""How the bash tool judges the files a command writes or deletes (effects and
 git_effects find them): each is an effect judged as the file tools' effects are, with the
 `edit` rules for a write and the `delete` rules for a removal, protected paths included.
 
@@ -22,9 +22,9 @@ from functools import cached_property
 from app.core.errors import ToolError
 from app.permission import Decision
 from app.permission.effects import DENY_ALSO, GROUP_KEYS, Effect, Judgement, judge, protected_anchor
-from app.tools.hard_links import HardLinks, denied_name
-from app.tools.shell_effects import Touch
-from app.tools.shell_parse import ParsedCommand
+from app.permission.hard_links import HardLinks, denied_name
+from app.permission.shell.effects import Touch
+from app.permission.shell.parse import ParsedCommand
 from app.workspace import Workspace
 
 UNKNOWN_PATH = Decision("ask", "a path known only when the command runs", None, "default")
@@ -237,7 +237,7 @@ def as_the_shell_sees(path: str) -> str:
 def _expanded(path: str) -> list[str]:
     """``path`` with braces and globs expanded as the shell would; itself when nothing matches.
     A pattern in a folder is expanded on its own too: `cp x secret?` copies into `secrets`,
-    which shell_effects reports as the path `secret?/x`, matched by no file yet."""
+    which effects reports as the path `secret?/x`, matched by no file yet."""
     found: list[str] = []
     for candidate in _brace_expanded(path):
         magic = _GLOB_MAGIC.search(candidate)

@@ -1,6 +1,6 @@
 """What a program the bash judge has no table for may do with its arguments.
 
-Wrappers (`nohup`, `timeout`, ...), shells, git and the programs of shell_effects and
+Wrappers (`nohup`, `timeout`, ...), shells, git and the programs of effects and
 program_code are read word by word. Any other program may be one more wrapper (`perf
 stat rm x`, `ssh-agent rm x`, `start-stop-daemon -x /bin/rm -- x`), may take a command
 line as an argument (`sg root 'rm x'`, `npx -c 'rm x'`, `vimdiff -c '!rm x'`) or may
@@ -10,19 +10,19 @@ asked about as one whose effects cannot be known (only a person approves it whil
 deny applies), never run unasked. A rule that denies nothing they name leaves the
 command as its own rule says.
 
-Pure: words in, candidate command lines and paths out; bash_judge judges them.
+Pure: words in, candidate command lines and paths out; judge judges them.
 """
 
 from __future__ import annotations
 
 import shlex
 
-from app.tools.program_code import interpreter
-from app.tools.shell_effects import KNOWN_PROGRAMS, program_name
-from app.tools.shell_parse import MAX_WORDS, WRAPPERS
+from app.permission.shell.effects import KNOWN_PROGRAMS, program_name
+from app.permission.shell.parse import MAX_WORDS, WRAPPERS
+from app.permission.shell.program_code import interpreter
 
 # Programs whose arguments are only data (text to print or search, names to look up), or
-# that the judge reads with a table of its own (git, wrappers unwrapped by shell_parse
+# that the judge reads with a table of its own (git, wrappers unwrapped by parse
 # whose every use is understood): reading their words as commands would only ask needlessly.
 _DATA_PROGRAMS = frozenset(
     """echo printf git grep egrep fgrep rg ag ack cat tac head tail wc sort uniq cut tr paste column

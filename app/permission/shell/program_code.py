@@ -9,7 +9,7 @@ Three kinds:
 - code in another language given inline or on the input: `python -c`, `perl -e`,
   `node -e`, `ruby -e`, `php -r`, an awk program that runs commands or writes files,
   `expect -c`. What it does cannot be known: a doubt, and the command asks (see
-  bash_judge for --yes).
+  judge for --yes).
 - files it writes that its words name: sed's `w FILE`.
 
 Besides: database shells whose inline text reaches beyond the database (sqlite3's
@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from app.tools.shell_effects import Touch, commands_in_options
+from app.permission.shell.effects import Touch, commands_in_options
 
 # Interpreters and the options that give them code inline.
 _INLINE: dict[str, frozenset[str]] = {

@@ -3,9 +3,9 @@ given (`bash x.sh`, `source x.sh`, `. ./x.sh`, `bash --rcfile x`) or its standar
 (`bash <<< 'rm a'`, a here-document, `echo 'rm a' | sh`). `at` and `batch` run theirs
 in a shell later, which is the same.
 
-Pure: words in, answers out. The parser (shell_parse) feeds a script it can read from the
+Pure: words in, answers out. The parser (parse) feeds a script it can read from the
 command itself (a here-string, a here-document without expansions, the output of `echo`
-or `printf` of fixed words) to the judge as parts of their own; the judge (bash_scripts)
+or `printf` of fixed words) to the judge as parts of their own; the judge (scripts)
 reads a named file from the disk. What neither can know is a doubt, and the command asks.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from app.tools.shell_effects import ansi_c_text, program_name
+from app.permission.shell.effects import ansi_c_text, program_name
 
 # Shells that run a script from a file operand or, without one, from their input.
 SCRIPT_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "posh", "yash", "rbash"})

@@ -15,7 +15,7 @@ import posixpath
 from collections.abc import Iterable
 
 from app.permission.effects import protected_anchor
-from app.tools.shell_effects import Touch, program_name
+from app.permission.shell.effects import Touch, program_name
 
 
 def unprotected_git_dir(root: str, folders: Iterable[str], words: tuple[str, ...], protected: tuple[str, ...]) -> str | None:

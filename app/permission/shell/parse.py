@@ -33,11 +33,11 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING
 
-from app.tools.command_effects import read_program
-from app.tools.program_code import CodeSource, code_source
-from app.tools.shell_effects import Touch, ansi_c_text, brace_expanded, find_targets, program_name
-from app.tools.shell_input import STDIN_FILES, ShellInput, echoed_text, shell_input
-from app.tools.shell_reads import known
+from app.permission.shell.command_effects import read_program
+from app.permission.shell.effects import Touch, ansi_c_text, brace_expanded, find_targets, program_name
+from app.permission.shell.program_code import CodeSource, code_source
+from app.permission.shell.reads import known
+from app.permission.shell.script_input import STDIN_FILES, ShellInput, echoed_text, shell_input
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
@@ -142,7 +142,7 @@ _FILE_COMMANDS = frozenset(
 )
 # Programs and builtins whose operands are names, modes, signals or text, not files whose
 # content they show: not judged as reads (_named_files). The file changes among them are
-# write or delete effects (shell_effects).
+# write or delete effects (effects).
 _NOT_READING = frozenset(
     """echo printf ls dir vdir stat touch chmod chown chgrp chattr lsattr setfacl getfacl mkdir rmdir rm unlink
     shred srm trash trash-put test [ [[ cd pushd popd dirs basename dirname realpath readlink true false kill
@@ -186,20 +186,20 @@ class SimpleCommand:
     program by its name (`/bin/rm` is `rm`), words separated by one space. Empty when
     the same as ``text``."""
     touches: tuple[Touch, ...] = ()
-    """The files it writes or deletes (shell_effects), redirection targets included."""
+    """The files it writes or deletes (effects), redirection targets included."""
     named_elsewhere: bool = False
     """Its program is a path outside the system's program folders (`./git`, `/tmp/x/rm`):
     ``normal`` names it by its file name, which a deny holds against, but an allow for
     that name does not cover a file that only shares it."""
     script_files: tuple[str, ...] = ()
     """Files whose lines it runs as a shell script (`bash x.sh`, `source x.sh`, `sh < x.sh`);
-    "" for one named only at run time. The judge reads them (bash_scripts)."""
+    "" for one named only at run time. The judge reads them (scripts)."""
     program_file: str = ""
     """Its program as a path to a file (`./x`, `bin/tool`), or, when the command changed
-    PATH, its name: the judge looks at what that file is (bash_scripts)."""
+    PATH, its name: the judge looks at what that file is (scripts)."""
     code_files: tuple[str, ...] = ()
     """Files an interpreter or `make` runs code from (`python3 x.py`, the Makefile): one
-    the command itself writes cannot be judged in advance (bash_scripts)."""
+    the command itself writes cannot be judged in advance (scripts)."""
     words: tuple[str, ...] = ()
     """Its literal words (those computed at run time left out), at most ``MAX_WORDS``: what
     a program the judge has no table for may run or change (opaque_programs)."""
@@ -871,7 +871,7 @@ def _redirect_effects(node: Node) -> tuple[Touch, ...]:
 
 
 def _named_files(values: list[str | None]) -> tuple[Touch, ...]:
-    """The operands of a program not known to read them or not to (shell_reads knows
+    """The operands of a program not known to read them or not to (reads knows
     `cat`, `grep`, ...; _NOT_READING lists those that only name, list, move or change
     the modes of files; a wrapper's program is a part of its own): each that is a file,
     and each option's `=FILE`, is judged as read, as the program may print it (`node

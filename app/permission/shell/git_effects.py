@@ -18,7 +18,7 @@ import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from app.tools.shell_effects import Kind, Touch, commands_in_options
+from app.permission.shell.effects import Kind, Touch, commands_in_options
 
 # git's own commands (`git help -a`, git 2.4x), which an alias can never replace.
 _BUILTINS = frozenset(

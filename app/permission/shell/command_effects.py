@@ -1,5 +1,5 @@
 """What one simple command runs and changes, beyond its own name: the files it writes or
-deletes (shell_effects), what git runs for it (git_effects), what other programs run for
+deletes (effects), what git runs for it (git_effects), what other programs run for
 it (program_code: `tar --to-command`, `python -c`), the command lines held in variables
 that programs run (`GIT_EXTERNAL_DIFF=...`, `EDITOR=...`), and the builtins that make a
 name stand for another program (alias, `hash -p`), which cannot be judged.
@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from app.tools.git_effects import GitReading, read_git
-from app.tools.program_code import read_code
-from app.tools.shell_effects import Touch, file_effects, program_name
+from app.permission.shell.effects import Touch, file_effects, program_name
+from app.permission.shell.git_effects import GitReading, read_git
+from app.permission.shell.program_code import read_code
 
 # Variables whose value is a command line some program runs (git, man, less, editors...).
 COMMAND_VARIABLES = frozenset(
