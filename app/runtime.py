@@ -10,8 +10,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from app.agent_files import load_catalog
-from app.agents import AgentCatalog
+from app.agents.catalog import AgentCatalog
+from app.agents.files import load_catalog
 from app.bus import Bus
 from app.config import Config, load_config
 from app.permission import PermissionService
@@ -56,7 +56,7 @@ class Runtime:
     workspace_lock: WorkspaceLock
     """Held by the change path and recovery; shared with every opencode process here."""
     agents: AgentCatalog
-    """The built-in agents and those of the agent files (app/agent_files.py)."""
+    """The built-in agents and those of the agent files (app/agents/files.py)."""
     sandbox: Availability
     """The OS sandbox bash commands run in here (app.sandbox), found once at start-up."""
     env: Mapping[str, str]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from acp import RequestError
 
-from app.agent_files import agent_files_fingerprint
+from app.agents.files import agent_files_fingerprint
 from app.config import Fingerprint, config_fingerprint
 from app.core.errors import OpencodeError
 from app.llm.agent import AgentLoop

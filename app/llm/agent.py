@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Unpack
 
-from app.agents import Agent, configured_model, tools_for
+from app.agents.catalog import Agent, configured_model, tools_for
 from app.core.errors import OpencodeError, ToolError
 from app.core.images import Image, ImageError, Mention, image_mentions
 from app.llm import compaction

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from app.agents import Agent
+from app.agents.catalog import Agent
 from app.config import Config
 from app.config.models import DEFAULT_CONTEXT_PATHS
 from app.config.sources import CONFIG_FILE, read_json_object

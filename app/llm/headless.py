@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
-from app.agents import UnknownAgentError, configured_model
+from app.agents.catalog import UnknownAgentError, configured_model
 from app.bus import Event, Subscription
 from app.core import gc_policy
 from app.core.control_chars import escape_controls

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from app.agent_files import load_catalog
+from app.agents.files import load_catalog
 from app.bus import Bus
 from app.config import load_config
 from app.permission import PermissionService

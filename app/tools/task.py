@@ -20,7 +20,7 @@ from typing import Protocol
 
 from pydantic import Field
 
-from app.agents import DEFAULT_SUBAGENT
+from app.agents.catalog import DEFAULT_SUBAGENT
 from app.core.errors import ToolError
 from app.permission import PermissionPreview
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
@@ -70,7 +70,7 @@ class Described(Protocol):
 
 
 class SubagentDirectory(Protocol):
-    """What the tool needs of the agent catalog (app.agents.AgentCatalog)."""
+    """What the tool needs of the agent catalog (app.agents.catalog.AgentCatalog)."""
 
     def subagents(self) -> Sequence[Described]: ...
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from app.agent_files import load_catalog, read_agent
-from app.agents import PLAN_MODE
+from app.agents.catalog import PLAN_MODE
+from app.agents.files import load_catalog, read_agent
 from app.llm.headless import EXIT_OK, EXIT_USAGE, run_headless
 from app.llm.headless_request import HeadlessRequest
 from app.runtime import Runtime

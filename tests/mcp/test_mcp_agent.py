@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.agents import AgentCatalog, tools_for
+from app.agents.catalog import AgentCatalog, tools_for
 from app.llm.agent import AgentLoop
 from app.llm.events import ToolCallFinished
 from app.llm.scripted import Script, ScriptedProvider

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.agents import PLAN_MODE, AgentCatalog
+from app.agents.catalog import PLAN_MODE, AgentCatalog
 from app.bus import Bus
 from app.config import Config
 from app.llm.agent import AgentLoop

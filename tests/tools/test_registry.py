@@ -43,7 +43,7 @@ def test_tool_names_are_unique():
 
 
 def test_edit_patch_names_the_patch_tool_but_providers_only_see_patch(tmp_path) -> None:
-    from app.agent_files import read_agent
+    from app.agents.files import read_agent
     from app.tools.registry import ToolTable
 
     table = ToolTable()

@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from app.agents import AgentCatalog
+from app.agents.catalog import AgentCatalog
 from app.core.errors import ToolError
 from app.llm.agent import AgentLoop
 from app.llm.scripted import Script, ScriptedProvider

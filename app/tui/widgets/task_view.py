@@ -18,7 +18,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Markdown, Static
 
-from app.agents import DEFAULT_SUBAGENT
+from app.agents.catalog import DEFAULT_SUBAGENT
 from app.llm.messages import CANCELLED_OUTPUT
 from app.tools.readable import readable_output
 from app.tui import css_beside

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.agents import READ_TOOLS as AGENT_READ_TOOLS
+from app.agents.catalog import READ_TOOLS as AGENT_READ_TOOLS
 from app.core.control_chars import escape_controls
 from app.tui.short_path import shorten_path
 

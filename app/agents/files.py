@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from app.agents import BUILTIN_AGENTS, CODING_TOOLS, SKILL_TOOL, TASK_TOOL, Agent, AgentCatalog
+from app.agents.catalog import BUILTIN_AGENTS, CODING_TOOLS, SKILL_TOOL, TASK_TOOL, Agent, AgentCatalog
 from app.permission.rules import ACTIONS, Rules, RuleValue
 from app.tools.registry import BUILTIN_TOOLS, canonical_name
 

@@ -2,7 +2,7 @@
 
 A core room (no litellm, no textual): the runtime builds the catalog and the permission
 service takes each agent's rules from it, in every command. Built-in agents have their
-prompt in app/llm/prompts/<name>.md; agents defined in files (app/agent_files.py) carry theirs. An ``AgentCatalog`` holds both for one workspace
+prompt in app/llm/prompts/<name>.md; agents defined in files (app/agents/files.py) carry theirs. An ``AgentCatalog`` holds both for one workspace
 (``Runtime.agents``): the loop, the task tool and the front-ends ask it.
 
 Modes: a ``primary`` agent answers the user (coder, plan, a custom primary agent: what
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 Mode = Literal["primary", "subagent", "helper"]
 
-PROMPTS_DIR = Path(__file__).parent / "llm" / "prompts"
+PROMPTS_DIR = Path(__file__).parents[1] / "llm" / "prompts"
 
 READ_TOOLS = ("view", "ls", "glob", "grep")
 CHANGE_TOOLS = ("write", "edit", "multiedit", "patch", "delete", "bash", "bash_output", "bash_kill")

@@ -1,0 +1,2 @@
+"""The agents: the built-in ones and the catalog (catalog), and the user's
+agent files in `.opencode/agents/` (files)."""
