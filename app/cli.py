@@ -318,7 +318,7 @@ def _run_attached(root: Path, request: HeadlessRequest, attach: str, environment
     output is the in-process run's by construction. So does a run from an environment
     that differs from the server's in what the server reads (a provider key, a base URL,
     an OPENCODE_* setting): it must not get the server's."""
-    from app.slash_commands import parse
+    from app.prompt.slash_commands import parse
 
     if attach == "never" or parse(request.prompt) is not None or request.trust_project_hooks:
         return None

@@ -161,7 +161,7 @@ def show_changes(root: Path, *, session_id: str | None, as_json: bool, include_t
 def export_session(root: Path, *, session_id: str | None, fmt: str, output: Path | None, force: bool = False) -> int:
     """``opencode export``: a session's transcript (the last conversation by default), as
     markdown or JSON (docs/export.md), on stdout or in ``output``."""
-    from app.export import render, transcript, write_new
+    from app.prompt.export import render, transcript, write_new
 
     if force and output is None:
         raise UsageError("--force only applies with -o FILE: add -o, or leave --force out")

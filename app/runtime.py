@@ -30,8 +30,8 @@ if TYPE_CHECKING:
     from app.hooks.service import HookService
     from app.lsp import LspManager
     from app.mcp import McpManager
+    from app.prompt.slash_commands import CommandRegistry
     from app.skills.catalog import SkillCatalog
-    from app.slash_commands import CommandRegistry
     from app.tools.jobs import JobTable
     from app.workspace.watch import WorkspaceWatcher
 
@@ -129,14 +129,14 @@ class Runtime:
         """The slash commands: built-in ones and the custom ones of the project and the
         user, read on first use (``opencode tool`` never pays for them). A front-end that
         lists them shows ``commands.notices`` too: one line per file that could not be used."""
-        from app.custom_commands import load_registry
+        from app.prompt.custom_commands import load_registry
 
         return load_registry(self.root, os.environ)
 
     def reload_commands(self) -> CommandRegistry:
         """Read the command files again (a file added or changed since) and hold the
         result as ``commands``; blocking disk work, for a thread."""
-        from app.custom_commands import load_registry
+        from app.prompt.custom_commands import load_registry
 
         self.__dict__["commands"] = registry = load_registry(self.root, os.environ)
         return registry

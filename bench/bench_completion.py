@@ -15,7 +15,7 @@ from pathlib import Path
 
 from timing import median_ms
 
-from app.completion import MAX_PATHS, prepare, rank, workspace_paths
+from app.prompt.completion import MAX_PATHS, prepare, rank, workspace_paths
 
 QUERIES = ("s", "sa", "sapp", "src/app", "zz")
 SIZES = (2_000, MAX_PATHS)

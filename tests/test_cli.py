@@ -334,7 +334,7 @@ def test_p_dash_reads_the_prompt_from_standard_input(tmp_path):
 
 def test_an_export_names_the_model_of_the_latest_answer_and_a_p_session_its_model(tmp_path):
     from app.bus import Bus
-    from app.export import transcript
+    from app.prompt.export import transcript
     from app.store import open_store
 
     script = tmp_path / "script.json"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.custom_commands import load_registry
-from app.slash_commands import CommandError, SlashCommand, expand_template, parse, session_handler
+from app.prompt.custom_commands import load_registry
+from app.prompt.slash_commands import CommandError, SlashCommand, expand_template, parse, session_handler
 
 
 @pytest.fixture

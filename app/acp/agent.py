@@ -44,8 +44,8 @@ from app.core.errors import OpencodeError
 from app.llm.agent import AgentLoop, TurnResult
 from app.llm.headless import CannotStart, pick_session, usable_model
 from app.llm.title import fallback_title
+from app.prompt.slash_commands import CommandCall, session_handler
 from app.runtime import Runtime
-from app.slash_commands import CommandCall, session_handler
 
 log = logging.getLogger(__name__)
 CHANGES = AvailableCommand(name="changes", description="List the files this session changed (no model call)")
@@ -263,7 +263,7 @@ class OpencodeAgent:
 
 
 def available_commands(runtime: Runtime) -> list[AvailableCommand]:
-    """``/changes`` and every slash command that works over ACP (app/slash_commands.py),
+    """``/changes`` and every slash command that works over ACP (app/prompt/slash_commands.py),
     custom ones included."""
     return [CHANGES] + [
         AvailableCommand(

@@ -1,5 +1,5 @@
 """Images a model can be shown: a prompt's attachments and what `view` reads (a
-prompt's are read by `view` too, app/llm/mentions.py).
+prompt's are read by `view` too, app/prompt/mentions.py).
 
 Vision APIs take PNG, JPEG, GIF and WEBP, as base64 data URLs in the chat format
 litellm converts for each provider; Anthropic refuses an image over 5 MB, so that is the

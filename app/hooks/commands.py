@@ -1,9 +1,9 @@
 """``/hooks``: the hooks that run here and where each is declared (a ``session`` slash
-command of app/slash_commands.py, in every front-end)."""
+command of app/prompt/slash_commands.py, in every front-end)."""
 
 from __future__ import annotations
 
-from app.slash_commands import CommandCall
+from app.prompt.slash_commands import CommandCall
 
 
 async def hooks_command(call: CommandCall) -> str:

@@ -54,7 +54,6 @@ from app.llm.hook_steps import (
     run_hooked_call,
     stop_refused,
 )
-from app.llm.mentions import attach_images, attach_mentions
 from app.llm.messages import (
     CANCELLED_OUTPUT,
     Part,
@@ -78,6 +77,7 @@ from app.llm.title import fallback_title, title_from_reply, title_request
 from app.llm.tool_calls import MAX_CALLS_PER_MESSAGE, MAX_CONCURRENT_CALLS, batches, execute, over_the_cap
 from app.llm.transcript import Transcripts
 from app.permission.hook_decision import hook_decision
+from app.prompt.mentions import attach_images, attach_mentions
 from app.runtime import Runtime
 from app.store.models import Session
 from app.tools.base import Tool
@@ -278,7 +278,7 @@ class AgentLoop:
             asked = store.messages.add(
                 session_id, "user", [text_part(prompt), *files, *(image.part() for image in images)]
             )
-            record = store.turns.begin(session_id, asked.id)  # what /undo takes back (app/turn_undo.py)
+            record = store.turns.begin(session_id, asked.id)  # what /undo takes back (app/prompt/turn_undo.py)
             if first_prompt:
                 self._in_background(self._generate_title(session_id, prompt, model))
             try:
@@ -612,7 +612,7 @@ class AgentLoop:
         self, session_id: str, agent: str, prompt: str, images: list[Mention], confined: bool
     ) -> tuple[list[Part], list[Image]]:
         """The parts of the files and folders the prompt mentions (``@path``), and the
-        ``images`` it names, each read as ``view`` reads it (app.llm.mentions); each
+        ``images`` it names, each read as ``view`` reads it (app.prompt.mentions); each
         mention refused is announced as MentionRefused. ``confined``: the prompt is a
         repository's command template, whose mentions never reach outside the workspace."""
         context = self.runtime.context(session_id, agent, vision=True)

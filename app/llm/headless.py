@@ -5,7 +5,7 @@ The answer goes to stdout (text, or one JSON object with -f json); progress line
 Permissions follow the headless policy: what would be asked is denied, or allowed with
 --yes; deny rules always apply.
 
-A prompt that starts with a slash command runs it (app/slash_commands.py): a custom
+A prompt that starts with a slash command runs it (app/prompt/slash_commands.py): a custom
 command or /init sends its prompt; /compact, /undo and the other commands on a
 conversation act on the latest one (with --continue) and print their one line; the TUI's
 own commands (/theme, /models...) are a usage error. ``@path`` mentions attach files as
@@ -54,10 +54,10 @@ from app.llm.provider import litellm_imported
 from app.llm.scripted import ProviderPerModel, is_scripted, provider_for
 from app.llm.title import fallback_title
 from app.permission import ApprovalMissing
+from app.prompt.slash_commands import CommandCall, CommandError, Invocation, session_handler
+from app.prompt.turn_undo import parse_rewind, redo_turn, rewind_to, rewindable, turn_list, undo_turn
 from app.runtime import Runtime
-from app.slash_commands import CommandCall, CommandError, Invocation, session_handler
 from app.tools.readable import readable_output
-from app.turn_undo import parse_rewind, redo_turn, rewind_to, rewindable, turn_list, undo_turn
 
 __all__ = [
     "EXIT_FAILED", "EXIT_INTERRUPTED", "EXIT_NEEDS_APPROVAL", "EXIT_OK", "EXIT_USAGE",

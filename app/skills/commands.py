@@ -1,9 +1,9 @@
 """``/skills``: the skills the agent can load, with where each is (a ``session`` slash
-command of app/slash_commands.py, in every front-end)."""
+command of app/prompt/slash_commands.py, in every front-end)."""
 
 from __future__ import annotations
 
-from app.slash_commands import CommandCall
+from app.prompt.slash_commands import CommandCall
 
 
 async def skills_command(call: CommandCall) -> str:

@@ -116,7 +116,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         "ALTER TABLE files ADD COLUMN change_set INTEGER",
         "CREATE INDEX files_by_change_set ON files (change_set) WHERE change_set IS NOT NULL",
     ),
-    # 6: turns, for undo and redo of a whole turn (app/turn_undo.py). A turn is a prompt
+    # 6: turns, for undo and redo of a whole turn (app/prompt/turn_undo.py). A turn is a prompt
     # and everything answered to it; the history rows it wrote (its sub-agents' too) are
     # those of its session tree with an id in (files_after, files_until]. ``state``: done,
     # undone (redo may bring it back) or dropped (undone, and a newer prompt ended the

@@ -50,7 +50,7 @@ class Message(NamedTuple):
     finished_at: int | None
     undone_at: int | None = None
     """When /undo took back the turn holding it: kept, but no longer sent to the model
-    nor listed (app/turn_undo.py); None while it counts."""
+    nor listed (app/prompt/turn_undo.py); None while it counts."""
 
     @property
     def undone(self) -> bool:

@@ -1,4 +1,4 @@
-"""Turns, for undo and redo of a whole turn (app/turn_undo.py).
+"""Turns, for undo and redo of a whole turn (app/prompt/turn_undo.py).
 
 A turn is a user's prompt and everything answered to it. Its row says which history rows
 it wrote: those of its session tree (sub-agents included) with an id after

@@ -578,8 +578,8 @@ class OpencodeApp(App[None]):
     async def action_jobs(self, arguments: str = "") -> None:
         """``/jobs``: the session's background jobs on a screen where a key stops one, also
         while a reply runs; ``/jobs stop N`` stops one at once."""
-        from app.llm.session_commands import jobs
-        from app.slash_commands import CommandCall
+        from app.prompt.session_commands import jobs
+        from app.prompt.slash_commands import CommandCall
         from app.tui.screens.jobs import JobsScreen
 
         runtime = self._runtime_or_why("The jobs cannot be listed")
@@ -700,7 +700,7 @@ class OpencodeApp(App[None]):
 
     def action_rewind(self, arguments: str = "") -> None:
         """``/rewind``: the session's turns to choose from; ``/rewind 2 files`` acts at once."""
-        from app.turn_undo import UndoError, parse_rewind
+        from app.prompt.turn_undo import UndoError, parse_rewind
 
         session_id = self._steppable("rewind")
         if session_id is None:
@@ -717,8 +717,8 @@ class OpencodeApp(App[None]):
 
     @work(group="turn", exit_on_error=False)
     async def _pick_rewind(self, session_id: str) -> None:
+        from app.prompt.turn_undo import rewindable
         from app.tui.screens.rewind import RewindScreen
-        from app.turn_undo import rewindable
 
         assert self.runtime is not None
         entries = await asyncio.to_thread(rewindable, self.runtime, session_id)
@@ -751,7 +751,7 @@ class OpencodeApp(App[None]):
         """Undo, redo or rewind, then show the session again; the prompt of a turn taken
         out of the conversation goes back in the input (unless the input holds something
         else: that is the user's, and kept)."""
-        from app.turn_undo import redo_turn, rewind_to, undo_turn
+        from app.prompt.turn_undo import redo_turn, rewind_to, undo_turn
 
         assert self.runtime is not None
         self._turn_session = self.redrawing = session_id

@@ -1,7 +1,7 @@
 """The TUI's side of slash commands and @ mentions: what the prompt's completion list
 offers, and what a sent ``/command`` does here.
 
-Commands come from the runtime's registry (app/slash_commands.py). A ``screen`` command
+Commands come from the runtime's registry (app/prompt/slash_commands.py). A ``screen`` command
 runs the app action ``SCREEN_ACTIONS`` names; a ``session`` command runs the app action
 named there if the app has its own (``/compact`` shows progress in the status bar, ``/undo``
 puts the prompt back), else the registry's handler with the arguments typed (``/export
@@ -15,9 +15,9 @@ import asyncio
 from functools import partial
 from typing import TYPE_CHECKING
 
-from app.completion import prepare, rank, workspace_paths
 from app.core.errors import OpencodeError
-from app.slash_commands import CommandCall, CommandError, SlashCommand, session_handler
+from app.prompt.completion import prepare, rank, workspace_paths
+from app.prompt.slash_commands import CommandCall, CommandError, SlashCommand, session_handler
 from app.tui.completion import Choice, Trigger
 
 if TYPE_CHECKING:

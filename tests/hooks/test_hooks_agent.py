@@ -12,8 +12,8 @@ from app.commands import show_changes
 from app.hooks.service import HookNotice
 from app.llm.hook_steps import PromptBlockedError
 from app.permission import PermissionRequested
+from app.prompt.turn_undo import undo_turn
 from app.store import FileVersionCreated
-from app.turn_undo import undo_turn
 from tests.hooks.conftest import FIXTURES, call, logged, script, settings, write_json
 from tests.llm.fake_openai import Text
 

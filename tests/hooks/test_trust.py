@@ -16,9 +16,9 @@ from app.hooks.commands import hooks_command
 from app.hooks.service import HookService
 from app.llm.headless import EXIT_OK, run_headless
 from app.llm.headless_request import HeadlessRequest
+from app.prompt.slash_commands import CommandCall
 from app.runtime import Runtime
 from app.skills.commands import skills_command
-from app.slash_commands import CommandCall
 from tests.hooks.conftest import script, settings, write_json
 
 

@@ -135,8 +135,8 @@ def test_no_process_of_a_job_outlives_the_opencode_process(workspace: Path):
 async def test_jobs_lists_and_stops(make_runtime):
     """/jobs through its handler, as every front-end runs it."""
     from app.llm.scripted import ProviderPerModel
-    from app.llm.session_commands import jobs
-    from app.slash_commands import CommandCall
+    from app.prompt.session_commands import jobs
+    from app.prompt.slash_commands import CommandCall
     from app.tools.bash import BashTool
 
     runtime = make_runtime()

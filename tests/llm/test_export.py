@@ -1,4 +1,4 @@
-"""`opencode export` (app/export.py, docs/export.md) on a session the real loop made
+"""`opencode export` (app/prompt/export.py, docs/export.md) on a session the real loop made
 through the fake OpenAI server: real tools, real files, real SQLite, the real CLI."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import pytest
 from app.cli import main
 from app.llm.headless import run_headless
 from app.llm.headless_request import HeadlessRequest
-from app.turn_undo import undo_turn
+from app.prompt.turn_undo import undo_turn
 from tests.llm.fake_openai import Text
 from tests.llm.test_turn_undo import Chat, call
 

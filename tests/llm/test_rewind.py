@@ -1,4 +1,4 @@
-"""/rewind (app/turn_undo.py): several turns taken back in one step through the real loop
+"""/rewind (app/prompt/turn_undo.py): several turns taken back in one step through the real loop
 on the fake OpenAI server, real files, a real SQLite store; what the next request sends
 shows what the model sees."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.turn_undo import UndoError, parse_rewind, redo_turn, rewind_to, rewindable, undo_turn
+from app.prompt.turn_undo import UndoError, parse_rewind, redo_turn, rewind_to, rewindable, undo_turn
 from tests.llm.fake_openai import FakeOpenAI, Text
 from tests.llm.test_turn_undo import A_BEFORE, C_BEFORE, Chat, call, headless
 

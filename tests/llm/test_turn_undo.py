@@ -1,4 +1,4 @@
-"""Undo and redo of a whole turn (app/turn_undo.py) through the real loop: the real
+"""Undo and redo of a whole turn (app/prompt/turn_undo.py) through the real loop: the real
 litellm client talking to the fake OpenAI server, real tools on real files, a real
 SQLite store. What the next request sends shows what the model sees."""
 
@@ -14,10 +14,10 @@ from app.llm.agent import AgentLoop
 from app.llm.headless import EXIT_FAILED, EXIT_OK, EXIT_USAGE, run_headless
 from app.llm.headless_request import HeadlessRequest
 from app.llm.provider import Provider
+from app.prompt.turn_undo import FileStep, UndoError, redo_turn, undo_turn
 from app.runtime import Runtime
 from app.store import FileVersionCreated
 from app.tools.write import WriteTool
-from app.turn_undo import FileStep, UndoError, redo_turn, undo_turn
 from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
 
 A_BEFORE = b"\xef\xbb\xbfa = 1\r\nkeep = True\r\n"

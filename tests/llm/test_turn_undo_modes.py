@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from app.prompt.turn_undo import FileStep, redo_turn, undo_turn
 from app.tools.revert import revert_file
-from app.turn_undo import FileStep, redo_turn, undo_turn
 from tests.llm.test_turn_undo import C_BEFORE, Chat, call
 
 SCRIPT = b"#!/bin/sh\necho hi\n"

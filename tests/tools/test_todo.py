@@ -133,7 +133,7 @@ async def test_a_deny_rule_holds(make_runtime):
 
 
 async def test_undo_and_redo_of_a_turn_take_its_todo_list_back_and_bring_it_again(make_runtime):
-    from app.turn_undo import redo_turn, undo_turn
+    from app.prompt.turn_undo import redo_turn, undo_turn
 
     runtime = make_runtime()
     session = runtime.store.sessions.create()

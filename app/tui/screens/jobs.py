@@ -14,8 +14,8 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from app.core.control_chars import escape_controls
+from app.prompt.turn_undo import first_line
 from app.tools.jobs import Job, JobTable
-from app.turn_undo import first_line
 
 REFRESH_SECONDS = 1.0
 """How often the open list shows the jobs' new lines and states."""

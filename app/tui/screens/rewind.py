@@ -1,6 +1,6 @@
 """The rewind screen (/rewind): the session's turns, newest first; enter on one offers
 what to take back from it on: the files and the conversation, the files only, or the
-conversation only (app/turn_undo.py does it, all or nothing)."""
+conversation only (app/prompt/turn_undo.py does it, all or nothing)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from app.prompt.turn_undo import TurnEntry, first_line
 from app.store.turns import UndoScope
-from app.turn_undo import TurnEntry, first_line
 
 SCOPE_CHOICES: tuple[tuple[UndoScope, str, str], ...] = (
     ("both", "Files and conversation", "the files go back to before the turn, and the turn leaves the conversation"),

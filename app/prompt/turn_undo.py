@@ -27,8 +27,8 @@ from typing import Literal
 
 from app.core.errors import OpencodeError, ToolError
 from app.llm.messages import text_of
+from app.prompt.slash_commands import CommandCall
 from app.runtime import Runtime
-from app.slash_commands import CommandCall
 from app.store.turns import Content, Turn, TurnFile, UndoScope
 from app.tools.changes import Change, ChangeSet, Snapshot, apply_changes
 from app.tools.todo import latest_written
@@ -286,7 +286,7 @@ def _prompt(runtime: Runtime, turn: Turn) -> str:
 
 
 async def undo_command(call: CommandCall) -> str:
-    """``/undo`` as a slash command (app.slash_commands): what was undone, for the user."""
+    """``/undo`` as a slash command (app.prompt.slash_commands): what was undone, for the user."""
     return (await undo_turn(_idle(call), call.session_id)).summary()
 
 

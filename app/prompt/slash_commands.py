@@ -13,7 +13,7 @@ A command is one of three kinds:
   action by naming that function in ``BUILTIN_COMMANDS`` below.
 - ``prompt``: a template sent to the agent as the user's prompt, with ``$ARGUMENTS`` (all
   that follows the name) and ``$1``, ``$2``... (its words; quotes group words) replaced:
-  ``/init`` and every custom command (``app/custom_commands.py``).
+  ``/init`` and every custom command (``app/prompt/custom_commands.py``).
 
 This module is core: it imports neither Textual nor litellm.
 """
@@ -115,28 +115,28 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("agents", "List the agents: primary ones take your prompts, sub-agents tasks", "screen", TUI_ONLY),
     SlashCommand(
         "undo", "Take back the last turn: its file changes, and the turn itself", "session",
-        handler="app.turn_undo:undo_command",
+        handler="app.prompt.turn_undo:undo_command",
     ),
-    SlashCommand("redo", "Put back what the last /undo or /rewind took back", "session", handler="app.turn_undo:redo_command"),
+    SlashCommand("redo", "Put back what the last /undo or /rewind took back", "session", handler="app.prompt.turn_undo:redo_command"),
     SlashCommand(
         "rewind", "Go back to before an earlier turn: its files, the conversation, or both", "session",
-        hint="[turn] [files|conversation]", handler="app.turn_undo:rewind_command",
+        hint="[turn] [files|conversation]", handler="app.prompt.turn_undo:rewind_command",
     ),
     SlashCommand(
         "compact", "Summarise the conversation to free context", "session",
-        handler="app.llm.session_commands:compact", uses_model=True,
+        handler="app.prompt.session_commands:compact", uses_model=True,
     ),
     SlashCommand(
         "context", "What fills the context: system prompt, tools, MCP tools, instructions files, messages",
-        "session", handler="app.llm.session_commands:context", uses_model=True,
+        "session", handler="app.prompt.session_commands:context", uses_model=True,
     ),
     SlashCommand(
         "jobs", "The background jobs of the session, with their last lines; /jobs stop N stops one", "session",
-        hint="[stop N]", handler="app.llm.session_commands:jobs",
+        hint="[stop N]", handler="app.prompt.session_commands:jobs",
     ),
     SlashCommand(
         "export", "Save the conversation as Markdown or JSON", "session", hint="[md|json]",
-        handler="app.export:export_command",
+        handler="app.prompt.export:export_command",
     ),
     SlashCommand(
         "init", "Study the repository and write or update AGENTS.md", "prompt", template="", hint="[what to stress]"
@@ -215,7 +215,7 @@ def close_names(typed: str, names: Iterable[str], limit: int = MAX_SUGGESTIONS) 
 @dataclass
 class CommandRegistry:
     """The commands of one workspace: built-in ones and the custom ones found on disk
-    (``app.custom_commands.load_registry`` builds it; ``Runtime.commands`` holds it)."""
+    (``app.prompt.custom_commands.load_registry`` builds it; ``Runtime.commands`` holds it)."""
 
     commands: dict[str, SlashCommand] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)

@@ -1,9 +1,9 @@
-"""The functions behind the ``session`` slash commands (see app.slash_commands): each
+"""The functions behind the ``session`` slash commands (see app.prompt.slash_commands): each
 takes a CommandCall and returns the line the user sees, the same in every front-end."""
 
 from __future__ import annotations
 
-from app.slash_commands import CommandCall
+from app.prompt.slash_commands import CommandCall
 
 
 async def compact(call: CommandCall) -> str:

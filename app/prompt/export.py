@@ -21,7 +21,7 @@ from typing import Any
 from app.core.diff import unified_diff
 from app.core.errors import OpencodeError
 from app.llm.messages import text_of
-from app.slash_commands import CommandCall
+from app.prompt.slash_commands import CommandCall
 from app.store import Message, Store
 
 FORMAT = "opencode.transcript"

@@ -18,14 +18,20 @@ from pathlib import Path
 from typing import Any
 
 from app.core import frontmatter
-from app.slash_commands import NAME_PATTERN, CommandRegistry, SlashCommand, builtin_commands, takes_arguments
+from app.prompt.slash_commands import (
+    NAME_PATTERN,
+    CommandRegistry,
+    SlashCommand,
+    builtin_commands,
+    takes_arguments,
+)
 
 COMMANDS_FOLDER = "commands"
 PROJECT_FOLDER = Path(".opencode") / COMMANDS_FOLDER
 TEXT_KEYS = ("description", "agent", "model")
 MAX_FILES = 500
 """More command files than this in one folder are left out, with a notice."""
-INIT_PROMPT = Path(__file__).parent / "llm" / "prompts" / "init.md"
+INIT_PROMPT = Path(__file__).parents[1] / "llm" / "prompts" / "init.md"
 
 
 def user_commands_folder(env: Mapping[str, str]) -> Path | None:
