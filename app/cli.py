@@ -16,7 +16,7 @@ from app.core import gc_policy
 from app.core.errors import OpencodeError, shown_if_not_utf8
 
 if TYPE_CHECKING:
-    from app.llm.headless_request import HeadlessRequest
+    from app.headless.run_request import HeadlessRequest
 
 USAGE_ERROR = 2
 
@@ -204,13 +204,13 @@ def _cmd_sandbox(args: argparse.Namespace) -> int:
 
 
 def _cmd_tool(args: argparse.Namespace) -> int:
-    from app.commands import run_tool
+    from app.headless.oneshot import run_tool
 
     return run_tool(_workspace(args), args.name, args.arguments, yes=args.yes, session_id=args.session)
 
 
 def _cmd_changes(args: argparse.Namespace) -> int:
-    from app.commands import show_changes
+    from app.headless.oneshot import show_changes
 
     return show_changes(
         _workspace(args), session_id=args.session, as_json=args.json, include_tool=args.include_tool
@@ -218,7 +218,7 @@ def _cmd_changes(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    from app.commands import export_session
+    from app.headless.oneshot import export_session
 
     return export_session(
         _workspace(args), session_id=args.session, fmt=args.format, output=args.output, force=args.force
@@ -267,7 +267,7 @@ def _cmd_default(args: argparse.Namespace) -> int:
         root = enter_worktree(root, args.worktree)
         args.attach = "never"  # a server keeps its data where the workspace does, not the worktree's
     if args.prompt is not None:
-        from app.llm.headless_request import HeadlessRequest
+        from app.headless.run_request import HeadlessRequest
 
         request = HeadlessRequest(
             _prompt_text(args.prompt), output_format=args.output_format, quiet=args.quiet, yes=args.yes, model=args.model,
@@ -279,7 +279,7 @@ def _cmd_default(args: argparse.Namespace) -> int:
         if attached is not None:
             return attached
         gc_policy.pause()  # start-up: the turn resumes it once litellm is imported (app/core/gc_policy.py)
-        from app.llm.headless import EXIT_INTERRUPTED, run_headless
+        from app.headless.run import EXIT_INTERRUPTED, run_headless
 
         code = run_headless(root, request)
         if args.attach == "auto" and code != EXIT_INTERRUPTED:  # ctrl+c: the person wants it all gone

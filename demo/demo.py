@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     workspace = make_workspace(args.workspace)
     print(f"demo workspace: {workspace}", file=sys.stderr)
     if args.headless:
-        from app.llm.headless import run_headless
+        from app.headless.run import run_headless
 
         return run_headless(workspace, PROMPT, yes=True, model=DEMO_MODEL)
     from app.cli import main as opencode

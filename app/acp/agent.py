@@ -41,8 +41,8 @@ from app.acp.relay import TurnRelay
 from app.acp.replay import replay
 from app.acp.workspaces import Workspaces
 from app.core.errors import OpencodeError
+from app.headless.run import CannotStart, pick_session, usable_model
 from app.llm.agent import AgentLoop, TurnResult
-from app.llm.headless import CannotStart, pick_session, usable_model
 from app.llm.title import fallback_title
 from app.prompt.slash_commands import CommandCall, session_handler
 from app.runtime import Runtime

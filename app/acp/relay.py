@@ -46,6 +46,7 @@ from app.acp.updates import (
     without_image_data,
 )
 from app.bus import Event
+from app.headless.run import progress_line
 from app.llm.events import (
     TURN_PROGRESS,
     MentionRefused,
@@ -57,7 +58,6 @@ from app.llm.events import (
     ToolCallStarted,
     UsageUpdated,
 )
-from app.llm.headless import progress_line
 from app.permission import ApprovalMissing, PermissionGranted, PermissionRequest, PermissionRequested
 from app.permission.rules import permission_key
 from app.runtime import Runtime
@@ -285,7 +285,7 @@ def _covers(request: PermissionRequest) -> ContentToolCallContent:
 
 def _with_progress(update: Any, line: str | None) -> Any:
     """The update with ``_meta.opencode.progress``, the line ``opencode -p`` prints on
-    stderr for the same event (app.llm.headless.progress_line), so a -p attached to
+    stderr for the same event (app.headless.run.progress_line), so a -p attached to
     ``opencode serve`` prints exactly what it would in-process."""
     if line is not None:
         meta = update.field_meta or {}

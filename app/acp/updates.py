@@ -20,7 +20,7 @@ from acp.schema import (
     ToolKind,
 )
 
-from app.llm.headless_report import call_subject
+from app.headless.run_report import call_subject
 from app.store.models import FileVersion, TodoItem
 from app.tools.readable import readable_output
 

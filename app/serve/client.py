@@ -7,7 +7,7 @@ with the code a run in its own process uses; ``session/prompt``. Meanwhile it pr
 progress lines from ``session/update`` (``_meta.opencode.progress``) and answers ``session/request_permission`` as its
 policy does (``--yes`` or not), naming the policy so the server answers exactly as that
 policy does in-process. The turn's report (``_meta.opencode`` of the answer) is printed
-by app/llm/headless_report.py, as in-process. ctrl+c sends ``session/cancel``.
+by app/headless/run_report.py, as in-process. ctrl+c sends ``session/cancel``.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from app.core.control_chars import escape_controls
-from app.llm.headless_report import (
+from app.headless.run_report import (
     EMPTY_PROMPT_LINE,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -31,7 +31,7 @@ from app.llm.headless_report import (
     INTERRUPTED_LINE,
     report,
 )
-from app.llm.headless_request import HeadlessRequest
+from app.headless.run_request import HeadlessRequest
 from app.serve.address import ServeError, connect, socket_path
 from app.serve.environment import digests
 

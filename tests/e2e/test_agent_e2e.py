@@ -11,8 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from app.llm.headless import EXIT_OK, run_headless
-from app.llm.headless_request import HeadlessRequest
+from app.headless.run import EXIT_OK, run_headless
+from app.headless.run_request import HeadlessRequest
 from app.runtime import Runtime
 from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
 

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from app.commands import show_changes
+from app.headless.oneshot import show_changes
 from app.hooks.service import HookNotice
 from app.llm.hook_steps import PromptBlockedError
 from app.permission import PermissionRequested

@@ -12,10 +12,10 @@ from types import SimpleNamespace
 import pytest
 
 from app.bus import Bus
+from app.headless.run import EXIT_OK, run_headless
+from app.headless.run_request import HeadlessRequest
 from app.hooks.commands import hooks_command
 from app.hooks.service import HookService
-from app.llm.headless import EXIT_OK, run_headless
-from app.llm.headless_request import HeadlessRequest
 from app.prompt.slash_commands import CommandCall
 from app.runtime import Runtime
 from app.skills.commands import skills_command

@@ -597,7 +597,7 @@ async def test_a_context_length_error_compacts_and_retries_the_request(harness):
 
 def test_the_loop_and_headless_modules_import_neither_litellm_nor_textual():
     code = (
-        "import sys, app.llm.agent, app.llm.headless, app.tools.task; "
+        "import sys, app.llm.agent, app.headless.run, app.tools.task; "
         "print(sorted(m for m in ('litellm', 'textual') if m in sys.modules))"
     )
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

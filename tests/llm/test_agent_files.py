@@ -12,8 +12,8 @@ import pytest
 
 from app.agents.catalog import PLAN_MODE
 from app.agents.files import load_catalog, read_agent
-from app.llm.headless import EXIT_OK, EXIT_USAGE, run_headless
-from app.llm.headless_request import HeadlessRequest
+from app.headless.run import EXIT_OK, EXIT_USAGE, run_headless
+from app.headless.run_request import HeadlessRequest
 from app.runtime import Runtime
 from tests.llm.fake_openai import Reply, Text, ToolCall
 from tests.llm.fake_routes import RoutedOpenAI

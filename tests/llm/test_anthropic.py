@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from app.headless.run import run_headless
+from app.headless.run_request import HeadlessRequest
 from app.llm.agent import AgentLoop
 from app.llm.events import UsageUpdated
-from app.llm.headless import run_headless
-from app.llm.headless_request import HeadlessRequest
 from app.llm.provider import (
     Finish,
     Provider,

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.llm.headless import run_headless
-from app.llm.headless_request import HeadlessRequest
+from app.headless.run import run_headless
+from app.headless.run_request import HeadlessRequest
 from app.prompt.turn_undo import undo_turn
 from tests.llm.fake_openai import Text
 from tests.llm.test_turn_undo import Chat, call

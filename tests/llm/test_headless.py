@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from app.headless.run import EXIT_FAILED, EXIT_NEEDS_APPROVAL, EXIT_OK, EXIT_USAGE, call_subject, run_headless
+from app.headless.run_request import HeadlessRequest
 from app.llm.agent import DEFAULT_MAX_STEPS
-from app.llm.headless import EXIT_FAILED, EXIT_NEEDS_APPROVAL, EXIT_OK, EXIT_USAGE, call_subject, run_headless
-from app.llm.headless_request import HeadlessRequest
 from app.llm.models import ONBOARDING_MESSAGE
 from app.llm.scripted import DEMO_SCRIPT
 from app.runtime import Runtime

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from app.llm.headless import run_headless
-from app.llm.headless_request import HeadlessRequest
+from app.headless.run import run_headless
+from app.headless.run_request import HeadlessRequest
 from app.llm.tool_calls import MAX_CALLS_PER_MESSAGE, over_the_cap
 from tests.llm.fake_openai import Reply, Text, ToolCall
 from tests.llm.test_agent import Harness, tool_messages

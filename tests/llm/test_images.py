@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from app.core.images import MAX_IMAGE_BYTES, ImageError, Mention, image_mentions
+from app.headless.run import run_headless
+from app.headless.run_request import HeadlessRequest
 from app.llm.agent import AgentLoop
-from app.llm.headless import run_headless
-from app.llm.headless_request import HeadlessRequest
 from app.llm.provider import Provider
 from tests.llm.fake_anthropic import FakeAnthropic
 from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
@@ -158,8 +158,8 @@ def test_a_scripted_turn_asks_litellm_nothing(workspace: Path, tmp_path: Path):
     code = (
         "import io, sys\n"
         "from pathlib import Path\n"
-        "from app.llm.headless import run_headless\n"
-        "from app.llm.headless_request import HeadlessRequest\n"
+        "from app.headless.run import run_headless\n"
+        "from app.headless.run_request import HeadlessRequest\n"
         f"code = run_headless(Path({str(workspace)!r}), HeadlessRequest('hello', model='scripted/{script}'), env={{}},"
         " stdout=io.StringIO(), stderr=io.StringIO())\n"
         "print(code, 'litellm' in sys.modules)\n"

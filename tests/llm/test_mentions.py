@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from app.llm.headless import EXIT_FAILED, EXIT_NEEDS_APPROVAL, EXIT_OK, EXIT_USAGE, run_headless
-from app.llm.headless_request import HeadlessRequest
+from app.headless.run import EXIT_FAILED, EXIT_NEEDS_APPROVAL, EXIT_OK, EXIT_USAGE, run_headless
+from app.headless.run_request import HeadlessRequest
 from app.prompt.mentions import attach_mentions, mentioned_paths
 from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
 from tests.llm.test_agent import harness  # noqa: F401 - the fixture, shared

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from app import cli
+from app.headless.run import EXIT_OK, run_headless
+from app.headless.run_request import HeadlessRequest
 from app.llm.agent import AgentLoop
 from app.llm.events import SubagentStarted, ToolCallFinished, ToolCallStarted, TurnCancelled
-from app.llm.headless import EXIT_OK, run_headless
-from app.llm.headless_request import HeadlessRequest
 from app.llm.provider import Provider
 from app.runtime import Runtime
 from app.tools.revert import revert_file

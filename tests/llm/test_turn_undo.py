@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from app.headless.run import EXIT_FAILED, EXIT_OK, EXIT_USAGE, run_headless
+from app.headless.run_request import HeadlessRequest
 from app.llm.agent import AgentLoop
-from app.llm.headless import EXIT_FAILED, EXIT_OK, EXIT_USAGE, run_headless
-from app.llm.headless_request import HeadlessRequest
 from app.llm.provider import Provider
 from app.prompt.turn_undo import FileStep, UndoError, redo_turn, undo_turn
 from app.runtime import Runtime

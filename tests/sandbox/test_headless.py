@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from app.llm.headless import EXIT_NEEDS_APPROVAL, EXIT_OK
+from app.headless.run import EXIT_NEEDS_APPROVAL, EXIT_OK
 from app.sandbox.mechanisms import bwrap_problem, landlock_abi
 from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
 from tests.sandbox.conftest import RULES, SECRET

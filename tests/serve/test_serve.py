@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from app.llm.headless_report import INTERRUPTED_LINE
+from app.headless.run_report import INTERRUPTED_LINE
 from tests.serve.running import (
     REPO,
     RUN_TIMEOUT,

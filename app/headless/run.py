@@ -33,10 +33,7 @@ from app.bus import Event, Subscription
 from app.core import gc_policy
 from app.core.control_chars import escape_controls
 from app.core.errors import OpencodeError
-from app.hooks.service import HookNotice
-from app.llm.agent import AgentLoop, ModelProvider, TurnResult
-from app.llm.events import MentionRefused, ModelRetrying, ToolCallFinished, ToolCallStarted
-from app.llm.headless_report import (
+from app.headless.run_report import (
     EMPTY_PROMPT_LINE,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
@@ -47,7 +44,10 @@ from app.llm.headless_report import (
     call_subject,
     report,
 )
-from app.llm.headless_request import HeadlessRequest
+from app.headless.run_request import HeadlessRequest
+from app.hooks.service import HookNotice
+from app.llm.agent import AgentLoop, ModelProvider, TurnResult
+from app.llm.events import MentionRefused, ModelRetrying, ToolCallFinished, ToolCallStarted
 from app.llm.models import ONBOARDING_MESSAGE, choose_model
 from app.llm.preflight import model_problem
 from app.llm.provider import litellm_imported

@@ -1,6 +1,6 @@
 """One `opencode -p` run as the command line asks for it.
 
-Standard library only: the in-process run (app/llm/headless.py) and the client that
+Standard library only: the in-process run (app/headless/run.py) and the client that
 attaches to `opencode serve` (app/serve/client.py, which must import neither litellm nor
 the agent loop) take the same request, so what they honour cannot drift apart.
 """

@@ -1,6 +1,6 @@
 """What `opencode -p` prints when its turn ends, and its exit codes.
 
-Standard library only: the in-process run (app/llm/headless.py) and the client that
+Standard library only: the in-process run (app/headless/run.py) and the client that
 attaches to `opencode serve` (app/serve/client.py, which must import neither litellm nor
 the agent loop) print through the same functions, so their output cannot drift apart.
 """
