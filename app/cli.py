@@ -226,7 +226,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 
 def _cmd_worktree(args: argparse.Namespace) -> int:
-    from app.worktree_commands import list_worktrees, remove_worktree
+    from app.worktrees.command_line import list_worktrees, remove_worktree
 
     if args.worktree_command == "list":
         return list_worktrees(_workspace(args))
@@ -262,7 +262,7 @@ def _cmd_default(args: argparse.Namespace) -> int:
     """No subcommand: a headless turn with -p, else the TUI (in a worktree with --worktree)."""
     root = _workspace(args)
     if args.worktree is not None:
-        from app.worktree_commands import enter_worktree
+        from app.worktrees.command_line import enter_worktree
 
         root = enter_worktree(root, args.worktree)
         args.attach = "never"  # a server keeps its data where the workspace does, not the worktree's

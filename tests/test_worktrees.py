@@ -1,4 +1,4 @@
-"""`opencode --worktree NAME` and `opencode worktree list|remove` (app/worktrees.py): real
+"""`opencode --worktree NAME` and `opencode worktree list|remove` (app/worktrees/repository.py): real
 git repositories, real opencode processes, the fake OpenAI server as the model."""
 
 from __future__ import annotations

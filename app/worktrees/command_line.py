@@ -1,4 +1,4 @@
-"""The command line's side of worktrees (app/worktrees.py, docs/worktrees.md):
+"""The command line's side of worktrees (app/worktrees/repository.py, docs/worktrees.md):
 ``opencode --worktree NAME``, ``opencode worktree list`` and ``opencode worktree remove``."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from app.child_environment import set_own
 from app.store.location import DATA_DIRECTORY_VARIABLE
-from app.worktrees import Repository, Worktree, WorktreeError, uncommitted
+from app.worktrees.repository import Repository, Worktree, WorktreeError, uncommitted
 
 
 def enter_worktree(root: Path, name: str) -> Path:

@@ -1,0 +1,3 @@
+"""`opencode --worktree NAME` and `opencode worktree list|remove`: git
+worktrees under the data folder (repository) and the command line's side
+(command_line). See docs/worktrees.md."""
