@@ -36,8 +36,8 @@ from app.core import gc_policy
 from app.core.errors import OpencodeError
 from app.tui.attention import attention_sequence, remembering_driver
 from app.tui.hangup import HANGUP_EXIT_CODE, watch_for_hangup
-from app.tui.screens.commands import AppCommands, PaletteCommand
 from app.tui.screens.main import MainScreen
+from app.tui.screens.palette import AppCommands, PaletteCommand
 from app.tui.themes import (
     apply_theme,
     available_themes,
