@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from app.child_environment import for_children
+from app.core.child_environment import for_children
 from app.hooks.config import Hook
 
 MAX_OUTPUT = 64 * 1024

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any, Literal, Unpack
 
-from app.child_environment import set_own
+from app.core.child_environment import set_own
 from app.core.errors import OpencodeError
 from app.llm.caching import takes_breakpoints, with_breakpoints
 from app.llm.models import DEFAULT_MODELS, PROVIDER_ENV_VARS, Prices, StreamOptions, provider_of

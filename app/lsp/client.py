@@ -20,7 +20,7 @@ from urllib.request import url2pathname
 from lsprotocol import types as lsp
 from lsprotocol.converters import get_converter
 
-from app.child_environment import for_children
+from app.core.child_environment import for_children
 from app.lsp.diagnostic import ERROR, Diagnostic
 from app.lsp.jsonrpc import METHOD_NOT_FOUND, ConnectionClosed, JsonRpcConnection, JsonRpcError
 from app.lsp.servers import LspStartError, ServerSpec, find_executable

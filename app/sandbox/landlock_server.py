@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.child_environment import for_children
+from app.core.child_environment import for_children
 
 SERVER = Path(__file__).with_name("landlock_exec.py")
 

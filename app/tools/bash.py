@@ -24,7 +24,7 @@ from typing import Protocol
 
 from pydantic import Field
 
-from app.child_environment import for_children
+from app.core.child_environment import for_children
 from app.core.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionPreview
 from app.permission.effects import protected_roots

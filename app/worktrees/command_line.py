@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from app.child_environment import set_own
+from app.core.child_environment import set_own
 from app.store.location import DATA_DIRECTORY_VARIABLE
 from app.worktrees.repository import Repository, Worktree, WorktreeError, uncommitted
 
