@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from app import child_environment
+from app.core import child_environment
 from app.core.errors import PermissionDeniedError, ToolError
 from app.permission import PermissionReply
 from app.store.location import DATA_DIRECTORY_VARIABLE
