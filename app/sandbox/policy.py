@@ -34,7 +34,7 @@ CarveKind = Literal["read-only", "hidden"]
 DEFAULT_HIDDEN = ("~/.ssh", "~/.aws", "~/.gnupg", "~/.config/opencode", f"~/{CONFIG_FILE}")
 """Read by no sandboxed command whatever the rules: keys, cloud credentials, and opencode's
 global configuration."""
-GIT_CONTROL = (".git/config", ".git/hooks")
+GIT_CONTROL = ("config", "hooks")
 """What of git's own folder stays read-only: the rest (objects, refs, the index) is what
 `git add` and `git commit` write."""
 READ_ONLY_KEYS = ("edit", "write", "delete")
@@ -153,6 +153,41 @@ def pattern_paths(pattern: str, root: str) -> Iterator[tuple[str, bool]]:
             return
 
 
+def linked_git_folders(workspace: str) -> tuple[str, ...]:
+    """The git folders of a workspace whose ``.git`` is a file (a linked worktree, a
+    submodule): the folder it names and the common one it shares (``commondir``), which
+    `git add` and `git commit` write (index, objects, refs); none for a ``.git`` folder."""
+    dot_git = posixpath.join(workspace, ".git")
+    if not os.path.isfile(dot_git) or os.path.islink(dot_git):
+        return ()
+    try:
+        with open(dot_git, encoding="utf-8") as file:
+            first = file.readline(4096).strip()
+    except (OSError, UnicodeDecodeError):
+        return ()
+    if not first.startswith("gitdir:"):
+        return ()
+    own = real(posixpath.join(workspace, first.removeprefix("gitdir:").strip()))
+    if not os.path.isdir(own):
+        return ()
+    try:
+        with open(posixpath.join(own, "commondir"), encoding="utf-8") as file:
+            common = real(posixpath.join(own, file.readline(4096).strip()))
+    except (OSError, UnicodeDecodeError):
+        return (own,)
+    return (own, common) if os.path.isdir(common) and common != own else (own,)
+
+
+def git_control(workspace: str, git_folders: Sequence[str]) -> list[str]:
+    """What stays read-only of git: the config and hooks of the workspace's ``.git``
+    folder; for a linked worktree, the ``.git`` file (which names where git looks) and
+    the config and hooks of the common folder (the last of ``git_folders``), which are
+    the ones git reads."""
+    folder = git_folders[-1] if git_folders else posixpath.join(workspace, ".git")
+    controls = [posixpath.join(folder, control) for control in GIT_CONTROL]
+    return [posixpath.join(workspace, ".git"), *controls] if git_folders else controls
+
+
 class PolicyBuilder:
     """Collects the carve-outs of one policy, each path once (hidden wins over read-only)."""
 
@@ -202,6 +237,8 @@ def build_policy(
             writable.append(path)
         else:
             notes.append(f"sandbox.writable {folder} is not a folder: left out")
+    git_folders = linked_git_folders(workspace)
+    writable.extend(folder for folder in git_folders if not within(folder, [workspace, *writable]))
     builder = PolicyBuilder(workspace, (workspace, tmpdir, *writable))
     for path in DEFAULT_HIDDEN:
         builder.add(os.path.expanduser(path), "hidden", "read by no sandboxed command")
@@ -217,8 +254,8 @@ def build_policy(
     for root in protected_roots(config.data.directory, workspace):
         path = root if root.startswith("/") else posixpath.join(workspace, root)
         builder.add(path, "read-only", "protected: opencode's configuration or a start-up file", folder=root == ".opencode")
-    for control in GIT_CONTROL:
-        builder.add(posixpath.join(workspace, control), "read-only", "protected: git's configuration and hooks", folder=control.endswith("hooks"))
+    for control in git_control(workspace, git_folders):
+        builder.add(control, "read-only", "protected: git's configuration and hooks", folder=control.endswith("hooks"))
     return SandboxPolicy(
         workspace,
         tmpdir,

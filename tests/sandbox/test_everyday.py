@@ -3,6 +3,7 @@ pytest, pip into a workspace .venv, make, npm, ruff, grep, sed, the temp folder.
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.permission.attack import call
+from tests.sandbox.conftest import GIT_ENV
 
 RUFF = Path(sys.executable).with_name("ruff")
 PACKAGE = {
@@ -98,3 +100,43 @@ async def test_npm_test_runs_sandboxed(sandboxed, project: Path):
     output = await call(runtime, "bash", {"command": "npm test --silent"})
     assert "node ok" in output and "Exit code: 0" in output, output
     assert (project / "node-ran.txt").read_text() == "ok"
+
+
+TAMPER_WITH_GIT = """
+import subprocess
+common = subprocess.run(["git", "rev-parse", "--git-common-dir"], capture_output=True, text=True).stdout.strip()
+for path, text in ((common + "/config", "[core]\\n\\thooksPath = /tmp\\n"), (common + "/hooks/post-commit", "echo pwned\\n"),
+                   ("." + "git", "gitdir: /tmp\\n")):
+    try:
+        open(path, "a").write(text)
+    except OSError as err:
+        print(path, err)
+"""
+"""Paths computed as it runs, so the judge cannot refuse them up front: the kernel holds them."""
+
+
+async def test_a_linked_worktree_commits_sandboxed_and_its_git_control_stays_read_only(
+    mechanism: str, make_runtime, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    for name, value in GIT_ENV.items():
+        monkeypatch.setenv(name, value)
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    (origin / "README.md").write_text("hello\n")
+    for command in (["init", "-q", "."], ["add", "-A"], ["commit", "-qm", "start"]):
+        subprocess.run(["git", *command], cwd=origin, check=True)
+    workspace.rmdir()
+    subprocess.run(["git", "worktree", "add", "-q", str(workspace), "-b", "feat"], cwd=origin, check=True)
+    dot_git, config = (workspace / ".git").read_text(), (origin / ".git" / "config").read_text()
+    runtime = make_runtime("headless-yes", {"lsp": {"python": {"disabled": True}}, "sandbox": {"mechanism": mechanism}})
+    ctx = runtime.context(runtime.store.sessions.create().id)
+
+    committed = await runtime.tools["bash"].call({"command": "echo more >> README.md && git commit -qam more"}, ctx)
+    tampered = await runtime.tools["bash"].call({"command": f"python3 -c {shlex.quote(TAMPER_WITH_GIT)}"}, ctx)
+
+    assert committed.metadata["exit_code"] == 0, committed.output
+    log = subprocess.run(["git", "log", "--format=%s", "feat"], cwd=origin, capture_output=True, text=True, check=True)
+    assert log.stdout.split() == ["more", "start"]
+    assert tampered.metadata["sandbox"] == mechanism
+    assert (workspace / ".git").read_text() == dot_git and (origin / ".git" / "config").read_text() == config
+    assert not (origin / ".git" / "hooks" / "post-commit").exists()
