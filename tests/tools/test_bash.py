@@ -73,7 +73,8 @@ async def test_a_variable_opencode_set_for_itself_reaches_the_command_as_the_use
     the user's value; a variable the user never had is left out."""
     monkeypatch.setattr(child_environment, "_USER_VALUES", {})
     monkeypatch.setenv(DATA_DIRECTORY_VARIABLE, "/the/users/data")
-    monkeypatch.delenv("OPENCODE_TEST_OWN_SWITCH", raising=False)
+    monkeypatch.setenv("OPENCODE_TEST_OWN_SWITCH", "")  # recorded, so the teardown removes what set_own sets
+    monkeypatch.delenv("OPENCODE_TEST_OWN_SWITCH")
     child_environment.set_own(DATA_DIRECTORY_VARIABLE, "/opencode/worktree/data")
     child_environment.set_own("OPENCODE_TEST_OWN_SWITCH", "on")
 
