@@ -4,21 +4,12 @@ group is then gone."""
 
 from __future__ import annotations
 
-import os
-
 from textual.widgets import OptionList
 
 from app.tools.bash import BashTool
 from app.tui.screens.jobs import JobsScreen
+from tests.llm.test_background_jobs import group_gone
 from tests.tui.conftest import wait_until
-
-
-def group_gone(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return True
-    return False
 
 
 async def test_jobs_lists_the_sessions_jobs_and_x_stops_one(make_runtime, make_app):
