@@ -125,6 +125,7 @@ class OpencodeApp(App[None]):
         pause_gc: bool = False,
         terminal_fd: int | None = None,
         driver_class: type[Driver] | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``providers`` maps a model to what streams it (default: scripted or litellm);
         benchmarks pass their own. ``pause_gc`` (run_tui's choice, not the tests'): the
@@ -133,7 +134,8 @@ class OpencodeApp(App[None]):
         passes wait for litellm's import (see ``_settle_litellm``). ``terminal_fd`` (run_tui's
         stdin): the app exits when that terminal hangs up (see app.tui.hangup).
         ``driver_class``: Textual's own choice when None (a test passes one that records
-        what the app writes)."""
+        what the app writes). ``clock``: seconds that only go forward, for the window in
+        which a second ctrl+c quits (a test passes one that stands still)."""
         if pause_gc:
             gc_policy.pause()
         super().__init__(driver_class=driver_class)
@@ -160,6 +162,7 @@ class OpencodeApp(App[None]):
         """A prompt was sent before the runtime existed: it stays in the box and is sent
         once the runtime is up (after a fixed config, if start-up failed)."""
         self._startup_error: str | None = None
+        self._clock = clock
         self._quit_pressed_at = -QUIT_WINDOW
         self._gc_paused = pause_gc
         self._litellm_unsettled = pause_gc
@@ -1121,7 +1124,7 @@ class OpencodeApp(App[None]):
             self._quit_pressed_at = -QUIT_WINDOW
             self.notify("Prompt cleared (ctrl+z brings it back); ctrl+c on an empty prompt quits", timeout=QUIT_WINDOW)
             return
-        now = time.monotonic()
+        now = self._clock()
         if now - self._quit_pressed_at < QUIT_WINDOW:
             self.exit()
             return
