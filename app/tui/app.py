@@ -603,6 +603,9 @@ class OpencodeApp(App["WorktreeRestart | None"]):
         a workspace outside git, is one line in the chat and the session goes on."""
         from app.worktrees.restart import prepare_restart
 
+        if self.turn_running:
+            await self.chat.add_notice("A reply is still running: wait for it or press escape, then /worktree", "warning")
+            return
         try:
             restart = await asyncio.to_thread(prepare_restart, self.root, arguments)
         except OpencodeError as err:
