@@ -52,6 +52,7 @@ from app.tui.widgets.prompt_input import PromptInput
 from app.tui.widgets.queued_messages import QueuedMessages
 from app.tui.widgets.sidebar import FilesSidebar
 from app.tui.widgets.status_bar import StatusBar
+from app.worktrees.restart import WorktreeRestart
 
 if TYPE_CHECKING:
     from textual.driver import Driver
@@ -63,7 +64,6 @@ if TYPE_CHECKING:
     from app.tui.message_pages import MessagePages
     from app.tui.prompt_commands import PromptCommands
     from app.tui.widgets.task_view import TaskView
-    from app.worktrees.restart import WorktreeRestart
 
 SIDEBAR_MIN_WIDTH = 100
 """Below this many columns the sidebar starts hidden (the toggle key still shows it)."""
@@ -88,7 +88,7 @@ ADOPT_MODULES = (
 so the UI thread does not stall on them while the user types."""
 
 
-class OpencodeApp(App["WorktreeRestart | None"]):
+class OpencodeApp(App[WorktreeRestart | None]):
     CSS_PATH = "app.tcss"
     TITLE = "opencode"
     COMMANDS = {AppCommands}

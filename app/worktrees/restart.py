@@ -7,7 +7,8 @@ The app makes the worktree (so a bad name or a folder outside git is one line in
 chat and nothing else changes), exits with a `WorktreeRestart`, and ``run_tui`` replaces
 the process with `WorktreeRestart.argv`, in the environment the user gave opencode
 (``app.core.child_environment``), so a session already in a worktree moves to another
-worktree of the main checkout, not to one nested in its own data. Standard library and config only.
+worktree of the main checkout, not to one nested in its own data. Standard library
+only until a worktree is made: the app imports this module when it starts.
 """
 
 from __future__ import annotations
@@ -15,9 +16,12 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from app.core.child_environment import for_children
-from app.worktrees.repository import Repository, WorktreeError
+
+if TYPE_CHECKING:
+    from app.worktrees.repository import Repository
 
 USAGE = "usage: /worktree NAME (e.g. /worktree feat/login): opencode starts again in the git worktree NAME"
 
@@ -38,6 +42,8 @@ class WorktreeRestart:
 def prepare_restart(root: Path, arguments: str) -> WorktreeRestart:
     """Make (or reuse) the worktree ``/worktree`` names for the workspace ``root``;
     WorktreeError (one line) without a name, with a bad one, or outside a git repository."""
+    from app.worktrees.repository import Repository, WorktreeError  # config and git: loaded on use
+
     words = arguments.split()
     if len(words) != 1:
         raise WorktreeError(USAGE)
