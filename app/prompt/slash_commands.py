@@ -150,6 +150,10 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("find", "Find text in the conversation, its earliest messages included", "screen", TUI_ONLY,
                  hint="[text]"),
     SlashCommand("copy", "Copy the last reply, a message or a code block", "screen", TUI_ONLY),
+    SlashCommand(
+        "worktree", "Start again in the git worktree NAME (made on branch NAME when missing)", "screen", TUI_ONLY,
+        hint="NAME",
+    ),
     SlashCommand("theme", "Choose the colour theme", "screen", TUI_ONLY),
     SlashCommand("help", "List the commands and every key binding", "screen", TUI_ONLY),
     SlashCommand("quit", "Leave opencode", "screen", TUI_ONLY),

@@ -52,6 +52,7 @@ from app.tui.widgets.prompt_input import PromptInput
 from app.tui.widgets.queued_messages import QueuedMessages
 from app.tui.widgets.sidebar import FilesSidebar
 from app.tui.widgets.status_bar import StatusBar
+from app.worktrees.restart import WorktreeRestart
 
 if TYPE_CHECKING:
     from textual.driver import Driver
@@ -87,7 +88,7 @@ ADOPT_MODULES = (
 so the UI thread does not stall on them while the user types."""
 
 
-class OpencodeApp(App[None]):
+class OpencodeApp(App[WorktreeRestart | None]):
     CSS_PATH = "app.tcss"
     TITLE = "opencode"
     COMMANDS = {AppCommands}
@@ -597,6 +598,23 @@ class OpencodeApp(App[None]):
             self.notify(str(err), severity="warning")
             return
         await self.chat.add_notice(line, "info")
+
+    @work(group="worktree", exit_on_error=False)
+    async def action_worktree(self, arguments: str = "") -> None:
+        """``/worktree NAME``: make or reuse the git worktree NAME, then exit for ``run_tui``
+        to start opencode again in it (app/worktrees/restart.py); a missing or bad name, or
+        a workspace outside git, is one line in the chat and the session goes on."""
+        from app.worktrees.restart import prepare_restart
+
+        if self.turn_running:
+            await self.chat.add_notice("A reply is still running: wait for it or press escape, then /worktree", "warning")
+            return
+        try:
+            restart = await asyncio.to_thread(prepare_restart, self.root, arguments)
+        except OpencodeError as err:
+            await self.chat.add_notice(str(err), "warning")
+            return
+        self.exit(result=restart)
 
     @work(group="context", exit_on_error=False)
     async def action_context(self) -> None:
@@ -1147,8 +1165,15 @@ def run_tui(root: Path, *, model: str | None, continue_last: bool) -> int:
     terminal = sys.__stdin__.fileno() if sys.__stdin__ is not None else None  # None: stdin closed
     app = OpencodeApp(root, model=model, continue_last=continue_last, pause_gc=True, terminal_fd=terminal)
     try:
-        app.run()
+        restart = app.run()
     finally:
         if app.runtime is not None:
             app.runtime.close()
+    if restart is not None:  # /worktree NAME: the process becomes `opencode --worktree NAME`
+        from app.core.child_environment import for_children
+
+        argv = restart.argv()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.execve(argv[0], argv, for_children())
     return app.return_code or 0

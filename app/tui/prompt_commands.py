@@ -42,9 +42,10 @@ SCREEN_ACTIONS = {
     "steer": "steer",
     "jobs": "jobs",
     "copy": "copy",
+    "worktree": "worktree",
 }
 """Command name -> the app action that runs it in the TUI."""
-TAKES_ARGUMENTS = frozenset({"rewind", "steer", "jobs"})
+TAKES_ARGUMENTS = frozenset({"rewind", "steer", "jobs", "worktree"})
 """Commands whose app action gets what was typed after the name (``/rewind 2 files``)."""
 SYNC_RANK_LIMIT = 2_000
 """Up to this many paths the file list is filtered at each key on the spot; a larger

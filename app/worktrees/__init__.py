@@ -1,3 +1,3 @@
 """`opencode --worktree NAME` and `opencode worktree list|remove`: git
 worktrees under the data folder (repository) and the command line's side
-(command_line). See docs/worktrees.md."""
+(command_line), and the TUI's ``/worktree NAME`` (restart). See docs/worktrees.md."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,13 +57,14 @@ class Repository:
     config: Config
 
     @classmethod
-    def of(cls, folder: Path) -> Repository:
+    def of(cls, folder: Path, env: Mapping[str, str] | None = None) -> Repository:
         """The repository ``folder`` belongs to, as its main checkout (from a linked
-        worktree too); WorktreeError outside any."""
+        worktree too), its config and data folder read with ``env`` (default: this
+        process's environment); WorktreeError outside any."""
         common = _git(folder, "rev-parse", "--path-format=absolute", "--git-common-dir", what="find the repository")
         top = Path(common).parent if Path(common).name == ".git" else Path(_git(folder, "rev-parse", "--show-toplevel"))
-        config = load_config(top)
-        return cls(top, data_directory(top, config).path, config)
+        config = load_config(top, env=env)
+        return cls(top, data_directory(top, config, env).path, config)
 
     def path_of(self, name: str) -> Path:
         return self.data / WORKTREES / name
