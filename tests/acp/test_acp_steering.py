@@ -7,33 +7,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import threading
 from pathlib import Path
 
 from tests.acp.test_acp import text
-from tests.llm.fake_openai import Text, ToolCall
+from tests.gated_turn import bash, release, users
+from tests.llm.fake_openai import Text
 from tests.waiting import eventually
-
-
-def bash(command: str, call_id: str) -> ToolCall:
-    return ToolCall("bash", json.dumps({"command": command, "description": "wait"}), id=call_id)
-
-
-def users(request: dict) -> list[str]:
-    return [m["content"] for m in request["messages"] if m["role"] == "user"]
-
-
-def release(gate: Path) -> threading.Thread:
-    """Open the FIFO for writing (which waits for bash to read it) and close it: bash's
-    `cat` then ends. In a thread, so the test's event loop keeps serving the connection."""
-
-    def open_and_close() -> None:
-        with open(gate, "w") as fifo:
-            fifo.write("go\n")
-
-    thread = threading.Thread(target=open_and_close, daemon=True)
-    thread.start()
-    return thread
 
 
 def allow_bash(workspace: Path) -> None:
