@@ -10,6 +10,8 @@ import os
 from pathlib import Path
 
 from tests.acp.test_acp import text
+from acp import RequestError
+
 from tests.gated_turn import bash, release, users
 from tests.llm.fake_openai import Text
 from tests.waiting import eventually
@@ -84,3 +86,22 @@ async def test_steering_a_cancelled_turn_is_cancelled_too(workspace: Path, fake_
         responses = await asyncio.wait_for(asyncio.gather(turn, steering), 60)
         assert [response.stop_reason for response in responses] == ["cancelled", "cancelled"]
         assert len(fake_llm.requests) == 1
+
+
+async def test_steering_a_turn_that_fails_after_reading_it_answers_its_error(workspace: Path, fake_llm, acp_agent):
+    gate = workspace / "gate"
+    os.mkfifo(gate)
+    allow_bash(workspace)
+    fake_llm.reply(bash("cat gate", "c1"))
+    fake_llm.fail(400, "the scripted provider refuses")
+    async with acp_agent(workspace, fake_llm) as client:
+        sid = (await client.connection.new_session(cwd=str(workspace))).session_id
+        turn = asyncio.create_task(client.connection.prompt(session_id=sid, prompt=text("run three steps")))
+        await eventually(lambda: len(fake_llm.requests) == 1, what="the turn's first request")
+        steering = asyncio.create_task(client.connection.prompt(session_id=sid, prompt=text("use staging")))
+        await eventually(lambda: client.updates(sid, "agent_thought_chunk"), what="the steering taken")
+        release(gate).join(timeout=60)
+        outcomes = await asyncio.wait_for(asyncio.gather(turn, steering, return_exceptions=True), 60)
+        assert all(isinstance(outcome, RequestError) for outcome in outcomes)
+        assert [str(outcome) for outcome in outcomes][0] == str(outcomes[1])
+        assert users(fake_llm.requests[1])[-1] == "use staging" and len(fake_llm.requests) == 2
