@@ -9,9 +9,9 @@ import json
 import os
 from pathlib import Path
 
-from tests.acp.test_acp import text
 from acp import RequestError
 
+from tests.acp.test_acp import text
 from tests.gated_turn import bash, release, users
 from tests.llm.fake_openai import Text
 from tests.waiting import eventually
