@@ -16,6 +16,7 @@ from acp import PROTOCOL_VERSION, RequestError
 from acp.schema import (
     AgentCapabilities,
     AgentMessageChunk,
+    AgentThoughtChunk,
     AvailableCommand,
     AvailableCommandInput,
     AvailableCommandsUpdate,
@@ -39,6 +40,7 @@ from app.acp.channel import ClientChannel
 from app.acp.mcp_servers import MCP_CAPABILITIES, EditorServer, connect_editor_servers
 from app.acp.relay import TurnRelay
 from app.acp.replay import replay
+from app.acp.steering import TurnOutcome
 from app.acp.workspaces import Workspaces
 from app.core.errors import OpencodeError
 from app.headless.run import CannotStart, pick_session, usable_model
@@ -49,6 +51,7 @@ from app.runtime import Runtime
 
 log = logging.getLogger(__name__)
 CHANGES = AvailableCommand(name="changes", description="List the files this session changed (no model call)")
+STEER_USAGE = "/steer takes the message to give the running reply, e.g. /steer use the v2 API"
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "max_steps": "max_turn_requests",
                 "cancelled": "cancelled", "content_filter": "refusal", "refusal": "refusal"}  # fmt: skip
 
@@ -59,6 +62,8 @@ class AcpSession:
     runtime: Runtime
     loop: AgentLoop
     mode: str = "coder"
+    turn: asyncio.Future[TurnOutcome] | None = None
+    """While a prompt of this connection runs the session's turn: that turn's outcome."""
 
 
 class OpencodeAgent:
@@ -134,6 +139,8 @@ class OpencodeAgent:
         agent, model = session.mode, (opencode or {}).get("model")
         try:
             invocation = session.runtime.commands.resolve(text, "acp")
+            if invocation is not None and invocation.command.name == "steer":
+                return await self._steer_command(session, invocation.arguments, agent)
             if invocation is not None and invocation.command.kind == "session":
                 handler = session_handler(invocation.command)
                 line = await handler(CommandCall(session.loop, session_id, invocation.arguments))
@@ -142,10 +149,59 @@ class OpencodeAgent:
         except OpencodeError as error:  # an unknown command, or one that could not act: its line
             await self._send(session_id, _agent_text(str(error)))
             return PromptResponse(stop_reason="end_turn")
+        if invocation is None and session.turn is not None:  # a prompt while the turn runs steers it
+            return await self._steer(session, text, agent)
         confined = invocation is not None and invocation.command.repository
         if invocation is not None:  # a prompt command: its text, on its agent and model if it names them
             agent = session.runtime.agents.command_agent(agent, invocation.command.agent)
             text, model = invocation.prompt(), invocation.command.model
+        return await self._run(session, text, agent, model, confined=confined)
+
+    async def _steer_command(self, session: AcpSession, message: str, agent: str) -> PromptResponse:
+        """``/steer MESSAGE``: as a prompt sent while the turn runs; with no turn running,
+        the message is the next prompt."""
+        if not message:
+            await self._send(session.id, _agent_text(STEER_USAGE))
+            return PromptResponse(stop_reason="end_turn")
+        return await self._steer(session, message, agent)
+
+    async def _steer(self, session: AcpSession, text: str, agent: str) -> PromptResponse:
+        """Give the running turn ``text`` at its next tool boundary and answer when that
+        turn ends, with its stop reason. A turn that ended before reading it (or was
+        just starting or ending) leaves it for the next turn: this prompt runs it, or
+        steers the turn another such prompt started first. Cancelled turns cancel it."""
+        while (running := session.turn) is not None:
+            steered = session.loop.steer(session.id, text)
+            if steered:  # the editor learns that the running reply took it, as the TUI's "next step" label
+                await self._send(session.id, _agent_thought(f"next step: {text}\n"))
+            outcome = await asyncio.shield(running)
+            if steered and outcome.delivered(text):
+                return outcome.answer()
+            if outcome.cancelled:
+                return PromptResponse(stop_reason="cancelled")
+        return await self._run(session, text, agent, None, confined=False)
+
+    async def _run(
+        self, session: AcpSession, text: str, agent: str, model: str | None, *, confined: bool
+    ) -> PromptResponse:
+        """One turn of the loop on ``text``; prompts sent meanwhile steer it (``_steer``)."""
+        outcome, session.turn = TurnOutcome(), asyncio.get_running_loop().create_future()
+        running = session.turn
+        try:
+            outcome.response = await self._turn(session, text, agent, model, confined=confined)
+            return outcome.response
+        except RequestError as error:
+            outcome.error = error
+            raise
+        finally:
+            session.turn = None
+            outcome.undelivered = session.loop.take_steering(session.id)
+            running.set_result(outcome)
+
+    async def _turn(
+        self, session: AcpSession, text: str, agent: str, model: str | None, *, confined: bool
+    ) -> PromptResponse:
+        session_id = session.id
         store = session.runtime.store.sessions
         stored = store.get(session_id)
         if stored is not None and not stored.title:  # titled from the prompt: no model call spent on it
@@ -320,6 +376,10 @@ def _modes(session: AcpSession) -> SessionModeState:
         for agent in session.runtime.agents.primary()
     ]
     return SessionModeState(current_mode_id=session.mode, available_modes=modes)
+
+
+def _agent_thought(text: str) -> AgentThoughtChunk:
+    return AgentThoughtChunk(session_update="agent_thought_chunk", content=TextContentBlock(type="text", text=text))
 
 
 def _agent_text(text: str) -> AgentMessageChunk:

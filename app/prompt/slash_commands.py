@@ -144,7 +144,8 @@ BUILTIN_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("hooks", "List the hooks and the file each comes from", "session", handler="app.hooks.commands:hooks_command"),
     SlashCommand("skills", "List the skills the agent can load", "session", handler="app.skills.commands:skills_command"),
     SlashCommand(
-        "steer", "Give the running reply a message it reads at its next step (as alt+enter)", "screen", TUI_ONLY,
+        "steer", "Give the running reply a message it reads at its next step (as alt+enter)", "screen",
+        frozenset({"tui", "acp"}),
         hint="[message]",
     ),
     SlashCommand("find", "Find text in the conversation, its earliest messages included", "screen", TUI_ONLY,

@@ -27,7 +27,7 @@ async def test_commands_are_advertised_and_run(workspace: Path, fake_llm, acp_ag
         offered = client.updates(sid, "available_commands_update")[0]["availableCommands"]
         assert [command["name"] for command in offered] == [
             "changes", "undo", "redo", "rewind", "compact", "context", "jobs", "export", "init", "hooks", "skills",
-            "hello",
+            "steer", "hello",
         ]  # fmt: skip
         assert offered[-1] == {"name": "hello", "description": "Greet", "input": {"hint": "[arguments]"}}
 

@@ -6,33 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 from pathlib import Path
 
 from app.tui.widgets.message_user import UserMessage
-from tests.llm.fake_openai import Text, ToolCall
+from tests.gated_turn import bash, release, users
+from tests.llm.fake_openai import Text
 from tests.tui.conftest import wait_until
-
-
-def bash(command: str, call_id: str) -> ToolCall:
-    return ToolCall("bash", json.dumps({"command": command, "description": "wait"}), id=call_id)
-
-
-def users(request: dict) -> list[str]:
-    return [m["content"] for m in request["messages"] if m["role"] == "user"]
-
-
-def release(gate: Path) -> threading.Thread:
-    """Open the FIFO for writing (which waits for bash to read it) and close it: bash's
-    `cat` then ends. In a thread, so the test's event loop keeps running the app."""
-
-    def open_and_close() -> None:
-        with open(gate, "w") as fifo:
-            fifo.write("go\n")
-
-    thread = threading.Thread(target=open_and_close, daemon=True)
-    thread.start()
-    return thread
 
 
 async def test_alt_enter_reaches_the_next_step_and_enter_waits_for_the_turn(make_runtime, make_app, fake_llm, workspace: Path):
