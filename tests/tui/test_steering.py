@@ -14,13 +14,20 @@ from tests.llm.fake_openai import Text
 from tests.tui.conftest import wait_until
 
 
-async def test_alt_enter_reaches_the_next_step_and_enter_waits_for_the_turn(make_runtime, make_app, fake_llm, workspace: Path):
+def gated_runtime(make_runtime, fake_llm, workspace: Path):
+    """An interactive runtime on the fake model whose bash calls may run, and the FIFO
+    ``gate`` a first step of `cat gate` waits on until the test releases it."""
     gate = workspace / "gate"
     os.mkfifo(gate)
     runtime = make_runtime(
         policy="interactive",
         config={"providers": fake_llm.providers, "permission": {"rules": {"bash": "allow"}}, "lsp": {"python": {"disabled": True}}},
     )
+    return runtime, gate
+
+
+async def test_alt_enter_reaches_the_next_step_and_enter_waits_for_the_turn(make_runtime, make_app, fake_llm, workspace: Path):
+    runtime, gate = gated_runtime(make_runtime, fake_llm, workspace)
     fake_llm.reply(bash("cat gate", "c1"))
     fake_llm.reply(bash("echo two", "c2"))
     fake_llm.reply(bash("echo three", "c3"))
@@ -52,12 +59,7 @@ async def test_alt_enter_reaches_the_next_step_and_enter_waits_for_the_turn(make
 
 
 async def test_a_queued_message_can_be_taken_back_to_edit(make_runtime, make_app, fake_llm, workspace: Path):
-    gate = workspace / "gate"
-    os.mkfifo(gate)
-    runtime = make_runtime(
-        policy="interactive",
-        config={"providers": fake_llm.providers, "permission": {"rules": {"bash": "allow"}}, "lsp": {"python": {"disabled": True}}},
-    )
+    runtime, gate = gated_runtime(make_runtime, fake_llm, workspace)
     fake_llm.reply(bash("cat gate", "c1"))
     fake_llm.reply(Text("Done."))
     session = runtime.store.sessions.create(title="titled, so no title request")
