@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 
@@ -17,9 +17,3 @@ def deep_merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str
             merged[key] = value
     return merged
 
-
-def nest(path: Sequence[str], value: Any) -> dict[str, Any]:
-    """``nest(["tui", "theme"], "x") == {"tui": {"theme": "x"}}``."""
-    for key in reversed(path[1:]):
-        value = {key: value}
-    return {path[0]: value}

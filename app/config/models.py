@@ -303,7 +303,11 @@ class Config(BaseSettings, ConfigShape):
     them). Built directly, ``Config(...)`` is the defaults with what it is given."""
 
     model_config = SettingsConfigDict(
-        env_prefix=ENV_PREFIX, env_nested_delimiter=ENV_SEPARATOR, case_sensitive=False, extra="forbid"
+        env_prefix=ENV_PREFIX,
+        env_prefix_target="all",  # the prefix goes before the camelCase alias too (OPENCODE_AUTOCOMPACT)
+        env_nested_delimiter=ENV_SEPARATOR,
+        case_sensitive=False,
+        extra="forbid",
     )
 
     @classmethod

@@ -2,10 +2,14 @@
 OPENCODE_* environment, the project's `.opencode.json`, the global one, then the
 defaults.
 
-Each source is one of ``app.config.sources``' layers, validated on its own first, so a
-mistake is reported in one line naming its file (and line:column) or its variable;
-pydantic-settings merges them (maps key by key) and validates the whole. A ``Load``
-holds one load's inputs; ``load_sources`` gives the sources that read it, which
+The environment is the library's ``EnvSettingsSource`` (``app.config.environment``).
+Each file is read by ``app.config.sources`` (a regular file, size and JSON limits,
+file:line:column errors) and validated alone, then handed to the library as an
+``InitSettingsSource``, the class its ``JsonConfigSettingsSource`` is built on: that one
+reads through ``json.loads`` alone, which would give a bare JSON error with no file
+name, block on a FIFO, keep the last of a repeated key and refuse a BOM.
+pydantic-settings merges the sources (maps key by key) and validates the whole. A
+``Load`` holds one load's inputs; ``load_sources`` gives the sources that read it, which
 ``load_config`` hands to the library for that one ``Config``.
 """
 
@@ -17,12 +21,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource
+from pydantic_settings import BaseSettings, InitSettingsSource, PydanticBaseSettingsSource
 from pydantic_settings.sources import DefaultSettingsSource
 
+from app.config.environment import EnvironmentSource
 from app.config.merge import deep_merge
-from app.config.sources import CONFIG_FILE, Layer, env_layer, file_layer, global_config_path, refuse_user_only
+from app.config.models import Config
+from app.config.sources import CONFIG_FILE, Layer, file_layer, global_config_path, refuse_user_only
 
 
 class Load:
@@ -35,8 +40,6 @@ class Load:
         self.global_path = global_path
         self.env = env
         self.warn = warn
-        self.layers: list[Layer] = []
-        """What each source set, lowest priority first, for messages that name them."""
 
     @cached_property
     def paths(self) -> tuple[Path | None, Path]:
@@ -64,13 +67,23 @@ class Load:
         return (file_layer(found) if found is not None else None), project_layer
 
     @cached_property
-    def environment(self) -> Layer | None:
-        """The variables' layer; map keys take the spelling the files use."""
+    def environment_source(self) -> EnvironmentSource:
+        """The OPENCODE_* variables' source; map keys take the spelling the files use."""
         below: dict[str, Any] = {}
         for layer in self.files:
             if layer is not None:
                 below = deep_merge(below, layer.data)
-        return env_layer(self.env, below, self.warn)
+        return EnvironmentSource(Config, self.env, below, self.warn)
+
+    @property
+    def environment(self) -> Layer | None:
+        """The variables' layer."""
+        return self.environment_source.layer
+
+    @property
+    def layers(self) -> list[Layer]:
+        """What each source set, lowest priority first, for messages that name them."""
+        return [layer for layer in (*self.files, self.environment) if layer is not None]
 
     def merged(self) -> dict[str, Any]:
         merged: dict[str, Any] = {}
@@ -79,31 +92,11 @@ class Load:
         return merged
 
 
-class LayerSource(PydanticBaseSettingsSource):
-    """A source whose whole value is one layer of ``load`` (nothing when it sets none)."""
-
-    def __init__(self, settings_cls: type[BaseSettings], load: Load, read: Callable[[Load], Layer | None]) -> None:
-        super().__init__(settings_cls)
-        self._load = load
-        self._read = read
-
-    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
-        """Unused: the layer is read whole in ``__call__``."""
-        return None, field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        layer = self._read(self._load)
-        if layer is None:
-            return {}
-        self._load.layers.insert(0, layer)  # pydantic-settings calls the highest priority first
-        return layer.data
-
-
 def load_sources(settings_cls: type[BaseSettings], load: Load) -> tuple[PydanticBaseSettingsSource, ...]:
     """The environment, the project file, the global file, the defaults: highest priority first."""
+    global_file, project_file = load.files
     return (
-        LayerSource(settings_cls, load, lambda load: load.environment),
-        LayerSource(settings_cls, load, lambda load: load.files[1]),
-        LayerSource(settings_cls, load, lambda load: load.files[0]),
+        load.environment_source,
+        *(InitSettingsSource(settings_cls, layer.data) for layer in (project_file, global_file) if layer is not None),
         DefaultSettingsSource(settings_cls),
     )

@@ -1,8 +1,9 @@
-"""The configuration layers: a JSON file (global or project) and the OPENCODE_* environment.
+"""The configuration files (global and project): found, read and validated as layers.
 
-Each layer is validated on its own, so an error names the file or the variable that holds
-the mistake, then normalised to camelCase keys holding only what the layer sets; the
-loader merges those.
+Each layer is validated on its own, so an error names the file (and line:column) that
+holds the mistake, then normalised to camelCase keys holding only what the layer sets;
+pydantic-settings merges those (``app.config.settings``). The OPENCODE_* environment is
+the top layer (``app.config.environment``).
 """
 
 from __future__ import annotations
@@ -11,16 +12,14 @@ import codecs
 import json
 import os
 import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from app.config.keys import find_field, holds_text, map_values, section_model
-from app.config.merge import deep_merge, nest
-from app.config.messages import KeyPath, first_problem, format_path, unknown_key_hint
-from app.config.models import ENV_PREFIX, ENV_SEPARATOR, ConfigShape
+from app.config.messages import first_problem
+from app.config.models import ConfigShape
 from app.core import boundedjson
 from app.core.errors import ConfigError
 from app.core.file_kinds import kind_of
@@ -45,7 +44,8 @@ def validated(data: Mapping[str, Any], source: str, *, strict: bool) -> ConfigSh
         raise ConfigError(first_problem(err, data, ConfigShape).line(source)) from None
 
 
-def _normalised(config: ConfigShape) -> dict[str, Any]:
+def normalised(config: ConfigShape) -> dict[str, Any]:
+    """What ``config`` was given, camelCase-keyed: the form of a layer's data."""
     return config.model_dump(by_alias=True, exclude_unset=True)
 
 
@@ -69,7 +69,7 @@ def read_json_object(path: Path) -> dict[str, Any] | None:
         raise ConfigError(f"{path}:{err.lineno}:{err.colno}: invalid JSON: {err.msg}") from None
     except boundedjson.JsonLimitError as err:
         where = f"{path}:{err.lineno}" if err.lineno else str(path)
-        raise ConfigError(f"{where}: {err}: {_limit_fix(err)}") from None
+        raise ConfigError(f"{where}: {err}: {limit_fix(err)}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a JSON object {{...}} (got {type(data).__name__})")
     return data
@@ -101,7 +101,7 @@ def _check_regular(path: Path, info: os.stat_result) -> None:
         )
 
 
-def _limit_fix(err: boundedjson.JsonLimitError) -> str:
+def limit_fix(err: boundedjson.JsonLimitError) -> str:
     if "twice" in str(err):
         return "keep one of them (only the last would count)"
     return "no setting needs that much: check that it is the right file"
@@ -113,7 +113,7 @@ def file_layer(path: Path) -> Layer | None:
     data = read_json_object(path)
     if data is None:
         return None
-    return Layer(str(path), _normalised(validated(data, str(path), strict=True)))
+    return Layer(str(path), normalised(validated(data, str(path), strict=True)))
 
 
 USER_ONLY_KEYS: tuple[tuple[str, ...], ...] = (
@@ -159,97 +159,3 @@ def global_config_path(env: Mapping[str, str]) -> Path | None:
         return candidate
     home = env.get("HOME")
     return Path(home) / CONFIG_FILE if home else None
-
-
-def env_layer(env: Mapping[str, str], below: Mapping[str, Any], warn: Callable[[str], None]) -> Layer | None:
-    """The layer from OPENCODE_* variables, or None when there are none.
-
-    ``OPENCODE_TOOLS__DELETE__MAXFILES=20``: segments split on ``__`` match field names
-    (camelCase or snake_case) case-insensitively. A segment that is a map key (provider,
-    server, tool name...) takes the spelling already used in ``below`` (the merged files),
-    else lower case. Values are JSON where the key holds anything but text. A variable
-    whose first segment names no setting belongs to another tool sharing the prefix
-    (OPENCODE_CONFIG, OPENCODE_DISABLE_AUTOUPDATE...): ``warn`` is told, and it is ignored.
-    """
-    ours = {name: value for name, value in env.items() if name.upper().startswith(ENV_PREFIX)}
-    for name in [name for name in ours if not _names_a_setting(name)]:
-        del ours[name]
-        top = name[len(ENV_PREFIX):].split(ENV_SEPARATOR)[0].lower()
-        hint = unknown_key_hint(ConfigShape, (top,))
-        guess = f" ({hint[2:]})" if "did you mean" in hint else ""
-        warn(f"environment variable {name} is not an opencode setting{guess}: ignored")
-    settings = sorted(
-        (_env_setting(name, value, below) for name, value in ours.items()),
-        key=lambda setting: (len(setting[1]), setting[0]),  # deeper variables win over a JSON value above them
-    )
-    if not settings:
-        return None
-    data: dict[str, Any] = {}
-    for _, path, value in settings:
-        data = deep_merge(data, nest(path, value))
-    try:
-        config = ConfigShape.model_validate(data)
-    except ValidationError as err:
-        problem = first_problem(err, data, ConfigShape)
-        raise ConfigError(problem.line(f"environment variable {_variable_for(problem.path, settings)}")) from None
-    return Layer("environment", _normalised(config))
-
-
-def _names_a_setting(name: str) -> bool:
-    """The variable's first segment is a top-level key (an empty one is its own error)."""
-    first = name[len(ENV_PREFIX):].split(ENV_SEPARATOR)[0]
-    return not first or find_field(ConfigShape, first, ignore_case=True) is not None
-
-
-def _env_setting(name: str, raw: str, below: Mapping[str, Any]) -> tuple[str, tuple[str, ...], Any]:
-    source = f"environment variable {name}"
-    segments = name[len(ENV_PREFIX):].split(ENV_SEPARATOR)
-    if not all(segments):
-        raise ConfigError(f"{source}: empty key in the name: separate keys with a single '{ENV_SEPARATOR}'")
-    annotation: Any = ConfigShape
-    node: Any = below
-    path: list[str] = []
-    for segment in segments:
-        section = section_model(annotation)
-        values = map_values(annotation)
-        if section is not None:
-            found = find_field(section, segment, ignore_case=True)
-            if found is None:
-                wrong = (*path, segment.lower())
-                raise ConfigError(f'{source}: unknown key "{format_path(wrong)}"{unknown_key_hint(ConfigShape, wrong)}')
-            key, annotation = found[0], found[2]
-        elif values is not None:
-            known = node if isinstance(node, Mapping) else {}
-            key = next((k for k in known if k.lower() == segment.lower()), segment.lower())
-            annotation = values
-        else:
-            raise ConfigError(
-                f'{source}: "{format_path(path)}" has no key "{segment.lower()}" to set by name: '
-                f"set {ENV_PREFIX}{ENV_SEPARATOR.join(segments[:len(path)])} to a JSON value instead"
-            )
-        path.append(key)
-        node = node.get(key) if isinstance(node, Mapping) else None
-    return name, tuple(path), _env_value(source, raw, annotation)
-
-
-def _env_value(source: str, raw: str, annotation: Any) -> Any:
-    """Text keys take the value as is; other keys read it as JSON (true, 20, ["a"], {...}),
-    falling back to the raw text so pydantic can still accept e.g. "yes" for a boolean."""
-    if holds_text(annotation):
-        return raw
-    try:
-        return boundedjson.loads(raw, max_bytes=MAX_CONFIG_BYTES, unique_keys=True)
-    except json.JSONDecodeError as err:
-        if raw.lstrip().startswith(("[", "{")):
-            raise ConfigError(f"{source}: invalid JSON at column {err.colno}: {err.msg}") from None
-        return raw
-    except boundedjson.JsonLimitError as err:
-        raise ConfigError(f"{source}: {err}: {_limit_fix(err)}") from None
-
-
-def _variable_for(path: KeyPath, settings: list[tuple[str, tuple[str, ...], Any]]) -> str:
-    """The variable that set ``path``: the deepest one at or above it, else one below it."""
-    above = [(len(p), name) for name, p, _ in settings if path[: len(p)] == p]
-    if above:
-        return max(above)[1]
-    return next(name for name, p, _ in settings if p[: len(path)] == path)

@@ -5,7 +5,7 @@ import copy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.config.merge import deep_merge, nest
+from app.config.merge import deep_merge
 
 leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=3), st.lists(st.integers(), max_size=2))
 trees = st.recursive(leaves, lambda children: st.dictionaries(st.sampled_from("abc"), children, max_size=3), max_leaves=8)
@@ -32,7 +32,3 @@ def test_the_override_wins_everywhere_it_speaks_and_inputs_are_untouched(base: d
 @given(layers)
 def test_merging_onto_nothing_or_with_nothing_changes_nothing(layer: dict) -> None:
     assert deep_merge({}, layer) == layer == deep_merge(layer, {})
-
-
-def test_nest_builds_the_path() -> None:
-    assert nest(["tools", "delete", "maxFiles"], 3) == {"tools": {"delete": {"maxFiles": 3}}}
