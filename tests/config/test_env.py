@@ -93,6 +93,48 @@ def test_the_configuration_is_a_pydantic_settings_object(workspace: Path, env: d
     assert type(config).model_config["env_nested_delimiter"] == "__"
 
 
+def test_the_variables_are_read_by_the_librarys_environment_source(workspace: Path, env: dict[str, str]) -> None:
+    from pydantic_settings import EnvSettingsSource
+
+    from app.config.models import Config
+    from app.config.settings import Load, load_sources
+
+    load = Load(workspace, None, {**env, "OPENCODE_TUI__THEME": "nord"}, print)
+    source = load_sources(Config, load)[0]
+
+    assert isinstance(source, EnvSettingsSource)
+    assert source() == {"tui": {"theme": "nord"}}
+
+
+def test_the_loads_environment_is_read_not_the_process_one(
+    workspace: Path, env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENCODE_DEBUG", "true")
+    monkeypatch.setenv("OPENCODE_NOT_A_SETTING", "1")
+    warnings: list[str] = []
+
+    config = load_config(workspace, env={**env, "OPENCODE_TUI__THEME": "nord"}, warn=warnings.append)
+
+    assert config.debug is False and config.tui.theme == "nord" and warnings == []
+
+
+def test_null_unsets_an_optional_key_a_file_set(workspace: Path, env: dict[str, str]) -> None:
+    write_json(workspace / ".opencode.json", {"agents": {"coder": {"maxTokens": 100, "model": "a/b"}}})
+
+    config = load_config(workspace, env={**env, "OPENCODE_AGENTS__CODER__MAXTOKENS": "null"})
+
+    assert config.agents.coder.max_tokens is None and config.agents.coder.model == "a/b"
+
+
+def test_keys_inside_a_json_value_match_a_setting_in_any_case(workspace: Path, env: dict[str, str]) -> None:
+    config = load_config(
+        workspace,
+        env={**env, "OPENCODE_TOOLS": '{"DELETE": {"maxfiles": 7}}', "OPENCODE_PROVIDERS__OPENAI": '{"APIKEY": "k"}'},
+    )
+
+    assert config.tools.delete.max_files == 7 and config.providers["openai"].api_key == "k"
+
+
 def test_a_variable_that_names_no_setting_is_a_warning_and_ignored(workspace: Path, env: dict[str, str]) -> None:
     """Other tools share the prefix (sst/opencode's OPENCODE_CONFIG, OPENCODE_DISABLE_AUTOUPDATE)."""
     warnings: list[str] = []
@@ -154,6 +196,15 @@ def test_other_variables_are_ignored(workspace: Path, env: dict[str, str]) -> No
         (
             {"OPENCODE_TUI__THEME": "x", "OPENCODE_TUI": '{"keybindings": 3}'},
             'environment variable OPENCODE_TUI: "tui.keybindings" must be an object (got 3)',
+        ),
+        (
+            {"OPENCODE_DEBUG": "null"},
+            'environment variable OPENCODE_DEBUG: "debug" must be true or false (got null)',
+        ),
+        (
+            {"OPENCODE_TUI__THEME": "x", "OPENCODE_PERMISSION__RULES__BASH": '{"git *": "allow",'},
+            "environment variable OPENCODE_PERMISSION__RULES__BASH: invalid JSON at column 19: Expecting property name "
+            "enclosed in double quotes",
         ),
     ],
 )
