@@ -24,6 +24,7 @@ SETTINGS: dict[str, tuple[str, Callable[[Config], Any], Any]] = {
     "OPENCODE_MCPSERVERS__GITHUB__DISABLED": ("true", lambda c: c.mcp_servers["github"].disabled, True),
     "OPENCODE_PERMISSION__RULES__DELETE": ('{"*.go": "deny"}', lambda c: c.permission.rules["delete"], {"*.go": "deny"}),
     "OPENCODE_PROVIDERS__OPENAI__APIKEY": ("sk-test", lambda c: c.providers["openai"].api_key, "sk-test"),
+    "OPENCODE_TOOLS": ('{"delete": {"MAXFILES": 5}}', lambda c: c.tools.delete.max_files, 5),
     "OPENCODE_TOOLS__DELETE__MAXFILES": ("20", lambda c: c.tools.delete.max_files, 20),
     "OPENCODE_TOOLS__DELETE__MAX_FILES": ("21", lambda c: c.tools.delete.max_files, 21),
     "OPENCODE_TOOLS__GREP__BACKEND": ("python", lambda c: c.tools.grep.backend, "python"),
