@@ -51,6 +51,8 @@ class Swapper:
 
     def _run(self) -> None:
         rng = random.Random(14)
+        exchange(self.sub, self.swap)  # at once: every call races at least one swap
+        self.swaps += 1
         while not self._stop.wait(rng.uniform(0, 0.002)):
             exchange(self.sub, self.swap)
             self.swaps += 1
@@ -198,5 +200,8 @@ async def test_an_allowed_outside_read_through_a_swapped_folder_reads_only_what_
                 outputs.append((await runtime.tools["view"].call({"filePath": str(allowed / "sub/a.txt")}, ctx)).output)
             except ToolError as err:
                 outputs.append(str(err))
-    assert any("alpha" in output for output in outputs)  # the allowed file was read
     assert not [output for output in outputs if SECRET in output]
+    # Unraced, the same call reads the allowed file: the rule allows it, so what the race
+    # refused was the swap, not the folder.
+    read = await runtime.tools["view"].call({"filePath": str(allowed / "sub/a.txt")}, ctx)
+    assert "alpha" in read.output
