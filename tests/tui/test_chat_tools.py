@@ -48,8 +48,9 @@ async def opened_by_key(pilot, view: ToolCallView) -> None:
 
 async def opened_by_click(pilot, view: ToolCallView) -> None:
     """Open a call read back folded with a click on its header."""
-    await wait_until(pilot, lambda: view.finished and view.folded)
-    await pilot.click(view.query_one(ToolHeader))
+    header = view.query_one(ToolHeader)
+    await wait_until(pilot, lambda: view.finished and view.folded and header.region.height > 0)  # laid out
+    await pilot.click(header)
     await wait_until(pilot, lambda: not view.folded and len(view.children) > 1)
 
 

@@ -89,6 +89,7 @@ async def test_enter_from_the_keyboard_and_a_click_open_a_folded_call_and_fold_i
         await pilot.press("space")  # folds it again: the body goes
         await wait_until(pilot, lambda: not bash.query(ToolOutput))
         assert bash.folded and FOLDED_HINT in header(bash)
+        await wait_until(pilot, lambda: edit.query_one(ToolHeader).region.height > 0)  # laid out, so clickable
         await pilot.click(edit.query_one(ToolHeader))
         await wait_until(pilot, lambda: bool(edit.query(DiffView)))
         assert not edit.folded and "+3 -3" in header(edit)
