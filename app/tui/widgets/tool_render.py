@@ -121,7 +121,7 @@ class ToolCallView(Vertical):
         self._result = (output, metadata, error)
         self.set_class(False, "running")
         self.set_class(error, "failed")
-        if error or not self._has_body(output, metadata, error):
+        if error or not self._has_body(output, metadata):
             self.folded = self.foldable = False
         self._show_header()
         if not self.folded:
@@ -177,9 +177,10 @@ class ToolCallView(Vertical):
             body.append(Static(Content("\n".join(map(str, metadata["hooks"]))), classes="tool-hooks"))
         return body
 
-    def _has_body(self, output: str, metadata: dict[str, Any], error: bool) -> bool:
-        """Whether ``_all_body`` shows anything, told without building it."""
-        if error or metadata.get("hooks") or self.tool in describe.DIFF_TOOLS:
+    def _has_body(self, output: str, metadata: dict[str, Any]) -> bool:
+        """Whether ``_all_body`` shows anything for a call that did not fail, told without
+        building it."""
+        if metadata.get("hooks") or self.tool in describe.DIFF_TOOLS:
             return True
         return self.tool not in describe.READ_TOOLS and bool(self._output_text(output, metadata).strip())
 
