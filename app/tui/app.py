@@ -1046,12 +1046,13 @@ class OpencodeApp(App[WorktreeRestart | None]):
         from app.tui.widgets.message_user import UserMessage
         from app.tui.widgets.sidebar_list import ModifiedFileList
         from app.tui.widgets.task_view import TaskView
-        from app.tui.widgets.tool_render import ToolOutput
+        from app.tui.widgets.tool_render import ToolHeader, ToolOutput
 
         owners: list[tuple[str, type[Widget] | type[App]]] = [
             ("Anywhere", OpencodeApp),
             ("Prompt", PromptInput),
             ("Chat", ToolOutput),
+            ("Chat: tool calls read back", ToolHeader),
             ("Chat: your prompts", UserMessage),
             ("Chat: sub-agent tasks", TaskView),
             ("Find in the conversation", FindBar),

@@ -76,6 +76,19 @@ def session_opened(app: OpencodeApp, session_id: str) -> Callable[[Any], Awaitab
     return show
 
 
+async def calls_opened(pilot, app: OpencodeApp) -> None:
+    """Open every tool call the chat read back folded, once its result is drawn, as
+    enter on its header would (without moving the keyboard, so a picture keeps its focus)."""
+    from app.tui.widgets.tool_render import ToolCallView
+
+    views = list(app.query(ToolCallView))
+    await wait_until(pilot, lambda: all(view.finished for view in views))
+    for view in views:
+        if view.folded:
+            await view.toggle_body()
+    await pilot.pause()
+
+
 def palette_offers(app, text: str) -> bool:
     """The command palette is open with ``text`` in its highlighted command (its search
     runs in the background: enter before it lands would pick nothing)."""

@@ -23,9 +23,9 @@ from app.tui.screens.sessions import SessionsScreen
 from app.tui.widgets.message_notice import ChatNotice
 from app.tui.widgets.message_user import UserMessage
 from app.tui.widgets.sidebar_list import ModifiedFileList
-from app.tui.widgets.tool_render import ToolOutput
+from app.tui.widgets.tool_render import ToolCallView, ToolHeader, ToolOutput
 from tests.tui.chat_samples import SAMPLES, store_tool_conversation
-from tests.tui.conftest import NO_USER_THEMES, wait_until
+from tests.tui.conftest import NO_USER_THEMES, calls_opened, wait_until
 from tests.tui.test_app_snapshots import record_history
 
 
@@ -205,13 +205,14 @@ async def test_a_session_switched_from_a_focused_chat_block_hands_the_keyboard_t
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await app.open_session(shown)
-        await wait_until(pilot, lambda: app.query(ToolOutput) and app.sidebar.changes)
-        app.query_one(ToolOutput).focus()
-        await wait_until(pilot, lambda: isinstance(app.focused, ToolOutput))
+        await wait_until(pilot, lambda: app.query(ToolCallView) and app.query_one(ToolCallView).finished)
+        await wait_until(pilot, lambda: app.sidebar.changes)
+        app.query_one(ToolHeader).focus()  # the header of a call read back folded
+        await wait_until(pilot, lambda: isinstance(app.focused, ToolHeader))
         await pilot.press("ctrl+s")
         await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen) and app.screen.focused is not None)
         await pilot.press("down", "enter")  # the list starts on the current session; the other is below
-        await wait_until(pilot, lambda: app.session_id == other.id and not app.query(ToolOutput))
+        await wait_until(pilot, lambda: app.session_id == other.id and not app.query(ToolCallView))
         await pilot.pause()
         assert app.focused is app.prompt
         await pilot.press(*"hi")
@@ -278,7 +279,8 @@ async def test_a_terminal_that_lost_focus_around_a_screen_gives_the_keyboard_bac
     session_id = store_tool_conversation(tui_runtime, SAMPLES["bash"])
     app = make_app()
     async with app.run_test(size=(80, 24)) as pilot:
-        await app.open_session(session_id)  # a chat longer than the screen: it can scroll, so take keys
+        await app.open_session(session_id)
+        await calls_opened(pilot, app)  # a chat longer than the screen: it can scroll, so take keys
         await wait_until(pilot, lambda: app.query(ToolOutput) and app.focused is app.prompt)
         app.post_message(events.AppBlur())  # another window takes the terminal's focus...
         await wait_until(pilot, lambda: app.focused is None)

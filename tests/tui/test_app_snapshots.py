@@ -9,7 +9,7 @@ from app.llm.events import ReasoningDelta, TextDelta, TurnStarted, UsageUpdated
 from app.runtime import Runtime
 from app.tui.widgets.message_assistant import AssistantMessage
 from tests.tui.chat_samples import NEW_APP, NOTES, OLD_APP, SAMPLES, store_tool_conversation
-from tests.tui.conftest import session_opened, wait_until
+from tests.tui.conftest import calls_opened, session_opened, wait_until
 
 STREAMED = (
     "Here is the plan for the **patch** tool:\n\n"
@@ -94,6 +94,6 @@ def test_snapshot_of_a_light_theme_with_the_sidebar(snap_compare, make_runtime, 
         app.prompt.cursor_blink = False
         await app.open_session(session_id)
         await wait_until(pilot, lambda: len(app.query_one("#sidebar").changes) == 3)
-        await pilot.pause()
+        await calls_opened(pilot, app)  # the patch's diff in the light theme's colours
 
     assert snap_compare(app, terminal_size=(120, 40), run_before=show)

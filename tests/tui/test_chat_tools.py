@@ -10,9 +10,9 @@ from textual.widgets import Static
 from app.llm.call_arguments import arguments_for_display
 from app.llm.events import ToolCallFinished, ToolCallStarted
 from app.tui.widgets.diff_view import DiffView
-from app.tui.widgets.tool_render import ToolCallView, ToolOutput
+from app.tui.widgets.tool_render import ToolCallView, ToolHeader, ToolOutput
 from tests.tui.chat_samples import SAMPLES, store_tool_conversation
-from tests.tui.conftest import session_opened, wait_until
+from tests.tui.conftest import calls_opened, session_opened, wait_until
 
 # (text in the header while running, text in the header after, what the body holds)
 EXPECTED = {
@@ -36,6 +36,22 @@ SUBJECTS = {
 
 def header(view: ToolCallView) -> str:
     return str(view.query_one(".tool-header").render())
+
+
+async def opened_by_key(pilot, view: ToolCallView) -> None:
+    """Open a call read back folded as a keyboard user does: enter on its header."""
+    await wait_until(pilot, lambda: view.finished and view.folded)
+    view.query_one(ToolHeader).focus()
+    await pilot.press("enter")
+    await wait_until(pilot, lambda: not view.folded and len(view.children) > 1)
+
+
+async def opened_by_click(pilot, view: ToolCallView) -> None:
+    """Open a call read back folded with a click on its header."""
+    header = view.query_one(ToolHeader)
+    await wait_until(pilot, lambda: view.finished and view.folded and header.region.height > 0)  # laid out
+    await pilot.click(header)
+    await wait_until(pilot, lambda: not view.folded and len(view.children) > 1)
 
 
 @pytest.mark.parametrize("name", list(SAMPLES))
@@ -68,7 +84,7 @@ async def test_a_directory_delete_lists_its_files_and_long_bash_output_expands(m
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await app.open_session(session_id)
-        await pilot.pause()
+        await opened_by_key(pilot, app.query_one(ToolCallView))
         summary = str(app.query_one(".tool-summary").render())
         assert summary.startswith("15 files deleted, 255 lines removed")
         listing = app.query_one(ToolOutput)
@@ -85,7 +101,7 @@ async def test_the_truncated_bash_output_expands_with_a_click(make_app, tui_runt
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await app.open_session(session_id)
-        await pilot.pause()
+        await opened_by_click(pilot, app.query_one(ToolCallView))
         output = app.query_one(ToolOutput)
         assert "test_39" not in str(output.render()) and "32 more lines" in str(output.render())
         await pilot.click(ToolOutput)
@@ -97,7 +113,7 @@ async def test_a_block_keeps_its_own_keys_and_other_characters_typed_in_the_chat
     app = make_app()
     async with app.run_test(size=(120, 40)) as pilot:
         await app.open_session(session_id)
-        await pilot.pause()
+        await opened_by_key(pilot, app.query_one(ToolCallView))
         output = app.query_one(ToolOutput)
         app.set_focus(output)
         await pilot.press("space")  # the block's own key: expand
@@ -108,9 +124,15 @@ async def test_a_block_keeps_its_own_keys_and_other_characters_typed_in_the_chat
 
 @pytest.mark.parametrize("name", list(SAMPLES))
 def test_snapshot_of_each_tool_rendering(name, snap_compare, make_app, tui_runtime):
+    """Each body as drawn (the call read back folded, then opened)."""
     session_id = store_tool_conversation(tui_runtime, SAMPLES[name])
     app = make_app()
-    assert snap_compare(app, terminal_size=(120, 36), run_before=session_opened(app, session_id))
+
+    async def opened(pilot) -> None:
+        await session_opened(app, session_id)(pilot)
+        await calls_opened(pilot, app)
+
+    assert snap_compare(app, terminal_size=(120, 36), run_before=opened)
 
 
 @pytest.mark.parametrize(

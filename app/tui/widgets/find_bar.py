@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from textual.widget import Widget
 
     from app.tui.widgets.chat_log import ChatLog
+    from app.tui.widgets.tool_render import ToolCallView
 
 FOUND = "-found"
 """The class of the message showing the current match."""
@@ -43,6 +44,8 @@ class FindBar(Horizontal):
         self._input = Input(placeholder="Find in the conversation", id="find-input")
         self._count = Static(id="find-count")
         self._marked: Widget | None = None
+        self._opened: list[ToolCallView] = []
+        """The folded calls opened to show the current match."""
 
     def compose(self) -> ComposeResult:
         yield self._input
@@ -82,11 +85,30 @@ class FindBar(Horizontal):
 
     async def _show(self) -> None:
         self._mark(None)
-        if not self.matches:
+        widget = None
+        if self.matches:
+            self._count.update(Content.styled(f"{self.current + 1} of {len(self.matches)}", "$text-muted"))
+            widget = await self.chat.show_position(self.matches[self.current])
+            self._mark(widget)
+        else:
             self._count.update(Content.styled("no match" if self.text.strip() else "", "$text-muted"))
-            return
-        self._count.update(Content.styled(f"{self.current + 1} of {len(self.matches)}", "$text-muted"))
-        self._mark(await self.chat.show_position(self.matches[self.current]))
+        await self._reveal_in_calls(widget)
+
+    async def _reveal_in_calls(self, widget: Widget | None) -> None:
+        """A match in a tool call's output: the call opened (it may show folded), its
+        output expanded, and scrolled into view. A call opened for an earlier match folds
+        again, so typing a word does not leave its prefixes' calls open."""
+        from app.tui.widgets.message_assistant import AssistantMessage  # drawn already, so loaded
+
+        holding = widget.calls_holding(self.text) if isinstance(widget, AssistantMessage) else []
+        for call in self._opened:
+            if call not in holding and call.is_attached and not call.folded:
+                await call.toggle_body()
+        self._opened = [call for call in self._opened if call in holding] + [call for call in holding if call.folded]
+        for call in holding:
+            await call.reveal(self.text)
+        if holding:
+            self.chat.call_after_refresh(self.chat.scroll_to_widget, holding[0], animate=False)
 
     def _mark(self, widget: Widget | None) -> None:
         if self._marked is not None:

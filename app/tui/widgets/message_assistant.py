@@ -43,7 +43,7 @@ class AssistantMessage(Vertical):
 
     def __init__(self, message_id: str, parts: list[dict[str, Any]] | None = None) -> None:
         """``parts``: a stored message's parts, composed with the message, so a page of
-        stored replies mounts (and is laid out) at once."""
+        stored replies mounts (and is laid out) at once; their tool calls come folded."""
         super().__init__()
         self.message_id = message_id
         self.tool_views: dict[str, ToolCallView] = {}
@@ -51,7 +51,7 @@ class AssistantMessage(Vertical):
         self._reasonings: list[ReasoningBlock] = []
         self._open_text: StreamedText | None = None
         self._reasoning_open = False
-        self._composed = self._blocks(parts or [])
+        self._composed = self._blocks(parts or [], folded=True)
 
     def compose(self) -> ComposeResult:
         blocks, self._composed = self._composed, []
@@ -87,9 +87,19 @@ class AssistantMessage(Vertical):
             await self.mount(view)
         return view
 
-    def _tool_view(self, call_id: str, tool: str, arguments: dict[str, Any]) -> ToolCallView:
-        view = self.tool_views[call_id] = (TaskView if tool == "task" else ToolCallView)(call_id, tool, arguments)
+    def _tool_view(self, call_id: str, tool: str, arguments: dict[str, Any], *, folded: bool = False) -> ToolCallView:
+        """A call's view; ``folded``: shown by its header line until opened (a sub-agent's
+        block has a summary of its own and is never folded)."""
+        if tool == "task":
+            view: ToolCallView = TaskView(call_id, tool, arguments)
+        else:
+            view = ToolCallView(call_id, tool, arguments, folded=folded)
+        self.tool_views[call_id] = view
         return view
+
+    def calls_holding(self, text: str) -> list[ToolCallView]:
+        """The calls whose output holds ``text``, case ignored (where find matched it)."""
+        return [view for view in self.tool_views.values() if view.holds(text)]
 
     def end_text(self) -> None:
         """Complete the text part being streamed, if any."""
@@ -106,7 +116,7 @@ class AssistantMessage(Vertical):
         if blocks:
             await self.mount_all(blocks)
 
-    def _blocks(self, parts: list[dict[str, Any]]) -> list[Widget]:
+    def _blocks(self, parts: list[dict[str, Any]], *, folded: bool = False) -> list[Widget]:
         """The widgets of stored parts, not mounted yet (a call already shown is skipped)."""
         blocks: list[Widget] = []
         for part in parts:
@@ -120,7 +130,8 @@ class AssistantMessage(Vertical):
                 self._reasonings.append(reasoning)
                 blocks.append(reasoning)
             elif kind == "tool_call" and part["id"] not in self.tool_views:
-                blocks.append(self._tool_view(part["id"], part["name"], arguments_for_display(part.get("arguments"))))
+                arguments = arguments_for_display(part.get("arguments"))
+                blocks.append(self._tool_view(part["id"], part["name"], arguments, folded=folded))
         return blocks
 
     async def reconcile(self, parts: list[dict[str, Any]]) -> bool:

@@ -61,18 +61,43 @@ class ToolOutput(Static, can_focus=True):
         )
 
 
+class ToolHeader(Static):
+    """A call's header line; on a call read back from history, enter, space or a click
+    opens its body, and again folds it."""
+
+    BINDINGS = [Binding("enter,space", "toggle_body", "Show or fold the call's result", id="chat.toggle_result")]
+
+    async def action_toggle_body(self) -> None:
+        if isinstance(self.parent, ToolCallView):
+            await self.parent.toggle_body()
+
+    async def on_click(self) -> None:
+        await self.action_toggle_body()
+
+
 class ToolCallView(Vertical):
-    """One call. ``finish`` is called once with the result; until then the action shows."""
+    """One call. ``finish`` is called once with the result; until then the action shows.
+
+    A ``folded`` call (one read back from the session's history) shows only its header
+    line, the outcome summed up; its body is built only when opened, so a long session's
+    diffs and outputs cost nothing until someone reads them. A failed call opens at once:
+    its error is the thing to see."""
 
     DEFAULT_CSS = css_beside(__file__)
 
-    def __init__(self, call_id: str, tool: str, arguments: dict[str, Any]) -> None:
+    def __init__(self, call_id: str, tool: str, arguments: dict[str, Any], *, folded: bool = False) -> None:
         super().__init__(classes="running")
         self.call_id = call_id
         self.tool = tool
         self.arguments = arguments
         self.finished = False
-        self._header = Static(self._header_content("●", "$warning", describe.action(tool)), classes="tool-header")
+        self.folded = folded
+        """Shown by its header line only, the body not built."""
+        self.foldable = folded
+        """Read back from history with a body to show: its header opens and folds it."""
+        self._result: tuple[str, dict[str, Any], bool] | None = None
+        self._body_widgets: list[Widget] = []
+        self._header = ToolHeader(self._header_content("●", "$warning", describe.action(tool)), classes="tool-header")
 
     def compose(self) -> ComposeResult:
         yield self._header
@@ -93,15 +118,74 @@ class ToolCallView(Vertical):
             return
         self.finished = True
         output = readable_output(output)
+        self._result = (output, metadata, error)
         self.set_class(False, "running")
         self.set_class(error, "failed")
+        if error or not self._has_body(output, metadata):
+            self.folded = self.foldable = False
+        self._show_header()
+        if not self.folded:
+            await self._open()
+
+    def holds(self, text: str) -> bool:
+        """Whether the call's output holds ``text``, case ignored (what find looks in)."""
+        return self._result is not None and text.casefold() in self._result[0].casefold()
+
+    async def reveal(self, text: str) -> None:
+        """Show where the output holds ``text``: a folded call opened, and an output shown
+        by its first lines expanded."""
+        if self.folded:
+            await self.toggle_body()
+        for output in self.query(ToolOutput):
+            if text.casefold() in output.full_text.casefold():
+                output.expanded = True
+
+    def _show_header(self) -> None:
+        if self._result is None:
+            return
+        output, metadata, error = self._result
         mark, style = ("✗", "$error") if error else ("✓", "$success")
-        self._header.update(self._header_content(mark, style, describe.outcome(self.tool, output, metadata, error)))
+        header = self._header_content(mark, style, describe.outcome(self.tool, output, metadata, error))
+        if self.folded:
+            header = Content.assemble(header, ("  ▸ show", "$text-muted"))
+        self._header.update(header)
+        self._header.can_focus = self.foldable
+
+    async def toggle_body(self) -> None:
+        """Open a folded call's body, or fold an opened one back to its header line."""
+        if self._result is None or not self.foldable:
+            return
+        if self.folded:
+            await self._open()
+        else:
+            widgets, self._body_widgets = self._body_widgets, []
+            self.folded = True
+            await self.remove_children(widgets)
+        self._show_header()
+
+    async def _open(self) -> None:
+        if self._result is None:
+            return
+        self.folded = False
+        self._body_widgets = self._all_body(*self._result)
+        if self._body_widgets:
+            await self.mount_all(self._body_widgets)
+
+    def _all_body(self, output: str, metadata: dict[str, Any], error: bool) -> list[Widget]:
         body = list(self._body(output, metadata, error))
         if metadata.get("hooks"):  # what the call's hooks said, under it (app/llm/hook_steps.py)
             body.append(Static(Content("\n".join(map(str, metadata["hooks"]))), classes="tool-hooks"))
-        if body:
-            await self.mount_all(body)
+        return body
+
+    def _has_body(self, output: str, metadata: dict[str, Any]) -> bool:
+        """Whether ``_all_body`` shows anything for a call that did not fail, told without
+        building it."""
+        if metadata.get("hooks") or self.tool in describe.DIFF_TOOLS:
+            return True
+        return self.tool not in describe.READ_TOOLS and bool(self._output_text(output, metadata).strip())
+
+    def _output_text(self, output: str, metadata: dict[str, Any]) -> str:
+        return str(metadata.get("output", output)) if self.tool == "bash" else output
 
     def _body(self, output: str, metadata: dict[str, Any], error: bool) -> list[Widget]:
         if error:
@@ -119,7 +203,7 @@ class ToolCallView(Vertical):
             return widgets
         if self.tool in describe.READ_TOOLS:
             return []
-        text = str(metadata.get("output", output)) if self.tool == "bash" else output
+        text = self._output_text(output, metadata)
         return [ToolOutput(text)] if text.strip() else []
 
 
