@@ -46,8 +46,9 @@ PAGE = 8
 """Messages read from the store at a time (two turns of prompt, reply, tool result, reply)."""
 LIVE_LIMIT = 12
 """Beyond this many messages as widgets, those more than two screens from the view are released."""
-WALK_LIMIT = 4 * LIVE_LIMIT
-"""Beyond this many, they are released before a page is read too (scrolling on and on)."""
+WALK_LIMIT = 2 * LIVE_LIMIT
+"""Beyond this many, they are released before a page is read too (scrolling on and on):
+every page read lays out the whole window again, so a small one keeps a walk quick."""
 RELEASED_PER_COLLECTION = 2 * LIVE_LIMIT
 """Messages released between two full collections: often enough that released widgets
 never pile up (the memory of a walk through the transcript stays flat), rarely enough that
