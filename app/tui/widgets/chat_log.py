@@ -94,7 +94,10 @@ class ChatLog(VerticalScroll):
         self._reading = asyncio.Lock()
         """Held while the window changes (a page read and mounted, a jump): one at a time."""
         self._fill_skipped = False
-        """A fill came while the window was changing: it runs again once the change is done."""
+        """A fill came while the window was changing (or before the change was laid out):
+        it runs again once the change is laid out."""
+        self._laid_out = True
+        """The last change of the window has been laid out: the widgets' places are known."""
         self._released = 0
         """Messages released since the last full collection."""
         self._assistants: dict[str, AssistantMessage] = {}
@@ -181,7 +184,8 @@ class ChatLog(VerticalScroll):
         """Read the next page when the view comes within a screen of the window's edge."""
         if self._pages is None or not self.is_attached:
             return
-        if self._reading.locked():
+        if self._reading.locked() or not self._laid_out:
+            # What to read or release depends on where the widgets are, known after layout.
             self._fill_skipped = True
             return
         if self.at_session_end and not self.is_anchored and self.scroll_y >= self.max_scroll_y:
@@ -215,13 +219,19 @@ class ChatLog(VerticalScroll):
 
     @asynccontextmanager
     async def _changing(self) -> AsyncIterator[None]:
-        """Hold the window for one change; a fill that came meanwhile runs after it, so
-        where the window ends up depends on where the view is, not on when it scrolled."""
+        """Hold the window for one change; a fill that came meanwhile runs once it is laid
+        out, so where the window ends up depends on where the view is, not on when it
+        scrolled."""
         async with self._reading:
+            self._laid_out = False
             yield
+        self.call_after_refresh(self._change_laid_out)
+
+    def _change_laid_out(self) -> None:
+        self._laid_out = True
         if self._fill_skipped:
             self._fill_skipped = False
-            self.call_after_refresh(self._fill)
+            self.call_later(self._fill)
 
     def _top_of(self, position: int) -> int:
         widget = self.widget_at(position)
