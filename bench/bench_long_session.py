@@ -15,9 +15,12 @@ record
 - typed key to prompt: a key posted to the app until the prompt holds it, 60 keys;
 - streaming an 800-word reply at the end of the session (as in bench_tui.py, paced at
   2,000 tokens/s): frame time and typed key to prompt while it streams;
+- RSS after that reply: sending a prompt imports litellm (a real model has it imported
+  from the start), so memory after the walk below is read beside this figure of the
+  empty session, not beside its figure at the first turn;
 - for a session with messages: walking the transcript from its end up to its first
   message (what a user scrolling up does) and back to the end (the end key), the time it
-  takes and the RSS afterwards.
+  takes and the RSS before and after it.
 
     .venv/bin/python bench/bench_long_session.py [--sizes 0,200,1000,5000] [--timeout S] [--no-walk]
 """
@@ -214,6 +217,7 @@ async def run_case(workspace: Path) -> dict[str, object]:
         window = (provider.started, drawn)
         figures["stream_frames"] = during(window, frames)
         figures["stream_echo"] = during(window, typing)
+        figures["stream_rss_mb"] = rss_mb()
         app.prompt.clear()
         if last_id is not None and WALK:
             begun = time.perf_counter()
@@ -241,7 +245,7 @@ def run_child(workspace: Path, home: Path) -> dict[str, object]:
     try:
         flags = [] if WALK else ["--no-walk"]
         done = subprocess.run([str(PYTHON), __file__, "--case", str(workspace), *flags], cwd=workspace, env=env,
-                              capture_output=True, text=True, timeout=TIMEOUT + 60, check=False)
+                              capture_output=True, text=True, timeout=2 * TIMEOUT + 60, check=False)
     except subprocess.TimeoutExpired:
         return {"timeout": True}
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
@@ -270,10 +274,17 @@ def report(size: int, figures: dict[str, object], empty: dict[str, object] | Non
     frames, typing = list(figures["stream_frames"]), list(figures["stream_echo"])  # type: ignore[call-overload]
     print(f"  streaming {STREAM_WORDS} words: frame p99 {ms(percentile(frames, 0.99))}, "
           f"typed key to prompt p99 {ms(percentile(typing, 0.99))} (median {ms(percentile(typing, 0.5))})")
+    streamed = float(figures["stream_rss_mb"])  # type: ignore[arg-type]
     if "walked" in figures:
         walked = "reached the first prompt and came back" if figures["walked"] else "did NOT reach the first prompt"
-        print(f"  scrolling to the first message and back: {walked} in {float(figures['walk_s']):.1f} s, "  # type: ignore[arg-type]
-              f"RSS after {float(figures['walk_rss_mb']):.0f} MB")  # type: ignore[arg-type]
+        after = float(figures["walk_rss_mb"])  # type: ignore[arg-type]
+        line = (f"  scrolling to the first message and back: {walked} in {float(figures['walk_s']):.1f} s, "  # type: ignore[arg-type]
+                f"RSS {streamed:.0f} MB before, {after:.0f} MB after")
+        if empty is not None and "stream_rss_mb" in empty:
+            line += f" ({after - float(empty['stream_rss_mb']):+.0f} MB beside the empty session after its reply)"  # type: ignore[arg-type]
+        print(line)
+    else:
+        print(f"  RSS after the reply {streamed:.0f} MB")
 
 
 def option(name: str, default: str) -> str:

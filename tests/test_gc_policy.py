@@ -4,6 +4,7 @@ collector's state, and start-up's objects are frozen when it ends."""
 from __future__ import annotations
 
 import gc
+import weakref
 
 from app.core import gc_policy
 
@@ -42,3 +43,31 @@ def test_resuming_after_start_up_freezes_what_it_made():
     finally:
         gc.enable()
         gc.unfreeze()
+
+
+class Cycle:
+    """An object in a reference cycle: only a full pass of the collector frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_collect_frees_cycles_unless_collection_is_paused_or_full_passes_are_held():
+    def cycle_left_behind():
+        """Garbage in the oldest generation, which only a full pass looks at."""
+        cycle = Cycle()
+        gc.collect()  # it survives this pass, into the oldest generation
+        found = weakref.ref(cycle)
+        del cycle
+        return found
+
+    with gc_policy.paused():
+        left = cycle_left_behind()
+        gc_policy.collect()
+        assert left() is not None, "a paused collector stays paused"
+    with gc_policy.full_passes_held():
+        left = cycle_left_behind()
+        gc_policy.collect()
+        assert left() is not None, "no full pass while one is held"
+    gc_policy.collect()
+    assert left() is None

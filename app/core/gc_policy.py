@@ -9,6 +9,10 @@
 - An in-process `opencode -p` is start-up until litellm is imported (its turn waits for
   that import meanwhile): the collector is paused until then, and what start-up made is
   frozen when it is done (``resume_if_paused``).
+- A front-end that lets go of many long-lived objects at once (the chat releasing the
+  widgets of messages far off screen, which live in reference cycles) has them collected
+  then (``collect``): left to the full pass, which comes rarely, they pile up, and the
+  process's memory stays at that peak after they are freed.
 - A one-shot command (`opencode tool`, `changes`, `permission`, `schema`) runs with the
   collector paused from start to end: its imports, its services and a big patch's line
   lists all live until the process ends; its few cycles end with the process.
@@ -48,6 +52,13 @@ def resume_if_paused() -> None:
 def freeze() -> None:
     """Everything alive now lives as long as the process: later full passes skip it."""
     gc.freeze()
+
+
+def collect() -> None:
+    """Collect every generation now, unless collection is paused or full passes are held
+    (a start-up or litellm's import is under way: a full pass would scan all it made)."""
+    if gc.isenabled() and _holders == 0:
+        gc.collect()
 
 
 @contextmanager

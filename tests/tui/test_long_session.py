@@ -5,6 +5,12 @@ clipboard. Pictures of a long session scrolled to its top and to its middle."""
 
 from __future__ import annotations
 
+import gc
+import weakref
+from types import FrameType
+
+from textual.geometry import Region
+
 from app.runtime import Runtime
 from app.tui.widgets.chat_log import ChatLog
 from app.tui.widgets.find_bar import FOUND
@@ -34,6 +40,14 @@ def prompts_on_screen(chat: ChatLog) -> set[str]:
     return {widget.text for widget in chat.query(UserMessage) if widget.region.height > 0}
 
 
+def holders_besides(held: list) -> list:
+    """What refers to the items of ``held``, besides that list and running frames."""
+    holders = []
+    for item in held:
+        holders += [holder for holder in gc.get_referrers(item) if holder is not held and not isinstance(holder, FrameType)]
+    return holders
+
+
 async def settled(pilot, chat: ChatLog) -> None:
     """Wait until the chat reads and releases no more pages: its window and scroll
     position the same over three refreshes (a fill runs after a refresh)."""
@@ -53,6 +67,10 @@ async def test_paging_up_through_a_long_transcript_shows_every_prompt_and_end_co
         await settled(pilot, app.chat)
         chat = app.chat
         seen = prompts_on_screen(chat)
+        last_prompt = chat.query(UserMessage).last()
+        drawn = [line for line in last_prompt.render_lines(Region(0, 0, *last_prompt.size)) if "Turn 49?" in line.text]
+        released = weakref.ref(last_prompt)
+        del last_prompt
         most = 0
         for _ in range(200):  # a page up at a time, as a user reads back; ends at the first prompt
             if chat.scroll_y == 0 and chat.window.start == 0:
@@ -63,6 +81,9 @@ async def test_paging_up_through_a_long_transcript_shows_every_prompt_and_end_co
             most = max(most, len(chat.message_widgets()))
         assert seen >= {FIRST_PROMPT} | {f"Turn {turn}?" for turn in range(1, 50)}
         assert most <= 80, "far-off messages are released as the walk goes on"
+        gc.collect()
+        assert released() is None, "nothing keeps the widget of a released message"
+        assert drawn and holders_besides(drawn) == [], "nor the lines it drew"
         chat.focus()
         await pilot.press("end")  # straight back to the end
         await wait_until(pilot, lambda: chat.at_session_end and "Turn 49?" in prompts_on_screen(chat))

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 
+from app.core import gc_policy
 from app.tui import css_beside
 
 if TYPE_CHECKING:
@@ -45,8 +46,13 @@ PAGE = 8
 """Messages read from the store at a time (two turns of prompt, reply, tool result, reply)."""
 LIVE_LIMIT = 12
 """Beyond this many messages as widgets, those more than two screens from the view are released."""
-WALK_LIMIT = 4 * LIVE_LIMIT
-"""Beyond this many, they are released before a page is read too (scrolling on and on)."""
+WALK_LIMIT = 2 * LIVE_LIMIT
+"""Beyond this many, they are released before a page is read too (scrolling on and on):
+every page read lays out the whole window again, so a small one keeps a walk quick."""
+RELEASED_PER_COLLECTION = 2 * LIVE_LIMIT
+"""Messages released between two full collections: often enough that released widgets
+never pile up (the memory of a walk through the transcript stays flat), rarely enough that
+the collections cost little beside reading and laying out the pages."""
 
 
 class Shown(NamedTuple):
@@ -88,7 +94,12 @@ class ChatLog(VerticalScroll):
         self._reading = asyncio.Lock()
         """Held while the window changes (a page read and mounted, a jump): one at a time."""
         self._fill_skipped = False
-        """A fill came while the window was changing: it runs again once the change is done."""
+        """A fill came while the window was changing (or before the change was laid out):
+        it runs again once the change is laid out."""
+        self._laid_out = True
+        """The last change of the window has been laid out: the widgets' places are known."""
+        self._released = 0
+        """Messages released since the last full collection."""
         self._assistants: dict[str, AssistantMessage] = {}
         self._results: dict[str, ToolResult] = {}
         self._subagents: dict[str, tuple[str, str, str]] = {}
@@ -141,9 +152,24 @@ class ChatLog(VerticalScroll):
         self.call_after_refresh(self._fill)
 
     async def _clear(self) -> None:
-        await self.remove_children()
+        await self._let_go(list(self.children), len(self._shown))
         self._shown.clear()
         self._positions.clear()
+
+    async def _let_go(self, widgets: list[Widget], messages: int) -> None:
+        """Remove the widgets of ``messages`` released messages, and the memory they held."""
+        removed = [node for widget in widgets for node in widget.walk_children(with_self=True)]
+        await self.remove_children(widgets)
+        # Textual keeps a widget's rendered lines in a cache of its own, and a process-wide
+        # cache of a thousand entries keyed on those caches keeps them after the widget is
+        # gone: a refresh empties the cache (nothing draws a removed widget again).
+        for node in removed:
+            node.refresh()
+        # Widgets live in reference cycles: only a full pass of the collector frees them.
+        self._released += messages
+        if self._released >= RELEASED_PER_COLLECTION:
+            self._released = 0
+            gc_policy.collect()
 
     # -- the window ------------------------------------------------------------------------
 
@@ -158,7 +184,8 @@ class ChatLog(VerticalScroll):
         """Read the next page when the view comes within a screen of the window's edge."""
         if self._pages is None or not self.is_attached:
             return
-        if self._reading.locked():
+        if self._reading.locked() or not self._laid_out:
+            # What to read or release depends on where the widgets are, known after layout.
             self._fill_skipped = True
             return
         if self.at_session_end and not self.is_anchored and self.scroll_y >= self.max_scroll_y:
@@ -192,13 +219,19 @@ class ChatLog(VerticalScroll):
 
     @asynccontextmanager
     async def _changing(self) -> AsyncIterator[None]:
-        """Hold the window for one change; a fill that came meanwhile runs after it, so
-        where the window ends up depends on where the view is, not on when it scrolled."""
+        """Hold the window for one change; a fill that came meanwhile runs once it is laid
+        out, so where the window ends up depends on where the view is, not on when it
+        scrolled."""
         async with self._reading:
+            self._laid_out = False
             yield
+        self.call_after_refresh(self._change_laid_out)
+
+    def _change_laid_out(self) -> None:
+        self._laid_out = True
         if self._fill_skipped:
             self._fill_skipped = False
-            self.call_after_refresh(self._fill)
+            self.call_later(self._fill)
 
     def _top_of(self, position: int) -> int:
         widget = self.widget_at(position)
@@ -302,10 +335,12 @@ class ChatLog(VerticalScroll):
         from app.tui.widgets.message_notice import ChatNotice
 
         widgets: list[Widget] = []
+        released = 0
         for position in positions:
             shown = self._shown.pop(position, None)
             if shown is None:
                 continue
+            released += 1
             self._positions.pop(shown.message_id, None)
             assistant = self._assistants.pop(shown.message_id, None)
             if assistant is not None:
@@ -314,7 +349,7 @@ class ChatLog(VerticalScroll):
             if shown.widget is not None:
                 widgets.append(shown.widget)
         widgets += [child for child in self.children if isinstance(child, ChatNotice) and child.after in positions]
-        await self.remove_children(widgets)
+        await self._let_go(widgets, released)
 
     def _build(self, messages: list[Message], start: int) -> list[Widget]:
         """The widgets of a page of stored messages, and the notices shown among them,
