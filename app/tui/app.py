@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from app.runtime import Runtime
     from app.store.turns import UndoScope
     from app.tui.config_watch import Fingerprint
+    from app.tui.early_session import EarlySession
     from app.tui.message_pages import MessagePages
     from app.tui.prompt_commands import PromptCommands
     from app.tui.widgets.task_view import TaskView
@@ -171,6 +172,9 @@ class OpencodeApp(App[WorktreeRestart | None]):
         self._commands: PromptCommands | None = None
         """Slash commands and the completion list's choices, once the runtime is adopted."""
         self._terminal_fd = terminal_fd
+        self._early: EarlySession | None = None
+        """The session ``continue_last`` resumes, drawn from the store before the runtime
+        existed (app.tui.early_session): the runtime's store takes over its pages."""
         self._first_theme(saved_theme(self.root, self.env) or DEFAULT_THEME)
 
     def _first_theme(self, name: str) -> None:
@@ -248,13 +252,28 @@ class OpencodeApp(App[WorktreeRestart | None]):
             await self._adopt_runtime(self.runtime)
         else:
             self.call_after_refresh(self._register_themes)
-            self.call_after_refresh(self._build_runtime)
+            self.call_after_refresh(self._show_early_session if self.continue_last else self._build_runtime)
 
     def _register_themes(self) -> None:
         """Every theme, shipped and the user's (the first frame needed only the default),
         before the config's theme is applied."""
         for warning in register_themes(self, self._user_themes):
             self.notify(warning, severity="warning", timeout=8)
+
+    @work(exit_on_error=False, group="startup")
+    async def _show_early_session(self) -> None:
+        """``--continue``: the end of the session to resume, read from the store while the
+        runtime does not exist yet; the runtime is built once it is drawn, so the two do
+        not compete for the interpreter meanwhile."""
+        try:
+            early_session = await asyncio.to_thread(importlib.import_module, "app.tui.early_session")
+            early = await asyncio.to_thread(early_session.read_latest, self.root, self.cli_model, self.env)
+            if early is not None and self.runtime is None and self.session_id is None:
+                self._early = early
+                await self._draw_session(early.session_id, early.pages)
+                self._show_title(early.title, early.cost)
+        finally:
+            self._build_runtime()
 
     @work(thread=True, exit_on_error=False, group="startup")
     def _build_runtime(self) -> None:
@@ -363,9 +382,7 @@ class OpencodeApp(App[WorktreeRestart | None]):
         # (mypy solves WorkType's union as Never for a partial, as for call_from_thread above.)
         self.run_worker(partial(queue.run, runtime.bus), name="permissions", group="permissions")  # type: ignore[arg-type]
         if self.continue_last:
-            latest = await asyncio.to_thread(runtime.store.sessions.latest)
-            if latest is not None:
-                await self.open_session(latest.id)
+            await self._continue_latest(runtime)
         if self._startup_error is not None:
             await self.chat.add_notice("The configuration reads well now: opencode has started.", "info")
         for notice in [*runtime.notices, *runtime.commands.notices]:
@@ -386,6 +403,28 @@ class OpencodeApp(App[WorktreeRestart | None]):
         if self._startup_error is None:
             self._startup_done()
         self._startup_error = None
+
+    async def _continue_latest(self, runtime: Runtime) -> None:
+        """Open the latest session; the one drawn before the runtime existed, when it is
+        that session, stays as drawn and reads on from the runtime's store."""
+        latest = await asyncio.to_thread(runtime.store.sessions.latest)
+        early, self._early = self._early, None
+        if early is None:
+            if latest is not None:
+                await self.open_session(latest.id)
+            return
+        kept = (
+            latest is not None
+            and early.matches(runtime, latest.id)
+            and self.session_id == early.session_id
+            and await self.chat.read_from(self.message_pages(early.session_id))
+        )
+        early.database.close()
+        if kept:
+            self.sidebar.session_id = early.session_id
+            self.prompt.earlier_prompts = await asyncio.to_thread(runtime.store.messages.prompts, early.session_id)
+        elif self.session_id == early.session_id:  # not what the runtime resumes: its own, or a blank chat
+            await self.open_session(latest.id if latest is not None else None)
 
     def _asking(self, asking: bool) -> None:
         self.status.asking = asking
@@ -816,10 +855,10 @@ class OpencodeApp(App[WorktreeRestart | None]):
     async def open_session(self, session_id: str | None) -> None:
         """Show a stored session (None: a blank one, stored with its first prompt): its
         end at once, earlier pages as the user scrolls up (see ChatLog)."""
+        await self._show_session(session_id)
         if session_id is not None and self.runtime is not None:
             messages = self.runtime.store.messages
             self.prompt.earlier_prompts = await asyncio.to_thread(messages.prompts, session_id)
-        await self._show_session(session_id)
 
     def message_pages(self, session_id: str | None) -> MessagePages | None:
         """The pages a chat reads ``session_id``'s messages from."""
@@ -830,24 +869,32 @@ class OpencodeApp(App[WorktreeRestart | None]):
         return MessagePages(self.runtime.store.messages, session_id)
 
     async def _show_session(self, session_id: str | None) -> None:
-        """Draw the session; a keyboard left in the old chat (a block the redraw removes)
-        goes to the prompt, not to whatever Textual picks next."""
-        self.session_id = session_id
-        in_chat = self._focus_within(self.chat)
-        await self.chat.show_session(session_id, self.message_pages(session_id))
-        if in_chat:
-            self.prompt.focus()
+        """Draw the session, then its title and cost in the status bar."""
+        await self._draw_session(session_id, self.message_pages(session_id))
         session, cost = None, 0.0
         if session_id is not None and self.runtime is not None:
             sessions = self.runtime.store.sessions
             session = await asyncio.to_thread(sessions.get, session_id)
             cost = (await asyncio.to_thread(sessions.tree_usage, session_id)).cost  # its sub-agents' included
+        self._show_title(session.title if session else "", cost)
+
+    async def _draw_session(self, session_id: str | None, pages: MessagePages | None) -> None:
+        """Draw the session's end; a keyboard left in the old chat (a block the redraw
+        removes) goes to the prompt, not to whatever Textual picks next."""
+        self.session_id = session_id
+        in_chat = self._focus_within(self.chat)
+        await self.chat.show_session(session_id, pages)
+        if in_chat:
+            self.prompt.focus()
+
+    def _show_title(self, title: str, cost: float) -> None:
+        """The shown session's title and cost (its sub-agents' included) in the status bar."""
         status = self.status
-        status.title = session.title if session else ""
+        status.title = title
         status.cost = cost
         status.context_tokens = 0  # not measured on opening: /context, and the next turn, measure it
         status.cache_read = status.cache_write = 0
-        self.sidebar.session_id = session_id
+        self.sidebar.session_id = self.session_id
 
     @work(group="context", exclusive=True, exit_on_error=False)
     async def measure_context(self) -> None:

@@ -140,6 +140,17 @@ class ChatLog(VerticalScroll):
         self.anchor()
         self.call_after_refresh(self._fill)
 
+    async def read_from(self, pages: MessagePages | None) -> bool:
+        """Read the session shown from ``pages`` from now on (the same session through
+        another connection to its store), keeping what is drawn. False, changing nothing,
+        when ``pages`` is of another session or counts other messages (it changed in
+        between): the caller draws it afresh."""
+        async with self._changing():
+            if pages is None or pages.session_id != self.session_id or await pages.count() != self._total:
+                return False
+            self._pages = pages
+        return True
+
     async def _clear(self) -> None:
         await self.remove_children()
         self._shown.clear()
