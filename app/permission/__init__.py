@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING
 from app.core.lazy import lazy_attributes
 
 if TYPE_CHECKING:
-    from app.permission.events import ApprovalMissing, PermissionGranted, PermissionRequested, PermissionResolved
+    from app.permission.events import (
+        ApprovalMissing,
+        PermissionGranted,
+        PermissionRequested,
+        PermissionResolved,
+    )
     from app.permission.explain import explain, normalize_subject
     from app.permission.request import PermissionPreview, PermissionReply, PermissionRequest
     from app.permission.rules import Decision, default_action, evaluate_rules, match_wildcard

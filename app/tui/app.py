@@ -83,10 +83,11 @@ TURN_OUTCOMES = {
 ADOPT_MODULES = (
     "app.tui.listener", "app.tui.model_choice", "app.tui.widgets.permission_queue", "app.tui.prompt_commands",
     "app.tui.widgets.completion_list", "app.tui.widgets.sidebar_list", "app.tui.widgets.todo_panel",
-    "app.tui.widgets.message_notice", "app.tui.widgets.message_user", "app.tui.hook_trust",
+    "app.tui.widgets.message_notice", "app.tui.widgets.message_user", "app.tui.hook_trust", "watchfiles",
 )
-"""What adopting the runtime needs: imported in the start-up thread beside the runtime,
-so the UI thread does not stall on them while the user types."""
+"""What adopting the runtime needs (watchfiles: the workspace watcher the services start):
+imported in the start-up thread beside the runtime, so the UI thread does not stall on
+them while the user types."""
 
 
 class OpencodeApp(App[WorktreeRestart | None]):
@@ -263,8 +264,9 @@ class OpencodeApp(App[WorktreeRestart | None]):
     @work(exit_on_error=False, group="startup")
     async def _show_early_session(self) -> None:
         """``--continue``: the end of the session to resume, read from the store while the
-        runtime does not exist yet; the runtime is built once it is drawn, so the two do
-        not compete for the interpreter meanwhile."""
+        runtime does not exist yet. The runtime is built once the chat holds its first
+        screens, so that building them and building the runtime do not compete for the
+        interpreter (keys typed meanwhile echo sooner, and the end shows sooner)."""
         try:
             early_session = await asyncio.to_thread(importlib.import_module, "app.tui.early_session")
             early = await asyncio.to_thread(early_session.read_latest, self.root, self.cli_model, self.env)
@@ -272,6 +274,7 @@ class OpencodeApp(App[WorktreeRestart | None]):
                 self._early = early
                 await self._draw_session(early.session_id, early.pages)
                 self._show_title(early.title, early.cost)
+                await self.chat.filled()
         finally:
             self._build_runtime()
 
@@ -433,6 +436,8 @@ class OpencodeApp(App[WorktreeRestart | None]):
 
     def _warn_unknown_keybindings(self) -> None:
         """A misspelt id in tui.keybindings would otherwise remap nothing, silently."""
+        if not self.keybindings:
+            return  # nothing to check: the screens that list every id stay unimported
         known = {row.binding_id for _, rows in self.help_sections() for row in rows}
         unknown = sorted(set(self.keybindings) - known)
         if unknown:

@@ -36,7 +36,7 @@ from app.store.messages import MessageStore
 from app.store.sessions import SessionStore
 from app.tui.message_pages import MessagePages
 from app.tui.themes import PROJECT_CONFIG, user_config_dir
-from app.tui.widgets.chat_log import PAGE
+from app.tui.widgets.chat_log import FIRST_PAGE
 
 if TYPE_CHECKING:
     from app.runtime import Runtime
@@ -96,7 +96,7 @@ def read_latest(root: Path, cli_model: str | None, env: Mapping[str, str]) -> Ea
         return None
     messages = MessageStore(database, bus)
     total = messages.count(latest.id)
-    _prepare_widgets(messages.page(latest.id, total - PAGE - 1, total))
+    _prepare_widgets(messages.page(latest.id, total - FIRST_PAGE - 1, total))
     pages = MessagePages(messages, latest.id)
     return EarlySession(latest.id, latest.title, cost, pages, database)
 
@@ -109,8 +109,9 @@ def _prepare_widgets(last_page: list[Message]) -> None:
     from pygments.lexers import get_lexer_by_name
     from pygments.util import ClassNotFound
 
-    texts = [part.get("text", "") for message in last_page for part in message.parts if part.get("type") == "text"]
-    for language in {match.group(1).lower() for text in texts for match in FENCE.finditer(str(text))}:
+    parts = [part for message in last_page for part in message.parts if part.get("type") == "text"]
+    texts = [str(part.get("text", "")) for part in parts]
+    for language in {match.group(1).lower() for text in texts for match in FENCE.finditer(text)}:
         with suppress(ClassNotFound):
             get_lexer_by_name(language)
 

@@ -43,6 +43,9 @@ CANCELLED_CALL = "Cancelled before it finished."
 """The result the chat gives a call still running when its turn is cancelled."""
 PAGE = 8
 """Messages read from the store at a time (two turns of prompt, reply, tool result, reply)."""
+FIRST_PAGE = PAGE // 2
+"""Messages drawn first when a session opens (about a turn, which mostly fills a screen):
+the pages above follow once it is on screen."""
 LIVE_LIMIT = 12
 """Beyond this many messages as widgets, those more than two screens from the view are released."""
 WALK_LIMIT = 4 * LIVE_LIMIT
@@ -89,6 +92,10 @@ class ChatLog(VerticalScroll):
         """Held while the window changes (a page read and mounted, a jump): one at a time."""
         self._fill_skipped = False
         """A fill came while the window was changing: it runs again once the change is done."""
+        self._filled = asyncio.Event()
+        """Set while the window reaches a screen past the view on both sides (or the
+        session's edges): no page waits to be read."""
+        self._filled.set()
         self._assistants: dict[str, AssistantMessage] = {}
         self._results: dict[str, ToolResult] = {}
         self._subagents: dict[str, tuple[str, str, str]] = {}
@@ -134,11 +141,17 @@ class ChatLog(VerticalScroll):
             self._notices.clear()
             self.session_id = session_id
             self._pages = pages
+            self._filled.clear()
             self._total = await pages.count() if pages is not None else 0
             self._first = self._end = self._total
-            await self._read_older()
+            await self._read_older(FIRST_PAGE)
         self.anchor()
         self.call_after_refresh(self._fill)
+
+    async def filled(self) -> None:
+        """Wait until the window reaches a screen past the view on both sides (or the
+        session's edges): what opening a session reads in pages is then read."""
+        await self._filled.wait()
 
     async def read_from(self, pages: MessagePages | None) -> bool:
         """Read the session shown from ``pages`` from now on (the same session through
@@ -168,6 +181,7 @@ class ChatLog(VerticalScroll):
     async def _fill(self) -> None:
         """Read the next page when the view comes within a screen of the window's edge."""
         if self._pages is None or not self.is_attached:
+            self._filled.set()
             return
         if self._reading.locked():
             self._fill_skipped = True
@@ -179,13 +193,17 @@ class ChatLog(VerticalScroll):
             # A walk that reads page after page never reaches the release below.
             async with self._changing():
                 await self._release_far(margin)
-        if self._first > 0 and self.scroll_y < margin:
+        older = self._first > 0 and self.scroll_y < margin
+        newer = self._end < self._total and self.scroll_y > self.max_scroll_y - margin
+        if older:
             await self._load_older()
-        elif self._end < self._total and self.scroll_y > self.max_scroll_y - margin:
+        elif newer:
             await self._load_newer()
         elif self._end - self._first > LIVE_LIMIT:
             async with self._changing():
                 await self._release_far(margin)
+        if not (older or newer):
+            self._filled.set()
 
     async def _release_far(self, screen: int) -> None:
         """Release the messages more than two screens past the view's edges (so far that
@@ -221,7 +239,8 @@ class ChatLog(VerticalScroll):
 
     async def _load_older(self) -> None:
         async with self._changing():
-            await self._read_older()
+            # While a session opens, a turn at a time: the view is laid out in short steps.
+            await self._read_older(PAGE if self._filled.is_set() else FIRST_PAGE)
         self.call_after_refresh(self._fill)
 
     async def _load_newer(self) -> None:
@@ -229,11 +248,12 @@ class ChatLog(VerticalScroll):
             await self._read_newer()
         self.call_after_refresh(self._fill)
 
-    async def _read_older(self) -> None:
-        """The page before the window, mounted above it with the view kept where it was."""
+    async def _read_older(self, size: int = PAGE) -> None:
+        """The ``size`` messages before the window, mounted above it with the view kept
+        where it was."""
         if self._pages is None or self._first == 0:
             return
-        start = max(self._first - PAGE, 0)
+        start = max(self._first - size, 0)
         read_from = max(start - 1, 0)
         messages = await self._pages.page(read_from, self._first)
         # A tool result at the page's start goes with the reply before it.
