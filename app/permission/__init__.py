@@ -4,7 +4,9 @@ events (`events`) and the CLI explanation (`explain`). See docs/permissions.md.
 The names below are imported on first use (PEP 562), so importing ``app.permission.rules``
 alone (the agent catalog does, and the chat's message widgets import the catalog) does not
 load the configuration package behind the events and the service too.
-``from app.permission import X`` works as with eager imports.
+``from app.permission import X`` works as with eager imports. The explanation's
+functions are imported from ``app.permission.explain`` itself: the package does not hand
+them out, as their first one bears the submodule's name.
 """
 
 from __future__ import annotations
@@ -20,14 +22,12 @@ if TYPE_CHECKING:
         PermissionRequested,
         PermissionResolved,
     )
-    from app.permission.explain import explain, normalize_subject
     from app.permission.request import PermissionPreview, PermissionReply, PermissionRequest
     from app.permission.rules import Decision, default_action, evaluate_rules, match_wildcard
     from app.permission.service import PermissionService
 
 _HOMES = {
     "app.permission.events": ("ApprovalMissing", "PermissionGranted", "PermissionRequested", "PermissionResolved"),
-    "app.permission.explain": ("explain", "normalize_subject"),
     "app.permission.request": ("PermissionPreview", "PermissionReply", "PermissionRequest"),
     "app.permission.rules": ("Decision", "default_action", "evaluate_rules", "match_wildcard"),
     "app.permission.service": ("PermissionService",),
@@ -46,9 +46,7 @@ __all__ = [
     "PermissionService",
     "default_action",
     "evaluate_rules",
-    "explain",
     "match_wildcard",
-    "normalize_subject",
 ]
 
 

@@ -274,7 +274,7 @@ class OpencodeApp(App[WorktreeRestart | None]):
                 self._early = early
                 await self._draw_session(early.session_id, early.pages)
                 self._show_title(early.title, early.cost)
-                await self.chat.filled()
+                await self.chat.opened()
         finally:
             self._build_runtime()
 

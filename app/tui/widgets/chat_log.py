@@ -4,7 +4,9 @@ user scrolls up.
 
 What it costs follows what is on screen, not the session's length: the chat holds a
 window of the session's messages as widgets, read from the store (``MessagePages``) a page
-at a time. Opening a session draws its last page; scrolling near the top of the window
+at a time. Opening a session draws about its last turn, then a turn at a time above it
+until a screen above the view is drawn, so each step lays out little and the keyboard
+stays responsive while a session opens; scrolling near the top of the window
 reads the page before it, near the bottom the page after it, and once the window holds
 more than ``LIVE_LIMIT`` messages those two screens or more past the view are released. While the
 window does not reach the session's end (the user scrolled far up), new messages are
@@ -92,10 +94,11 @@ class ChatLog(VerticalScroll):
         """Held while the window changes (a page read and mounted, a jump): one at a time."""
         self._fill_skipped = False
         """A fill came while the window was changing: it runs again once the change is done."""
-        self._filled = asyncio.Event()
-        """Set while the window reaches a screen past the view on both sides (or the
-        session's edges): no page waits to be read."""
-        self._filled.set()
+        self._opened = asyncio.Event()
+        """Set once the session shown has its first screens drawn: the window reached a
+        screen above the view (or the session's start), or the view jumped elsewhere.
+        Until then pages above are read a turn at a time."""
+        self._opened.set()
         self._assistants: dict[str, AssistantMessage] = {}
         self._results: dict[str, ToolResult] = {}
         self._subagents: dict[str, tuple[str, str, str]] = {}
@@ -141,17 +144,16 @@ class ChatLog(VerticalScroll):
             self._notices.clear()
             self.session_id = session_id
             self._pages = pages
-            self._filled.clear()
+            self._opened.clear()
             self._total = await pages.count() if pages is not None else 0
             self._first = self._end = self._total
             await self._read_older(FIRST_PAGE)
         self.anchor()
         self.call_after_refresh(self._fill)
 
-    async def filled(self) -> None:
-        """Wait until the window reaches a screen past the view on both sides (or the
-        session's edges): what opening a session reads in pages is then read."""
-        await self._filled.wait()
+    async def opened(self) -> None:
+        """Wait until the session shown has its first screens drawn (see ``_opened``)."""
+        await self._opened.wait()
 
     async def read_from(self, pages: MessagePages | None) -> bool:
         """Read the session shown from ``pages`` from now on (the same session through
@@ -181,7 +183,7 @@ class ChatLog(VerticalScroll):
     async def _fill(self) -> None:
         """Read the next page when the view comes within a screen of the window's edge."""
         if self._pages is None or not self.is_attached:
-            self._filled.set()
+            self._opened.set()
             return
         if self._reading.locked():
             self._fill_skipped = True
@@ -203,7 +205,7 @@ class ChatLog(VerticalScroll):
             async with self._changing():
                 await self._release_far(margin)
         if not (older or newer):
-            self._filled.set()
+            self._opened.set()
 
     async def _release_far(self, screen: int) -> None:
         """Release the messages more than two screens past the view's edges (so far that
@@ -240,7 +242,7 @@ class ChatLog(VerticalScroll):
     async def _load_older(self) -> None:
         async with self._changing():
             # While a session opens, a turn at a time: the view is laid out in short steps.
-            await self._read_older(PAGE if self._filled.is_set() else FIRST_PAGE)
+            await self._read_older(PAGE if self._opened.is_set() else FIRST_PAGE)
         self.call_after_refresh(self._fill)
 
     async def _load_newer(self) -> None:
@@ -405,6 +407,7 @@ class ChatLog(VerticalScroll):
         not there) and scroll to it; returns its widget."""
         if self._pages is None or not 0 <= position < self._total:
             return None
+        self._opened.set()
         async with self._changing():
             if position not in self.window:
                 await self._clear()
@@ -426,6 +429,7 @@ class ChatLog(VerticalScroll):
 
     async def show_end(self) -> None:
         """Back to the session's end (a prompt is sent while the user reads far above)."""
+        self._opened.set()
         async with self._changing():
             if not self.at_session_end:
                 await self._clear()
