@@ -10,6 +10,11 @@ something to show: the completion list, the sidebar's todo panel and file list, 
 are mounted with the runtime), and then litellm imports in its own background
 thread (only for a real model: the offline demo never needs it). A prompt typed
 meanwhile is sent as soon as the runtime is ready.
+
+``continue_last`` (``--continue``) puts a step before the runtime: the session to resume
+is read from the store, read-only, in a thread (app.tui.early_session) and its end drawn;
+the runtime is built once the chat holds its first screens, and when it resumes the same
+session the chat keeps what it drew and reads on from the runtime's store.
 """
 
 from __future__ import annotations
