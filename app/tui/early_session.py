@@ -103,7 +103,10 @@ def read_latest(root: Path, cli_model: str | None, env: Mapping[str, str]) -> Ea
 
 def _prepare_widgets(last_page: list[Message]) -> None:
     """Import the message widgets and load the lexers of the code blocks the session's
-    last page shows (Pygments builds a lexer's tables on its first use)."""
+    last page shows (Pygments builds a lexer's tables on its first use); nothing for an
+    empty session."""
+    if not last_page:
+        return
     for module in MESSAGE_WIDGETS:
         import_module(module)
     from pygments.lexers import get_lexer_by_name
