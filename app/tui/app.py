@@ -280,8 +280,12 @@ class OpencodeApp(App[WorktreeRestart | None]):
                 await self._draw_session(early.session_id, early.pages)
                 self._show_title(early.title, early.cost)
                 await self.chat.opened()
-        finally:
-            self._build_runtime()
+        except asyncio.CancelledError:
+            raise  # the app is closing: no runtime to build
+        except Exception:
+            self._build_runtime()  # the early view is a head start only: start-up goes on without it
+            raise
+        self._build_runtime()
 
     @work(thread=True, exit_on_error=False, group="startup")
     def _build_runtime(self) -> None:

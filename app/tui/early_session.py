@@ -85,20 +85,25 @@ def read_latest(root: Path, cli_model: str | None, env: Mapping[str, str]) -> Ea
     except StoreError:
         return None
     try:
-        bus = Bus()
-        sessions = SessionStore(database, bus)
-        latest = sessions.latest()
-        cost = sessions.tree_usage(latest.id).cost if latest is not None else 0.0
-    except sqlite3.Error:
-        latest = None
-    if latest is None:
+        early = _latest(database)
+    except (sqlite3.Error, ValueError):  # locked past the busy timeout, a damaged row
+        early = None
+    if early is None:
         database.close()
+    return early
+
+
+def _latest(database: Database) -> EarlySession | None:
+    bus = Bus()  # nothing is published: these stores are only read
+    sessions = SessionStore(database, bus)
+    latest = sessions.latest()
+    if latest is None:
         return None
     messages = MessageStore(database, bus)
     total = messages.count(latest.id)
     _prepare_widgets(messages.page(latest.id, total - FIRST_PAGE - 1, total))
-    pages = MessagePages(messages, latest.id)
-    return EarlySession(latest.id, latest.title, cost, pages, database)
+    cost = sessions.tree_usage(latest.id).cost
+    return EarlySession(latest.id, latest.title, cost, MessagePages(messages, latest.id), database)
 
 
 def _prepare_widgets(last_page: list[Message]) -> None:
