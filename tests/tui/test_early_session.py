@@ -132,8 +132,8 @@ async def test_a_session_the_runtime_does_not_resume_is_replaced_by_its_own(make
         stored.store.messages.add(newer, "user", [{"type": "text", "text": "Newest prompt"}])
 
         gate.opened.set()
-        await wait_until(pilot, lambda: app.session_id == newer and prompts(app) == ["Newest prompt"])
-        assert app.status.title == "Newer"
+        await wait_until(pilot, lambda: app.status.title == "Newer" and prompts(app) == ["Newest prompt"])
+        assert app.session_id == newer
 
 
 def test_the_early_read_knows_the_default_data_folder(make_runtime):
