@@ -385,6 +385,8 @@ class OpencodeApp(App[WorktreeRestart | None]):
         remembered = remembered_model(runtime.config.data_dir(runtime.root))
         model, onboarding = startup_model(self.cli_model, runtime.config, self.env, remembered)
         self.use_model(model)
+        if self.continue_last:  # first: the session is what the user waits for
+            await self._continue_latest(runtime)
         await self.sidebar.attach(runtime)
         self._listen()
         self._start_services(runtime)
@@ -393,8 +395,6 @@ class OpencodeApp(App[WorktreeRestart | None]):
         # while the interpreter shuts down) by an app closed before the worker starts.
         # (mypy solves WorkType's union as Never for a partial, as for call_from_thread above.)
         self.run_worker(partial(queue.run, runtime.bus), name="permissions", group="permissions")  # type: ignore[arg-type]
-        if self.continue_last:
-            await self._continue_latest(runtime)
         if self._startup_error is not None:
             await self.chat.add_notice("The configuration reads well now: opencode has started.", "info")
         for notice in [*runtime.notices, *runtime.commands.notices]:
