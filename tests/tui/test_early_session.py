@@ -90,6 +90,22 @@ async def test_the_end_shows_before_the_runtime_and_stays_the_same_widgets_once_
         await wait_until(pilot, lambda: FIRST_PROMPT in prompts(app))
 
 
+async def test_a_prompt_sent_before_the_runtime_goes_to_the_session_shown(make_runtime, gate, script):
+    stored = make_runtime()
+    session_id = store_long_session(stored, 8)
+    app = resume(stored.root, script([{"steps": [{"text": "Answered in the same session."}]}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, lambda: "Turn 1?" in prompts(app) and gate.entered.is_set())
+        await pilot.press(*"and now?", "enter")
+        assert app.prompt.text == "and now?" and app.runtime is None
+
+        gate.opened.set()
+        await wait_until(pilot, lambda: "and now?" in prompts(app) and not app.turn_running and app.runtime)
+        assert app.session_id == session_id and prompts(app)[-1] == "and now?"
+        stored_prompts = stored.store.messages.prompts(session_id)
+        assert stored_prompts[-1] == "and now?" and len(stored_prompts) == 3
+
+
 async def test_a_broken_config_shows_the_session_with_its_error_and_the_fixed_start_keeps_it(make_runtime):
     stored = make_runtime()
     session_id = store_long_session(stored, 8)
