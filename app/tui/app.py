@@ -258,7 +258,14 @@ class OpencodeApp(App[WorktreeRestart | None]):
             await self._adopt_runtime(self.runtime)
         else:
             self.call_after_refresh(self._register_themes)
-            self.call_after_refresh(self._show_early_session if self.continue_last else self._build_runtime)
+            if not self.continue_last:
+                self.call_after_refresh(self._build_runtime)
+
+    def on_ready(self) -> None:
+        """The first frame is on screen: ``--continue`` reads the session to resume now,
+        as soon as it can (the runtime is built once it is drawn)."""
+        if self.continue_last and self.runtime is None:
+            self._show_early_session()
 
     def _register_themes(self) -> None:
         """Every theme, shipped and the user's (the first frame needed only the default),
