@@ -171,7 +171,7 @@ def _cmd_schema(args: argparse.Namespace) -> int:
 def _cmd_permission(args: argparse.Namespace) -> int:
     from app.agents.files import load_catalog
     from app.config import load_config
-    from app.permission import explain
+    from app.permission.explain import explain
     from app.tools.registry import canonical_name
 
     root = _workspace(args)

@@ -164,12 +164,10 @@ async def run_case(workspace: Path) -> dict[str, object]:
     sys.path.insert(0, str(Path(__file__).parent))
     from bench_tui import PacedProvider, during, streamed_text, time_frames
 
-    from app.llm.events import TurnFinished
     from app.store.db import Database
     from app.tui.app import OpencodeApp
-    from app.tui.widgets.message_text import StreamedText
 
-    db = Database(workspace / ".opencode" / "opencode.db")
+    db = Database(workspace / ".opencode" / "opencode.db", read_only=True)
     session_id = db.query_one("SELECT id FROM sessions")["id"]
     last = db.query_one("SELECT id FROM messages WHERE session_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
                         (session_id,))
@@ -196,6 +194,9 @@ async def run_case(workspace: Path) -> dict[str, object]:
             await asyncio.sleep(0.005)
         echo: list[tuple[float, float]] = []
         await type_keys(app, KEYS, echo)
+        from app.llm.events import TurnFinished
+        from app.tui.widgets.message_text import StreamedText
+
         figures["echo"] = [seconds for _, seconds in echo]
         app.prompt.clear()
         # Streaming at the end of the session, as bench_tui.py measures it in an empty one.

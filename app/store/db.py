@@ -47,17 +47,22 @@ sqlite3.register_adapter(bytes, bytes)
 
 
 class Database:
-    def __init__(self, path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> None:
+    def __init__(self, path: Path, busy_timeout_ms: int = BUSY_TIMEOUT_MS, *, read_only: bool = False) -> None:
         """Create the parent directories and the file if needed, then migrate it. A file
         there that is damaged, not opencode's, or from a newer opencode is renamed aside
-        (``notice`` says so) and a fresh one created."""
+        (``notice`` says so) and a fresh one created. ``read_only``: only open a database
+        that is there and of this opencode's schema, for reading (nothing is created,
+        migrated or moved; StoreError otherwise)."""
         self.path = Path(path)
         self._lock = threading.RLock()
         self._depth = 0
         self._after_commit: list[Callable[[], None]] = []
         self._checkpoint_later = False
         self._checkpointer: threading.Thread | None = None
-        self._conn, self.notice = _connect(self.path, busy_timeout_ms)
+        if read_only:
+            self._conn, self.notice = _open_read_only(self.path, busy_timeout_ms), None
+        else:
+            self._conn, self.notice = _connect(self.path, busy_timeout_ms)
         """One line saying an unusable file was set aside and a fresh one started, else None."""
 
     @property
@@ -233,6 +238,30 @@ def _connect(path: Path, busy_timeout_ms: int) -> tuple[sqlite3.Connection, str 
         return _open_usable(path, busy_timeout_ms), notice
     except _UnusableDatabase as unusable:
         raise StoreError(f"{path} {unusable}, even freshly created; check the disk and its directory") from None
+
+
+def _open_read_only(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
+    """A reading connection to the database at ``path`` as it is: SQLite's read-only mode
+    never creates the file, and a schema other than this opencode's is refused rather
+    than migrated (the writing connection does that)."""
+    if not path.is_file():
+        raise StoreError(f"no database at {path}")
+    try:
+        uri = f"{path.resolve().as_uri()}?mode=ro"
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+    except sqlite3.Error as err:
+        raise StoreError(f"cannot read the database {path}: {err}") from err
+    try:
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        version = schema_version(conn)
+    except sqlite3.Error as err:
+        conn.close()
+        raise StoreError(f"cannot read the database {path}: {err}") from err
+    if version != len(MIGRATIONS):
+        conn.close()
+        raise StoreError(f"the database {path} has schema version {version}, not {len(MIGRATIONS)}")
+    return conn
 
 
 def _check_regular(path: Path) -> None:

@@ -10,6 +10,11 @@ something to show: the completion list, the sidebar's todo panel and file list, 
 are mounted with the runtime), and then litellm imports in its own background
 thread (only for a real model: the offline demo never needs it). A prompt typed
 meanwhile is sent as soon as the runtime is ready.
+
+``continue_last`` (``--continue``) puts a step before the runtime: the session to resume
+is read from the store, read-only, in a thread (app.tui.early_session) and its end drawn;
+the runtime is built once the chat holds its first screens, and when it resumes the same
+session the chat keeps what it drew and reads on from the runtime's store.
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ if TYPE_CHECKING:
     from app.runtime import Runtime
     from app.store.turns import UndoScope
     from app.tui.config_watch import Fingerprint
+    from app.tui.early_session import EarlySession
     from app.tui.message_pages import MessagePages
     from app.tui.prompt_commands import PromptCommands
     from app.tui.widgets.task_view import TaskView
@@ -82,10 +88,11 @@ TURN_OUTCOMES = {
 ADOPT_MODULES = (
     "app.tui.listener", "app.tui.model_choice", "app.tui.widgets.permission_queue", "app.tui.prompt_commands",
     "app.tui.widgets.completion_list", "app.tui.widgets.sidebar_list", "app.tui.widgets.todo_panel",
-    "app.tui.widgets.message_notice", "app.tui.widgets.message_user", "app.tui.hook_trust",
+    "app.tui.widgets.message_notice", "app.tui.widgets.message_user", "app.tui.hook_trust", "watchfiles",
 )
-"""What adopting the runtime needs: imported in the start-up thread beside the runtime,
-so the UI thread does not stall on them while the user types."""
+"""What adopting the runtime needs (watchfiles: the workspace watcher the services start):
+imported in the start-up thread beside the runtime, so the UI thread does not stall on
+them while the user types."""
 
 
 class OpencodeApp(App[WorktreeRestart | None]):
@@ -171,6 +178,9 @@ class OpencodeApp(App[WorktreeRestart | None]):
         self._commands: PromptCommands | None = None
         """Slash commands and the completion list's choices, once the runtime is adopted."""
         self._terminal_fd = terminal_fd
+        self._early: EarlySession | None = None
+        """The session ``continue_last`` resumes, drawn from the store before the runtime
+        existed (app.tui.early_session): the runtime's store takes over its pages."""
         self._first_theme(saved_theme(self.root, self.env) or DEFAULT_THEME)
 
     def _first_theme(self, name: str) -> None:
@@ -248,13 +258,41 @@ class OpencodeApp(App[WorktreeRestart | None]):
             await self._adopt_runtime(self.runtime)
         else:
             self.call_after_refresh(self._register_themes)
-            self.call_after_refresh(self._build_runtime)
+            if not self.continue_last:
+                self.call_after_refresh(self._build_runtime)
+
+    def on_ready(self) -> None:
+        """The first frame is on screen: ``--continue`` reads the session to resume now,
+        as soon as it can (the runtime is built once it is drawn)."""
+        if self.continue_last and self.runtime is None:
+            self._show_early_session()
 
     def _register_themes(self) -> None:
         """Every theme, shipped and the user's (the first frame needed only the default),
         before the config's theme is applied."""
         for warning in register_themes(self, self._user_themes):
             self.notify(warning, severity="warning", timeout=8)
+
+    @work(exit_on_error=False, group="startup")
+    async def _show_early_session(self) -> None:
+        """``--continue``: the end of the session to resume, read from the store while the
+        runtime does not exist yet. The runtime is built once the chat holds its first
+        screens, so that building them and building the runtime do not compete for the
+        interpreter (keys typed meanwhile echo sooner, and the end shows sooner)."""
+        try:
+            early_session = await asyncio.to_thread(importlib.import_module, "app.tui.early_session")
+            early = await asyncio.to_thread(early_session.read_latest, self.root, self.cli_model, self.env)
+            if early is not None and self.runtime is None and self.session_id is None:
+                self._early = early
+                await self._draw_session(early.session_id, early.pages)
+                self._show_title(early.title, early.cost)
+                await self.chat.opened()
+        except asyncio.CancelledError:
+            raise  # the app is closing: no runtime to build
+        except Exception:
+            self._build_runtime()  # the early view is a head start only: start-up goes on without it
+            raise
+        self._build_runtime()
 
     @work(thread=True, exit_on_error=False, group="startup")
     def _build_runtime(self) -> None:
@@ -354,6 +392,8 @@ class OpencodeApp(App[WorktreeRestart | None]):
         remembered = remembered_model(runtime.config.data_dir(runtime.root))
         model, onboarding = startup_model(self.cli_model, runtime.config, self.env, remembered)
         self.use_model(model)
+        if self.continue_last:  # first: the session is what the user waits for
+            await self._continue_latest(runtime)
         await self.sidebar.attach(runtime)
         self._listen()
         self._start_services(runtime)
@@ -362,10 +402,6 @@ class OpencodeApp(App[WorktreeRestart | None]):
         # while the interpreter shuts down) by an app closed before the worker starts.
         # (mypy solves WorkType's union as Never for a partial, as for call_from_thread above.)
         self.run_worker(partial(queue.run, runtime.bus), name="permissions", group="permissions")  # type: ignore[arg-type]
-        if self.continue_last:
-            latest = await asyncio.to_thread(runtime.store.sessions.latest)
-            if latest is not None:
-                await self.open_session(latest.id)
         if self._startup_error is not None:
             await self.chat.add_notice("The configuration reads well now: opencode has started.", "info")
         for notice in [*runtime.notices, *runtime.commands.notices]:
@@ -387,6 +423,28 @@ class OpencodeApp(App[WorktreeRestart | None]):
             self._startup_done()
         self._startup_error = None
 
+    async def _continue_latest(self, runtime: Runtime) -> None:
+        """Open the latest session; the one drawn before the runtime existed, when it is
+        that session, stays as drawn and reads on from the runtime's store."""
+        latest = await asyncio.to_thread(runtime.store.sessions.latest)
+        early, self._early = self._early, None
+        if early is None:
+            if latest is not None:
+                await self.open_session(latest.id)
+            return
+        kept = (
+            latest is not None
+            and early.matches(runtime, latest.id)
+            and self.session_id == early.session_id
+            and await self.chat.read_from(self.message_pages(early.session_id))
+        )
+        early.database.close()
+        if kept:
+            self.sidebar.session_id = early.session_id
+            self.prompt.earlier_prompts = await asyncio.to_thread(runtime.store.messages.prompts, early.session_id)
+        elif self.session_id == early.session_id:  # not what the runtime resumes: its own, or a blank chat
+            await self.open_session(latest.id if latest is not None else None)
+
     def _asking(self, asking: bool) -> None:
         self.status.asking = asking
         if asking:
@@ -394,6 +452,8 @@ class OpencodeApp(App[WorktreeRestart | None]):
 
     def _warn_unknown_keybindings(self) -> None:
         """A misspelt id in tui.keybindings would otherwise remap nothing, silently."""
+        if not self.keybindings:
+            return  # nothing to check: the screens that list every id stay unimported
         known = {row.binding_id for _, rows in self.help_sections() for row in rows}
         unknown = sorted(set(self.keybindings) - known)
         if unknown:
@@ -816,10 +876,10 @@ class OpencodeApp(App[WorktreeRestart | None]):
     async def open_session(self, session_id: str | None) -> None:
         """Show a stored session (None: a blank one, stored with its first prompt): its
         end at once, earlier pages as the user scrolls up (see ChatLog)."""
+        await self._show_session(session_id)
         if session_id is not None and self.runtime is not None:
             messages = self.runtime.store.messages
             self.prompt.earlier_prompts = await asyncio.to_thread(messages.prompts, session_id)
-        await self._show_session(session_id)
 
     def message_pages(self, session_id: str | None) -> MessagePages | None:
         """The pages a chat reads ``session_id``'s messages from."""
@@ -830,24 +890,32 @@ class OpencodeApp(App[WorktreeRestart | None]):
         return MessagePages(self.runtime.store.messages, session_id)
 
     async def _show_session(self, session_id: str | None) -> None:
-        """Draw the session; a keyboard left in the old chat (a block the redraw removes)
-        goes to the prompt, not to whatever Textual picks next."""
-        self.session_id = session_id
-        in_chat = self._focus_within(self.chat)
-        await self.chat.show_session(session_id, self.message_pages(session_id))
-        if in_chat:
-            self.prompt.focus()
+        """Draw the session, then its title and cost in the status bar."""
+        await self._draw_session(session_id, self.message_pages(session_id))
         session, cost = None, 0.0
         if session_id is not None and self.runtime is not None:
             sessions = self.runtime.store.sessions
             session = await asyncio.to_thread(sessions.get, session_id)
             cost = (await asyncio.to_thread(sessions.tree_usage, session_id)).cost  # its sub-agents' included
+        self._show_title(session.title if session else "", cost)
+
+    async def _draw_session(self, session_id: str | None, pages: MessagePages | None) -> None:
+        """Draw the session's end; a keyboard left in the old chat (a block the redraw
+        removes) goes to the prompt, not to whatever Textual picks next."""
+        self.session_id = session_id
+        in_chat = self._focus_within(self.chat)
+        await self.chat.show_session(session_id, pages)
+        if in_chat:
+            self.prompt.focus()
+
+    def _show_title(self, title: str, cost: float) -> None:
+        """The shown session's title and cost (its sub-agents' included) in the status bar."""
         status = self.status
-        status.title = session.title if session else ""
+        status.title = title
         status.cost = cost
         status.context_tokens = 0  # not measured on opening: /context, and the next turn, measure it
         status.cache_read = status.cache_write = 0
-        self.sidebar.session_id = session_id
+        self.sidebar.session_id = self.session_id
 
     @work(group="context", exclusive=True, exit_on_error=False)
     async def measure_context(self) -> None:

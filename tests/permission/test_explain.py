@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.core.errors import ConfigError
-from app.permission import explain, normalize_subject
+from app.permission.explain import explain, normalize_subject
 from tests.permission.conftest import SPEC_000_DELETE, make_config
 
 

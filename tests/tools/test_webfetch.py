@@ -15,7 +15,8 @@ import pytest
 from app.cli import main
 from app.config import Config
 from app.core.errors import PermissionDeniedError, ToolError
-from app.permission import PermissionReply, explain
+from app.permission import PermissionReply
+from app.permission.explain import explain
 from app.tools.webfetch import MAX_BYTES, MAX_REDIRECTS, WebfetchTool
 from tests.tools.web_server import Handler, web_server
 

@@ -4,7 +4,9 @@ user scrolls up.
 
 What it costs follows what is on screen, not the session's length: the chat holds a
 window of the session's messages as widgets, read from the store (``MessagePages``) a page
-at a time. Opening a session draws its last page; scrolling near the top of the window
+at a time. Opening a session draws about its last turn, then a turn at a time above it
+until a screen above the view is drawn, so each step lays out little and the keyboard
+stays responsive while a session opens; scrolling near the top of the window
 reads the page before it, near the bottom the page after it, and once the window holds
 more than ``LIVE_LIMIT`` messages those two screens or more past the view are released. While the
 window does not reach the session's end (the user scrolled far up), new messages are
@@ -44,6 +46,9 @@ CANCELLED_CALL = "Cancelled before it finished."
 """The result the chat gives a call still running when its turn is cancelled."""
 PAGE = 8
 """Messages read from the store at a time (two turns of prompt, reply, tool result, reply)."""
+FIRST_PAGE = PAGE // 2
+"""Messages drawn first when a session opens (about a turn, which mostly fills a screen):
+the pages above follow once it is on screen."""
 LIVE_LIMIT = 12
 """Beyond this many messages as widgets, those more than two screens from the view are released."""
 WALK_LIMIT = 2 * LIVE_LIMIT
@@ -100,6 +105,11 @@ class ChatLog(VerticalScroll):
         """The last change of the window has been laid out: the widgets' places are known."""
         self._released = 0
         """Messages released since the last full collection."""
+        self._opened = asyncio.Event()
+        """Set once the session shown has its first screens drawn: the window reached a
+        screen above the view (or the session's start), or the view jumped elsewhere.
+        Until then pages above are read a turn at a time."""
+        self._opened.set()
         self._assistants: dict[str, AssistantMessage] = {}
         self._results: dict[str, ToolResult] = {}
         self._subagents: dict[str, tuple[str, str, str]] = {}
@@ -145,11 +155,27 @@ class ChatLog(VerticalScroll):
             self._notices.clear()
             self.session_id = session_id
             self._pages = pages
+            self._opened.clear()
             self._total = await pages.count() if pages is not None else 0
             self._first = self._end = self._total
-            await self._read_older()
+            await self._read_older(FIRST_PAGE)
         self.anchor()
         self.call_after_refresh(self._fill)
+
+    async def opened(self) -> None:
+        """Wait until the session shown has its first screens drawn (see ``_opened``)."""
+        await self._opened.wait()
+
+    async def read_from(self, pages: MessagePages | None) -> bool:
+        """Read the session shown from ``pages`` from now on (the same session through
+        another connection to its store), keeping what is drawn. False, changing nothing,
+        when ``pages`` is of another session or counts other messages (it changed in
+        between): the caller draws it afresh."""
+        async with self._changing():
+            if pages is None or pages.session_id != self.session_id or await pages.count() != self._total:
+                return False
+            self._pages = pages
+        return True
 
     async def _clear(self) -> None:
         await self._let_go(list(self.children), len(self._shown))
@@ -183,6 +209,7 @@ class ChatLog(VerticalScroll):
     async def _fill(self) -> None:
         """Read the next page when the view comes within a screen of the window's edge."""
         if self._pages is None or not self.is_attached:
+            self._opened.set()
             return
         if self._reading.locked() or not self._laid_out:
             # What to read or release depends on where the widgets are, known after layout.
@@ -195,13 +222,17 @@ class ChatLog(VerticalScroll):
             # A walk that reads page after page never reaches the release below.
             async with self._changing():
                 await self._release_far(margin)
-        if self._first > 0 and self.scroll_y < margin:
+        older = self._first > 0 and self.scroll_y < margin
+        newer = self._end < self._total and self.scroll_y > self.max_scroll_y - margin
+        if older:
             await self._load_older()
-        elif self._end < self._total and self.scroll_y > self.max_scroll_y - margin:
+        elif newer:
             await self._load_newer()
         elif self._end - self._first > LIVE_LIMIT:
             async with self._changing():
                 await self._release_far(margin)
+        if not (older or newer):
+            self._opened.set()
 
     async def _release_far(self, screen: int) -> None:
         """Release the messages more than two screens past the view's edges (so far that
@@ -243,7 +274,8 @@ class ChatLog(VerticalScroll):
 
     async def _load_older(self) -> None:
         async with self._changing():
-            await self._read_older()
+            # While a session opens, a turn at a time: the view is laid out in short steps.
+            await self._read_older(PAGE if self._opened.is_set() else FIRST_PAGE)
         self.call_after_refresh(self._fill)
 
     async def _load_newer(self) -> None:
@@ -251,11 +283,12 @@ class ChatLog(VerticalScroll):
             await self._read_newer()
         self.call_after_refresh(self._fill)
 
-    async def _read_older(self) -> None:
-        """The page before the window, mounted above it with the view kept where it was."""
+    async def _read_older(self, size: int = PAGE) -> None:
+        """The ``size`` messages before the window, mounted above it with the view kept
+        where it was."""
         if self._pages is None or self._first == 0:
             return
-        start = max(self._first - PAGE, 0)
+        start = max(self._first - size, 0)
         read_from = max(start - 1, 0)
         messages = await self._pages.page(read_from, self._first)
         # A tool result at the page's start goes with the reply before it.
@@ -409,6 +442,7 @@ class ChatLog(VerticalScroll):
         not there) and scroll to it; returns its widget."""
         if self._pages is None or not 0 <= position < self._total:
             return None
+        self._opened.set()
         async with self._changing():
             if position not in self.window:
                 await self._clear()
@@ -430,6 +464,7 @@ class ChatLog(VerticalScroll):
 
     async def show_end(self) -> None:
         """Back to the session's end (a prompt is sent while the user reads far above)."""
+        self._opened.set()
         async with self._changing():
             if not self.at_session_end:
                 await self._clear()

@@ -1,0 +1,177 @@
+"""The session ``opencode --continue`` resumes, read straight from the store before the
+runtime exists, so its end is on screen while the configuration and the core load.
+
+It is read only where the runtime will surely open the same store: the workspace's
+default data folder, when no ``OPENCODE_DATA`` variable and no config file (the
+project's, the user's global one, found as app.config finds them) sets ``data``; when
+that folder can be written (else the store moves to the user's own folder, see
+app.store.location); and when a model is known (else the offline demo starts, in a
+workspace of its own). The config files are read as plain JSON, without the config
+package and pydantic: a file that does not read as a JSON object means no early view.
+The database is opened read-only: nothing is created or migrated, and a missing,
+unreadable or other-schema database means no early view either.
+
+Once the runtime is adopted the app checks that it resumes the same session from the
+same file (``EarlySession.matches``); if not, it draws the runtime's session instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+from collections.abc import Mapping
+from contextlib import suppress
+from importlib import import_module
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from app.bus import Bus
+from app.llm.models import choose_model
+from app.store.datadir import DATABASE_FILE
+from app.store.db import Database
+from app.store.errors import StoreError
+from app.store.messages import MessageStore
+from app.store.sessions import SessionStore
+from app.tui.message_pages import MessagePages
+from app.tui.themes import PROJECT_CONFIG, user_config_dir
+from app.tui.widgets.chat_log import FIRST_PAGE
+
+if TYPE_CHECKING:
+    from app.runtime import Runtime
+    from app.store.models import Message
+
+DEFAULT_DATA_FOLDER = ".opencode"
+"""``data.directory`` when nothing sets it (app.config.models.DataConfig)."""
+DATA_VARIABLE = "OPENCODE_DATA"
+"""What every environment variable that sets ``data`` (or a key in it) begins with."""
+MESSAGE_WIDGETS = ("app.tui.widgets.message_user", "app.tui.widgets.message_assistant")
+FENCE = re.compile(r"^ {0,3}(?:```|~~~)[ \t]*([\w+#.-]+)", re.MULTILINE)
+"""The language named by a fenced code block's opening line."""
+
+
+class EarlySession(NamedTuple):
+    """The latest session as the store holds it, for the chat and the status bar."""
+
+    session_id: str
+    title: str
+    cost: float
+    """Its sub-agents' included, as the status bar shows it."""
+    pages: MessagePages
+    database: Database
+    """The read-only connection ``pages`` reads through: closed once the runtime's store
+    takes over."""
+
+    def matches(self, runtime: Runtime, session_id: str) -> bool:
+        """The runtime resumes this session (``session_id``) from this same database."""
+        try:
+            return session_id == self.session_id and runtime.store.db.path.samefile(self.database.path)
+        except OSError:
+            return False
+
+
+def read_latest(root: Path, cli_model: str | None, env: Mapping[str, str]) -> EarlySession | None:
+    """The session ``--continue`` resumes in ``root``, or None where that cannot be known
+    without the configuration (see the module's docstring). ``env``: the app's
+    environment, which chooses the model; the configuration is found from the process's
+    own, as app.config.load_config finds it. Blocking: run it in a thread. The message
+    widgets are imported here too, off the UI thread."""
+    folder = _data_folder(root, cli_model, env)
+    if folder is None:
+        return None
+    try:
+        database = Database(folder / DATABASE_FILE, read_only=True)
+    except StoreError:
+        return None
+    try:
+        early = _latest(database)
+    except (sqlite3.Error, ValueError):  # locked past the busy timeout, a damaged row
+        early = None
+    if early is None:
+        database.close()
+    return early
+
+
+def _latest(database: Database) -> EarlySession | None:
+    bus = Bus()  # nothing is published: these stores are only read
+    sessions = SessionStore(database, bus)
+    latest = sessions.latest()
+    if latest is None:
+        return None
+    messages = MessageStore(database, bus)
+    total = messages.count(latest.id)
+    _prepare_widgets(messages.page(latest.id, total - FIRST_PAGE - 1, total))
+    cost = sessions.tree_usage(latest.id).cost
+    return EarlySession(latest.id, latest.title, cost, MessagePages(messages, latest.id), database)
+
+
+def _prepare_widgets(last_page: list[Message]) -> None:
+    """Import the message widgets and load the lexers of the code blocks the session's
+    last page shows (Pygments builds a lexer's tables on its first use); nothing for an
+    empty session."""
+    if not last_page:
+        return
+    for module in MESSAGE_WIDGETS:
+        import_module(module)
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
+    parts = [part for message in last_page for part in message.parts if part.get("type") == "text"]
+    texts = [str(part.get("text", "")) for part in parts]
+    for language in {match.group(1).lower() for text in texts for match in FENCE.finditer(text)}:
+        with suppress(ClassNotFound):
+            get_lexer_by_name(language)
+
+
+def _data_folder(root: Path, cli_model: str | None, env: Mapping[str, str]) -> Path | None:
+    """The workspace's default data folder, when that is surely where the store will be."""
+    if any(name.upper().startswith(DATA_VARIABLE) for name in os.environ):
+        return None
+    documents = []
+    for path in (_global_config(os.environ), root / PROJECT_CONFIG):
+        if path is None or not os.path.lexists(path):
+            continue
+        document = _json_object(path)
+        if document is None or any(key.lower() == "data" for key in document):
+            return None
+        documents.append(document)
+    if _model(cli_model, documents, env) is None:
+        return None
+    folder = root / DEFAULT_DATA_FOLDER
+    return folder if os.access(folder, os.W_OK | os.X_OK) else None
+
+
+def _global_config(environ: Mapping[str, str]) -> Path | None:
+    """The user's global config file, as app.config.sources.global_config_path finds it."""
+    folder, home = user_config_dir(environ), environ.get("HOME")
+    if folder is not None and (folder / PROJECT_CONFIG).is_file():
+        return folder / PROJECT_CONFIG
+    return Path(home) / PROJECT_CONFIG if home else None
+
+
+def _json_object(path: Path) -> dict[str, Any] | None:
+    """The JSON object a regular file holds; None for anything else."""
+    if not path.is_file():
+        return None
+    try:
+        document = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError):
+        return None
+    return document if isinstance(document, dict) else None
+
+
+def _model(cli_model: str | None, documents: list[dict[str, Any]], env: Mapping[str, str]) -> str | None:
+    """The model the app would start on by what the files (global first) and ``env``
+    say; None means the offline demo."""
+    coder_model: str | None = None
+    providers: dict[str, Any] = {}
+    for document in documents:
+        agents = document.get("agents")
+        coder = agents.get("coder") if isinstance(agents, dict) else None
+        model = coder.get("model") if isinstance(coder, dict) else None
+        if isinstance(model, str) and model:
+            coder_model = model
+        if isinstance(document.get("providers"), dict):
+            providers.update(document["providers"])
+    return choose_model(cli_model, coder_model, env, providers)
