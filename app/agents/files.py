@@ -47,7 +47,7 @@ class AgentFileError(ValueError):
 
 def user_agents_folder(env: Mapping[str, str]) -> Path | None:
     """``$XDG_CONFIG_HOME/opencode/agents`` (or ``~/.config/...``); None without a home."""
-    from app.config.sources import user_config_file
+    from app.core.config_paths import user_config_file
 
     config_file = user_config_file(env)
     return config_file.parent / AGENTS_FOLDER if config_file is not None else None

@@ -16,7 +16,8 @@ from typing import Any
 
 from app.config.keys import find_field, map_values, section_model
 from app.config.models import Config
-from app.config.sources import CONFIG_FILE, global_config_path, read_json_object, user_config_file, validated
+from app.config.sources import read_json_object, validated
+from app.core.config_paths import CONFIG_FILE, global_config_path, user_config_file
 from app.core.errors import ConfigError
 
 NEW_FILE_MODE = 0o644

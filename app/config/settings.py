@@ -27,7 +27,8 @@ from pydantic_settings.sources import DefaultSettingsSource
 from app.config.environment import EnvironmentSource
 from app.config.merge import deep_merge
 from app.config.models import Config
-from app.config.sources import CONFIG_FILE, Layer, file_layer, global_config_path, refuse_user_only
+from app.config.sources import Layer, file_layer, refuse_user_only
+from app.core.config_paths import CONFIG_FILE, global_config_path
 
 
 class Load:

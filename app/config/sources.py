@@ -24,7 +24,6 @@ from app.core import boundedjson
 from app.core.errors import ConfigError
 from app.core.file_kinds import kind_of
 
-CONFIG_FILE = ".opencode.json"
 MAX_CONFIG_BYTES = 1024 * 1024
 """A config file larger than this is not one: a log or a device pointed at by mistake."""
 
@@ -139,23 +138,3 @@ def refuse_user_only(layer: Layer | None) -> None:
                 f'{layer.source}: "{".".join(path)}" can be set only in the user config '
                 "(~/.config/opencode/.opencode.json) or the environment, not in a project: move it there"
             )
-
-
-def user_config_file(env: Mapping[str, str]) -> Path | None:
-    """``$XDG_CONFIG_HOME/opencode/.opencode.json`` (``~/.config`` when the variable is
-    unset): where the user's settings go when they have no global file yet. None
-    without HOME or XDG_CONFIG_HOME."""
-    xdg = env.get("XDG_CONFIG_HOME")
-    if xdg:
-        return Path(xdg) / "opencode" / CONFIG_FILE
-    home = env.get("HOME")
-    return Path(home) / ".config" / "opencode" / CONFIG_FILE if home else None
-
-
-def global_config_path(env: Mapping[str, str]) -> Path | None:
-    """``user_config_file`` when that file exists, else ``~/.opencode.json``."""
-    candidate = user_config_file(env)
-    if candidate is not None and candidate.is_file():
-        return candidate
-    home = env.get("HOME")
-    return Path(home) / CONFIG_FILE if home else None

@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from app.config.sources import CONFIG_FILE, global_config_path, read_json_object
+from app.config.sources import read_json_object
+from app.core.config_paths import CONFIG_FILE, global_config_path
 from app.core.errors import ConfigError
 from app.hooks.events import EVENTS
 

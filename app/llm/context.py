@@ -27,7 +27,8 @@ from pathlib import Path
 from app.agents.catalog import Agent
 from app.config import Config
 from app.config.models import DEFAULT_CONTEXT_PATHS
-from app.config.sources import CONFIG_FILE, read_json_object
+from app.config.sources import read_json_object
+from app.core.config_paths import CONFIG_FILE
 from app.core.errors import ConfigError, PermissionDeniedError
 from app.permission import PermissionPreview, PermissionService
 

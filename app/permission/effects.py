@@ -23,7 +23,7 @@ from collections.abc import Callable, Container, Sequence
 from functools import cache, lru_cache
 from typing import Literal, NamedTuple
 
-from app.config.sources import CONFIG_FILE, user_config_file
+from app.core.config_paths import CONFIG_FILE, user_config_file
 from app.permission.rules import STRICTNESS, Decision
 
 EffectKind = Literal["read", "write", "delete", "execute"]

@@ -36,7 +36,7 @@ INIT_PROMPT = Path(__file__).parents[1] / "llm" / "prompts" / "init.md"
 
 def user_commands_folder(env: Mapping[str, str]) -> Path | None:
     """``$XDG_CONFIG_HOME/opencode/commands`` (or ``~/.config/...``); None without a home."""
-    from app.config.sources import user_config_file
+    from app.core.config_paths import user_config_file
 
     config_file = user_config_file(env)
     return config_file.parent / COMMANDS_FOLDER if config_file is not None else None

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from app.config import Config
-from app.config.sources import CONFIG_FILE, user_config_file
+from app.core.config_paths import CONFIG_FILE, user_config_file
 from app.permission.effects import protected_roots
 from app.permission.rules import compile_wildcard
 from app.permission.service import PermissionService

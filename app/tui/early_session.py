@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from app.bus import Bus
+from app.core.config_paths import CONFIG_FILE, global_config_path
 from app.llm.models import choose_model
 from app.store.datadir import DATABASE_FILE
 from app.store.db import Database
@@ -35,7 +36,6 @@ from app.store.errors import StoreError
 from app.store.messages import MessageStore
 from app.store.sessions import SessionStore
 from app.tui.message_pages import MessagePages
-from app.tui.themes import PROJECT_CONFIG, user_config_dir
 from app.tui.widgets.chat_log import FIRST_PAGE
 
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ def _data_folder(root: Path, cli_model: str | None, env: Mapping[str, str]) -> P
     if any(name.upper().startswith(DATA_VARIABLE) for name in os.environ):
         return None
     documents = []
-    for path in (_global_config(os.environ), root / PROJECT_CONFIG):
+    for path in (global_config_path(os.environ), root / CONFIG_FILE):
         if path is None or not os.path.lexists(path):
             continue
         document = _json_object(path)
@@ -140,14 +140,6 @@ def _data_folder(root: Path, cli_model: str | None, env: Mapping[str, str]) -> P
         return None
     folder = root / DEFAULT_DATA_FOLDER
     return folder if os.access(folder, os.W_OK | os.X_OK) else None
-
-
-def _global_config(environ: Mapping[str, str]) -> Path | None:
-    """The user's global config file, as app.config.sources.global_config_path finds it."""
-    folder, home = user_config_dir(environ), environ.get("HOME")
-    if folder is not None and (folder / PROJECT_CONFIG).is_file():
-        return folder / PROJECT_CONFIG
-    return Path(home) / PROJECT_CONFIG if home else None
 
 
 def _json_object(path: Path) -> dict[str, Any] | None:

@@ -26,6 +26,7 @@ from textual.app import App
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
+from app.core.config_paths import CONFIG_FILE, global_config_path, user_config_dir
 from app.core.errors import ConfigError
 
 
@@ -40,7 +41,6 @@ def shipped_themes_dir() -> Path:
 
 THEMES_DIR = shipped_themes_dir()
 DEFAULT_THEME = "opencode"
-PROJECT_CONFIG = ".opencode.json"
 """app.config's file name: the project's, and the user's global one."""
 
 REQUIRED_KEYS = (
@@ -90,18 +90,9 @@ class ThemeLoad(NamedTuple):
     warnings: list[str]
 
 
-def user_config_dir(env: Mapping[str, str] | None = None) -> Path | None:
-    """$XDG_CONFIG_HOME/opencode, else ~/.config/opencode (None without HOME)."""
-    env = os.environ if env is None else env
-    if xdg := env.get("XDG_CONFIG_HOME"):
-        return Path(xdg) / "opencode"
-    home = env.get("HOME")
-    return Path(home) / ".config" / "opencode" if home else None
-
-
 def user_themes_dir(env: Mapping[str, str] | None = None) -> Path | None:
     """The ``themes`` folder of ``user_config_dir``."""
-    folder = user_config_dir(env)
+    folder = user_config_dir(os.environ if env is None else env)
     return folder / "themes" if folder is not None else None
 
 
@@ -228,23 +219,20 @@ def register_themes(app: App, user_dir: Path | None = None, *, only: str | None 
 
 def saved_theme(root: Path, env: Mapping[str, str] | None = None) -> str | None:
     """``tui.theme`` from the project's config file, else from the user's global one (the
-    file app.config.sources.global_config_path finds), read without the config package
+    file ``global_config_path`` finds), read without the config package
     (and pydantic), so the first frame already has the theme the user picked. Anything
     odd gives None: the full configuration, loaded with the runtime, reports the problem
     and has the last word (OPENCODE_* variables included)."""
     if (theme := project_theme(root)) is not None:
         return theme
     env = os.environ if env is None else env
-    folder, home = user_config_dir(env), env.get("HOME")
-    for path in (folder / PROJECT_CONFIG if folder else None, Path(home) / PROJECT_CONFIG if home else None):
-        if path is not None and path.is_file():
-            return file_theme(path)
-    return None
+    path = global_config_path(env)
+    return file_theme(path) if path is not None and path.is_file() else None
 
 
 def project_theme(root: Path) -> str | None:
     """``tui.theme`` from the project's config file (None when it sets none)."""
-    return file_theme(root / PROJECT_CONFIG)
+    return file_theme(root / CONFIG_FILE)
 
 
 def file_theme(path: Path) -> str | None:

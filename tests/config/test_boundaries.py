@@ -21,5 +21,5 @@ def test_importing_and_loading_pulls_in_no_front_end_or_provider() -> None:
     )
 
     loaded = json.loads(done.stdout)
-    stdlib_only = {"app", "app.core", "app.core.errors", "app.core.boundedjson", "app.core.file_kinds"}
+    stdlib_only = {"app", "app.core", "app.core.errors", "app.core.boundedjson", "app.core.file_kinds", "app.core.config_paths"}
     assert all(name in stdlib_only or name.startswith("app.config") for name in loaded), loaded
