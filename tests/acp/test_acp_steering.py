@@ -21,11 +21,27 @@ def allow_bash(workspace: Path) -> None:
     (workspace / ".opencode.json").write_text(json.dumps({"permission": {"rules": {"bash": "allow"}}}))
 
 
-async def test_prompts_sent_during_a_turn_reach_its_next_step(workspace: Path, fake_llm, acp_agent):
+def gated_first_step(workspace: Path, fake_llm) -> Path:
+    """The turn's first step runs bash ``cat gate``, which waits until ``release(gate)``."""
     gate = workspace / "gate"
     os.mkfifo(gate)
     allow_bash(workspace)
     fake_llm.reply(bash("cat gate", "c1"))
+    return gate
+
+
+async def steer_gated_turn(client, fake_llm, sid: str, steering: str) -> tuple[asyncio.Task, asyncio.Task]:
+    """Start the turn, wait for its first request, then send ``steering`` while it runs;
+    returns both prompts once the running turn has taken the steering."""
+    turn = asyncio.create_task(client.connection.prompt(session_id=sid, prompt=text("run three steps")))
+    await eventually(lambda: len(fake_llm.requests) == 1, what="the turn's first request")
+    steered = asyncio.create_task(client.connection.prompt(session_id=sid, prompt=text(steering)))
+    await eventually(lambda: client.updates(sid, "agent_thought_chunk"), what="the steering taken")
+    return turn, steered
+
+
+async def test_prompts_sent_during_a_turn_reach_its_next_step(workspace: Path, fake_llm, acp_agent):
+    gate = gated_first_step(workspace, fake_llm)
     fake_llm.reply(bash("echo two", "c2"))
     fake_llm.reply(bash("echo three", "c3"))
     fake_llm.reply(Text("All three done."))
@@ -72,16 +88,10 @@ async def test_steer_with_no_turn_running_is_the_next_prompt(workspace: Path, fa
 
 
 async def test_steering_a_cancelled_turn_is_cancelled_too(workspace: Path, fake_llm, acp_agent):
-    gate = workspace / "gate"
-    os.mkfifo(gate)
-    allow_bash(workspace)
-    fake_llm.reply(bash("cat gate", "c1"))
+    gated_first_step(workspace, fake_llm)
     async with acp_agent(workspace, fake_llm) as client:
         sid = (await client.connection.new_session(cwd=str(workspace))).session_id
-        turn = asyncio.create_task(client.connection.prompt(session_id=sid, prompt=text("run three steps")))
-        await eventually(lambda: len(fake_llm.requests) == 1, what="the turn's first request")
-        steering = asyncio.create_task(client.connection.prompt(session_id=sid, prompt=text("stop that")))
-        await eventually(lambda: client.updates(sid, "agent_thought_chunk"), what="the steering taken")
+        turn, steering = await steer_gated_turn(client, fake_llm, sid, "stop that")
         await client.connection.cancel(session_id=sid)
         responses = await asyncio.wait_for(asyncio.gather(turn, steering), 60)
         assert [response.stop_reason for response in responses] == ["cancelled", "cancelled"]
@@ -89,17 +99,11 @@ async def test_steering_a_cancelled_turn_is_cancelled_too(workspace: Path, fake_
 
 
 async def test_steering_a_turn_that_fails_after_reading_it_answers_its_error(workspace: Path, fake_llm, acp_agent):
-    gate = workspace / "gate"
-    os.mkfifo(gate)
-    allow_bash(workspace)
-    fake_llm.reply(bash("cat gate", "c1"))
+    gate = gated_first_step(workspace, fake_llm)
     fake_llm.fail(400, "the scripted provider refuses")
     async with acp_agent(workspace, fake_llm) as client:
         sid = (await client.connection.new_session(cwd=str(workspace))).session_id
-        turn = asyncio.create_task(client.connection.prompt(session_id=sid, prompt=text("run three steps")))
-        await eventually(lambda: len(fake_llm.requests) == 1, what="the turn's first request")
-        steering = asyncio.create_task(client.connection.prompt(session_id=sid, prompt=text("use staging")))
-        await eventually(lambda: client.updates(sid, "agent_thought_chunk"), what="the steering taken")
+        turn, steering = await steer_gated_turn(client, fake_llm, sid, "use staging")
         release(gate).join(timeout=60)
         outcomes = await asyncio.wait_for(asyncio.gather(turn, steering, return_exceptions=True), 60)
         assert all(isinstance(outcome, RequestError) for outcome in outcomes)
