@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, T
 from pydantic.alias_generators import to_camel
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from app.core.config_paths import DEFAULT_DATA_FOLDER
+
 ENV_PREFIX = "OPENCODE_"
 ENV_SEPARATOR = "__"
 
@@ -156,7 +158,7 @@ class TuiConfig(ConfigModel):
 
 
 class DataConfig(ConfigModel):
-    directory: str = Field(".opencode", description="Where the database lives; relative to the workspace.")
+    directory: str = Field(DEFAULT_DATA_FOLDER, description="Where the database lives; relative to the workspace.")
 
 
 class DeleteToolConfig(ConfigModel):

@@ -9,6 +9,8 @@ from pathlib import Path
 
 CONFIG_FILE = ".opencode.json"
 """The config file's name, in a project's root and in the user's folders."""
+DEFAULT_DATA_FOLDER = ".opencode"
+"""``data.directory`` when nothing sets it: the database, file history and logs."""
 
 
 def user_config_dir(env: Mapping[str, str]) -> Path | None:

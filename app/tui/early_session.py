@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from app.bus import Bus
-from app.core.config_paths import CONFIG_FILE, global_config_path
+from app.core.config_paths import CONFIG_FILE, DEFAULT_DATA_FOLDER, global_config_path
 from app.llm.models import choose_model
 from app.store.datadir import DATABASE_FILE
 from app.store.db import Database
@@ -42,8 +42,6 @@ if TYPE_CHECKING:
     from app.runtime import Runtime
     from app.store.models import Message
 
-DEFAULT_DATA_FOLDER = ".opencode"
-"""``data.directory`` when nothing sets it (app.config.models.DataConfig)."""
 DATA_VARIABLE = "OPENCODE_DATA"
 """What every environment variable that sets ``data`` (or a key in it) begins with."""
 MESSAGE_WIDGETS = ("app.tui.widgets.message_user", "app.tui.widgets.message_assistant")

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from app.core.config_paths import DEFAULT_DATA_FOLDER
 from app.runtime import Runtime
 from app.store.db import Database
 from app.store.errors import StoreError
 from app.tui.app import OpencodeApp
-from app.tui.early_session import DEFAULT_DATA_FOLDER, read_latest
+from app.tui.early_session import read_latest
 from app.tui.widgets.message_notice import ChatNotice
 from app.tui.widgets.message_user import UserMessage
 from tests.tui.conftest import NO_USER_THEMES, wait_until
