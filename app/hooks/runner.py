@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from app.core.child_environment import for_children
+from app.core.shelter import sheltered
 from app.hooks.config import Hook
 
 MAX_OUTPUT = 64 * 1024
@@ -80,14 +81,17 @@ async def run_hooks(hooks: Sequence[Hook], event: Mapping[str, Any], root: Path)
 async def run_hook(hook: Hook, stdin: bytes, root: Path, environment: Mapping[str, str]) -> HookReply:
     """One command, to its end or its timeout."""
     try:
-        process = await asyncio.create_subprocess_shell(
-            hook.command,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=root,
-            env=environment,
-            start_new_session=True,  # its own process group: a timeout stops whatever it started
+        process = await sheltered(
+            asyncio.create_subprocess_shell(
+                hook.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=root,
+                env=environment,
+                start_new_session=True,  # its own process group: a timeout stops whatever it started
+            ),
+            _stop_and_reap,
         )
     except OSError as error:
         return HookReply(hook, None, "", f"hook {hook.command!r} ({hook.event}) could not start: {error}", None)
@@ -111,6 +115,11 @@ def _stop(process: asyncio.subprocess.Process) -> None:
         os.killpg(process.pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+async def _stop_and_reap(process: asyncio.subprocess.Process) -> None:
+    _stop(process)
+    await process.wait()
 
 
 def _text(data: bytes) -> str:

@@ -21,6 +21,7 @@ from lsprotocol import types as lsp
 from lsprotocol.converters import get_converter
 
 from app.core.child_environment import for_children
+from app.core.shelter import sheltered
 from app.lsp.diagnostic import ERROR, Diagnostic
 from app.lsp.jsonrpc import METHOD_NOT_FOUND, ConnectionClosed, JsonRpcConnection, JsonRpcError
 from app.lsp.servers import LspStartError, ServerSpec, find_executable
@@ -64,6 +65,11 @@ def to_diagnostic(item: lsp.Diagnostic) -> Diagnostic:
     )
 
 
+async def _close_started(started: tuple[asyncio.SubprocessTransport, SubprocessStreamProtocol]) -> None:
+    """A server started while its start was cancelled: closing its transport kills it."""
+    started[0].close()
+
+
 class LspClient:
     """``on_exit(message)`` is called once if the server stops by itself."""
 
@@ -96,16 +102,20 @@ class LspClient:
         try:
             # The transport itself (not asyncio.subprocess.Process) so that kill() can close
             # it, pipes included, while the loop still runs.
-            self._transport, streams = await loop.subprocess_exec(
-                lambda: SubprocessStreamProtocol(limit=2**16, loop=loop),
-                program,
-                *command[1:],
-                stdin=PIPE,
-                stdout=PIPE,
-                stderr=PIPE,
-                cwd=self.root,
-                env=for_children(),
+            transport, streams = await sheltered(
+                loop.subprocess_exec(
+                    lambda: SubprocessStreamProtocol(limit=2**16, loop=loop),
+                    program,
+                    *command[1:],
+                    stdin=PIPE,
+                    stdout=PIPE,
+                    stderr=PIPE,
+                    cwd=self.root,
+                    env=for_children(),
+                ),
+                _close_started,
             )
+            self._transport = transport
         except OSError as err:
             raise LspStartError(
                 f"cannot run {command[0]} ({err.strerror or err}): install it, or set lsp.{self.spec.language}"

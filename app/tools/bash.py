@@ -19,6 +19,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
@@ -26,6 +27,7 @@ from pydantic import Field
 
 from app.core.child_environment import for_children
 from app.core.errors import PermissionDeniedError, ToolError
+from app.core.shelter import sheltered
 from app.permission import PermissionPreview
 from app.permission.effects import protected_roots
 from app.permission.hook_decision import current_hook_decision
@@ -163,14 +165,7 @@ async def run_shell(argv: list[str], cwd: Path, timeout_s: float, landlock: dict
             async with asyncio.timeout(_DRAIN_SECONDS):
                 await protocol.output_closed.wait()
     finally:
-        if transport.get_returncode() is None:  # cancelled while running
-            kill_process_group(pgid)
-            # Reap the shell before the loop may close (opencode tool interrupted by ^C):
-            # otherwise asyncio warns that the loop handling its pid is closed.
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(_DRAIN_SECONDS):
-                    await protocol.exited.wait()
-        transport.close()
+        await stop_shell(transport, protocol)  # cancelled while running: nothing of it goes on
     return ShellOutcome(
         output=capture.text(),
         omitted=capture.omitted,
@@ -186,7 +181,27 @@ async def start_shell(
 ) -> asyncio.SubprocessTransport | Launched:
     """Start ``argv`` in ``cwd`` as the leader of a process group of its own, stdin closed,
     stdout and stderr into ``protocol``, which hears when it exits. ``landlock``: the
-    policy the Landlock fork server starts it under; None starts it directly."""
+    policy the Landlock fork server starts it under; None starts it directly.
+    Cancelled while it starts, the start still completes, then the group is killed
+    (app.core.shelter says why)."""
+    return await sheltered(_launch(protocol, argv, cwd, landlock), partial(stop_shell, protocol=protocol))
+
+
+async def stop_shell(transport: asyncio.SubprocessTransport | Launched, protocol: ShellProtocol) -> None:
+    """Kill the group of a shell still running and reap it, then close its transport.
+    Reaped before returning, so that the loop may close next (opencode tool interrupted by
+    ^C): otherwise asyncio warns that the loop handling its pid is closed."""
+    if transport.get_returncode() is None:
+        kill_process_group(transport.get_pid())
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_DRAIN_SECONDS):
+                await protocol.exited.wait()
+    transport.close()
+
+
+async def _launch(
+    protocol: ShellProtocol, argv: list[str], cwd: Path, landlock: dict[str, object] | None
+) -> asyncio.SubprocessTransport | Launched:
     try:
         if landlock is not None:
             return await LANDLOCK_SERVER.launch(protocol, protocol.process_exited, argv, cwd, landlock)

@@ -19,6 +19,7 @@ repeat any of this.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 import threading
@@ -32,6 +33,7 @@ from typing import NamedTuple, TypeVar
 
 from app.core.diff import Region, unified_diff, unified_diff_regions
 from app.core.errors import PermissionDeniedError, StaleFileError, ToolError, shown_if_not_utf8
+from app.core.shelter import sheltered
 from app.permission import PermissionPreview
 from app.permission.effects import Effect, Judgement, protected_roots
 from app.permission.hook_decision import current_hook_decision
@@ -40,7 +42,6 @@ from app.store.models import RecordedChange
 from app.tools.base import ToolContext
 from app.tools.reading import refuse_denied_reads, special_kind
 from app.workspace.beneath import Beneath, file_operation, new_file_mode
-from app.workspace.lock import finish_in_thread
 from app.workspace.recovery import restore
 from app.workspace.textio import TextFile, decode_text, is_binary, sync_paths
 
@@ -282,7 +283,7 @@ async def apply_changes(
                 _refuse_changed_since(ctx, fs, states)
             else:
                 await _authorize(ctx, tool, change_set, applied, judgements, confirmed)
-            await finish_in_thread(partial(_commit, ctx, fs, change_set, states, applied))
+            await sheltered(asyncio.to_thread(partial(_commit, ctx, fs, change_set, states, applied)))
             return applied
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from pydantic import Field
 
 from app.core.errors import ToolError
+from app.core.shelter import sheltered
 from app.tools.base import Tool, ToolContext, ToolParams, ToolResult
 from app.tools.descriptions import tool_description
 from app.tools.ignore import SKIPPED_DIRS, glob_to_regex, rules_above, walk
@@ -242,8 +243,11 @@ def _rules_above_file(root: Path, start_rel: str) -> Iterator[str | None]:
 
 async def _run_ripgrep(command: list[str], search: Search) -> None:
     """Run rg at the root and read its matches into the search, killing rg at the ceiling."""
-    process = await asyncio.create_subprocess_exec(
-        *command, cwd=search.target.root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    process = await sheltered(
+        asyncio.create_subprocess_exec(
+            *command, cwd=search.target.root, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        ),
+        _kill,
     )
     assert process.stdout is not None and process.stderr is not None, "both are pipes"
     errors = asyncio.ensure_future(process.stderr.read())
@@ -258,6 +262,11 @@ async def _run_ripgrep(command: list[str], search: Search) -> None:
     stderr = (await errors).decode("utf-8", "replace")
     if process.returncode == 2 and not search.files:
         raise _ripgrep_error(search.pattern, stderr)
+
+
+async def _kill(process: asyncio.subprocess.Process) -> None:
+    process.kill()
+    await process.wait()
 
 
 async def _read_matches(stdout: asyncio.StreamReader, search: Search) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from functools import cached_property
 from pathlib import Path
@@ -111,14 +111,3 @@ def _close_taken(taking: asyncio.Future[int]) -> None:
     if not taking.cancelled() and taking.exception() is None:
         os.close(taking.result())
 
-
-async def finish_in_thread(function: Callable[[], T]) -> T:
-    """``function()`` in a worker thread. If the caller is cancelled meanwhile, the thread
-    is still waited for before the cancellation goes on: whatever it holds or writes is
-    done when the caller's cleanup (releasing a lock) runs."""
-    future = asyncio.ensure_future(asyncio.to_thread(function))
-    try:
-        return await asyncio.shield(future)
-    except asyncio.CancelledError:
-        await asyncio.wait([future])
-        raise
