@@ -27,7 +27,8 @@ CODE_BLOCKS = ("fence", "code_block")
 def reply_parser() -> MarkdownIt:
     """Textual's Markdown parser ("gfm-like"), with links found by their scheme only."""
     parser = MarkdownIt("gfm-like")
-    parser.linkify.set({"fuzzy_link": False, "fuzzy_email": False})
+    if parser.linkify is not None:  # None only where linkify-it is not installed
+        parser.linkify.set({"fuzzy_link": False, "fuzzy_email": False})
     return parser
 
 
