@@ -19,10 +19,8 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 from collections.abc import Mapping
-from contextlib import suppress
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -45,8 +43,6 @@ if TYPE_CHECKING:
 DATA_VARIABLE = "OPENCODE_DATA"
 """What every environment variable that sets ``data`` (or a key in it) begins with."""
 MESSAGE_WIDGETS = ("app.tui.widgets.message_user", "app.tui.widgets.message_assistant")
-FENCE = re.compile(r"^ {0,3}(?:```|~~~)[ \t]*([\w+#.-]+)", re.MULTILINE)
-"""The language named by a fenced code block's opening line."""
 
 
 class EarlySession(NamedTuple):
@@ -105,21 +101,11 @@ def _latest(database: Database) -> EarlySession | None:
 
 
 def _prepare_widgets(last_page: list[Message]) -> None:
-    """Import the message widgets and load the lexers of the code blocks the session's
-    last page shows (Pygments builds a lexer's tables on its first use); nothing for an
-    empty session."""
-    if not last_page:
-        return
-    for module in MESSAGE_WIDGETS:
-        import_module(module)
-    from pygments.lexers import get_lexer_by_name
-    from pygments.util import ClassNotFound
-
-    parts = [part for message in last_page for part in message.parts if part.get("type") == "text"]
-    texts = [str(part.get("text", "")) for part in parts]
-    for language in {match.group(1).lower() for text in texts for match in FENCE.finditer(text)}:
-        with suppress(ClassNotFound):
-            get_lexer_by_name(language)
+    """Import the message widgets, nothing for an empty session. The lexers of the code
+    blocks are not loaded here: a block is drawn plain until its lexer is built."""
+    if last_page:
+        for module in MESSAGE_WIDGETS:
+            import_module(module)
 
 
 def _data_folder(root: Path, cli_model: str | None, env: Mapping[str, str]) -> Path | None:

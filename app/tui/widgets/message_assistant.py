@@ -15,7 +15,6 @@ from textual.widgets import Collapsible, Static
 from app.llm.call_arguments import arguments_for_display
 from app.tui import css_beside
 from app.tui.widgets.message_text import StreamedText
-from app.tui.widgets.task_view import TaskView
 from app.tui.widgets.tool_render import ToolCallView
 
 
@@ -91,6 +90,9 @@ class AssistantMessage(Vertical):
         """A call's view; ``folded``: shown by its header line until opened (a sub-agent's
         block has a summary of its own and is never folded)."""
         if tool == "task":
+            # Imported with the first sub-agent block: a session opens without it.
+            from app.tui.widgets.task_view import TaskView
+
             view: ToolCallView = TaskView(call_id, tool, arguments)
         else:
             view = ToolCallView(call_id, tool, arguments, folded=folded)

@@ -1,16 +1,35 @@
 """One text part of a reply: a Markdown widget, written through Textual's own streaming
 API (``Markdown.get_stream``), which merges the fragments that arrive while the last
-write is still being drawn, so a fast reply never queues more writes than frames."""
+write is still being drawn, so a fast reply never queues more writes than frames.
+
+A text drawn at once (a stored reply) shows its code blocks plain, then coloured
+(code_fence.CodeFence). Bare web addresses become links only with their scheme
+(``https://...``): a file name such as ``setup.py`` or ``README.md`` reads as a domain
+to the fuzzy matching of links (``.py``, ``.md`` are country domains), and matching
+it costs more than parsing the rest of the reply."""
 
 from __future__ import annotations
 
 from contextlib import suppress
 
+from markdown_it import MarkdownIt
 from textual.widget import MountError
 from textual.widgets import Markdown
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets.markdown import MarkdownBlock, MarkdownStream
 
 from app.tui import css_beside
+from app.tui.widgets.code_fence import CodeFence
+
+CODE_BLOCKS = ("fence", "code_block")
+"""Markdown's names of the blocks drawn as code."""
+
+
+def reply_parser() -> MarkdownIt:
+    """Textual's Markdown parser ("gfm-like"), with links found by their scheme only."""
+    parser = MarkdownIt("gfm-like")
+    if parser.linkify is not None:  # None only where linkify-it is not installed
+        parser.linkify.set({"fuzzy_link": False, "fuzzy_email": False})
+    return parser
 
 
 class StreamedText(Markdown):
@@ -20,7 +39,7 @@ class StreamedText(Markdown):
     DEFAULT_CSS = css_beside(__file__)
 
     def __init__(self, text: str = "") -> None:
-        super().__init__(text or None)
+        super().__init__(text or None, parser_factory=reply_parser)
         self.text = text
         self._stream: MarkdownStream | None = None
 
@@ -33,6 +52,13 @@ class StreamedText(Markdown):
     def streaming(self) -> bool:
         """More text may come."""
         return self._stream is not None
+
+    def get_block_class(self, block_name: str) -> type[MarkdownBlock]:
+        """A code block is coloured after it is drawn, except while the text streams (a
+        streamed block is remade at each write, so it is coloured as it is made)."""
+        if block_name in CODE_BLOCKS and self._stream is None:
+            return CodeFence
+        return super().get_block_class(block_name)
 
     async def write(self, text: str) -> None:
         if self._stream is None:

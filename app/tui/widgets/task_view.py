@@ -24,6 +24,7 @@ from app.tools.readable import readable_output
 from app.tui import css_beside
 from app.tui.widgets import tool_render_text as describe
 from app.tui.widgets.chat_log import CANCELLED_CALL
+from app.tui.widgets.message_text import reply_parser
 from app.tui.widgets.tool_render import ToolCallView
 
 ANSWER_PREVIEW_LINES = 6
@@ -125,7 +126,7 @@ class TaskView(ToolCallView, can_focus=True):
 
     async def _show_answer(self, answer: str) -> None:
         _, hidden = describe.truncate_lines(answer, ANSWER_PREVIEW_LINES)
-        self._answer = Markdown(answer, classes="task-answer")
+        self._answer = Markdown(answer, classes="task-answer", parser_factory=reply_parser)
         self._answer.set_class(bool(hidden), "-collapsed")
         widgets: list[Static | Markdown] = [self._answer]
         if hidden:

@@ -19,7 +19,6 @@ from app.core.control_chars import escape_controls
 from app.tools.readable import readable_output
 from app.tui import css_beside
 from app.tui.widgets import tool_render_text as describe
-from app.tui.widgets.diff_view import DiffView
 
 OUTPUT_PREVIEW_LINES = 10
 FILE_LIST_PREVIEW_LINES = 12
@@ -197,6 +196,8 @@ class ToolCallView(Vertical):
             if self.tool == "patch" and len(metadata.get("files", [])) > 1:
                 widgets.append(Static("\n".join(describe.patch_file_lines(metadata["files"])), classes="tool-files"))
             if metadata.get("diff"):
+                from app.tui.widgets.diff_view import DiffView  # with the first diff drawn, not with the chat
+
                 widgets.append(DiffView(metadata["diff"], path=str(metadata.get("path", ""))))
             elif not widgets:  # nothing to diff: an empty folder, a symlink, a dry run
                 widgets.append(Static(Content(describe.first_line(output)), classes="tool-summary"))
