@@ -292,24 +292,26 @@ def report(name: str, results: list[Startup], memory_of: list[Startup]) -> None:
 
 
 class PacedProvider:
-    """A model that streams a fixed answer at TOKENS_PER_SECOND, through the same
+    """A model that streams a fixed answer at ``tokens_per_second``, through the same
     ``stream(...)`` as the real provider, so the real agent loop and TUI do the rest."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, tokens_per_second: float = TOKENS_PER_SECOND, window: int = 200_000) -> None:
         self.tokens = re.findall(r"\S+\s*|\s+", text)
+        self.tokens_per_second = tokens_per_second
+        self.window = window
         self.started = self.finished = 0.0
 
     def context_window(self, model: str) -> int:
-        return 200_000
+        return self.window
 
     async def stream(self, *, model: str, messages: list[dict], tools: list[dict] | None, **options: object):
         from app.llm.provider import Finish, TextDelta, Usage
 
-        per_tick = max(int(TOKENS_PER_SECOND * TICK), 1)
+        per_tick = max(int(self.tokens_per_second * TICK), 1)
         self.started = started = time.perf_counter()
         for index, token in enumerate(self.tokens):
             if index % per_tick == 0:
-                await asyncio.sleep(max(started + index / per_tick * TICK - time.perf_counter(), 0))
+                await asyncio.sleep(max(started + index / self.tokens_per_second - time.perf_counter(), 0))
             yield TextDelta(token)
         self.finished = time.perf_counter()
         yield Usage(1000, len(self.tokens), 0.0)
