@@ -39,6 +39,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_tui import MODEL_TOKENS_PER_SECOND
+
 STARTED = time.perf_counter()
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,9 +49,7 @@ SIZE = (120, 40)
 SIZES = (0, 200, 1000, 5000)
 KEYS = 60
 STREAM_WORDS = 800
-STREAM_TOKENS_PER_SECOND = 80.0
-"""Hosted models stream about 50-100 tokens a second: at that pace the reply's frames and
-the keys typed meanwhile number in the hundreds, enough for a p99 that is not one sample."""
+STREAM_TOKENS_PER_SECOND = MODEL_TOKENS_PER_SECOND
 TYPING_INTERVAL = 0.02
 STREAM_WINDOW = 100_000_000
 """The paced model's context window, more than any session here fills: the turn streams
