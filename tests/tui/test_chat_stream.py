@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import gc
 
-from app.core import gc_policy
 from app.llm.events import TextDelta, TurnFinished
 from app.tui.widgets.message_assistant import AssistantMessage
 from app.tui.widgets.message_text import StreamedText
@@ -100,31 +99,3 @@ async def test_a_reply_removed_or_quit_in_mid_stream_stops_writing_quietly(make_
     gc.collect()  # a task whose error nobody awaited reports it when collected
     await asyncio.sleep(0)
     assert loop_errors == []
-
-
-async def test_full_collections_wait_while_a_reply_streams(make_app, tui_runtime):
-    """Full passes of the collector wait while a text part streams (young passes still
-    run), and are back once it is complete, or once it is gone in mid-stream."""
-    session = tui_runtime.store.sessions.create(title="stream")
-    other = tui_runtime.store.sessions.create(title="other")
-    usual = gc.get_threshold()
-    assert usual[2] != gc_policy.NEVER
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        messages, bus = tui_runtime.store.messages, tui_runtime.bus
-        for leave in ("complete", "switch"):
-            await app.open_session(session.id)
-            await pilot.pause()
-            text = f"Hello, then {leave}"
-            message = messages.add(session.id, "assistant", [{"type": "text", "text": text}])
-            bus.publish(TextDelta(session.id, message.id, text))
-            await wait_until(pilot, lambda: any(part.streaming for part in app.query(StreamedText)))
-            assert gc.get_threshold() == (usual[0], usual[1], gc_policy.NEVER)
-            if leave == "complete":
-                messages.update(message.id, [{"type": "text", "text": text}], finished=True)
-                bus.publish(TurnFinished(session.id, text, "stop"))
-                await wait_until(pilot, lambda: not any(part.streaming for part in app.query(StreamedText)))
-            else:
-                await app.open_session(other.id)
-                await pilot.pause()
-            assert gc.get_threshold() == usual

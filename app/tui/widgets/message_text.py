@@ -1,22 +1,15 @@
 """One text part of a reply: a Markdown widget, written through Textual's own streaming
 API (``Markdown.get_stream``), which merges the fragments that arrive while the last
-write is still being drawn, so a fast reply never queues more writes than frames.
-
-While a part streams, full passes of the cyclic collector wait (``gc_policy``): the
-stream makes objects quickly, so full passes would come about once a second, each
-scanning every object alive (in a long session, the loop's copy of its history too) and
-stalling frames and typed keys. Young passes still run; the full pass comes when due
-once the part is complete."""
+write is still being drawn, so a fast reply never queues more writes than frames."""
 
 from __future__ import annotations
 
-from contextlib import ExitStack, suppress
+from contextlib import suppress
 
 from textual.widget import MountError
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownStream
 
-from app.core import gc_policy
 from app.tui import css_beside
 
 
@@ -30,7 +23,6 @@ class StreamedText(Markdown):
         super().__init__(text or None)
         self.text = text
         self._stream: MarkdownStream | None = None
-        self._full_passes_held = ExitStack()
 
     @property
     def drawn(self) -> bool:
@@ -44,7 +36,6 @@ class StreamedText(Markdown):
 
     async def write(self, text: str) -> None:
         if self._stream is None:
-            self._full_passes_held.enter_context(gc_policy.full_passes_held())
             self._stream = Markdown.get_stream(self)
         self.text += text
         await self._stream.write(text)
@@ -65,7 +56,7 @@ class StreamedText(Markdown):
         session switch, quitting) has nowhere to write it: that is no error."""
         stream, self._stream = self._stream, None
         if stream is not None:
-            with self._full_passes_held, suppress(MountError):
+            with suppress(MountError):
                 await stream.stop()
 
     async def on_unmount(self) -> None:
