@@ -24,7 +24,10 @@ record
   message (what a user scrolling up does) and back to the end (the end key), the time it
   takes and the RSS before and after it.
 
-    .venv/bin/python bench/bench_long_session.py [--sizes 0,200,1000,5000] [--timeout S] [--no-walk]
+    .venv/bin/python bench/bench_long_session.py [--sizes 0,200,1000,5000] [--runs N] [--timeout S] [--no-walk]
+
+--runs N runs every size N times, back to back, and ends with each run's streaming p99s
+beside the empty session's of the same run.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import asyncio
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -325,21 +329,47 @@ def main() -> int:
         return 0
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     sizes = [int(size) for size in option("--sizes", ",".join(map(str, SIZES))).split(",")]
+    runs = int(option("--runs", "1"))
     subprocess.run([str(PYTHON), "-m", "compileall", "-q", str(REPO / "app")], check=False)
-    empty: dict[str, object] | None = None
+    streaming: dict[int, list[tuple[float, float]]] = {size: [] for size in sizes}
     with tempfile.TemporaryDirectory(prefix="bench-long-") as scratch:
         home = Path(scratch) / "home"
         home.mkdir()
         for size in sizes:
-            workspace = Path(scratch) / f"ws{size}"
-            workspace.mkdir()
-            write_session(workspace, size)
-            figures = run_child(workspace, home)
-            report(size, figures, empty)
-            if size == 0:
-                empty = figures
+            write_session(Path(scratch) / f"session{size}", size)
+        for run in range(runs):
+            if runs > 1:
+                print(f"-- run {run + 1} of {runs} (load average {os.getloadavg()[0]:.1f})")
+            empty: dict[str, object] | None = None
+            for size in sizes:
+                # A copy per run: the reply streamed in a run is stored in its session.
+                workspace = Path(scratch) / f"run{run}-{size}"
+                shutil.copytree(Path(scratch) / f"session{size}", workspace)
+                figures = run_child(workspace, home)
+                report(size, figures, empty)
+                if size == 0:
+                    empty = figures
+                if "stream_frames" in figures:
+                    streaming[size].append((percentile(list(figures["stream_frames"]), 0.99),  # type: ignore[call-overload]
+                                            percentile(list(figures["stream_echo"]), 0.99)))  # type: ignore[call-overload]
+    if runs > 1:
+        report_streaming(streaming)
     return 0
 
+
+def report_streaming(streaming: dict[int, list[tuple[float, float]]]) -> None:
+    """Each session's streaming p99s, run by run, beside the empty session's in the same
+    run (the runs are back to back, so a busy spell on the machine moves both)."""
+    empty = streaming.get(0, [])
+    print(f"streaming {STREAM_WORDS} words, frame p99 / typed key p99, each run (beside the empty session's):")
+    for size, figures in streaming.items():
+        cells = []
+        for index, (frame, key) in enumerate(figures):
+            cell = f"{ms(frame)} / {ms(key)}"
+            if size != 0 and index < len(empty):
+                cell += f" ({frame / empty[index][0] - 1:+.0%} / {key / empty[index][1] - 1:+.0%})"
+            cells.append(cell)
+        print(f"  {'empty session' if size == 0 else f'{size:,} messages'}: " + "; ".join(cells))
 
 if __name__ == "__main__":
     sys.exit(main())
