@@ -14,7 +14,7 @@ record
 - CPU seconds and resident memory (RSS) at that moment;
 - typed key to prompt: a key posted to the app until the prompt holds it, 60 keys;
 - streaming an 800-word reply at the end of the session, with bench_tui.py's measures,
-  paced as a model streams it (STREAM_TOKENS_PER_SECOND, so it lasts about ten seconds)
+  paced as a model streams it (bench_tui.py's MODEL_TOKENS_PER_SECOND: about ten seconds)
   while a key is typed every TYPING_INTERVAL: frame time and typed key to prompt while it
   streams, each with the number of samples its percentiles rest on;
 - RSS after that reply: sending a prompt imports litellm (a real model has it imported
@@ -43,8 +43,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench_tui import MODEL_TOKENS_PER_SECOND
-
 STARTED = time.perf_counter()
 
 REPO = Path(__file__).resolve().parent.parent
@@ -53,7 +51,6 @@ SIZE = (120, 40)
 SIZES = (0, 200, 1000, 5000)
 KEYS = 60
 STREAM_WORDS = 800
-STREAM_TOKENS_PER_SECOND = MODEL_TOKENS_PER_SECOND
 TYPING_INTERVAL = 0.02
 STREAM_WINDOW = 100_000_000
 """The paced model's context window, more than any session here fills: the turn streams
@@ -176,7 +173,7 @@ def first_prompt_shown(chat) -> bool:
 
 async def run_case(workspace: Path) -> dict[str, object]:
     sys.path.insert(0, str(Path(__file__).parent))
-    from bench_tui import PacedProvider, during, streamed_text, time_frames
+    from bench_tui import MODEL_TOKENS_PER_SECOND, PacedProvider, during, streamed_text, time_frames
 
     from app.store.db import Database
     from app.tui.app import OpencodeApp
@@ -187,7 +184,7 @@ async def run_case(workspace: Path) -> dict[str, object]:
                         (session_id,))
     db.close()
     last_id = last["id"] if last else None
-    provider = PacedProvider(streamed_text(STREAM_WORDS), STREAM_TOKENS_PER_SECOND, window=STREAM_WINDOW)
+    provider = PacedProvider(streamed_text(STREAM_WORDS), MODEL_TOKENS_PER_SECOND, window=STREAM_WINDOW)
     figures: dict[str, object] = {}
     app = OpencodeApp(workspace, model="scripted/bench", continue_last=True, pause_gc=True, env={},
                       user_themes=Path("/nonexistent"), providers=lambda model: provider)
@@ -295,8 +292,10 @@ def report(size: int, figures: dict[str, object], empty: dict[str, object] | Non
     print(memory)
     echo = list(figures["echo"])  # type: ignore[call-overload]
     print(f"  typed key to prompt: median {ms(percentile(echo, 0.5))}, p99 {ms(percentile(echo, 0.99))} ({len(echo)} keys)")
+    from bench_tui import MODEL_TOKENS_PER_SECOND
+
     frames, typing = list(figures["stream_frames"]), list(figures["stream_echo"])  # type: ignore[call-overload]
-    print(f"  streaming {STREAM_WORDS} words at {STREAM_TOKENS_PER_SECOND:.0f} tokens/s: "
+    print(f"  streaming {STREAM_WORDS} words at {MODEL_TOKENS_PER_SECOND} tokens/s: "
           f"frame p99 {ms(percentile(frames, 0.99))} (median {ms(percentile(frames, 0.5))}, {len(frames)} frames), "
           f"typed key to prompt p99 {ms(percentile(typing, 0.99))} (median {ms(percentile(typing, 0.5))}, "
           f"{len(typing)} keys)")
@@ -370,6 +369,7 @@ def report_streaming(streaming: dict[int, list[tuple[float, float]]]) -> None:
                 cell += f" ({frame / empty[index][0] - 1:+.0%} / {key / empty[index][1] - 1:+.0%})"
             cells.append(cell)
         print(f"  {'empty session' if size == 0 else f'{size:,} messages'}: " + "; ".join(cells))
+
 
 if __name__ == "__main__":
     sys.exit(main())
