@@ -13,8 +13,10 @@ record
   the first frame after the session is opened);
 - CPU seconds and resident memory (RSS) at that moment;
 - typed key to prompt: a key posted to the app until the prompt holds it, 60 keys;
-- streaming an 800-word reply at the end of the session (as in bench_tui.py, paced at
-  2,000 tokens/s): frame time and typed key to prompt while it streams;
+- streaming an 800-word reply at the end of the session, with bench_tui.py's measures,
+  paced as a model streams it (bench_tui.py's MODEL_TOKENS_PER_SECOND: about ten seconds)
+  while a key is typed every TYPING_INTERVAL: frame time and typed key to prompt while it
+  streams, each with the number of samples its percentiles rest on;
 - RSS after that reply: sending a prompt imports litellm (a real model has it imported
   from the start), so memory after the walk below is read beside this figure of the
   empty session, not beside its figure at the first turn;
@@ -22,7 +24,10 @@ record
   message (what a user scrolling up does) and back to the end (the end key), the time it
   takes and the RSS before and after it.
 
-    .venv/bin/python bench/bench_long_session.py [--sizes 0,200,1000,5000] [--timeout S] [--no-walk]
+    .venv/bin/python bench/bench_long_session.py [--sizes 0,200,1000,5000] [--runs N] [--timeout S] [--no-walk]
+
+--runs N runs every size N times, back to back, and ends with each run's streaming p99s
+beside the empty session's of the same run.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import asyncio
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -45,6 +51,11 @@ SIZE = (120, 40)
 SIZES = (0, 200, 1000, 5000)
 KEYS = 60
 STREAM_WORDS = 800
+TYPING_INTERVAL = 0.02
+STREAM_WINDOW = 100_000_000
+"""The paced model's context window, more than any session here fills: the turn streams
+the reply alone, as in the empty session (near its window, a session would first have
+its history summarized, a second reply streamed before the one measured)."""
 TIMEOUT = 900.0
 """Seconds a case may take before it is reported as not finished."""
 FIRST_PROMPT = "Where does the config loader start?"
@@ -130,7 +141,7 @@ async def type_keys(app, count: int, samples: list[tuple[float, float]], running
     while typed < count and running():
         samples.append(await key_echo(app))
         typed += 1
-        await asyncio.sleep(0.02)
+        await asyncio.sleep(TYPING_INTERVAL)
 
 
 async def walk_to_first(app, pilot) -> bool:
@@ -162,7 +173,7 @@ def first_prompt_shown(chat) -> bool:
 
 async def run_case(workspace: Path) -> dict[str, object]:
     sys.path.insert(0, str(Path(__file__).parent))
-    from bench_tui import PacedProvider, during, streamed_text, time_frames
+    from bench_tui import MODEL_TOKENS_PER_SECOND, PacedProvider, during, streamed_text, time_frames
 
     from app.store.db import Database
     from app.tui.app import OpencodeApp
@@ -173,7 +184,7 @@ async def run_case(workspace: Path) -> dict[str, object]:
                         (session_id,))
     db.close()
     last_id = last["id"] if last else None
-    provider = PacedProvider(streamed_text(STREAM_WORDS))
+    provider = PacedProvider(streamed_text(STREAM_WORDS), MODEL_TOKENS_PER_SECOND, window=STREAM_WINDOW)
     figures: dict[str, object] = {}
     app = OpencodeApp(workspace, model="scripted/bench", continue_last=True, pause_gc=True, env={},
                       user_themes=Path("/nonexistent"), providers=lambda model: provider)
@@ -199,7 +210,16 @@ async def run_case(workspace: Path) -> dict[str, object]:
 
         figures["echo"] = [seconds for _, seconds in echo]
         app.prompt.clear()
-        # Streaming at the end of the session, as bench_tui.py measures it in an empty one.
+        # Streaming at the end of the session, as bench_tui.py measures it in an empty one:
+        # with litellm imported and its objects frozen, as the app leaves them for a real
+        # model (the scripted one has the first prompt import it, and the paced model would
+        # stream meanwhile, with full collections scanning all it made).
+        from app.core import gc_policy
+        from app.llm.provider import ensure_litellm
+
+        with gc_policy.full_passes_held():
+            await ensure_litellm()
+        gc_policy.freeze()
         frames: list[tuple[float, float]] = []
         typing: list[tuple[float, float]] = []
         time_frames(app.screen, frames)
@@ -271,10 +291,14 @@ def report(size: int, figures: dict[str, object], empty: dict[str, object] | Non
         memory += f" ({rss - float(empty['rss_mb']):+.0f} MB beside the empty session)"  # type: ignore[arg-type]
     print(memory)
     echo = list(figures["echo"])  # type: ignore[call-overload]
-    print(f"  typed key to prompt: median {ms(percentile(echo, 0.5))}, p99 {ms(percentile(echo, 0.99))}")
+    print(f"  typed key to prompt: median {ms(percentile(echo, 0.5))}, p99 {ms(percentile(echo, 0.99))} ({len(echo)} keys)")
+    from bench_tui import MODEL_TOKENS_PER_SECOND
+
     frames, typing = list(figures["stream_frames"]), list(figures["stream_echo"])  # type: ignore[call-overload]
-    print(f"  streaming {STREAM_WORDS} words: frame p99 {ms(percentile(frames, 0.99))}, "
-          f"typed key to prompt p99 {ms(percentile(typing, 0.99))} (median {ms(percentile(typing, 0.5))})")
+    print(f"  streaming {STREAM_WORDS} words at {MODEL_TOKENS_PER_SECOND} tokens/s: "
+          f"frame p99 {ms(percentile(frames, 0.99))} (median {ms(percentile(frames, 0.5))}, {len(frames)} frames), "
+          f"typed key to prompt p99 {ms(percentile(typing, 0.99))} (median {ms(percentile(typing, 0.5))}, "
+          f"{len(typing)} keys)")
     streamed = float(figures["stream_rss_mb"])  # type: ignore[arg-type]
     if "walked" in figures:
         walked = "reached the first prompt and came back" if figures["walked"] else "did NOT reach the first prompt"
@@ -304,20 +328,47 @@ def main() -> int:
         return 0
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     sizes = [int(size) for size in option("--sizes", ",".join(map(str, SIZES))).split(",")]
+    runs = int(option("--runs", "1"))
     subprocess.run([str(PYTHON), "-m", "compileall", "-q", str(REPO / "app")], check=False)
-    empty: dict[str, object] | None = None
+    streaming: dict[int, list[tuple[float, float]]] = {size: [] for size in sizes}
     with tempfile.TemporaryDirectory(prefix="bench-long-") as scratch:
         home = Path(scratch) / "home"
         home.mkdir()
         for size in sizes:
-            workspace = Path(scratch) / f"ws{size}"
-            workspace.mkdir()
-            write_session(workspace, size)
-            figures = run_child(workspace, home)
-            report(size, figures, empty)
-            if size == 0:
-                empty = figures
+            write_session(Path(scratch) / f"session{size}", size)
+        for run in range(runs):
+            if runs > 1:
+                print(f"-- run {run + 1} of {runs} (load average {os.getloadavg()[0]:.1f})")
+            empty: dict[str, object] | None = None
+            for size in sizes:
+                # A copy per run: the reply streamed in a run is stored in its session.
+                workspace = Path(scratch) / f"run{run}-{size}"
+                shutil.copytree(Path(scratch) / f"session{size}", workspace)
+                figures = run_child(workspace, home)
+                report(size, figures, empty)
+                if size == 0:
+                    empty = figures
+                if "stream_frames" in figures:
+                    streaming[size].append((percentile(list(figures["stream_frames"]), 0.99),  # type: ignore[call-overload]
+                                            percentile(list(figures["stream_echo"]), 0.99)))  # type: ignore[call-overload]
+    if runs > 1:
+        report_streaming(streaming)
     return 0
+
+
+def report_streaming(streaming: dict[int, list[tuple[float, float]]]) -> None:
+    """Each session's streaming p99s, run by run, beside the empty session's in the same
+    run (the runs are back to back, so a busy spell on the machine moves both)."""
+    empty = streaming.get(0, [])
+    print(f"streaming {STREAM_WORDS} words, frame p99 / typed key p99, each run (beside the empty session's):")
+    for size, figures in streaming.items():
+        cells = []
+        for index, (frame, key) in enumerate(figures):
+            cell = f"{ms(frame)} / {ms(key)}"
+            if size != 0 and index < len(empty):
+                cell += f" ({frame / empty[index][0] - 1:+.0%} / {key / empty[index][1] - 1:+.0%})"
+            cells.append(cell)
+        print(f"  {'empty session' if size == 0 else f'{size:,} messages'}: " + "; ".join(cells))
 
 
 if __name__ == "__main__":
