@@ -5,6 +5,7 @@ session, never the offline demo's), from a database it neither creates nor chang
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -17,7 +18,10 @@ from app.runtime import Runtime
 from app.store.db import Database
 from app.store.errors import StoreError
 from app.tui.app import OpencodeApp
-from app.tui.early_session import read_latest
+from app.tui import early_session
+from app.tui.early_session import EarlySession, read_latest
+from app.tui.message_pages import MessagePages
+from app.tui.widgets.message_assistant import AssistantMessage
 from app.tui.widgets.message_notice import ChatNotice
 from app.tui.widgets.message_user import UserMessage
 from tests.tui.conftest import NO_USER_THEMES, wait_until
@@ -55,6 +59,39 @@ def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
     gate.opened.set()  # never leave the start-up thread waiting
 
 
+@pytest.fixture
+def held_read(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
+    """The early view's read of the store waits at the gate: ``entered`` once it is under
+    way, then reads once ``opened``."""
+    gate = Gate()
+    real_read = early_session.read_latest
+
+    def read_at_the_gate(*args, **kwargs) -> EarlySession | None:
+        gate.entered.set()
+        gate.opened.wait(timeout=30)
+        return real_read(*args, **kwargs)
+
+    monkeypatch.setattr(early_session, "read_latest", read_at_the_gate)
+    yield gate
+    gate.opened.set()
+
+
+@pytest.fixture
+def held_page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
+    """Reading a page of messages (the chat drawing a session) waits at the gate."""
+    gate = Gate()
+    real_page = MessagePages.page
+
+    async def page_at_the_gate(self: MessagePages, start: int, stop: int) -> list:
+        gate.entered.set()
+        await asyncio.to_thread(gate.opened.wait, 30)
+        return await real_page(self, start, stop)
+
+    monkeypatch.setattr(MessagePages, "page", page_at_the_gate)
+    yield gate
+    gate.opened.set()
+
+
 @pytest.fixture(autouse=True)
 def own_home(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No global config file of this machine's user decides where the data is."""
@@ -65,6 +102,11 @@ def own_home(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def resume(workspace: Path, model: str | None = MODEL) -> OpencodeApp:
     """The app as ``opencode --continue`` starts it: no runtime handed in."""
     return OpencodeApp(workspace, model=model, continue_last=True, env={}, user_themes=NO_USER_THEMES)
+
+
+def started(app: OpencodeApp) -> bool:
+    """The runtime is adopted: the start-up worker waits for that, the session resumed."""
+    return app.runtime is not None and all(worker.is_finished for worker in app.workers if worker.group == "startup")
 
 
 def prompts(app: OpencodeApp) -> list[str]:
@@ -105,6 +147,47 @@ async def test_a_prompt_sent_before_the_runtime_goes_to_the_session_shown(make_r
         assert app.session_id == session_id and prompts(app)[-1] == "and now?"
         stored_prompts = stored.store.messages.prompts(session_id)
         assert stored_prompts[-1] == "and now?" and len(stored_prompts) == 3
+
+
+async def test_a_new_session_asked_for_before_the_early_read_ends_is_what_stays(
+    make_runtime, gate, held_read, script
+):
+    stored = make_runtime()
+    session_id = store_long_session(stored, 8)
+    app = resume(stored.root, script([{"steps": [{"text": "Answered in a new session."}]}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, held_read.entered.is_set)
+        await pilot.press("ctrl+n")
+        held_read.opened.set()
+        await wait_until(pilot, gate.entered.is_set)  # the early view's step is over
+        await pilot.pause()
+        assert app.session_id is None and not prompts(app) and app.status.title == ""
+        await pilot.press(*"fresh start", "enter")
+
+        gate.opened.set()
+        await wait_until(pilot, lambda: app.runtime and app.session_id and not app.turn_running and app.query(AssistantMessage))
+        assert app.session_id != session_id and prompts(app) == ["fresh start"]
+        assert stored.store.messages.prompts(app.session_id) == ["fresh start"]
+        assert len(stored.store.messages.prompts(session_id)) == 2, "the resumed session is left as it was"
+
+
+async def test_a_new_session_asked_for_while_the_early_view_draws_replaces_it(make_runtime, gate, held_page):
+    stored = make_runtime()
+    store_long_session(stored, 8)
+    app = resume(stored.root)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, held_page.entered.is_set)
+        assert app.session_id is not None, "the early view is drawing"
+        app.simulate_key("ctrl+n")  # pressed: it waits for the drawing chat, as a pilot's press would
+        await wait_until(pilot, lambda: app.session_id is None)
+        held_page.opened.set()
+        await wait_until(pilot, gate.entered.is_set)
+        await pilot.pause()
+        assert app.session_id is None and not prompts(app) and app.status.title == ""
+
+        gate.opened.set()
+        await wait_until(pilot, lambda: started(app))
+        assert app.session_id is None and not prompts(app) and app.status.title == ""
 
 
 async def test_a_broken_config_shows_the_session_with_its_error_and_the_fixed_start_keeps_it(make_runtime):
