@@ -17,8 +17,8 @@ from app.core.config_paths import DEFAULT_DATA_FOLDER
 from app.runtime import Runtime
 from app.store.db import Database
 from app.store.errors import StoreError
-from app.tui.app import OpencodeApp
 from app.tui import early_session
+from app.tui.app import OpencodeApp
 from app.tui.early_session import EarlySession, read_latest
 from app.tui.message_pages import MessagePages
 from app.tui.widgets.message_assistant import AssistantMessage
