@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from app.config.models import ConfigShape
 from app.core.config_paths import DEFAULT_DATA_FOLDER
 from app.runtime import Runtime
 from app.store.db import Database
@@ -236,6 +237,38 @@ async def test_a_session_the_runtime_does_not_resume_is_replaced_by_its_own(make
         assert app.session_id == newer
 
 
+async def test_a_variable_that_disables_the_only_provider_shows_no_session_of_the_workspace(
+    make_runtime, gate, home: Path, monkeypatch: pytest.MonkeyPatch
+):
+    stored = make_runtime()
+    store_long_session(stored, 4, title="In the workspace")
+    monkeypatch.setenv("OPENCODE_PROVIDERS__OPENAI__DISABLED", "true")
+    app = OpencodeApp(
+        stored.root, continue_last=True, env={"OPENAI_API_KEY": "sk-test", "HOME": str(home)}, user_themes=NO_USER_THEMES
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, gate.entered.is_set)
+        await pilot.pause()
+        assert app.session_id is None and not prompts(app) and app.status.title == ""
+
+        gate.opened.set()  # the offline demo starts, in a workspace of its own
+        await wait_until(pilot, lambda: started(app))
+        assert app.runtime.root != stored.root.resolve() and app.session_id is None and not prompts(app)
+
+
+def test_the_settings_that_decide_the_early_view_are_the_configs_own():
+    """A top-level setting added to the config is looked at here: if it can move the
+    store or choose the model or the session, the early view must know it."""
+    keys = {name.lower() for field, info in ConfigShape.model_fields.items() for name in (field, info.alias or field)}
+    deciding = early_session.PLACES_THE_STORE | early_session.CHOOSES_THE_MODEL
+    assert deciding <= keys
+    assert keys - deciding == {
+        "$schema", "schema_ref", "permission", "shell", "lsp", "mcpservers", "mcp_servers", "contextpaths",
+        "context_paths", "tui", "autocompact", "auto_compact", "debug", "tools", "serve", "sandbox", "hooks",
+        "worktree",
+    }  # fmt: skip
+
+
 def test_the_early_read_knows_the_default_data_folder(make_runtime):
     assert make_runtime().data_dir.name == DEFAULT_DATA_FOLDER
 
@@ -260,9 +293,22 @@ def test_the_early_read_reads_the_latest_session_and_only_where_the_runtime_woul
     assert latest() == session_id
     assert latest(None) is None, "no model known: the offline demo starts, elsewhere"
     assert latest(None, {"OPENAI_API_KEY": "sk-test"}) == session_id
-    monkeypatch.setenv("OPENCODE_DATA__DIRECTORY", "elsewhere")
-    assert latest() is None
-    monkeypatch.delenv("OPENCODE_DATA__DIRECTORY")
+    keys = {"OPENAI_API_KEY": "sk-test"}
+    for variable, value in [
+        ("OPENCODE_DATA__DIRECTORY", "elsewhere"),
+        ("opencode_Data", '{"directory": "elsewhere"}'),  # the whole section, in any case
+        ("OPENCODE_PROVIDERS__OPENAI__DISABLED", "true"),  # no provider left: the demo starts
+        ("OPENCODE_AGENTS__CODER__MODEL", "anthropic/claude-sonnet-4"),
+    ]:
+        monkeypatch.setenv(variable, value)
+        assert latest(None, keys) is None, f"{variable} may decide the store or the model"
+        monkeypatch.delenv(variable)
+    monkeypatch.setenv("OPENCODE_PROVIDERS__OPENAI__DISABLED", "true")
+    assert latest(MODEL, keys) == session_id, "--model decides the model whatever the providers"
+    monkeypatch.delenv("OPENCODE_PROVIDERS__OPENAI__DISABLED")
+    monkeypatch.setenv("OPENCODE_TUI__THEME", "dracula")
+    monkeypatch.setenv("OPENCODE_CONFIG", "/elsewhere/opencode.json")  # another tool's: the config ignores it
+    assert latest(None, keys) == session_id
     (home / ".opencode.json").write_text('{"data": {"directory": "/srv/opencode"}}')
     assert latest() is None, "the user's global config moves the data"
     (home / ".opencode.json").write_text('{"tui": {"theme": "dracula"}}')
