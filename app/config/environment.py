@@ -28,10 +28,10 @@ from pydantic_settings import BaseSettings, EnvSettingsSource
 from app.config.keys import find_field, holds_text, map_values, section_model
 from app.config.merge import deep_merge
 from app.config.messages import KeyPath, first_problem, format_path, unknown_key_hint
-from app.config.models import ENV_PREFIX, ENV_SEPARATOR, ConfigShape
+from app.config.models import ConfigShape
 from app.config.sources import MAX_CONFIG_BYTES, Layer, limit_fix, normalised
 from app.core import boundedjson
-from app.core.config_paths import top_key_of
+from app.core.config_paths import ENV_PREFIX, ENV_SEPARATOR, top_key_of
 from app.core.errors import ConfigError
 
 Setting = tuple[str, tuple[str, ...]]
