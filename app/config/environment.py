@@ -28,9 +28,10 @@ from pydantic_settings import BaseSettings, EnvSettingsSource
 from app.config.keys import find_field, holds_text, map_values, section_model
 from app.config.merge import deep_merge
 from app.config.messages import KeyPath, first_problem, format_path, unknown_key_hint
-from app.config.models import ENV_PREFIX, ENV_SEPARATOR, ConfigShape
+from app.config.models import ConfigShape
 from app.config.sources import MAX_CONFIG_BYTES, Layer, limit_fix, normalised
 from app.core import boundedjson
+from app.core.config_paths import ENV_PREFIX, ENV_SEPARATOR, top_key_of
 from app.core.errors import ConfigError
 
 Setting = tuple[str, tuple[str, ...]]
@@ -148,12 +149,12 @@ def _ignore(message: str) -> None:
 
 def _names_a_setting(name: str) -> bool:
     """The variable's first segment is a top-level key (an empty one is its own error)."""
-    first = name[len(ENV_PREFIX):].split(ENV_SEPARATOR)[0]
+    first = top_key_of(name)
     return not first or find_field(ConfigShape, first, ignore_case=True) is not None
 
 
 def _not_a_setting(name: str) -> str:
-    top = name[len(ENV_PREFIX):].split(ENV_SEPARATOR)[0].lower()
+    top = top_key_of(name)
     hint = unknown_key_hint(ConfigShape, (top,))
     guess = f" ({hint[2:]})" if "did you mean" in hint else ""
     return f"environment variable {name} is not an opencode setting{guess}: ignored"

@@ -15,10 +15,7 @@ from pydantic import BaseModel, ConfigDict, Discriminator, Field, PrivateAttr, T
 from pydantic.alias_generators import to_camel
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from app.core.config_paths import DEFAULT_DATA_FOLDER
-
-ENV_PREFIX = "OPENCODE_"
-ENV_SEPARATOR = "__"
+from app.core.config_paths import DEFAULT_DATA_FOLDER, ENV_PREFIX, ENV_SEPARATOR
 
 ActionName = Literal["allow", "ask", "deny"]
 AgentName = Literal["coder", "plan", "workhorse", "explorer", "title", "summarizer"]

@@ -1,6 +1,6 @@
-"""Where the user's and a project's config files live, known without the configuration
-package (and pydantic): the first frame's theme and the early view of a resumed session
-read them before the config loads."""
+"""Where the user's and a project's config files live, and how a variable names a setting,
+known without the configuration package (and pydantic): the first frame's theme and the
+early view of a resumed session read them before the config loads."""
 
 from __future__ import annotations
 
@@ -11,6 +11,16 @@ CONFIG_FILE = ".opencode.json"
 """The config file's name, in a project's root and in the user's folders."""
 DEFAULT_DATA_FOLDER = ".opencode"
 """``data.directory`` when nothing sets it: the database, file history and logs."""
+ENV_PREFIX = "OPENCODE_"
+"""What the name of every variable that sets a key begins with (in any case)."""
+ENV_SEPARATOR = "__"
+"""What separates the keys of a path in a variable's name (OPENCODE_DATA__DIRECTORY)."""
+
+
+def top_key_of(variable: str) -> str:
+    """The top-level key, lowercased, that a variable named with ``ENV_PREFIX`` sets, if
+    it names one (OPENCODE_PROVIDERS__OPENAI__DISABLED: "providers")."""
+    return variable[len(ENV_PREFIX) :].split(ENV_SEPARATOR)[0].lower()
 
 
 def user_config_dir(env: Mapping[str, str]) -> Path | None:

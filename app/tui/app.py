@@ -181,6 +181,9 @@ class OpencodeApp(App[WorktreeRestart | None]):
         self._early: EarlySession | None = None
         """The session ``continue_last`` resumes, drawn from the store before the runtime
         existed (app.tui.early_session): the runtime's store takes over its pages."""
+        self._resuming = continue_last
+        """``continue_last`` still decides what the chat shows: until the runtime resumes
+        the session, or the user opens another one (ctrl+n) first, which then stays."""
         self._first_theme(saved_theme(self.root, self.env) or DEFAULT_THEME)
 
     def _first_theme(self, name: str) -> None:
@@ -282,11 +285,14 @@ class OpencodeApp(App[WorktreeRestart | None]):
         try:
             early_session = await asyncio.to_thread(importlib.import_module, "app.tui.early_session")
             early = await asyncio.to_thread(early_session.read_latest, self.root, self.cli_model, self.env)
-            if early is not None and self.runtime is None and self.session_id is None:
+            if early is not None and self._resuming and self.runtime is None:
                 self._early = early
                 await self._draw_session(early.session_id, early.pages)
-                self._show_title(early.title, early.cost)
-                await self.chat.opened()
+                if self.session_id == early.session_id:  # else the user opened another meanwhile
+                    self._show_title(early.title, early.cost)
+                    await self.chat.opened()
+            elif early is not None:
+                early.database.close()
         except asyncio.CancelledError:
             raise  # the app is closing: no runtime to build
         except Exception:
@@ -428,6 +434,11 @@ class OpencodeApp(App[WorktreeRestart | None]):
         that session, stays as drawn and reads on from the runtime's store."""
         latest = await asyncio.to_thread(runtime.store.sessions.latest)
         early, self._early = self._early, None
+        if not self._resuming:  # the user opened another session first: it stays
+            if early is not None:
+                early.database.close()
+            return
+        self._resuming = False
         if early is None:
             if latest is not None:
                 await self.open_session(latest.id)
@@ -435,14 +446,13 @@ class OpencodeApp(App[WorktreeRestart | None]):
         kept = (
             latest is not None
             and early.matches(runtime, latest.id)
-            and self.session_id == early.session_id
             and await self.chat.read_from(self.message_pages(early.session_id))
         )
         early.database.close()
         if kept:
             self.sidebar.session_id = early.session_id
             self.prompt.earlier_prompts = await asyncio.to_thread(runtime.store.messages.prompts, early.session_id)
-        elif self.session_id == early.session_id:  # not what the runtime resumes: its own, or a blank chat
+        else:  # not what the runtime resumes: its own, or a blank chat
             await self.open_session(latest.id if latest is not None else None)
 
     def _asking(self, asking: bool) -> None:
@@ -466,10 +476,12 @@ class OpencodeApp(App[WorktreeRestart | None]):
     def _startup_done(self) -> None:
         """Start-up is over: when it ran with the cyclic collector paused (``pause_gc``),
         freeze what it made (modules, widgets, services: they live as long as the app, so
-        later collections skip them) and turn the collector back on."""
+        later collections skip them) and turn the collector back on. A transcript drawn
+        meanwhile (``--continue``) is not frozen with them: its widgets are released as the
+        user scrolls away, so that freeze waits until the chat holds none (app.core.gc_policy)."""
         if self._gc_paused:
             self._gc_paused = False
-            gc_policy.resume()
+            gc_policy.resume(short_lived_alive=bool(self.chat.message_widgets()))
 
     @work(group="services", exit_on_error=False)
     async def _start_services(self, runtime: Runtime) -> None:
@@ -891,6 +903,7 @@ class OpencodeApp(App[WorktreeRestart | None]):
 
     async def _show_session(self, session_id: str | None) -> None:
         """Draw the session, then its title and cost in the status bar."""
+        self._resuming = False  # chosen (ctrl+n, a first prompt): what --continue would resume no longer replaces it
         await self._draw_session(session_id, self.message_pages(session_id))
         session, cost = None, 0.0
         if session_id is not None and self.runtime is not None:
@@ -901,7 +914,11 @@ class OpencodeApp(App[WorktreeRestart | None]):
 
     async def _draw_session(self, session_id: str | None, pages: MessagePages | None) -> None:
         """Draw the session's end; a keyboard left in the old chat (a block the redraw
-        removes) goes to the prompt, not to whatever Textual picks next."""
+        removes) goes to the prompt, not to whatever Textual picks next. During a start-up
+        with the collector paused, what it made so far is frozen first: the transcript,
+        which does not live as long, is not (see ``_startup_done``)."""
+        if self._gc_paused and not self.chat.message_widgets():
+            gc_policy.freeze()
         self.session_id = session_id
         in_chat = self._focus_within(self.chat)
         await self.chat.show_session(session_id, pages)
@@ -998,7 +1015,7 @@ class OpencodeApp(App[WorktreeRestart | None]):
 
         with gc_policy.full_passes_held():
             await litellm_imported()
-        gc_policy.freeze()
+        gc_policy.freeze(short_lived_alive=bool(self.chat.message_widgets()))
 
     def use_theme(self, name: str) -> None:
         if apply_theme(self, name):

@@ -2,12 +2,16 @@
 runtime exists, so its end is on screen while the configuration and the core load.
 
 It is read only where the runtime will surely open the same store: the workspace's
-default data folder, when no ``OPENCODE_DATA`` variable and no config file (the
-project's, the user's global one, found as app.config finds them) sets ``data``; when
-that folder can be written (else the store moves to the user's own folder, see
-app.store.location); and when a model is known (else the offline demo starts, in a
-workspace of its own). The config files are read as plain JSON, without the config
-package and pydantic: a file that does not read as a JSON object means no early view.
+default data folder, when no config file (the project's, the user's global one, found as
+app.config finds them) sets ``data``; when that folder can be written (else the store
+moves to the user's own folder, see app.store.location); and when a model is known (else
+the offline demo starts, in a workspace of its own). The config files are read as plain
+JSON, without the config package and pydantic: a file that does not read as a JSON
+object means no early view. The ``OPENCODE_*`` variables are not read for their values:
+one that sets a key under ``data`` (by the config's rules for names: any case, keys
+separated by ``__``, a whole section as JSON) means no early view, and so does one under
+``providers`` or ``agents`` unless ``--model`` chose the model (they decide which model
+starts, or whether the demo does).
 The database is opened read-only: nothing is created or migrated, and a missing,
 unreadable or other-schema database means no early view either.
 
@@ -26,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from app.bus import Bus
-from app.core.config_paths import CONFIG_FILE, DEFAULT_DATA_FOLDER, global_config_path
+from app.core.config_paths import CONFIG_FILE, DEFAULT_DATA_FOLDER, ENV_PREFIX, global_config_path, top_key_of
 from app.llm.models import choose_model
 from app.store.datadir import DATABASE_FILE
 from app.store.db import Database
@@ -40,8 +44,11 @@ if TYPE_CHECKING:
     from app.runtime import Runtime
     from app.store.models import Message
 
-DATA_VARIABLE = "OPENCODE_DATA"
-"""What every environment variable that sets ``data`` (or a key in it) begins with."""
+PLACES_THE_STORE = frozenset({"data"})
+CHOOSES_THE_MODEL = frozenset({"providers", "agents"})
+"""The top-level settings that decide what ``--continue`` shows, besides the session
+itself: where the store is, and which model starts (the offline demo starts elsewhere).
+No other setting moves the store, chooses the model or the session."""
 MESSAGE_WIDGETS = ("app.tui.widgets.message_user", "app.tui.widgets.message_assistant")
 
 
@@ -110,7 +117,8 @@ def _prepare_widgets(last_page: list[Message]) -> None:
 
 def _data_folder(root: Path, cli_model: str | None, env: Mapping[str, str]) -> Path | None:
     """The workspace's default data folder, when that is surely where the store will be."""
-    if any(name.upper().startswith(DATA_VARIABLE) for name in os.environ):
+    deciding = PLACES_THE_STORE if cli_model else PLACES_THE_STORE | CHOOSES_THE_MODEL
+    if any(name.upper().startswith(ENV_PREFIX) and top_key_of(name) in deciding for name in os.environ):
         return None
     documents = []
     for path in (global_config_path(os.environ), root / CONFIG_FILE):

@@ -18,11 +18,14 @@ from app.core.errors import ConfigError
 REPO = Path(__file__).resolve().parents[2]
 
 SETTINGS: dict[str, tuple[str, Callable[[Config], Any], Any]] = {
+    "OPENCODE_AGENTS__CODER__MODEL": ("openai/gpt-4o", lambda c: c.agents.coder.model, "openai/gpt-4o"),
     "OPENCODE_CONTEXTPATHS": ('["A.md"]', lambda c: c.context_paths, ["A.md"]),
+    "OPENCODE_DATA": ('{"directory": "state"}', lambda c: c.data.directory, "state"),
     "OPENCODE_DATA__DIRECTORY": ("state", lambda c: c.data.directory, "state"),
     "OPENCODE_DEBUG": ("true", lambda c: c.debug, True),
     "OPENCODE_MCPSERVERS__GITHUB__DISABLED": ("true", lambda c: c.mcp_servers["github"].disabled, True),
     "OPENCODE_PERMISSION__RULES__DELETE": ('{"*.go": "deny"}', lambda c: c.permission.rules["delete"], {"*.go": "deny"}),
+    "OPENCODE_PROVIDERS__OPENAI__DISABLED": ("true", lambda c: c.providers["openai"].disabled, True),
     "OPENCODE_PROVIDERS__OPENAI__APIKEY": ("sk-test", lambda c: c.providers["openai"].api_key, "sk-test"),
     "OPENCODE_TOOLS": ('{"delete": {"MAXFILES": 5}}', lambda c: c.tools.delete.max_files, 5),
     "OPENCODE_TOOLS__DELETE__MAXFILES": ("20", lambda c: c.tools.delete.max_files, 20),

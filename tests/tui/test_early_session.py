@@ -5,6 +5,7 @@ session, never the offline demo's), from a database it neither creates nor chang
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -12,12 +13,16 @@ from pathlib import Path
 
 import pytest
 
+from app.config.models import ConfigShape
 from app.core.config_paths import DEFAULT_DATA_FOLDER
 from app.runtime import Runtime
 from app.store.db import Database
 from app.store.errors import StoreError
+from app.tui import early_session
 from app.tui.app import OpencodeApp
-from app.tui.early_session import read_latest
+from app.tui.early_session import EarlySession, read_latest
+from app.tui.message_pages import MessagePages
+from app.tui.widgets.message_assistant import AssistantMessage
 from app.tui.widgets.message_notice import ChatNotice
 from app.tui.widgets.message_user import UserMessage
 from tests.tui.conftest import NO_USER_THEMES, wait_until
@@ -55,6 +60,39 @@ def gate(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
     gate.opened.set()  # never leave the start-up thread waiting
 
 
+@pytest.fixture
+def held_read(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
+    """The early view's read of the store waits at the gate: ``entered`` once it is under
+    way, then reads once ``opened``."""
+    gate = Gate()
+    real_read = early_session.read_latest
+
+    def read_at_the_gate(*args, **kwargs) -> EarlySession | None:
+        gate.entered.set()
+        gate.opened.wait(timeout=30)
+        return real_read(*args, **kwargs)
+
+    monkeypatch.setattr(early_session, "read_latest", read_at_the_gate)
+    yield gate
+    gate.opened.set()
+
+
+@pytest.fixture
+def held_page(monkeypatch: pytest.MonkeyPatch) -> Iterator[Gate]:
+    """Reading a page of messages (the chat drawing a session) waits at the gate."""
+    gate = Gate()
+    real_page = MessagePages.page
+
+    async def page_at_the_gate(self: MessagePages, start: int, stop: int) -> list:
+        gate.entered.set()
+        await asyncio.to_thread(gate.opened.wait, 30)
+        return await real_page(self, start, stop)
+
+    monkeypatch.setattr(MessagePages, "page", page_at_the_gate)
+    yield gate
+    gate.opened.set()
+
+
 @pytest.fixture(autouse=True)
 def own_home(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No global config file of this machine's user decides where the data is."""
@@ -65,6 +103,11 @@ def own_home(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def resume(workspace: Path, model: str | None = MODEL) -> OpencodeApp:
     """The app as ``opencode --continue`` starts it: no runtime handed in."""
     return OpencodeApp(workspace, model=model, continue_last=True, env={}, user_themes=NO_USER_THEMES)
+
+
+def started(app: OpencodeApp) -> bool:
+    """The runtime is adopted: the start-up worker waits for that, the session resumed."""
+    return app.runtime is not None and all(worker.is_finished for worker in app.workers if worker.group == "startup")
 
 
 def prompts(app: OpencodeApp) -> list[str]:
@@ -105,6 +148,47 @@ async def test_a_prompt_sent_before_the_runtime_goes_to_the_session_shown(make_r
         assert app.session_id == session_id and prompts(app)[-1] == "and now?"
         stored_prompts = stored.store.messages.prompts(session_id)
         assert stored_prompts[-1] == "and now?" and len(stored_prompts) == 3
+
+
+async def test_a_new_session_asked_for_before_the_early_read_ends_is_what_stays(
+    make_runtime, gate, held_read, script
+):
+    stored = make_runtime()
+    session_id = store_long_session(stored, 8)
+    app = resume(stored.root, script([{"steps": [{"text": "Answered in a new session."}]}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, held_read.entered.is_set)
+        await pilot.press("ctrl+n")
+        held_read.opened.set()
+        await wait_until(pilot, gate.entered.is_set)  # the early view's step is over
+        await pilot.pause()
+        assert app.session_id is None and not prompts(app) and app.status.title == ""
+        await pilot.press(*"fresh start", "enter")
+
+        gate.opened.set()
+        await wait_until(pilot, lambda: app.runtime and app.session_id and not app.turn_running and app.query(AssistantMessage))
+        assert app.session_id != session_id and prompts(app) == ["fresh start"]
+        assert stored.store.messages.prompts(app.session_id) == ["fresh start"]
+        assert len(stored.store.messages.prompts(session_id)) == 2, "the resumed session is left as it was"
+
+
+async def test_a_new_session_asked_for_while_the_early_view_draws_replaces_it(make_runtime, gate, held_page):
+    stored = make_runtime()
+    store_long_session(stored, 8)
+    app = resume(stored.root)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, held_page.entered.is_set)
+        assert app.session_id is not None, "the early view is drawing"
+        app.simulate_key("ctrl+n")  # pressed: it waits for the drawing chat, as a pilot's press would
+        await wait_until(pilot, lambda: app.session_id is None)
+        held_page.opened.set()
+        await wait_until(pilot, gate.entered.is_set)
+        await pilot.pause()
+        assert app.session_id is None and not prompts(app) and app.status.title == ""
+
+        gate.opened.set()
+        await wait_until(pilot, lambda: started(app))
+        assert app.session_id is None and not prompts(app) and app.status.title == ""
 
 
 async def test_a_broken_config_shows_the_session_with_its_error_and_the_fixed_start_keeps_it(make_runtime):
@@ -153,6 +237,75 @@ async def test_a_session_the_runtime_does_not_resume_is_replaced_by_its_own(make
         assert app.session_id == newer
 
 
+async def test_a_variable_that_disables_the_only_provider_shows_no_session_of_the_workspace(
+    make_runtime, gate, home: Path, monkeypatch: pytest.MonkeyPatch
+):
+    stored = make_runtime()
+    store_long_session(stored, 4, title="In the workspace")
+    monkeypatch.setenv("OPENCODE_PROVIDERS__OPENAI__DISABLED", "true")
+    app = OpencodeApp(
+        stored.root, continue_last=True, env={"OPENAI_API_KEY": "sk-test", "HOME": str(home)}, user_themes=NO_USER_THEMES
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, gate.entered.is_set)
+        await pilot.pause()
+        assert app.session_id is None and not prompts(app) and app.status.title == ""
+
+        gate.opened.set()  # the offline demo starts, in a workspace of its own
+        await wait_until(pilot, lambda: started(app))
+        assert app.runtime.root != stored.root.resolve() and app.session_id is None and not prompts(app)
+
+
+def test_the_settings_that_decide_the_early_view_are_the_configs_own():
+    """A top-level setting added to the config is looked at here: if it can move the
+    store or choose the model or the session, the early view must know it."""
+    keys = {name.lower() for field, info in ConfigShape.model_fields.items() for name in (field, info.alias or field)}
+    deciding = early_session.PLACES_THE_STORE | early_session.CHOOSES_THE_MODEL
+    assert deciding <= keys
+    assert keys - deciding == {
+        "$schema", "schema_ref", "permission", "shell", "lsp", "mcpservers", "mcp_servers", "contextpaths",
+        "context_paths", "tui", "autocompact", "auto_compact", "debug", "tools", "serve", "sandbox", "hooks",
+        "worktree",
+    }  # fmt: skip
+
+
+FIRST_WINDOW_FREED = """
+import asyncio, gc, sys, weakref
+from pathlib import Path
+from app.tui.app import OpencodeApp
+
+async def main():
+    app = OpencodeApp(Path(sys.argv[1]), model="scripted/unused.json", continue_last=True, pause_gc=True, env={},
+                      user_themes=Path("/nonexistent"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        while not (app.runtime is not None and gc.isenabled()):  # start-up is over
+            await pilot.pause(0.01)
+        window = app.chat.message_widgets()
+        drawn = {id(widget) for widget in window}
+        unfrozen = sum(id(found) in drawn for found in gc.get_objects())  # frozen objects are not listed
+        first = [weakref.ref(widget) for widget in window]
+        del window
+        while app.chat.window.start > 0 or app.chat.reading:  # up to the first message
+            app.chat.scroll_home(animate=False)
+            await pilot.pause()
+        released = [ref for ref in first if ref() is None or not ref().is_attached]
+        gc.collect()
+        print(len(drawn), unfrozen, len(released), sum(ref() is None for ref in released))
+
+asyncio.run(main())
+"""
+
+
+def test_the_first_window_released_by_scrolling_away_is_collected(make_runtime):
+    """A start-up that pauses the collector freezes what it made, but not the transcript
+    drawn meanwhile: frozen, a released widget would never be collected."""
+    stored = make_runtime()
+    store_long_session(stored, 60)
+    drawn, unfrozen, released, collected = map(int, run_python(FIRST_WINDOW_FREED, str(stored.root))[-1].split())
+    assert drawn > 0 and unfrozen == drawn
+    assert released > 0 and collected > 0
+
+
 def test_the_early_read_knows_the_default_data_folder(make_runtime):
     assert make_runtime().data_dir.name == DEFAULT_DATA_FOLDER
 
@@ -177,9 +330,22 @@ def test_the_early_read_reads_the_latest_session_and_only_where_the_runtime_woul
     assert latest() == session_id
     assert latest(None) is None, "no model known: the offline demo starts, elsewhere"
     assert latest(None, {"OPENAI_API_KEY": "sk-test"}) == session_id
-    monkeypatch.setenv("OPENCODE_DATA__DIRECTORY", "elsewhere")
-    assert latest() is None
-    monkeypatch.delenv("OPENCODE_DATA__DIRECTORY")
+    keys = {"OPENAI_API_KEY": "sk-test"}
+    for variable, value in [
+        ("OPENCODE_DATA__DIRECTORY", "elsewhere"),
+        ("opencode_Data", '{"directory": "elsewhere"}'),  # the whole section, in any case
+        ("OPENCODE_PROVIDERS__OPENAI__DISABLED", "true"),  # no provider left: the demo starts
+        ("OPENCODE_AGENTS__CODER__MODEL", "anthropic/claude-sonnet-4"),
+    ]:
+        monkeypatch.setenv(variable, value)
+        assert latest(None, keys) is None, f"{variable} may decide the store or the model"
+        monkeypatch.delenv(variable)
+    monkeypatch.setenv("OPENCODE_PROVIDERS__OPENAI__DISABLED", "true")
+    assert latest(MODEL, keys) == session_id, "--model decides the model whatever the providers"
+    monkeypatch.delenv("OPENCODE_PROVIDERS__OPENAI__DISABLED")
+    monkeypatch.setenv("OPENCODE_TUI__THEME", "dracula")
+    monkeypatch.setenv("OPENCODE_CONFIG", "/elsewhere/opencode.json")  # another tool's: the config ignores it
+    assert latest(None, keys) == session_id
     (home / ".opencode.json").write_text('{"data": {"directory": "/srv/opencode"}}')
     assert latest() is None, "the user's global config moves the data"
     (home / ".opencode.json").write_text('{"tui": {"theme": "dracula"}}')
