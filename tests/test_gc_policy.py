@@ -71,30 +71,3 @@ def test_collect_frees_cycles_unless_collection_is_paused_or_full_passes_are_hel
         assert left() is not None, "no full pass while one is held"
     gc_policy.collect()
     assert left() is None
-
-
-def test_a_start_up_beside_short_lived_objects_freezes_once_none_are_left():
-    frozen = gc.get_freeze_count()
-    gc_policy.pause()
-    try:
-        gc_policy.resume(short_lived_alive=True)
-        assert gc.isenabled() and gc.get_freeze_count() == frozen, "the freeze waits"
-        gc_policy.nothing_short_lived()
-        assert gc.get_freeze_count() > frozen
-    finally:
-        gc.enable()
-        gc.unfreeze()
-
-
-def test_short_lived_objects_a_freeze_caught_are_collected_once_none_are_left():
-    window = Cycle()
-    left = weakref.ref(window)
-    try:
-        gc_policy.freeze(short_lived_alive=True)  # as litellm's objects are, with a transcript on screen
-        del window
-        gc.collect()
-        assert left() is not None, "frozen: no pass looks at it"
-        gc_policy.nothing_short_lived()
-        assert left() is None and gc.get_freeze_count() > 0, "collected, and what lasts frozen again"
-    finally:
-        gc.unfreeze()

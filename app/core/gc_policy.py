@@ -13,14 +13,6 @@
   widgets of messages far off screen, which live in reference cycles) has them collected
   then (``collect``): left to the full pass, which comes rarely, they pile up, and the
   process's memory stays at that peak after they are freed.
-- Freezing is for what lives as long as the process; a front-end also holds objects that
-  do not (the chat's window of a session, released as the user scrolls away), which a
-  freeze would keep forever, as frozen objects are never collected. So the TUI freezes
-  start-up's imports before the first transcript is drawn, and start-up's later objects
-  (the runtime, made beside a drawn transcript) are frozen at the first moment the chat
-  holds no window (``nothing_short_lived``: a session switch, a jump), not at its end.
-  litellm's objects are too many to leave to every full pass meanwhile: they are frozen
-  at once, with the window alive then, which that same moment unfreezes and collects.
 - A one-shot command (`opencode tool`, `changes`, `permission`, `schema`) runs with the
   collector paused from start to end: its imports, its services and a big patch's line
   lists all live until the process ends; its few cycles end with the process.
@@ -37,10 +29,6 @@ NEVER = 1 << 30
 
 _holders = 0
 _thresholds: tuple[int, int, int] = gc.get_threshold()
-_freeze_waits = False
-"""Objects that live as long as the process were left unfrozen beside short-lived ones."""
-_short_lived_frozen = False
-"""A freeze caught short-lived objects too: they are not collected until unfrozen."""
 
 
 def pause() -> None:
@@ -48,15 +36,9 @@ def pause() -> None:
     gc.disable()
 
 
-def resume(*, short_lived_alive: bool = False) -> None:
-    """Start-up is over: freeze what it made, then collect as usual. ``short_lived_alive``:
-    objects that do not live as long as the process live beside it (a drawn transcript):
-    the freeze waits for ``nothing_short_lived``."""
-    global _freeze_waits
-    if short_lived_alive:
-        _freeze_waits = True
-    else:
-        gc.freeze()
+def resume() -> None:
+    """Start-up is over: freeze what it made, then collect as usual."""
+    gc.freeze()
     gc.enable()
 
 
@@ -67,28 +49,9 @@ def resume_if_paused() -> None:
         resume()
 
 
-def freeze(*, short_lived_alive: bool = False) -> None:
-    """Everything alive now lives as long as the process: later full passes skip it.
-    ``short_lived_alive``: some does not (a drawn transcript), and is frozen too until
-    ``nothing_short_lived``."""
-    global _short_lived_frozen
+def freeze() -> None:
+    """Everything alive now lives as long as the process: later full passes skip it."""
     gc.freeze()
-    _short_lived_frozen = _short_lived_frozen or short_lived_alive
-
-
-def nothing_short_lived() -> None:
-    """The front-end holds no short-lived objects now (the chat between two windows): a
-    freeze that waited for this moment is done, and one that caught short-lived objects
-    is done again without them, freeing those released meanwhile (a full pass over all
-    that was frozen, once). Nothing while collection is paused or full passes are held."""
-    global _freeze_waits, _short_lived_frozen
-    if not (_freeze_waits or _short_lived_frozen) or not gc.isenabled() or _holders:
-        return
-    if _short_lived_frozen:
-        gc.unfreeze()
-    gc.collect()
-    gc.freeze()
-    _freeze_waits = _short_lived_frozen = False
 
 
 def collect() -> None:

@@ -476,12 +476,10 @@ class OpencodeApp(App[WorktreeRestart | None]):
     def _startup_done(self) -> None:
         """Start-up is over: when it ran with the cyclic collector paused (``pause_gc``),
         freeze what it made (modules, widgets, services: they live as long as the app, so
-        later collections skip them) and turn the collector back on. A transcript drawn
-        meanwhile (``--continue``) is not frozen with them: its widgets are released as the
-        user scrolls away, so that freeze waits until the chat holds none (app.core.gc_policy)."""
+        later collections skip them) and turn the collector back on."""
         if self._gc_paused:
             self._gc_paused = False
-            gc_policy.resume(short_lived_alive=bool(self.chat.message_widgets()))
+            gc_policy.resume()
 
     @work(group="services", exit_on_error=False)
     async def _start_services(self, runtime: Runtime) -> None:
@@ -914,11 +912,7 @@ class OpencodeApp(App[WorktreeRestart | None]):
 
     async def _draw_session(self, session_id: str | None, pages: MessagePages | None) -> None:
         """Draw the session's end; a keyboard left in the old chat (a block the redraw
-        removes) goes to the prompt, not to whatever Textual picks next. During a start-up
-        with the collector paused, what it made so far is frozen first: the transcript,
-        which does not live as long, is not (see ``_startup_done``)."""
-        if self._gc_paused and not self.chat.message_widgets():
-            gc_policy.freeze()
+        removes) goes to the prompt, not to whatever Textual picks next."""
         self.session_id = session_id
         in_chat = self._focus_within(self.chat)
         await self.chat.show_session(session_id, pages)
@@ -1015,7 +1009,7 @@ class OpencodeApp(App[WorktreeRestart | None]):
 
         with gc_policy.full_passes_held():
             await litellm_imported()
-        gc_policy.freeze(short_lived_alive=bool(self.chat.message_widgets()))
+        gc_policy.freeze()
 
     def use_theme(self, name: str) -> None:
         if apply_theme(self, name):

@@ -269,43 +269,6 @@ def test_the_settings_that_decide_the_early_view_are_the_configs_own():
     }  # fmt: skip
 
 
-FIRST_WINDOW_FREED = """
-import asyncio, gc, sys, weakref
-from pathlib import Path
-from app.tui.app import OpencodeApp
-
-async def main():
-    app = OpencodeApp(Path(sys.argv[1]), model="scripted/unused.json", continue_last=True, pause_gc=True, env={},
-                      user_themes=Path("/nonexistent"))
-    async with app.run_test(size=(100, 30)) as pilot:
-        while not (app.runtime is not None and gc.isenabled()):  # start-up is over
-            await pilot.pause(0.01)
-        window = app.chat.message_widgets()
-        drawn = {id(widget) for widget in window}
-        unfrozen = sum(id(found) in drawn for found in gc.get_objects())  # frozen objects are not listed
-        first = [weakref.ref(widget) for widget in window]
-        del window
-        while app.chat.window.start > 0 or app.chat.reading:  # up to the first message
-            app.chat.scroll_home(animate=False)
-            await pilot.pause()
-        released = [ref for ref in first if ref() is None or not ref().is_attached]
-        gc.collect()
-        print(len(drawn), unfrozen, len(released), sum(ref() is None for ref in released))
-
-asyncio.run(main())
-"""
-
-
-def test_the_first_window_released_by_scrolling_away_is_collected(make_runtime):
-    """A start-up that pauses the collector freezes what it made, but not the transcript
-    drawn meanwhile: frozen, a released widget would never be collected."""
-    stored = make_runtime()
-    store_long_session(stored, 60)
-    drawn, unfrozen, released, collected = map(int, run_python(FIRST_WINDOW_FREED, str(stored.root))[-1].split())
-    assert drawn > 0 and unfrozen == drawn
-    assert released > 0 and collected > 0
-
-
 def test_the_early_read_knows_the_default_data_folder(make_runtime):
     assert make_runtime().data_dir.name == DEFAULT_DATA_FOLDER
 

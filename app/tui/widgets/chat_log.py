@@ -181,7 +181,6 @@ class ChatLog(VerticalScroll):
         await self._let_go(list(self.children), len(self._shown))
         self._shown.clear()
         self._positions.clear()
-        gc_policy.nothing_short_lived()  # no window: a moment to freeze only what lasts
 
     async def _let_go(self, widgets: list[Widget], messages: int) -> None:
         """Remove the widgets of ``messages`` released messages, and the memory they held."""
