@@ -13,6 +13,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from app.llm.agent import AgentLoop
 from app.llm.chat_history import ChatHistories
 from app.llm.messages import (
@@ -131,23 +133,28 @@ async def test_the_extended_history_equals_a_full_rebuild_after_every_operation(
         conversation.transcripts.close()
 
 
-async def test_the_provider_hands_litellm_messages_of_its_own(fake_llm: FakeOpenAI):
-    """The loop keeps the dicts of earlier requests; litellm rewrites some of what it is
-    given (a message's tool calls): none of it may reach the kept messages."""
+@pytest.mark.parametrize("server", ["fake_llm", "fake_anthropic"])
+async def test_the_provider_leaves_the_messages_it_is_given_as_they_were(server: str, request):
+    """The loop keeps the dicts of a request for the next ones (app.llm.chat_history):
+    neither the provider (its prompt-cache breakpoints) nor litellm may change them."""
+    fake = request.getfixturevalue(server)
     calls = [{"id": "call_a", "type": "function", "function": {"name": "view", "arguments": "{}"}}]
     messages = [
+        {"role": "system", "content": "You are opencode."},
         {"role": "user", "content": "look"},
         {"role": "assistant", "content": None, "tool_calls": calls},
         {"role": "tool", "tool_call_id": "call_a", "content": "seen"},
+        {"role": "user", "content": [{"type": "text", "text": "and now?"}]},
     ]
-    kept = json.dumps(messages)
-    fake_llm.reply(Text("done"))
+    kept, objects = json.dumps(messages), [id(message) for message in messages]
+    fake.reply(Text("done"))
     stream = Provider().stream(
-        model=fake_llm.model, messages=messages, tools=None, base_url=fake_llm.base_url, api_key=fake_llm.api_key
-    )
+        model=fake.model, messages=messages, tools=None, base_url=fake.base_url, api_key=fake.api_key,
+        prompt_cache=True,
+    )  # fmt: skip
     assert [event async for event in stream]
-    assert json.dumps(messages) == kept and messages[1]["tool_calls"] is calls
-    assert fake_llm.requests[0]["messages"][1]["tool_calls"] == calls  # what litellm sent
+    assert json.dumps(messages) == kept and [id(message) for message in messages] == objects
+    assert messages[2]["tool_calls"] is calls and len(fake.requests) == 1
 
 
 class CheckingProvider:
