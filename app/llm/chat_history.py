@@ -74,14 +74,16 @@ class _Built:
     def extend(self, transcript: list[Message], summary_message_id: str | None) -> None:
         """Convert the messages of ``transcript`` after those kept, and make it the source."""
         model, vision = self.key[1], self.key[2]
-        chars = self.chars[-1] if self.chars else 0
-        for index in range(self.start + len(self.ends), len(transcript)):
+        chat, ends, sizes = self.chat, self.ends, self.chars
+        chars = sizes[-1] if sizes else 0
+        for index in range(self.start + len(ends), len(transcript)):
             following = transcript[index + 1] if index + 1 < len(transcript) else None
             made = chat_of(transcript[index], following, summary_message_id, model=model, vision=vision)
-            self.chat += made
-            chars += sum(json_chars(message) for message in made)
-            self.ends.append(len(self.chat))
-            self.chars.append(chars)
+            if made:  # its messages' own lengths: the list's, less its brackets and separators
+                chars += json_chars(made) - list_json_chars(0, len(made))
+                chat += made
+            ends.append(len(chat))
+            sizes.append(chars)
         self.sources, self.ids = transcript, list(map(id, transcript))
 
 

@@ -243,7 +243,12 @@ def estimate_tokens(payload: object) -> int:
 
 def json_chars(payload: object) -> int:
     """The length of ``payload`` as JSON, as ``estimate_tokens`` counts it."""
-    return len(json.dumps(payload, ensure_ascii=False, default=str))
+    return len(_ESTIMATE_ENCODER.encode(payload))
+
+
+_ESTIMATE_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+"""``json.dumps(payload, ensure_ascii=False, default=str)``'s encoder, made once: the history
+is measured one message at a time, and ``json.dumps`` with options makes one per call."""
 
 
 def list_json_chars(item_chars: int, count: int) -> int:
