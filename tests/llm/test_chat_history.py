@@ -30,6 +30,7 @@ from app.llm.transcript import Transcripts
 from app.prompt.turn_undo import redo_turn, undo_turn
 from app.runtime import Runtime
 from tests.llm.fake_openai import FakeOpenAI, Text, ToolCall
+from tests.llm.test_images import png
 
 MODELS = ("gw/plain-model", "gw/vision-model")
 IMAGE = {"path": "shot.png", "mime": "image/png", "data": base64.b64encode(b"\x89PNG fake").decode()}
@@ -182,7 +183,7 @@ async def test_every_request_of_the_real_loop_equals_a_full_rebuild(
     make_runtime, fake_llm: FakeOpenAI, workspace: Path
 ):
     (workspace / "a.py").write_text("a = 1\n")
-    (workspace / "shot.png").write_bytes(base64.b64decode(IMAGE["data"]))
+    (workspace / "shot.png").write_bytes(png())
     models = {"plain-model": {"vision": False}, "vision-model": {"vision": True}}
     runtime = make_runtime(
         config={"providers": {"gw": {"api": "openai", "baseURL": fake_llm.base_url, "models": models}},
@@ -207,11 +208,22 @@ async def test_every_request_of_the_real_loop_equals_a_full_rebuild(
     await undo_turn(runtime, session_id)
     await redo_turn(runtime, session_id)
     await turn("after the redo", MODELS[0], view)
-    await turn("look at the image", MODELS[1], ToolCall("view", json.dumps({"filePath": "shot.png"}), id="call_i"))
     fake_llm.reply(Text("SUMMARY of it all"))
     await loop.compact(session_id, model=MODELS[1])
     await turn("after compacting", MODELS[1], view)
+    await turn("look at the image", MODELS[1], ToolCall("view", json.dumps({"filePath": "shot.png"}), id="call_i"))
     await turn("back to the plain model", MODELS[0], view)
-
     assert provider.checked == 14  # every step of every turn was checked
+    assert "image_url" in json.dumps(fake_llm.requests[-3]["messages"])  # the vision model saw the image
+
+    # The status bar measures the history as a turn of that model would send it.
+    session = runtime.store.sessions.get(session_id)
+    assert session is not None
+    stored = runtime.store.messages.list(session_id)
+    for model, vision in (("gw/vision-model", True), ("gw/plain-model", False)):
+        fresh = AgentLoop(runtime, provider, env={})  # no provider count yet: the estimate stands
+        size = await fresh.context_size(session_id, model=model)
+        rebuilt = to_chat(stored, session.summary_message_id, model=model, vision=vision)
+        assert dict(size.parts)["Messages"] == estimate_tokens(rebuilt)
+        await fresh.aclose()
     await loop.aclose()
