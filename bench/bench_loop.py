@@ -1,7 +1,9 @@
 """The agent loop's own cost: time per tool round-trip against the local fake OpenAI server
-(through the real litellm client) with the model's time taken out, and memory after 500
+(through the real litellm client) with the model's time taken out, memory after 500
 streamed messages in one session (resident memory, so SQLite's cache and the loop's
-in-memory transcript count). Run: .venv/bin/python bench/bench_loop.py"""
+in-memory transcript count), and the time to build a step's request in sessions of 200
+and 5,000 messages, extended from the last step's (as the loop does) beside built from
+the whole history. Run: .venv/bin/python bench/bench_loop.py"""
 
 from __future__ import annotations
 
@@ -21,6 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.llm.fa
 
 from app.config import Config  # noqa: E402
 from app.llm.agent import AgentLoop  # noqa: E402
+from app.llm.chat_history import ChatHistories  # noqa: E402
+from app.llm.messages import text_part, tool_call_part, tool_result_part  # noqa: E402
 from app.llm.provider import Provider  # noqa: E402
 from app.llm.scripted import Script, ScriptedProvider  # noqa: E402
 from app.runtime import Runtime  # noqa: E402
@@ -33,6 +37,8 @@ ROUND_TRIP_TARGET_MS = 20.0
 MESSAGES = 500
 WORDS_PER_MESSAGE = 60
 MEMORY_TARGET_MB = 50.0
+SESSION_SIZES = (200, 5_000)
+REQUESTS = 20
 
 
 class TimedProvider:
@@ -136,6 +142,46 @@ async def streamed_messages(root: Path) -> tuple[float, float, float]:
     return after - before, after, elapsed
 
 
+def add_turns(runtime: Runtime, session_id: str, count: int) -> None:
+    """``count`` messages in turns as a real session has them: a prompt, a reply calling
+    view, the file it read, a longer markdown reply with a 25-line code block."""
+    code = "\n".join(f"    value_{line} = compute({line})  # step {line}" for line in range(25))
+    messages = runtime.store.messages
+    for number in range(count // 4):
+        messages.add(session_id, "user", [text_part(f"Prompt {number}: look at module {number} and explain it")])
+        call = tool_call_part(f"call_{number}", "view", json.dumps({"filePath": f"module_{number}.py"}))
+        messages.add(session_id, "assistant", [text_part("Let me read it."), call], model="scripted/bench")
+        output = "\n".join(f"{line:>6}\tline {line} of module {number}" for line in range(30))
+        messages.add(session_id, "tool", [tool_result_part(f"call_{number}", "view", output)])
+        reply = f"## Module {number}\n\nIt computes values:\n\n```python\n{code}\n```\n\nEach step is cached."
+        messages.add(session_id, "assistant", [text_part(reply)], model="scripted/bench")
+
+
+async def request_times(root: Path, count: int) -> tuple[float, float]:
+    """(ms to build a step's request from the whole history, ms to extend the last step's)
+    in a session of ``count`` messages, one message added before each request."""
+    script = Script.model_validate({"turns": [{"steps": [{"text": "ok"}]}], "contextWindow": 10**9})
+    runtime = runtime_with(root, [])
+    try:
+        loop = AgentLoop(runtime, ScriptedProvider(script), env={})
+        session_id = runtime.store.sessions.create("long").id
+        add_turns(runtime, session_id, count)
+        turn = loop._new_turn(session_id, "coder", "scripted/bench", "")
+        await loop._request(turn)  # the transcript is read and the history built once
+        timings: dict[bool, float] = {True: 0.0, False: 0.0}
+        for number in range(REQUESTS):
+            for extended in (False, True):
+                runtime.store.messages.add(session_id, "user", [text_part(f"steer {number} {extended}")])
+                if not extended:
+                    loop._histories = ChatHistories()  # nothing kept: the whole history is converted
+                start = time.perf_counter()
+                await loop._request(turn)
+                timings[extended] += time.perf_counter() - start
+    finally:
+        runtime.close()
+    return timings[False] / REQUESTS * 1000, timings[True] / REQUESTS * 1000
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         trips_dir, memory_dir = Path(tmp, "trips"), Path(tmp, "memory")
@@ -143,6 +189,11 @@ def main() -> None:
         memory_dir.mkdir()
         overhead, tool, total = asyncio.run(round_trips(trips_dir))
         grown, after, elapsed = asyncio.run(streamed_messages(memory_dir))
+        requests = {}
+        for count in SESSION_SIZES:
+            session_dir = Path(tmp, f"session-{count}")
+            session_dir.mkdir()
+            requests[count] = asyncio.run(request_times(session_dir, count))
     print(
         f"loop overhead per tool round-trip (model time excluded, {ROUND_TRIPS} view calls): "
         f"{overhead:.1f} ms (target <= {ROUND_TRIP_TARGET_MS:.0f} ms; view tool itself {tool:.2f} ms, "
@@ -153,6 +204,11 @@ def main() -> None:
         f"{grown:.1f} MB RSS (target <= {MEMORY_TARGET_MB:.0f} MB; process RSS {after:.0f} MB, "
         f"{elapsed / MESSAGES * 1000:.1f} ms a turn)"
     )
+    for count, (whole, extended) in requests.items():
+        print(
+            f"a step's request in a {count:,}-message session: {extended:.2f} ms extended from the last step's, "
+            f"{whole:.2f} ms built from the whole history ({REQUESTS} requests, one message added before each)"
+        )
 
 
 if __name__ == "__main__":

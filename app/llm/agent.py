@@ -29,6 +29,7 @@ from app.core.errors import OpencodeError, ToolError
 from app.core.images import Image, ImageError, Mention, image_mentions
 from app.llm import compaction
 from app.llm.call_arguments import arguments_for_display
+from app.llm.chat_history import ChatHistories
 from app.llm.context import allowed_outside, build_system_prompt
 from app.llm.context_size import ContextSize, measure
 from app.llm.events import (
@@ -61,7 +62,6 @@ from app.llm.messages import (
     signed_reasoning_part,
     since_summary,
     text_part,
-    to_chat,
     tool_call_part,
     tool_result_part,
 )
@@ -203,6 +203,7 @@ class AgentLoop:
             **runtime.tools, TaskTool.name: TaskTool(self, runtime.agents), SkillTool.name: SkillTool(lambda: runtime.skills)
         }
         self._transcripts = Transcripts(runtime.store.messages, runtime.bus)
+        self._histories = ChatHistories()
         self._active: dict[str, _Active] = {}
         self._background: set[asyncio.Task] = set()
         self._windows: dict[str, int] = {}
@@ -319,12 +320,15 @@ class AgentLoop:
         """The size of the session's next request by part, as the compaction decision
         measures it (without the next prompt): ``/context`` and the status bar."""
         turn = self._new_turn(session_id, agent, self.resolve_model(agent, model), "")
-        return await self._measure(turn, self._messages(turn))
+        turn.vision = await self._takes_images(turn.route)  # the history as a turn would send it
+        return await self._measure(turn, *self._messages(turn))
 
-    async def _measure(self, turn: _Turn, messages: list[dict[str, Any]]) -> ContextSize:
+    async def _measure(self, turn: _Turn, messages: list[dict[str, Any]], history_tokens: int) -> ContextSize:
         mcp = {name for name in turn.tools if name not in self._tools}  # a built-in keeps its name over an MCP tool
         window = await self._window(turn.route)
-        return measure(messages, turn.specs, mcp, counted=turn.context_tokens, window=window)
+        return measure(
+            messages, turn.specs, mcp, counted=turn.context_tokens, window=window, history_tokens=history_tokens
+        )
 
     def _counted(self, session_id: str) -> int:
         """The provider's last count of the session's context; 0 when there is none or
@@ -558,8 +562,8 @@ class AgentLoop:
     async def _request(self, turn: _Turn) -> list[dict[str, Any]]:
         """The messages of the next request, compacting the history first when it fills
         90% of the model's window."""
-        messages = self._messages(turn)
-        size = await self._measure(turn, messages)
+        messages, history_tokens = self._messages(turn)
+        size = await self._measure(turn, messages, history_tokens)
         tokens, window = size.total, size.window
         if not compaction.needs_compaction(tokens, window):
             return messages
@@ -571,24 +575,26 @@ class AgentLoop:
         if not self._can_compact(turn):
             return messages  # autoCompact is off: let the provider decide
         await self._compact(turn)
-        return self._messages(turn)
+        return self._messages(turn)[0]
 
-    def _messages(self, turn: _Turn, *, for_model: str | None = None) -> list[dict[str, Any]]:
-        """System prompt and the history the model sees (from the last summary on).
-        ``for_model``: another model than the turn's reads it (the summarizer), so it gets
-        neither the turn model's thinking nor images it may not take."""
+    def _messages(self, turn: _Turn, *, for_model: str | None = None) -> tuple[list[dict[str, Any]], int]:
+        """System prompt and the history the model sees (from the last summary on), and
+        the history's token estimate. ``for_model``: another model than the turn's reads
+        it (the summarizer), so it gets neither the turn model's thinking nor images it
+        may not take. The history is extended from the last request's (app.llm.chat_history)."""
         session = self.runtime.store.sessions.get(turn.session_id)
         skills = self.runtime.skills.summaries() if SkillTool.name in turn.tools else ()
         system = build_system_prompt(
             self._agent(turn.agent), self.runtime.root, self.runtime.config, turn.outside_context, skills
         )
-        history = to_chat(
+        history = self._histories.build(
+            turn.session_id,
             self._transcripts.list(turn.session_id),
             session.summary_message_id if session else None,
             model=for_model or turn.model,
             vision=turn.vision and for_model is None,
         )
-        return [{"role": "system", "content": system}, *history]
+        return [{"role": "system", "content": system}, *history.messages], history.tokens
 
     async def _image_mentions(self, prompt: str, model: str) -> list[Mention]:
         """The images the prompt names (@shot.png, a pasted path) that exist; ImageError,
@@ -878,7 +884,7 @@ class AgentLoop:
         model = self._helper_model("summarizer", turn.model)
         request = compaction.summary_request(
             build_system_prompt(self._agent("summarizer"), self.runtime.root, self.runtime.config),
-            self._messages(turn, for_model=model)[1:],
+            self._messages(turn, for_model=model)[0][1:],
         )
         try:
             summary, usage = await self._complete(model, request)

@@ -42,11 +42,14 @@ class ContextSize:
 
 
 def measure(
-    messages: list[dict[str, Any]], specs: list[dict[str, Any]], mcp_tools: set[str], *, counted: int, window: int
+    messages: list[dict[str, Any]], specs: list[dict[str, Any]], mcp_tools: set[str], *, counted: int, window: int,
+    history_tokens: int | None = None,
 ) -> ContextSize:
     """The size of a request of ``messages`` (the system message first) offering the
     tools ``specs``, of which those named in ``mcp_tools`` come from MCP servers;
-    ``counted`` is the provider's count for it (0: none, the estimate stands)."""
+    ``counted`` is the provider's count for it (0: none, the estimate stands).
+    ``history_tokens``: the estimate of the messages after the system message, when the
+    caller keeps it (app.llm.chat_history), so a long history is not written out again."""
     system = str(messages[0]["content"]) if messages else ""
     instructions = estimate_tokens(instructions_of(system))
     mcp = [spec for spec in specs if spec["function"]["name"] in mcp_tools]
@@ -56,12 +59,16 @@ def measure(
         estimate_tokens(own) if own else 0,
         estimate_tokens(mcp) if mcp else 0,
         instructions,
-        estimate_tokens(messages[1:]) if len(messages) > 1 else 0,
+        _history_estimate(messages) if history_tokens is None else history_tokens,
     ]
     estimated = sum(estimates)
     total = counted or estimated
     shares = _shared(estimates, total) if counted and estimated else estimates
     return ContextSize(tuple(zip(PARTS, shares, strict=True)), total, window, bool(counted))
+
+
+def _history_estimate(messages: list[dict[str, Any]]) -> int:
+    return estimate_tokens(messages[1:]) if len(messages) > 1 else 0
 
 
 def _shared(estimates: list[int], total: int) -> list[int]:

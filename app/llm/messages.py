@@ -112,15 +112,25 @@ def to_chat(
     chat: list[dict[str, Any]] = []
     shown = since_summary(messages, summary_message_id)
     for index, message in enumerate(shown):
-        if message.id == summary_message_id:
-            summary = text_of(message.parts)
-            chat.append({"role": "user", "content": SUMMARY_PREAMBLE + summary + SUMMARY_CONTINUE})
-        elif message.role == "user":
-            chat.append({"role": "user", "content": _user_content(message.parts, vision)})
-        elif message.role == "assistant":
-            following = shown[index + 1] if index + 1 < len(shown) else None
-            results = following.parts if following is not None and following.role == "tool" else []
-            _append_assistant(chat, message.parts, results, model is not None and message.model == model, vision)
+        following = shown[index + 1] if index + 1 < len(shown) else None
+        chat += chat_of(message, following, summary_message_id, model=model, vision=vision)
+    return chat
+
+
+def chat_of(
+    message: Message, following: Message | None, summary_message_id: str | None, *, model: str | None, vision: bool
+) -> list[dict[str, Any]]:
+    """The chat messages one stored message becomes in ``to_chat``: they depend on it, on
+    the message after it (an assistant message's tool results), on the summary's id and
+    on ``model`` and ``vision``, nothing else (app.llm.chat_history relies on that)."""
+    if message.id == summary_message_id:
+        return [{"role": "user", "content": SUMMARY_PREAMBLE + text_of(message.parts) + SUMMARY_CONTINUE}]
+    if message.role == "user":
+        return [{"role": "user", "content": _user_content(message.parts, vision)}]
+    chat: list[dict[str, Any]] = []
+    if message.role == "assistant":
+        results = following.parts if following is not None and following.role == "tool" else []
+        _append_assistant(chat, message.parts, results, model is not None and message.model == model, vision)
     return chat
 
 
@@ -228,4 +238,20 @@ def _replayable(arguments: str) -> str:
 
 def estimate_tokens(payload: object) -> int:
     """A rough token count (4 characters a token) for when no provider has counted yet."""
-    return len(json.dumps(payload, ensure_ascii=False, default=str)) // 4
+    return json_chars(payload) // 4
+
+
+def json_chars(payload: object) -> int:
+    """The length of ``payload`` as JSON, as ``estimate_tokens`` counts it."""
+    return len(_ESTIMATE_ENCODER.encode(payload))
+
+
+_ESTIMATE_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+"""``json.dumps(payload, ensure_ascii=False, default=str)``'s encoder, made once: the history
+is measured one message at a time, and ``json.dumps`` with options makes one per call."""
+
+
+def list_json_chars(item_chars: int, count: int) -> int:
+    """``json_chars`` of a list of ``count`` items whose own ``json_chars`` add up to
+    ``item_chars``, without writing the list: its brackets and a ", " between items."""
+    return 2 + item_chars + 2 * max(count - 1, 0)

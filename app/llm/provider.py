@@ -407,6 +407,17 @@ _NO_PROVIDER = "LLM Provider NOT provided"
 _LITELLM_PREFIX = re.compile(r"^(?:(?:litellm\.)?\w+(?:Error|Exception)(?::| -)\s*)+")
 
 
+def _detached(value: Any) -> Any:
+    """A copy of a JSON-shaped value whose dicts and lists are its own (strings are shared):
+    the loop keeps the messages of earlier requests (app.llm.chat_history), and nothing
+    promises that each of litellm's provider routes leaves what it is given as it was."""
+    if isinstance(value, dict):
+        return {key: _detached(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_detached(item) for item in value]
+    return value
+
+
 def _detail(exc: BaseException) -> str:
     """The provider's own words, on one line and short."""
     body = getattr(exc, "body", None)
@@ -576,6 +587,7 @@ class Provider:
         litellm's name for it when they differ (a custom provider's model)."""
         litellm = await ensure_litellm()
         target = options.get("route") or model
+        messages = [_detached(message) for message in messages]  # the kept history stays the loop's (see _detached)
         if options.get("prompt_cache") and takes_breakpoints(target):
             messages = with_breakpoints(messages)
         base_url, prices = options.get("base_url"), options.get("prices")
