@@ -62,6 +62,7 @@ from app.llm.messages import (
     signed_reasoning_part,
     since_summary,
     text_part,
+    to_chat,
     tool_call_part,
     tool_result_part,
 )
@@ -577,11 +578,10 @@ class AgentLoop:
         await self._compact(turn)
         return self._messages(turn)[0]
 
-    def _messages(self, turn: _Turn, *, for_model: str | None = None) -> tuple[list[dict[str, Any]], int]:
+    def _messages(self, turn: _Turn) -> tuple[list[dict[str, Any]], int]:
         """System prompt and the history the model sees (from the last summary on), and
-        the history's token estimate. ``for_model``: another model than the turn's reads
-        it (the summarizer), so it gets neither the turn model's thinking nor images it
-        may not take. The history is extended from the last request's (app.llm.chat_history)."""
+        the history's token estimate. The history is extended from the last request's
+        (app.llm.chat_history)."""
         session = self.runtime.store.sessions.get(turn.session_id)
         skills = self.runtime.skills.summaries() if SkillTool.name in turn.tools else ()
         system = build_system_prompt(
@@ -591,8 +591,8 @@ class AgentLoop:
             turn.session_id,
             self._transcripts.list(turn.session_id),
             session.summary_message_id if session else None,
-            model=for_model or turn.model,
-            vision=turn.vision and for_model is None,
+            model=turn.model,
+            vision=turn.vision,
         )
         return [{"role": "system", "content": system}, *history.messages], history.tokens
 
@@ -882,9 +882,13 @@ class AgentLoop:
             )
             hooks.announce(turn.session_id, before.shown)
         model = self._helper_model("summarizer", turn.model)
+        session = self.runtime.store.sessions.get(turn.session_id)
+        # Another model reads the history once: built whole, so the turn's kept one stays as
+        # it is; it gets neither the turn model's thinking nor images it may not take.
+        summary_id = session.summary_message_id if session else None
+        history = to_chat(self._transcripts.list(turn.session_id), summary_id, model=model)
         request = compaction.summary_request(
-            build_system_prompt(self._agent("summarizer"), self.runtime.root, self.runtime.config),
-            self._messages(turn, for_model=model)[0][1:],
+            build_system_prompt(self._agent("summarizer"), self.runtime.root, self.runtime.config), history
         )
         try:
             summary, usage = await self._complete(model, request)
