@@ -2,6 +2,13 @@
 API (``Markdown.get_stream``), which merges the fragments that arrive while the last
 write is still being drawn, so a fast reply never queues more writes than frames.
 
+While the reply ends in a list or a quote, its text goes to the document a line at a
+time (or once a line has waited ``LINE_WAIT``): Textual's Markdown draws such a block
+again whole, every item made anew, at each write that reaches it, where a paragraph, a
+code block or a table is updated in place. Written a fragment at a time, a list a few
+items long remakes dozens of widgets per frame, and the garbage they leave makes the
+collector's full passes (each a stalled frame) come several times a second.
+
 A text drawn at once (a stored reply) shows its code blocks plain, then coloured
 (code_fence.CodeFence). Bare web addresses become links only with their scheme
 (``https://...``): a file name such as ``setup.py`` or ``README.md`` reads as a domain
@@ -13,6 +20,7 @@ from __future__ import annotations
 from contextlib import suppress
 
 from markdown_it import MarkdownIt
+from textual.timer import Timer
 from textual.widget import MountError
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock, MarkdownStream
@@ -22,6 +30,11 @@ from app.tui.widgets.code_fence import CodeFence
 
 CODE_BLOCKS = ("fence", "code_block")
 """Markdown's names of the blocks drawn as code."""
+REMADE_BLOCKS = ("bullet_list_open", "ordered_list_open", "blockquote_open")
+"""Markdown's names of the blocks Textual's Markdown makes again whole at each write."""
+LINE_WAIT = 0.25
+"""Seconds the unfinished line of a list or a quote may wait for its end before it is
+drawn anyway (a long item, or a model that pauses mid-line)."""
 
 
 def reply_parser() -> MarkdownIt:
@@ -30,6 +43,27 @@ def reply_parser() -> MarkdownIt:
     if parser.linkify is not None:  # None only where linkify-it is not installed
         parser.linkify.set({"fuzzy_link": False, "fuzzy_email": False})
     return parser
+
+
+class LastBlock:
+    """The kind of the last top-level block of a text that only grows: Markdown's name of
+    its opening token (``paragraph_open``, ``bullet_list_open``, ``fence``...). Each call
+    parses from where that block began, as Textual's stream does, not the whole text."""
+
+    def __init__(self) -> None:
+        self._parser = MarkdownIt("gfm-like", {"linkify": False}).disable("inline")
+        self._start = 0
+        """Where the last top-level block found so far begins in the text."""
+
+    def of(self, text: str) -> str | None:
+        tail = text[self._start:]
+        tops = [(token.type, token.map[0]) for token in self._parser.parse(tail)
+                if token.level == 0 and token.map is not None]
+        if not tops:
+            return None
+        kind, first_line = tops[-1]
+        self._start += sum(len(line) for line in tail.splitlines(keepends=True)[:first_line])
+        return kind
 
 
 class StreamedText(Markdown):
@@ -42,6 +76,10 @@ class StreamedText(Markdown):
         super().__init__(text or None, parser_factory=reply_parser)
         self.text = text
         self._stream: MarkdownStream | None = None
+        self._held = ""
+        """Text written to this part but not yet to the document (see LINE_WAIT)."""
+        self._last_block: LastBlock | None = None
+        self._line_timer: Timer | None = None
 
     @property
     def drawn(self) -> bool:
@@ -61,10 +99,32 @@ class StreamedText(Markdown):
         return super().get_block_class(block_name)
 
     async def write(self, text: str) -> None:
-        if self._stream is None:
+        if self._stream is None or self._last_block is None:
             self._stream = Markdown.get_stream(self)
+            self._last_block = LastBlock()
         self.text += text
-        await self._stream.write(text)
+        self._held += text
+        ready = len(self._held)
+        if self._last_block.of(self.text) in REMADE_BLOCKS:
+            ready = self._held.rfind("\n") + 1
+            if ready < len(self._held) and self._line_timer is None:
+                self._line_timer = self.set_timer(LINE_WAIT, self._write_held)
+        if ready:
+            await self._write_held(ready)
+
+    async def _write_held(self, length: int | None = None) -> None:
+        """Hand the held text, or its first ``length`` characters, to the document."""
+        length = len(self._held) if length is None else length
+        if length == len(self._held):
+            self._stop_line_timer()
+        ready, self._held = self._held[:length], self._held[length:]
+        if ready and self._stream is not None:
+            await self._stream.write(ready)
+
+    def _stop_line_timer(self) -> None:
+        if self._line_timer is not None:
+            self._line_timer.stop()
+            self._line_timer = None
 
     def finish(self) -> None:
         """No more text will come; what is queued is still drawn."""
@@ -73,6 +133,7 @@ class StreamedText(Markdown):
 
     async def replace(self, text: str) -> None:
         """Show ``text`` instead (the stored part, when deltas were lost on the way)."""
+        self._held = ""
         await self._end_stream()
         self.text = text
         await self.update(text)
@@ -80,9 +141,13 @@ class StreamedText(Markdown):
     async def _end_stream(self) -> None:
         """Stop the stream once it has written what it holds. A part removed meanwhile (a
         session switch, quitting) has nowhere to write it: that is no error."""
+        self._stop_line_timer()
         stream, self._stream = self._stream, None
+        held, self._held = self._held, ""
         if stream is not None:
             with suppress(MountError):
+                if held:
+                    await stream.write(held)
                 await stream.stop()
 
     async def on_unmount(self) -> None:
