@@ -32,7 +32,8 @@ def test_a_pause_restores_the_collector_as_it_found_it():
         gc.enable()
 
 
-def test_resuming_after_start_up_freezes_what_it_made():
+def test_resuming_after_start_up_freezes_what_it_made_and_spaces_young_passes():
+    thresholds = gc.get_threshold()
     gc_policy.pause()
     try:
         assert not gc.isenabled()
@@ -40,9 +41,11 @@ def test_resuming_after_start_up_freezes_what_it_made():
         gc_policy.resume()
         assert gc.isenabled() and gc.get_freeze_count() > 0
         assert not any(obj is made for obj in gc.get_objects())
+        assert gc.get_threshold() == (gc_policy.YOUNG_THRESHOLD, *thresholds[1:])
     finally:
         gc.enable()
         gc.unfreeze()
+        gc.set_threshold(*thresholds)
 
 
 class Cycle:
