@@ -271,6 +271,7 @@ class AgentLoop:
             files, images = await self._mentions(session_id, agent, prompt, mentioned, confined)
             hooks = self.runtime.hooks
             self._sessions.add(session_id)
+            await self._transcripts.load(session_id)
             if hooks.declared("Notification") and self._notifying is None:
                 self._notifying = asyncio.create_task(notify(hooks, self.runtime.bus, self._task_agents.__contains__))
             new_session = hooks.declared("SessionStart") and not self._transcripts.list(session_id)

@@ -11,6 +11,7 @@ the session drops out of the cache; opencode runs one writer per session at a ti
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 
 from app.bus import Bus, Subscription
@@ -42,6 +43,22 @@ class Transcripts:
                 self._sessions.popitem(last=False)
         self._sessions.move_to_end(session_id)
         return list(cached.values())
+
+    async def load(self, session_id: str) -> None:
+        """Read the session from the store in a worker thread, unless it is cached: the
+        first step of a turn in a long session then does not hold the event loop (the
+        screen, the keys) while thousands of rows are read and decoded. Events that come
+        while it reads are applied once the read is in, as ``list`` would: a message it
+        read is replaced by the same one, a newer one follows the rest."""
+        self._catch_up()  # subscribed before the read, so nothing written meanwhile is missed
+        if session_id in self._sessions:
+            return
+        read = await asyncio.to_thread(self._messages.list, session_id)
+        if session_id not in self._sessions:
+            self._sessions[session_id] = {m.id: m for m in read}
+            while len(self._sessions) > self._capacity:
+                self._sessions.popitem(last=False)
+        self._catch_up()
 
     def reshaped(self, session_id: str) -> int:
         """How many times messages of the session were taken out or put back since this
