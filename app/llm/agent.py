@@ -323,7 +323,7 @@ class AgentLoop:
         measures it (without the next prompt): ``/context`` and the status bar."""
         turn = self._new_turn(session_id, agent, self.resolve_model(agent, model), "")
         turn.vision = await self._takes_images(turn.route)  # the history as a turn would send it
-        return await self._measure(turn, *self._messages(turn))
+        return await self._measure(turn, *(await self._messages(turn)))
 
     async def _measure(self, turn: _Turn, messages: list[dict[str, Any]], history_tokens: int) -> ContextSize:
         mcp = {name for name in turn.tools if name not in self._tools}  # a built-in keeps its name over an MCP tool
@@ -564,7 +564,7 @@ class AgentLoop:
     async def _request(self, turn: _Turn) -> list[dict[str, Any]]:
         """The messages of the next request, compacting the history first when it fills
         90% of the model's window."""
-        messages, history_tokens = self._messages(turn)
+        messages, history_tokens = await self._messages(turn)
         size = await self._measure(turn, messages, history_tokens)
         tokens, window = size.total, size.window
         if not compaction.needs_compaction(tokens, window):
@@ -577,18 +577,19 @@ class AgentLoop:
         if not self._can_compact(turn):
             return messages  # autoCompact is off: let the provider decide
         await self._compact(turn)
-        return self._messages(turn)[0]
+        return (await self._messages(turn))[0]
 
-    def _messages(self, turn: _Turn) -> tuple[list[dict[str, Any]], int]:
+    async def _messages(self, turn: _Turn) -> tuple[list[dict[str, Any]], int]:
         """System prompt and the history the model sees (from the last summary on), and
         the history's token estimate. The history is extended from the last request's
         (app.llm.chat_history)."""
+        await self._transcripts.load(turn.session_id)
         session = self.runtime.store.sessions.get(turn.session_id)
         skills = self.runtime.skills.summaries() if SkillTool.name in turn.tools else ()
         system = build_system_prompt(
             self._agent(turn.agent), self.runtime.root, self.runtime.config, turn.outside_context, skills
         )
-        history = self._histories.build(
+        history = await self._histories.build(
             turn.session_id,
             self._transcripts.list(turn.session_id),
             session.summary_message_id if session else None,

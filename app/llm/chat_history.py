@@ -22,6 +22,7 @@ history (``estimate_tokens`` of it) is a sum rather than a serialisation of it a
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
@@ -95,24 +96,29 @@ class ChatHistories:
         self._capacity = capacity
         self._built: OrderedDict[str, _Built] = OrderedDict()
 
-    def build(
+    async def build(
         self, session_id: str, transcript: list[Message], summary_message_id: str | None, *, model: str | None,
         vision: bool,
     ) -> ChatHistory:
         """``to_chat(transcript, summary_message_id, model=model, vision=vision)``, from
-        what was built for the session before when it still holds."""
+        what was built for the session before when it still holds. A history built whole
+        (the first request after resuming, an undo, a compaction, another model) is
+        converted in a worker thread: in a long session that is thousands of messages,
+        which would hold the event loop; nothing else touches it until it is in place."""
         key: ChatKey = (summary_message_id, model, vision)
         built = self._built.get(session_id)
         kept = _kept(built, transcript) if built is not None and built.key == key else None
-        if built is None or kept is None:
+        if built is not None and kept is not None:
+            built.keep(kept)
+            built.extend(transcript, summary_message_id)
+        else:
             start = len(transcript) - len(since_summary(transcript, summary_message_id))
-            built = self._built[session_id] = _Built(key, [], [], start)
+            built = _Built(key, [], [], start)
+            await asyncio.to_thread(built.extend, transcript, summary_message_id)
+            self._built[session_id] = built
             while len(self._built) > self._capacity:
                 self._built.popitem(last=False)
-        else:
-            built.keep(kept)
         self._built.move_to_end(session_id)
-        built.extend(transcript, summary_message_id)
         chars = built.chars[-1] if built.chars else 0
         return ChatHistory(tuple(built.chat), list_json_chars(chars, len(built.chat)))
 

@@ -110,11 +110,11 @@ class Conversation:
         self.runtime.store.sessions.update(self.session_id, summary_message_id=summary.id)
         self.undone.clear()  # an undo does not reach past a summary
 
-    def check(self, model: str, vision: bool) -> None:
+    async def check(self, model: str, vision: bool) -> None:
         session = self.runtime.store.sessions.get(self.session_id)
         assert session is not None
         summary = session.summary_message_id
-        built = self.histories.build(
+        built = await self.histories.build(
             self.session_id, self.transcripts.list(self.session_id), summary, model=model, vision=vision
         )
         rebuilt = to_chat(self.runtime.store.messages.list(self.session_id), summary, model=model, vision=vision)
@@ -128,9 +128,9 @@ async def test_the_extended_history_equals_a_full_rebuild_after_every_operation(
         for _ in range(120):
             conversation.step()
             model = conversation.random.choice([*MODELS, None])
-            conversation.check(model or MODELS[0], vision=conversation.random.random() < 0.5)
+            await conversation.check(model or MODELS[0], vision=conversation.random.random() < 0.5)
             if conversation.random.random() < 0.2:  # the summarizer reads it between two steps
-                conversation.check(MODELS[1], vision=False)
+                await conversation.check(MODELS[1], vision=False)
         conversation.transcripts.close()
 
 
