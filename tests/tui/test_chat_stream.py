@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import gc
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from textual.pilot import Pilot
 
 from app.llm.events import TextDelta, TurnFinished
-from app.tui.widgets.message_assistant import AssistantMessage
+from app.tui.app import OpencodeApp
 from app.tui.widgets import message_text
+from app.tui.widgets.message_assistant import AssistantMessage
 from app.tui.widgets.message_text import StreamedText
 from tests.tui.conftest import wait_until
 
@@ -102,38 +107,41 @@ async def test_a_reply_removed_or_quit_in_mid_stream_stops_writing_quietly(make_
     assert loop_errors == []
 
 
-async def test_a_list_streams_a_line_at_a_time_and_its_last_line_once_the_part_ends(make_app, tui_runtime, monkeypatch):
-    """Textual's Markdown makes a list again whole at each write that reaches it: the
-    list's unfinished line waits for its end (here for ever: LINE_WAIT is an hour)."""
-    monkeypatch.setattr(message_text, "LINE_WAIT", 3600.0)
-    session = tui_runtime.store.sessions.create(title="list")
+@asynccontextmanager
+async def new_session_open(make_app, tui_runtime) -> AsyncIterator[tuple[OpencodeApp, Pilot, str]]:
+    """The app running with a new, empty session open: (app, pilot, session id)."""
+    session = tui_runtime.store.sessions.create(title="stream")
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
         await app.open_session(session.id)
         await pilot.pause()
+        yield app, pilot, session.id
+
+
+async def test_a_list_streams_a_line_at_a_time_and_its_last_line_once_the_part_ends(make_app, tui_runtime, monkeypatch):
+    """Textual's Markdown makes a list again whole at each write that reaches it: the
+    list's unfinished line waits for its end (here for ever: LINE_WAIT is an hour)."""
+    monkeypatch.setattr(message_text, "LINE_WAIT", 3600.0)
+    async with new_session_open(make_app, tui_runtime) as (app, pilot, session_id):
         messages, bus = tui_runtime.store.messages, tui_runtime.bus
-        message = messages.add(session.id, "assistant", [])
+        message = messages.add(session_id, "assistant", [])
         for chunk in ("Steps", ":\n\n- fir", "st\n- sec", "ond"):
-            bus.publish(TextDelta(session.id, message.id, chunk))
+            bus.publish(TextDelta(session_id, message.id, chunk))
         await wait_until(pilot, lambda: streamed_source(app) == "Steps:\n\n- first\n")
         await wait_until(pilot, lambda: all(text.text.endswith("- second") for text in app.query(StreamedText)))
         assert streamed_source(app) == "Steps:\n\n- first\n"
         assert len(app.query("MarkdownBullet")) == 1
         full = "Steps:\n\n- first\n- second"
         messages.update(message.id, [{"type": "text", "text": full}, {"type": "finish", "reason": "stop"}], finished=True)
-        bus.publish(TurnFinished(session.id, full, "stop"))
+        bus.publish(TurnFinished(session_id, full, "stop"))
         await wait_until(pilot, lambda: streamed_source(app) == full)
 
 
 async def test_a_list_line_that_waits_too_long_is_drawn_without_its_end(make_app, tui_runtime, monkeypatch):
     monkeypatch.setattr(message_text, "LINE_WAIT", 0.01)
-    session = tui_runtime.store.sessions.create(title="list")
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await app.open_session(session.id)
-        await pilot.pause()
+    async with new_session_open(make_app, tui_runtime) as (app, pilot, session_id):
         for chunk in ("> a quote\n> that goes", " on"):
-            tui_runtime.bus.publish(TextDelta(session.id, "m-1", chunk))
+            tui_runtime.bus.publish(TextDelta(session_id, "m-1", chunk))
         await wait_until(pilot, lambda: streamed_source(app) == "> a quote\n> that goes on")
         assert all(text.streaming for text in app.query(StreamedText))
 
@@ -142,13 +150,9 @@ async def test_paragraphs_and_code_stream_as_they_come(make_app, tui_runtime, mo
     """Only a list or a quote waits for its lines: a paragraph, and a code block (even one
     whose lines look like list items), are updated in place."""
     monkeypatch.setattr(message_text, "LINE_WAIT", 3600.0)
-    session = tui_runtime.store.sessions.create(title="code")
-    app = make_app()
-    async with app.run_test(size=(100, 30)) as pilot:
-        await app.open_session(session.id)
-        await pilot.pause()
+    async with new_session_open(make_app, tui_runtime) as (app, pilot, session_id):
         text = ""
         for chunk in ("- one\n\nThen a para", "graph, and code:\n\n```\n- not a", " list"):
-            tui_runtime.bus.publish(TextDelta(session.id, "m-1", chunk))
+            tui_runtime.bus.publish(TextDelta(session_id, "m-1", chunk))
             text += chunk
-            await wait_until(pilot, lambda: streamed_source(app) == text)
+            await wait_until(pilot, lambda sent=text: streamed_source(app) == sent)
