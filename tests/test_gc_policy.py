@@ -18,6 +18,22 @@ def test_full_passes_wait_while_any_holder_remains():
     assert gc.get_threshold() == before
 
 
+def test_start_up_ending_while_full_passes_are_held_keeps_its_young_threshold():
+    """litellm's import may hold full passes across the end of start-up: the hold gives
+    back the full-pass threshold only."""
+    before = gc.get_threshold()
+    gc_policy.pause()
+    try:
+        with gc_policy.full_passes_held():
+            gc_policy.resume()
+            assert gc.get_threshold() == (gc_policy.YOUNG_THRESHOLD, before[1], gc_policy.NEVER)
+        assert gc.get_threshold() == (gc_policy.YOUNG_THRESHOLD, *before[1:])
+    finally:
+        gc.enable()
+        gc.unfreeze()
+        gc.set_threshold(*before)
+
+
 def test_a_pause_restores_the_collector_as_it_found_it():
     assert gc.isenabled()
     with gc_policy.paused():

@@ -38,8 +38,8 @@ YOUNG_THRESHOLD = 5000
 start-up is over; CPython's default is 700 (see above)."""
 
 _holders = 0
-_thresholds: tuple[int, int, int] = gc.get_threshold()
-
+_full_threshold: int = gc.get_threshold()[2]
+"""The full-pass threshold to restore once no one holds full passes."""
 
 def pause() -> None:
     """No collection until ``resume``: start-up has begun."""
@@ -88,15 +88,17 @@ def paused() -> Iterator[None]:
 @contextmanager
 def full_passes_held() -> Iterator[None]:
     """Only the young generations are collected inside the block; the full pass waits
-    until every holder has left (the collector is process-wide, hence a count)."""
-    global _holders, _thresholds
+    until every holder has left (the collector is process-wide, hence a count). Only the
+    full-pass threshold is held and restored: the young ones may change meanwhile
+    (``resume``)."""
+    global _holders, _full_threshold
     if _holders == 0:
-        _thresholds = gc.get_threshold()
-        gc.set_threshold(_thresholds[0], _thresholds[1], NEVER)
+        young, older, _full_threshold = gc.get_threshold()
+        gc.set_threshold(young, older, NEVER)
     _holders += 1
     try:
         yield
     finally:
         _holders -= 1
         if _holders == 0:
-            gc.set_threshold(*_thresholds)
+            gc.set_threshold(*gc.get_threshold()[:2], _full_threshold)
