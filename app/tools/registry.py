@@ -50,6 +50,13 @@ def load_tool(name: str) -> Tool:
     return tool
 
 
+def import_tool_modules() -> None:
+    """Import every built-in tool's module, without making the tools: a front-end that
+    will run turns imports them ahead of the first one, from a thread."""
+    for where in BUILTIN_TOOLS.values():
+        import_module(where.partition(":")[0])
+
+
 def all_tools() -> list[Tool]:
     """One instance of every built-in tool, in the order models see them."""
     return [load_tool(name) for name in BUILTIN_TOOLS]

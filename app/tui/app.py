@@ -95,6 +95,14 @@ imported in the start-up thread beside the runtime, so the UI thread does not st
 them while the user types."""
 
 
+def import_turn_modules() -> None:
+    """What running a turn imports: the agent loop and every built-in tool."""
+    from app.tools.registry import import_tool_modules
+
+    importlib.import_module("app.llm.agent")
+    import_tool_modules()
+
+
 class OpencodeApp(App[WorktreeRestart | None]):
     CSS_PATH = "app.tcss"
     TITLE = "opencode"
@@ -1004,11 +1012,14 @@ class OpencodeApp(App[WorktreeRestart | None]):
         """litellm's import makes some 400,000 objects that live as long as the app. A full
         collection scans them all (the screen and keys stall meanwhile) and the import would
         set off several: none runs until it is done, and then its objects are frozen, so
-        later full passes skip them."""
+        later full passes skip them. The agent loop and the tools, which the first turn
+        would otherwise import on the event loop as the prompt is sent, are imported then
+        too, in a thread, and frozen with it."""
         from app.llm.provider import litellm_imported
 
         with gc_policy.full_passes_held():
             await litellm_imported()
+            await asyncio.to_thread(import_turn_modules)
         gc_policy.freeze()
 
     def use_theme(self, name: str) -> None:

@@ -180,6 +180,8 @@ from app.core.gc_policy import YOUNG_THRESHOLD
 from app.llm.provider import litellm_imported
 from app.tui.app import OpencodeApp
 
+TURN_MODULES = ("app.llm.agent", "app.tools.bash", "app.tools.patch", "app.tools.webfetch")
+
 async def main():
     thresholds = gc.get_threshold()
     app = OpencodeApp(Path(sys.argv[1]), model="openai/gpt-5", env={}, user_themes=Path("/nonexistent"),
@@ -190,6 +192,7 @@ async def main():
             await asyncio.wait_for(worker.wait(), 120)
         print("collecting:", gc.isenabled(), gc.get_threshold() == (YOUNG_THRESHOLD, *thresholds[1:]))
         print("frozen:", not any(obj is vars(litellm) for obj in gc.get_objects()))
+        print("ready for a turn:", all(name in sys.modules for name in TURN_MODULES))
 
 asyncio.run(main())
 """
@@ -198,9 +201,9 @@ asyncio.run(main())
 def test_litellms_objects_end_up_frozen_and_the_collector_runs_as_before(workspace):
     """In a fresh interpreter, as in a real launch: once litellm's background import is
     done, its objects are out of the collector's way and full passes are allowed again,
-    with young passes spaced as after any start-up."""
+    with young passes spaced as after any start-up; what a turn imports is imported too."""
     lines = run_python(LITELLM_SETTLING, str(workspace))
-    assert lines == ["collecting: True True", "frozen: True"]
+    assert lines == ["collecting: True True", "frozen: True", "ready for a turn: True"]
 
 
 async def test_another_tools_opencode_variable_is_a_warning_once_started(workspace, held_start, monkeypatch):
