@@ -283,8 +283,7 @@ class OpencodeApp(App[WorktreeRestart | None]):
         screens, so that building them and building the runtime do not compete for the
         interpreter (keys typed meanwhile echo sooner, and the end shows sooner)."""
         try:
-            early_session = await asyncio.to_thread(importlib.import_module, "app.tui.early_session")
-            early = await asyncio.to_thread(early_session.read_latest, self.root, self.cli_model, self.env)
+            early = await asyncio.to_thread(read_early_session, self.root, self.cli_model, self.env)
             if early is not None and self._resuming and self.runtime is None:
                 self._early = early
                 await self._draw_session(early.session_id, early.pages)
@@ -1228,6 +1227,14 @@ class OpencodeApp(App[WorktreeRestart | None]):
             return
         self._quit_pressed_at = now
         self.notify("Press ctrl+c again to quit", timeout=QUIT_WINDOW)
+
+
+def read_early_session(root: Path, cli_model: str | None, env: Mapping[str, str]) -> EarlySession | None:
+    """app.tui.early_session's ``read_latest``, its module imported here too: in the same
+    thread, off the UI thread, with one trip there and back."""
+    from app.tui.early_session import read_latest
+
+    return read_latest(root, cli_model, env)
 
 
 def home_relative(path: Path, env: Mapping[str, str]) -> str:
