@@ -22,6 +22,7 @@ from app.tui import early_session
 from app.tui.app import OpencodeApp
 from app.tui.early_session import EarlySession, read_latest
 from app.tui.message_pages import MessagePages
+from app.tui.widgets import chat_log
 from app.tui.widgets.message_assistant import AssistantMessage
 from app.tui.widgets.message_notice import ChatNotice
 from app.tui.widgets.message_user import UserMessage
@@ -123,6 +124,7 @@ async def test_the_end_shows_before_the_runtime_and_stays_the_same_widgets_once_
         await wait_until(pilot, lambda: "Turn 9?" in prompts(app) and gate.entered.is_set())
         assert app.runtime is None and app.session_id == session_id
         assert app.status.title == "A long session" and app.status.cost == 0.25
+        await asyncio.wait_for(app.chat.opened(), timeout=60)  # the turns above drawn too
         drawn = app.chat.message_widgets()
 
         gate.opened.set()
@@ -132,6 +134,16 @@ async def test_the_end_shows_before_the_runtime_and_stays_the_same_widgets_once_
         assert app.prompt.earlier_prompts[-1] == "Turn 9?"
         await app.chat.show_position(0)  # read through the runtime's store: the early one is closed
         await wait_until(pilot, lambda: FIRST_PROMPT in prompts(app))
+
+
+async def test_the_runtime_is_built_while_the_turns_above_the_end_wait(make_runtime, gate, monkeypatch):
+    monkeypatch.setattr(chat_log, "FILL_PAUSE", 600.0)  # the keyboard never quiet for long enough here
+    stored = make_runtime()
+    store_long_session(stored, 40)
+    app = resume(stored.root)
+    async with app.run_test(size=(100, 12)) as pilot:
+        await wait_until(pilot, gate.entered.is_set)
+        assert prompts(app) == ["Turn 9?"] and app.chat.window == range(36, 40)
 
 
 async def test_a_prompt_sent_before_the_runtime_goes_to_the_session_shown(make_runtime, gate, script):
@@ -315,6 +327,20 @@ def test_the_early_read_reads_the_latest_session_and_only_where_the_runtime_woul
     assert latest() == session_id
     (root / ".opencode.json").write_text('{"tui": ')
     assert latest() is None, "a config that does not read may set anything"
+
+
+def test_the_early_read_holds_the_end_the_chat_draws_first(make_runtime):
+    stored = make_runtime()
+    session_id = store_long_session(stored, 40)
+    end = stored.store.messages.page(session_id, 35, 40)
+    early = read_latest(stored.root, MODEL, {})
+    assert early is not None
+    early.database.close()  # what the chat draws first is read already: no more trips to the store
+
+    async def first_page() -> tuple[int, list[str]]:
+        return await early.pages.count(), [message.id for message in await early.pages.page(36, 40)]
+
+    assert asyncio.run(first_page()) == (40, [message.id for message in end[1:]])
 
 
 def test_the_early_read_creates_no_database(workspace: Path):

@@ -5,8 +5,12 @@ user scrolls up.
 What it costs follows what is on screen, not the session's length: the chat holds a
 window of the session's messages as widgets, read from the store (``MessagePages``) a page
 at a time. Opening a session draws about its last turn, then a turn at a time above it
-until a screen above the view is drawn, so each step lays out little and the keyboard
-stays responsive while a session opens; scrolling near the top of the window
+until a screen above the view is drawn, so each step lays out little. Once the view is
+full, those turns above wait for the keyboard to be quiet for ``FILL_PAUSE`` (after the
+end is drawn, and after each change the user types in the prompt, see ``typed``):
+laying out a turn holds the UI thread for longer than a typed key's echo should wait,
+and they are off screen until the user scrolls, which reads them at once. Scrolling
+near the top of the window
 reads the page before it, near the bottom the page after it, and once the window holds
 more than ``LIVE_LIMIT`` messages those two screens or more past the view are released. While the
 window does not reach the session's end (the user scrolled far up), new messages are
@@ -21,12 +25,14 @@ the first frame does not need."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.timer import Timer
 
 from app.core import gc_policy
 from app.tui import css_beside
@@ -49,6 +55,9 @@ PAGE = 8
 FIRST_PAGE = PAGE // 2
 """Messages drawn first when a session opens (about a turn, which mostly fills a screen):
 the pages above follow once it is on screen."""
+FILL_PAUSE = 0.3
+"""Seconds without typing in the prompt before the turns above a full view are drawn
+while a session opens (longer than the gap between keys of someone typing on)."""
 LIVE_LIMIT = 12
 """Beyond this many messages as widgets, those more than two screens from the view are released."""
 WALK_LIMIT = 2 * LIVE_LIMIT
@@ -110,6 +119,11 @@ class ChatLog(VerticalScroll):
         screen above the view (or the session's start), or the view jumped elsewhere.
         Until then pages above are read a turn at a time."""
         self._opened.set()
+        self._quiet_since = 0.0
+        """When the keyboard last did something the opening fill waits after (a change
+        typed in the prompt, the session's end drawn): ``time.monotonic()``."""
+        self._fill_waits: Timer | None = None
+        """The opening fill, waiting for the keyboard to be quiet."""
         self._assistants: dict[str, AssistantMessage] = {}
         self._results: dict[str, ToolResult] = {}
         self._subagents: dict[str, tuple[str, str, str]] = {}
@@ -156,15 +170,22 @@ class ChatLog(VerticalScroll):
             self.session_id = session_id
             self._pages = pages
             self._opened.clear()
+            self._quiet_since = time.monotonic()
             self._total = await pages.count() if pages is not None else 0
             self._first = self._end = self._total
-            await self._read_older(FIRST_PAGE)
+            with self.app.batch_update():  # one layout once it is all mounted, not one per step of mounting
+                await self._read_older(FIRST_PAGE)
         self.anchor()
         self.call_after_refresh(self._fill)
 
     async def opened(self) -> None:
         """Wait until the session shown has its first screens drawn (see ``_opened``)."""
         await self._opened.wait()
+
+    def typed(self) -> None:
+        """The user typed in the prompt: while a session opens, the turns above its full
+        view wait until the typing pauses (``FILL_PAUSE``)."""
+        self._quiet_since = time.monotonic()
 
     async def read_from(self, pages: MessagePages | None) -> bool:
         """Read the session shown from ``pages`` from now on (the same session through
@@ -224,6 +245,8 @@ class ChatLog(VerticalScroll):
                 await self._release_far(margin)
         older = self._first > 0 and self.scroll_y < margin
         newer = self._end < self._total and self.scroll_y > self.max_scroll_y - margin
+        if older and self._waits_for_quiet():
+            return
         if older:
             await self._load_older()
         elif newer:
@@ -233,6 +256,20 @@ class ChatLog(VerticalScroll):
                 await self._release_far(margin)
         if not (older or newer):
             self._opened.set()
+
+    def _waits_for_quiet(self) -> bool:
+        """While a session opens with its view full and at the end (what is above is off
+        screen), put the next turn above off until the keyboard has been quiet for
+        ``FILL_PAUSE``; True when it is put off."""
+        if self._opened.is_set() or self.max_scroll_y == 0 or self.scroll_y < self.max_scroll_y:
+            return False
+        wait = self._quiet_since + FILL_PAUSE - time.monotonic()
+        if wait <= 0:
+            return False
+        if self._fill_waits is not None:
+            self._fill_waits.stop()
+        self._fill_waits = self.set_timer(wait, self._fill)
+        return True
 
     async def _release_far(self, screen: int) -> None:
         """Release the messages more than two screens past the view's edges (so far that
