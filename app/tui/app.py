@@ -13,8 +13,9 @@ meanwhile is sent as soon as the runtime is ready.
 
 ``continue_last`` (``--continue``) puts a step before the runtime: the session to resume
 is read from the store, read-only, in a thread (app.tui.early_session) and its end drawn;
-the runtime is built once the end is drawn, and when it resumes the same session the
-chat keeps what it drew and reads on from the runtime's store.
+the runtime is built once the chat holds its first screens (or its end, in a full view,
+while the turns above wait for a pause in the typing), and when it resumes the same
+session the chat keeps what it drew and reads on from the runtime's store.
 """
 
 from __future__ import annotations
@@ -279,9 +280,10 @@ class OpencodeApp(App[WorktreeRestart | None]):
     @work(exit_on_error=False, group="startup")
     async def _show_early_session(self) -> None:
         """``--continue``: the end of the session to resume, read from the store while the
-        runtime does not exist yet. The runtime is built once the end is on screen, so that
-        the two do not compete for the interpreter (the end shows sooner); the turns above
-        the view follow when the keyboard is quiet (app.tui.widgets.chat_log)."""
+        runtime does not exist yet. The runtime is built once the chat holds its first
+        screens, or once its end fills the view and the turns above wait for the keyboard
+        to be quiet (app.tui.widgets.chat_log), so that drawing the end and building the
+        runtime do not compete for the interpreter (the end shows sooner)."""
         try:
             early = await asyncio.to_thread(read_early_session, self.root, self.cli_model, self.env)
             if early is not None and self._resuming and self.runtime is None:
@@ -289,6 +291,7 @@ class OpencodeApp(App[WorktreeRestart | None]):
                 await self._draw_session(early.session_id, early.pages)
                 if self.session_id == early.session_id:  # else the user opened another meanwhile
                     self._show_title(early.title, early.cost)
+                    await self.chat.opened()
             elif early is not None:
                 early.database.close()
         except asyncio.CancelledError:
@@ -296,7 +299,7 @@ class OpencodeApp(App[WorktreeRestart | None]):
         except Exception:
             self._build_runtime()  # the early view is a head start only: start-up goes on without it
             raise
-        self.call_after_refresh(self._build_runtime)  # once the end drawn is on screen
+        self._build_runtime()
 
     @work(thread=True, exit_on_error=False, group="startup")
     def _build_runtime(self) -> None:
@@ -503,7 +506,8 @@ class OpencodeApp(App[WorktreeRestart | None]):
 
     @on(TextArea.Changed, "#prompt")
     def _prompt_typed(self) -> None:
-        self.chat.typed()
+        for chat in self.query("#chat").results(ChatLog):  # none once the app is closing
+            chat.typed()
 
     @on(PromptInput.Submitted)
     async def _submitted(self, message: PromptInput.Submitted) -> None:

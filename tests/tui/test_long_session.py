@@ -92,11 +92,11 @@ async def test_paging_up_through_a_long_transcript_shows_every_prompt_and_end_co
 
 
 async def test_while_a_session_opens_the_turns_above_its_full_view_wait_and_scrolling_up_reads_them(
-    make_app, tui_runtime, monkeypatch
+    make_app, tui_runtime, script, monkeypatch
 ):
     monkeypatch.setattr(chat_log, "FILL_PAUSE", 600.0)  # a pause in the typing that never comes here
     session_id = store_long_session(tui_runtime, 40)
-    app = make_app()
+    app = make_app(script([{"steps": [{"text": "Answered."}]}]))
     async with app.run_test(size=(100, 12)) as pilot:
         chat = app.chat
         await app.open_session(session_id)
@@ -104,6 +104,10 @@ async def test_while_a_session_opens_the_turns_above_its_full_view_wait_and_scro
         await settled(pilot, chat)
         assert chat.max_scroll_y > 0 and chat.scroll_y == chat.max_scroll_y, "the end fills the view"
         assert chat.window == range(36, 40) and app.prompt.text == "typed at once"
+        await pilot.press("enter")  # a prompt sent meanwhile: the end grows, what is above still waits
+        await wait_until(pilot, lambda: not app.turn_running and "Answered." in chat.message_widgets()[-1].text)
+        await settled(pilot, chat)
+        assert chat.window == range(36, 42)
         chat.scroll_relative(y=-chat.size.height, animate=False, immediate=True)
         await wait_until(pilot, lambda: "Turn 8?" in {widget.text for widget in chat.query(UserMessage)})
 

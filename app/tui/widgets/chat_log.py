@@ -114,10 +114,13 @@ class ChatLog(VerticalScroll):
         """The last change of the window has been laid out: the widgets' places are known."""
         self._released = 0
         """Messages released since the last full collection."""
+        self._opening = False
+        """The session shown does not have its first screens drawn yet: the window has not
+        reached a screen above the view (nor the session's start), and the view has not
+        jumped elsewhere. Until then pages above are read a turn at a time."""
         self._opened = asyncio.Event()
-        """Set once the session shown has its first screens drawn: the window reached a
-        screen above the view (or the session's start), or the view jumped elsewhere.
-        Until then pages above are read a turn at a time."""
+        """Set once the session shown has its first screens drawn, or a full view of its
+        end is laid out and the turns above wait for the keyboard to be quiet."""
         self._opened.set()
         self._quiet_since = 0.0
         """When the keyboard last did something the opening fill waits after (a change
@@ -169,6 +172,7 @@ class ChatLog(VerticalScroll):
             self._notices.clear()
             self.session_id = session_id
             self._pages = pages
+            self._opening = True
             self._opened.clear()
             self._quiet_since = time.monotonic()
             self._total = await pages.count() if pages is not None else 0
@@ -179,7 +183,8 @@ class ChatLog(VerticalScroll):
         self.call_after_refresh(self._fill)
 
     async def opened(self) -> None:
-        """Wait until the session shown has its first screens drawn (see ``_opened``)."""
+        """Wait until the session shown has its first screens drawn, or the turns above
+        its full view wait for the keyboard (see ``_opened``)."""
         await self._opened.wait()
 
     def typed(self) -> None:
@@ -230,7 +235,7 @@ class ChatLog(VerticalScroll):
     async def _fill(self) -> None:
         """Read the next page when the view comes within a screen of the window's edge."""
         if self._pages is None or not self.is_attached:
-            self._opened.set()
+            self._done_opening()
             return
         if self._reading.locked() or not self._laid_out:
             # What to read or release depends on where the widgets are, known after layout.
@@ -255,13 +260,17 @@ class ChatLog(VerticalScroll):
             async with self._changing():
                 await self._release_far(margin)
         if not (older or newer):
-            self._opened.set()
+            self._done_opening()
+
+    def _done_opening(self) -> None:
+        self._opening = False
+        self._opened.set()
 
     def _waits_for_quiet(self) -> bool:
         """While a session opens with its view full and at the end (what is above is off
         screen), put the next turn above off until the keyboard has been quiet for
         ``FILL_PAUSE``; True when it is put off."""
-        if self._opened.is_set() or self.max_scroll_y == 0 or self.scroll_y < self.max_scroll_y:
+        if not self._opening or self.max_scroll_y == 0 or self.scroll_y < self.max_scroll_y:
             return False
         wait = self._quiet_since + FILL_PAUSE - time.monotonic()
         if wait <= 0:
@@ -269,6 +278,7 @@ class ChatLog(VerticalScroll):
         if self._fill_waits is not None:
             self._fill_waits.stop()
         self._fill_waits = self.set_timer(wait, self._fill)
+        self._opened.set()  # the end is on screen: what is above can wait
         return True
 
     async def _release_far(self, screen: int) -> None:
@@ -312,7 +322,7 @@ class ChatLog(VerticalScroll):
     async def _load_older(self) -> None:
         async with self._changing():
             # While a session opens, a turn at a time: the view is laid out in short steps.
-            await self._read_older(PAGE if self._opened.is_set() else FIRST_PAGE)
+            await self._read_older(FIRST_PAGE if self._opening else PAGE)
         self.call_after_refresh(self._fill)
 
     async def _load_newer(self) -> None:
@@ -479,7 +489,7 @@ class ChatLog(VerticalScroll):
         not there) and scroll to it; returns its widget."""
         if self._pages is None or not 0 <= position < self._total:
             return None
-        self._opened.set()
+        self._done_opening()
         async with self._changing():
             if position not in self.window:
                 await self._clear()
@@ -500,10 +510,11 @@ class ChatLog(VerticalScroll):
         self.scroll_end(animate=False)
 
     async def show_end(self) -> None:
-        """Back to the session's end (a prompt is sent while the user reads far above)."""
-        self._opened.set()
+        """Back to the session's end (a prompt is sent while the user reads far above).
+        A session still opening at its end goes on opening as it did."""
         async with self._changing():
             if not self.at_session_end:
+                self._done_opening()
                 await self._clear()
                 self._first = self._end = self._total
                 await self._read_older()
