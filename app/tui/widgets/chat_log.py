@@ -69,6 +69,42 @@ never pile up (the memory of a walk through the transcript stays flat), rarely e
 the collections cost little beside reading and laying out the pages."""
 
 
+CODE_FENCES = ("```", "~~~")
+MESSAGE_INSET = 4
+"""Columns of the chat's width that a message's text does not take (borders, padding, the
+scroll bar), for ``estimated_rows``."""
+
+
+def estimated_rows(message: Message, width: int) -> int:
+    """About the rows ``message`` takes at ``width`` columns, from its stored text alone
+    (no layout): each line of text wrapped, each tool call folded to one line, one row
+    between messages; a tool result shows in its call."""
+    if message.role == "tool":
+        return 0
+    rows = 1
+    for part in message.parts:
+        if part.get("type") == "tool_call":
+            rows += 1
+        elif part.get("type") == "text":
+            for line in str(part.get("text", "")).splitlines():
+                rows += max(1, -(-len(line) // width))
+                if line.lstrip().startswith(CODE_FENCES):
+                    rows += 1  # a code block's margins and padding: two rows more than its fence lines
+    return rows
+
+
+def rows_filled(messages: list[Message], rows: int, width: int) -> int:
+    """How many of the last of ``messages`` it takes to fill ``rows`` rows (by
+    ``estimated_rows``), never starting at a tool result (it goes with the reply that
+    called it); all of them when they fall short."""
+    filled = 0
+    for taken, message in enumerate(reversed(messages), 1):
+        filled += estimated_rows(message, width)
+        if filled >= rows and message.role != "tool":
+            return taken
+    return len(messages)
+
+
 class Shown(NamedTuple):
     """A message of the window: its id and role, and its widget (a tool result has none)."""
 
@@ -178,7 +214,7 @@ class ChatLog(VerticalScroll):
             self._total = await pages.count() if pages is not None else 0
             self._first = self._end = self._total
             with self.app.batch_update():  # one layout once it is all mounted, not one per step of mounting
-                await self._read_older(FIRST_PAGE)
+                await self._read_older(FIRST_PAGE, rows=self.size.height or None)
         self.anchor()
         self.call_after_refresh(self._fill)
 
@@ -330,9 +366,10 @@ class ChatLog(VerticalScroll):
             await self._read_newer()
         self.call_after_refresh(self._fill)
 
-    async def _read_older(self, size: int = PAGE) -> None:
+    async def _read_older(self, size: int = PAGE, *, rows: int | None = None) -> None:
         """The ``size`` messages before the window, mounted above it with the view kept
-        where it was."""
+        where it was; with ``rows``, only the last of them that fill that many rows (by
+        ``rows_filled``): a session's end is drawn with no more than its view shows."""
         if self._pages is None or self._first == 0:
             return
         start = max(self._first - size, 0)
@@ -343,6 +380,10 @@ class ChatLog(VerticalScroll):
             start = read_from
         else:
             messages = messages[start - read_from:]
+        if rows is not None:
+            taken = rows_filled(messages, rows, max(self.size.width - MESSAGE_INSET, 1))
+            start += len(messages) - taken
+            messages = messages[len(messages) - taken:]
         keep_view = self._view_keeper()
         widgets = self._build(messages, start)
         self._first = start
