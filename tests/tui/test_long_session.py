@@ -112,6 +112,27 @@ async def test_while_a_session_opens_the_turns_above_its_full_view_wait_and_scro
         await wait_until(pilot, lambda: "Turn 8?" in {widget.text for widget in chat.query(UserMessage)})
 
 
+async def test_a_session_opens_with_as_few_of_its_last_messages_as_fill_the_view(make_app, tui_runtime, monkeypatch):
+    monkeypatch.setattr(chat_log, "FILL_PAUSE", 600.0)  # what is drawn first stays so
+    session_id = store_long_session(tui_runtime, 8)
+    code = "\n".join(f"line_{n} = {n}" for n in range(30))
+    store = tui_runtime.store.messages
+    call = {"type": "tool_call", "id": "call-long", "name": "view", "arguments": '{"filePath": "a.py"}'}
+    store.add(session_id, "user", [{"type": "text", "text": "The long one?"}])
+    store.add(session_id, "assistant", [{"type": "text", "text": "Reading it."}, call])
+    store.add(session_id, "tool", [{"type": "tool_result", "call_id": "call-long", "name": "view", "output": "x"}])
+    store.add(session_id, "assistant", [{"type": "text", "text": f"All of it:\n\n```python\n{code}\n```"}])
+    app = make_app()
+    async with app.run_test(size=(100, 20)) as pilot:
+        chat = app.chat
+        await app.open_session(session_id)
+        await settled(pilot, chat)
+        assert chat.window == range(11, 12), "the long reply fills the view alone"
+        assert chat.scroll_y == chat.max_scroll_y > 0
+        chat.scroll_relative(y=-chat.size.height, animate=False, immediate=True)
+        await wait_until(pilot, lambda: "The long one?" in prompts_on_screen(chat))
+
+
 async def test_new_messages_wait_while_the_user_reads_far_above_and_a_prompt_brings_the_end(make_app, tui_runtime, script):
     session_id = store_long_session(tui_runtime, 400)
     app = make_app(script([{"steps": [{"text": "The newest reply."}]}]))
