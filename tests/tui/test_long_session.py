@@ -112,6 +112,18 @@ async def test_while_a_session_opens_the_turns_above_its_full_view_wait_and_scro
         await wait_until(pilot, lambda: "Turn 8?" in {widget.text for widget in chat.query(UserMessage)})
 
 
+async def test_the_turns_above_a_full_view_come_once_the_typing_pauses(make_app, tui_runtime, monkeypatch):
+    monkeypatch.setattr(chat_log, "FILL_PAUSE", 0.05)
+    session_id = store_long_session(tui_runtime, 40)
+    app = make_app()
+    async with app.run_test(size=(100, 12)) as pilot:
+        chat = app.chat
+        await app.open_session(session_id)
+        await pilot.press(*"typed")
+        await wait_until(pilot, lambda: "Turn 8?" in {widget.text for widget in chat.query(UserMessage)})
+        assert chat.scroll_y == chat.max_scroll_y, "drawn above the view, which stays at the end"
+
+
 async def test_a_session_opens_with_as_few_of_its_last_messages_as_fill_the_view(make_app, tui_runtime, monkeypatch):
     monkeypatch.setattr(chat_log, "FILL_PAUSE", 600.0)  # what is drawn first stays so
     session_id = store_long_session(tui_runtime, 8)

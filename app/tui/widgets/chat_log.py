@@ -311,11 +311,14 @@ class ChatLog(VerticalScroll):
         wait = self._quiet_since + FILL_PAUSE - time.monotonic()
         if wait <= 0:
             return False
-        if self._fill_waits is not None:
-            self._fill_waits.stop()
-        self._fill_waits = self.set_timer(wait, self._fill)
+        if self._fill_waits is None:  # one at a time: it looks again when it fires
+            self._fill_waits = self.set_timer(wait, self._fill_once_quiet)
         self._opened.set()  # the end is on screen: what is above can wait
         return True
+
+    async def _fill_once_quiet(self) -> None:
+        self._fill_waits = None
+        await self._fill()
 
     async def _release_far(self, screen: int) -> None:
         """Release the messages more than two screens past the view's edges (so far that
