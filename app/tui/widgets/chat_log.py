@@ -4,9 +4,9 @@ user scrolls up.
 
 What it costs follows what is on screen, not the session's length: the chat holds a
 window of the session's messages as widgets, read from the store (``MessagePages``) a page
-at a time. Opening a session draws about its last turn, then a turn at a time above it
-until a screen above the view is drawn, so each step lays out little. Once the view is
-full, those turns above wait for the keyboard to be quiet for ``FILL_PAUSE`` (after the
+at a time. Opening a session draws its end (as few of its last messages as fill the view,
+by ``estimated_rows``), then a turn at a time above it until a screen above the view is
+drawn, so each step lays out little. Once the view is full, those turns above wait for the keyboard to be quiet for ``FILL_PAUSE`` (after the
 end is drawn, and after each change the user types in the prompt, see ``typed``):
 laying out a turn holds the UI thread for longer than a typed key's echo should wait,
 and they are off screen until the user scrolls, which reads them at once. Scrolling
@@ -53,8 +53,9 @@ CANCELLED_CALL = "Cancelled before it finished."
 PAGE = 8
 """Messages read from the store at a time (two turns of prompt, reply, tool result, reply)."""
 FIRST_PAGE = PAGE // 2
-"""Messages drawn first when a session opens (about a turn, which mostly fills a screen):
-the pages above follow once it is on screen."""
+"""Messages read at a time while a session opens (about a turn, which mostly fills a
+screen): its end is drawn from the last of them, the pages above follow once it is on
+screen."""
 FILL_PAUSE = 0.3
 """Seconds without typing in the prompt before the turns above a full view are drawn
 while a session opens (longer than the gap between keys of someone typing on)."""
@@ -70,6 +71,7 @@ the collections cost little beside reading and laying out the pages."""
 
 
 CODE_FENCES = ("```", "~~~")
+"""How a line that opens or closes a Markdown code block starts."""
 MESSAGE_INSET = 4
 """Columns of the chat's width that a message's text does not take (borders, padding, the
 scroll bar), for ``estimated_rows``."""
