@@ -26,6 +26,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,7 @@ from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
@@ -506,8 +508,8 @@ class OpencodeApp(App[WorktreeRestart | None]):
 
     @on(TextArea.Changed, "#prompt")
     def _prompt_typed(self) -> None:
-        for chat in self.query("#chat").results(ChatLog):  # none once the app is closing
-            chat.typed()
+        with suppress(NoMatches):  # the chat is gone once the app is closing
+            self.chat.typed()
 
     @on(PromptInput.Submitted)
     async def _submitted(self, message: PromptInput.Submitted) -> None:
