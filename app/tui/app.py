@@ -13,7 +13,8 @@ meanwhile is sent as soon as the runtime is ready.
 
 ``continue_last`` (``--continue``) puts a step before the runtime: the session to resume
 is read from the store, read-only, in a thread (app.tui.early_session) and its end drawn;
-the runtime is built once the chat holds its first screens, and when it resumes the same
+the runtime is built once the chat holds its first screens (or its end, in a full view,
+while the turns above wait for a pause in the typing), and when it resumes the same
 session the chat keeps what it drew and reads on from the runtime's store.
 """
 
@@ -25,6 +26,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +35,7 @@ from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.css.query import NoMatches
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Input, TextArea
@@ -288,11 +291,11 @@ class OpencodeApp(App[WorktreeRestart | None]):
     async def _show_early_session(self) -> None:
         """``--continue``: the end of the session to resume, read from the store while the
         runtime does not exist yet. The runtime is built once the chat holds its first
-        screens, so that building them and building the runtime do not compete for the
-        interpreter (keys typed meanwhile echo sooner, and the end shows sooner)."""
+        screens, or once its end fills the view and the turns above wait for the keyboard
+        to be quiet (app.tui.widgets.chat_log), so that drawing the end and building the
+        runtime do not compete for the interpreter (the end shows sooner)."""
         try:
-            early_session = await asyncio.to_thread(importlib.import_module, "app.tui.early_session")
-            early = await asyncio.to_thread(early_session.read_latest, self.root, self.cli_model, self.env)
+            early = await asyncio.to_thread(read_early_session, self.root, self.cli_model, self.env)
             if early is not None and self._resuming and self.runtime is None:
                 self._early = early
                 await self._draw_session(early.session_id, early.pages)
@@ -510,6 +513,11 @@ class OpencodeApp(App[WorktreeRestart | None]):
         await listen(self, self.runtime)
 
     # -- prompts and turns -----------------------------------------------------------------
+
+    @on(TextArea.Changed, "#prompt")
+    def _prompt_typed(self) -> None:
+        with suppress(NoMatches):  # the chat is gone once the app is closing
+            self.chat.typed()
 
     @on(PromptInput.Submitted)
     async def _submitted(self, message: PromptInput.Submitted) -> None:
@@ -1239,6 +1247,14 @@ class OpencodeApp(App[WorktreeRestart | None]):
             return
         self._quit_pressed_at = now
         self.notify("Press ctrl+c again to quit", timeout=QUIT_WINDOW)
+
+
+def read_early_session(root: Path, cli_model: str | None, env: Mapping[str, str]) -> EarlySession | None:
+    """app.tui.early_session's ``read_latest``, its module imported here too: in the same
+    thread, off the UI thread, with one trip there and back."""
+    from app.tui.early_session import read_latest
+
+    return read_latest(root, cli_model, env)
 
 
 def home_relative(path: Path, env: Mapping[str, str]) -> str:

@@ -37,7 +37,7 @@ from app.store.db import Database
 from app.store.errors import StoreError
 from app.store.messages import MessageStore
 from app.store.sessions import SessionStore
-from app.tui.message_pages import MessagePages
+from app.tui.message_pages import MessagePages, SessionEnd
 from app.tui.widgets.chat_log import FIRST_PAGE
 
 if TYPE_CHECKING:
@@ -102,9 +102,11 @@ def _latest(database: Database) -> EarlySession | None:
         return None
     messages = MessageStore(database, bus)
     total = messages.count(latest.id)
-    _prepare_widgets(messages.page(latest.id, total - FIRST_PAGE - 1, total))
+    start = max(total - FIRST_PAGE - 1, 0)  # the chat's first page, and the message before it
+    end = SessionEnd(total, start, messages.page(latest.id, start, total))
+    _prepare_widgets(end.messages)
     cost = sessions.tree_usage(latest.id).cost
-    return EarlySession(latest.id, latest.title, cost, MessagePages(messages, latest.id), database)
+    return EarlySession(latest.id, latest.title, cost, MessagePages(messages, latest.id, end=end), database)
 
 
 def _prepare_widgets(last_page: list[Message]) -> None:

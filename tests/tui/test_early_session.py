@@ -22,6 +22,7 @@ from app.tui import early_session
 from app.tui.app import OpencodeApp
 from app.tui.early_session import EarlySession, read_latest
 from app.tui.message_pages import MessagePages
+from app.tui.widgets import chat_log
 from app.tui.widgets.message_assistant import AssistantMessage
 from app.tui.widgets.message_notice import ChatNotice
 from app.tui.widgets.message_user import UserMessage
@@ -114,7 +115,10 @@ def prompts(app: OpencodeApp) -> list[str]:
     return [widget.text for widget in app.chat.query(UserMessage)]
 
 
-async def test_the_end_shows_before_the_runtime_and_stays_the_same_widgets_once_it_is_built(make_runtime, gate):
+async def test_the_end_shows_before_the_runtime_and_stays_the_same_widgets_once_it_is_built(
+    make_runtime, gate, monkeypatch
+):
+    monkeypatch.setattr(chat_log, "FILL_PAUSE", 600.0)  # the window stays as drawn, whatever the machine's speed
     stored = make_runtime()
     session_id = store_long_session(stored, 40)
     stored.store.sessions.add_usage(session_id, 10, 5, 0.25)
@@ -132,6 +136,16 @@ async def test_the_end_shows_before_the_runtime_and_stays_the_same_widgets_once_
         assert app.prompt.earlier_prompts[-1] == "Turn 9?"
         await app.chat.show_position(0)  # read through the runtime's store: the early one is closed
         await wait_until(pilot, lambda: FIRST_PROMPT in prompts(app))
+
+
+async def test_the_runtime_is_built_while_the_turns_above_the_end_wait(make_runtime, gate, monkeypatch):
+    monkeypatch.setattr(chat_log, "FILL_PAUSE", 600.0)  # the keyboard never quiet for long enough here
+    stored = make_runtime()
+    store_long_session(stored, 40)
+    app = resume(stored.root)
+    async with app.run_test(size=(100, 12)) as pilot:
+        await wait_until(pilot, gate.entered.is_set)
+        assert prompts(app) == ["Turn 9?"] and app.chat.window == range(36, 40)
 
 
 async def test_a_prompt_sent_before_the_runtime_goes_to_the_session_shown(make_runtime, gate, script):
@@ -315,6 +329,20 @@ def test_the_early_read_reads_the_latest_session_and_only_where_the_runtime_woul
     assert latest() == session_id
     (root / ".opencode.json").write_text('{"tui": ')
     assert latest() is None, "a config that does not read may set anything"
+
+
+def test_the_early_read_holds_the_end_the_chat_draws_first(make_runtime):
+    stored = make_runtime()
+    session_id = store_long_session(stored, 40)
+    end = stored.store.messages.page(session_id, 35, 40)
+    early = read_latest(stored.root, MODEL, {})
+    assert early is not None
+    early.database.close()  # what the chat draws first is read already: no more trips to the store
+
+    async def first_page() -> tuple[int, list[str]]:
+        return await early.pages.count(), [message.id for message in await early.pages.page(36, 40)]
+
+    assert asyncio.run(first_page()) == (40, [message.id for message in end[1:]])
 
 
 def test_the_early_read_creates_no_database(workspace: Path):

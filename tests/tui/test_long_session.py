@@ -12,6 +12,7 @@ from types import FrameType
 from textual.geometry import Region
 
 from app.runtime import Runtime
+from app.tui.widgets import chat_log
 from app.tui.widgets.chat_log import ChatLog
 from app.tui.widgets.find_bar import FOUND
 from app.tui.widgets.message_user import UserMessage
@@ -88,6 +89,60 @@ async def test_paging_up_through_a_long_transcript_shows_every_prompt_and_end_co
         await pilot.press("end")  # straight back to the end
         await wait_until(pilot, lambda: chat.at_session_end and "Turn 49?" in prompts_on_screen(chat))
         assert len(chat.message_widgets()) <= 80
+
+
+async def test_while_a_session_opens_the_turns_above_its_full_view_wait_and_scrolling_up_reads_them(
+    make_app, tui_runtime, script, monkeypatch
+):
+    monkeypatch.setattr(chat_log, "FILL_PAUSE", 600.0)  # a pause in the typing that never comes here
+    session_id = store_long_session(tui_runtime, 40)
+    app = make_app(script([{"steps": [{"text": "Answered."}]}]))
+    async with app.run_test(size=(100, 12)) as pilot:
+        chat = app.chat
+        await app.open_session(session_id)
+        await pilot.press(*"typed at once")
+        await settled(pilot, chat)
+        assert chat.max_scroll_y > 0 and chat.scroll_y == chat.max_scroll_y, "the end fills the view"
+        assert chat.window == range(36, 40) and app.prompt.text == "typed at once"
+        await pilot.press("enter")  # a prompt sent meanwhile: the end grows, what is above still waits
+        await wait_until(pilot, lambda: not app.turn_running and "Answered." in chat.message_widgets()[-1].text)
+        await settled(pilot, chat)
+        assert chat.window == range(36, 42)
+        chat.scroll_relative(y=-chat.size.height, animate=False, immediate=True)
+        await wait_until(pilot, lambda: "Turn 8?" in {widget.text for widget in chat.query(UserMessage)})
+
+
+async def test_the_turns_above_a_full_view_come_once_the_typing_pauses(make_app, tui_runtime, monkeypatch):
+    monkeypatch.setattr(chat_log, "FILL_PAUSE", 0.05)
+    session_id = store_long_session(tui_runtime, 40)
+    app = make_app()
+    async with app.run_test(size=(100, 12)) as pilot:
+        chat = app.chat
+        await app.open_session(session_id)
+        await pilot.press(*"typed")
+        await wait_until(pilot, lambda: "Turn 8?" in {widget.text for widget in chat.query(UserMessage)})
+        assert chat.scroll_y == chat.max_scroll_y, "drawn above the view, which stays at the end"
+
+
+async def test_a_session_opens_with_as_few_of_its_last_messages_as_fill_the_view(make_app, tui_runtime, monkeypatch):
+    monkeypatch.setattr(chat_log, "FILL_PAUSE", 600.0)  # what is drawn first stays so
+    session_id = store_long_session(tui_runtime, 8)
+    code = "\n".join(f"line_{n} = {n}" for n in range(30))
+    store = tui_runtime.store.messages
+    call = {"type": "tool_call", "id": "call-long", "name": "view", "arguments": '{"filePath": "a.py"}'}
+    store.add(session_id, "user", [{"type": "text", "text": "The long one?"}])
+    store.add(session_id, "assistant", [{"type": "text", "text": "Reading it."}, call])
+    store.add(session_id, "tool", [{"type": "tool_result", "call_id": "call-long", "name": "view", "output": "x"}])
+    store.add(session_id, "assistant", [{"type": "text", "text": f"All of it:\n\n```python\n{code}\n```"}])
+    app = make_app()
+    async with app.run_test(size=(100, 20)) as pilot:
+        chat = app.chat
+        await app.open_session(session_id)
+        await settled(pilot, chat)
+        assert chat.window == range(11, 12), "the long reply fills the view alone"
+        assert chat.scroll_y == chat.max_scroll_y > 0
+        chat.scroll_relative(y=-chat.size.height, animate=False, immediate=True)
+        await wait_until(pilot, lambda: "The long one?" in prompts_on_screen(chat))
 
 
 async def test_new_messages_wait_while_the_user_reads_far_above_and_a_prompt_brings_the_end(make_app, tui_runtime, script):

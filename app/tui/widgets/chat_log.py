@@ -4,9 +4,13 @@ user scrolls up.
 
 What it costs follows what is on screen, not the session's length: the chat holds a
 window of the session's messages as widgets, read from the store (``MessagePages``) a page
-at a time. Opening a session draws about its last turn, then a turn at a time above it
-until a screen above the view is drawn, so each step lays out little and the keyboard
-stays responsive while a session opens; scrolling near the top of the window
+at a time. Opening a session draws its end (as few of its last messages as fill the view,
+by ``estimated_rows``), then a turn at a time above it until a screen above the view is
+drawn, so each step lays out little. Once the view is full, those turns above wait for the keyboard to be quiet for ``FILL_PAUSE`` (after the
+end is drawn, and after each change the user types in the prompt, see ``typed``):
+laying out a turn holds the UI thread for longer than a typed key's echo should wait,
+and they are off screen until the user scrolls, which reads them at once. Scrolling
+near the top of the window
 reads the page before it, near the bottom the page after it, and once the window holds
 more than ``LIVE_LIMIT`` messages those two screens or more past the view are released. While the
 window does not reach the session's end (the user scrolled far up), new messages are
@@ -21,12 +25,14 @@ the first frame does not need."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.timer import Timer
 
 from app.core import gc_policy
 from app.tui import css_beside
@@ -47,8 +53,12 @@ CANCELLED_CALL = "Cancelled before it finished."
 PAGE = 8
 """Messages read from the store at a time (two turns of prompt, reply, tool result, reply)."""
 FIRST_PAGE = PAGE // 2
-"""Messages drawn first when a session opens (about a turn, which mostly fills a screen):
-the pages above follow once it is on screen."""
+"""Messages read at a time while a session opens (about a turn, which mostly fills a
+screen): its end is drawn from the last of them, the pages above follow once it is on
+screen."""
+FILL_PAUSE = 0.3
+"""Seconds without typing in the prompt before the turns above a full view are drawn
+while a session opens (longer than the gap between keys of someone typing on)."""
 LIVE_LIMIT = 12
 """Beyond this many messages as widgets, those more than two screens from the view are released."""
 WALK_LIMIT = 2 * LIVE_LIMIT
@@ -58,6 +68,43 @@ RELEASED_PER_COLLECTION = 2 * LIVE_LIMIT
 """Messages released between two full collections: often enough that released widgets
 never pile up (the memory of a walk through the transcript stays flat), rarely enough that
 the collections cost little beside reading and laying out the pages."""
+
+
+CODE_FENCES = ("```", "~~~")
+"""How a line that opens or closes a Markdown code block starts."""
+MESSAGE_INSET = 4
+"""Columns of the chat's width that a message's text does not take (borders, padding, the
+scroll bar), for ``estimated_rows``."""
+
+
+def estimated_rows(message: Message, width: int) -> int:
+    """About the rows ``message`` takes at ``width`` columns, from its stored text alone
+    (no layout): each line of text wrapped, each tool call folded to one line, one row
+    between messages; a tool result shows in its call."""
+    if message.role == "tool":
+        return 0
+    rows = 1
+    for part in message.parts:
+        if part.get("type") == "tool_call":
+            rows += 1
+        elif part.get("type") == "text":
+            for line in str(part.get("text", "")).splitlines():
+                rows += max(1, -(-len(line) // width))
+                if line.lstrip().startswith(CODE_FENCES):
+                    rows += 1  # a code block's margins and padding: two rows more than its fence lines
+    return rows
+
+
+def rows_filled(messages: list[Message], rows: int, width: int) -> int:
+    """How many of the last of ``messages`` it takes to fill ``rows`` rows (by
+    ``estimated_rows``), never starting at a tool result (it goes with the reply that
+    called it); all of them when they fall short."""
+    filled = 0
+    for taken, message in enumerate(reversed(messages), 1):
+        filled += estimated_rows(message, width)
+        if filled >= rows and message.role != "tool":
+            return taken
+    return len(messages)
 
 
 class Shown(NamedTuple):
@@ -105,11 +152,19 @@ class ChatLog(VerticalScroll):
         """The last change of the window has been laid out: the widgets' places are known."""
         self._released = 0
         """Messages released since the last full collection."""
+        self._opening = False
+        """The session shown does not have its first screens drawn yet: the window has not
+        reached a screen above the view (nor the session's start), and the view has not
+        jumped elsewhere. Until then pages above are read a turn at a time."""
         self._opened = asyncio.Event()
-        """Set once the session shown has its first screens drawn: the window reached a
-        screen above the view (or the session's start), or the view jumped elsewhere.
-        Until then pages above are read a turn at a time."""
+        """Set once the session shown has its first screens drawn, or a full view of its
+        end is laid out and the turns above wait for the keyboard to be quiet."""
         self._opened.set()
+        self._quiet_since = 0.0
+        """When the keyboard last did something the opening fill waits after (a change
+        typed in the prompt, the session's end drawn): ``time.monotonic()``."""
+        self._fill_waits: Timer | None = None
+        """The opening fill, waiting for the keyboard to be quiet."""
         self._assistants: dict[str, AssistantMessage] = {}
         self._results: dict[str, ToolResult] = {}
         self._subagents: dict[str, tuple[str, str, str]] = {}
@@ -155,16 +210,25 @@ class ChatLog(VerticalScroll):
             self._notices.clear()
             self.session_id = session_id
             self._pages = pages
+            self._opening = True
             self._opened.clear()
+            self._quiet_since = time.monotonic()
             self._total = await pages.count() if pages is not None else 0
             self._first = self._end = self._total
-            await self._read_older(FIRST_PAGE)
+            with self.app.batch_update():  # one layout once it is all mounted, not one per step of mounting
+                await self._read_older(FIRST_PAGE, rows=self.size.height or None)
         self.anchor()
         self.call_after_refresh(self._fill)
 
     async def opened(self) -> None:
-        """Wait until the session shown has its first screens drawn (see ``_opened``)."""
+        """Wait until the session shown has its first screens drawn, or the turns above
+        its full view wait for the keyboard (see ``_opened``)."""
         await self._opened.wait()
+
+    def typed(self) -> None:
+        """The user typed in the prompt: while a session opens, the turns above its full
+        view wait until the typing pauses (``FILL_PAUSE``)."""
+        self._quiet_since = time.monotonic()
 
     async def read_from(self, pages: MessagePages | None) -> bool:
         """Read the session shown from ``pages`` from now on (the same session through
@@ -209,7 +273,7 @@ class ChatLog(VerticalScroll):
     async def _fill(self) -> None:
         """Read the next page when the view comes within a screen of the window's edge."""
         if self._pages is None or not self.is_attached:
-            self._opened.set()
+            self._done_opening()
             return
         if self._reading.locked() or not self._laid_out:
             # What to read or release depends on where the widgets are, known after layout.
@@ -224,6 +288,8 @@ class ChatLog(VerticalScroll):
                 await self._release_far(margin)
         older = self._first > 0 and self.scroll_y < margin
         newer = self._end < self._total and self.scroll_y > self.max_scroll_y - margin
+        if older and self._waits_for_quiet():
+            return
         if older:
             await self._load_older()
         elif newer:
@@ -232,7 +298,29 @@ class ChatLog(VerticalScroll):
             async with self._changing():
                 await self._release_far(margin)
         if not (older or newer):
-            self._opened.set()
+            self._done_opening()
+
+    def _done_opening(self) -> None:
+        self._opening = False
+        self._opened.set()
+
+    def _waits_for_quiet(self) -> bool:
+        """While a session opens with its view full and at the end (what is above is off
+        screen), put the next turn above off until the keyboard has been quiet for
+        ``FILL_PAUSE``; True when it is put off."""
+        if not self._opening or self.max_scroll_y == 0 or self.scroll_y < self.max_scroll_y:
+            return False
+        wait = self._quiet_since + FILL_PAUSE - time.monotonic()
+        if wait <= 0:
+            return False
+        if self._fill_waits is None:  # one at a time: it looks again when it fires
+            self._fill_waits = self.set_timer(wait, self._fill_once_quiet)
+        self._opened.set()  # the end is on screen: what is above can wait
+        return True
+
+    async def _fill_once_quiet(self) -> None:
+        self._fill_waits = None
+        await self._fill()
 
     async def _release_far(self, screen: int) -> None:
         """Release the messages more than two screens past the view's edges (so far that
@@ -275,7 +363,7 @@ class ChatLog(VerticalScroll):
     async def _load_older(self) -> None:
         async with self._changing():
             # While a session opens, a turn at a time: the view is laid out in short steps.
-            await self._read_older(PAGE if self._opened.is_set() else FIRST_PAGE)
+            await self._read_older(FIRST_PAGE if self._opening else PAGE)
         self.call_after_refresh(self._fill)
 
     async def _load_newer(self) -> None:
@@ -283,9 +371,10 @@ class ChatLog(VerticalScroll):
             await self._read_newer()
         self.call_after_refresh(self._fill)
 
-    async def _read_older(self, size: int = PAGE) -> None:
+    async def _read_older(self, size: int = PAGE, *, rows: int | None = None) -> None:
         """The ``size`` messages before the window, mounted above it with the view kept
-        where it was."""
+        where it was; with ``rows``, only the last of them that fill that many rows (by
+        ``rows_filled``): a session's end is drawn with no more than its view shows."""
         if self._pages is None or self._first == 0:
             return
         start = max(self._first - size, 0)
@@ -296,6 +385,10 @@ class ChatLog(VerticalScroll):
             start = read_from
         else:
             messages = messages[start - read_from:]
+        if rows is not None:
+            taken = rows_filled(messages, rows, max(self.size.width - MESSAGE_INSET, 1))
+            start += len(messages) - taken
+            messages = messages[len(messages) - taken:]
         keep_view = self._view_keeper()
         widgets = self._build(messages, start)
         self._first = start
@@ -442,7 +535,7 @@ class ChatLog(VerticalScroll):
         not there) and scroll to it; returns its widget."""
         if self._pages is None or not 0 <= position < self._total:
             return None
-        self._opened.set()
+        self._done_opening()
         async with self._changing():
             if position not in self.window:
                 await self._clear()
@@ -463,10 +556,11 @@ class ChatLog(VerticalScroll):
         self.scroll_end(animate=False)
 
     async def show_end(self) -> None:
-        """Back to the session's end (a prompt is sent while the user reads far above)."""
-        self._opened.set()
+        """Back to the session's end (a prompt is sent while the user reads far above).
+        A session still opening at its end goes on opening as it did."""
         async with self._changing():
             if not self.at_session_end:
+                self._done_opening()
                 await self._clear()
                 self._first = self._end = self._total
                 await self._read_older()

@@ -14,8 +14,11 @@ from typing import Any
 from textual.content import Content
 from textual.highlight import guess_language
 from textual.strip import Strip
+from textual.widgets import Label
 from textual.widgets.markdown import MarkdownFence
 
+CODE_LABEL = "code-content"
+"""The id of the label a fence draws its code in (MarkdownFence.compose)."""
 _ready: set[str] = set()
 """The languages whose lexer is built: blocks in them are coloured when they are made."""
 
@@ -65,7 +68,10 @@ class CodeFence(MarkdownFence):
         self.lexer, content = await asyncio.to_thread(colour_code, self.code, self.lexer, ansi=ansi, dark=dark)
         if (ansi, dark) != self._theme_kind():  # the theme changed meanwhile
             content = self.highlight(self.code, self.lexer, *self._theme_kind())
-        self.set_content(content)
+        # The same text in colours takes the same room: the block is drawn again without
+        # laying out the screen, which with a long transcript holds the keyboard a while.
+        for label in self.query(f"#{CODE_LABEL}").results(Label):
+            label.update(content, layout=str(label.content) != str(content))
 
     def _theme_kind(self) -> tuple[bool, bool]:
         """What Textual's colours of code depend on: the terminal's own colours or not,
