@@ -139,16 +139,18 @@ class StreamedText(Markdown):
         await self.update(text)
 
     async def _end_stream(self) -> None:
-        """Stop the stream once it has written what it holds. A part removed meanwhile (a
-        session switch, quitting) has nowhere to write it: that is no error."""
+        """Stop the stream once it has written what it holds, then write the text held
+        back (see LINE_WAIT) here, awaited, rather than through the stream, whose writes
+        run in a task nobody awaits once stopped. A part removed meanwhile (a session
+        switch, quitting) has nowhere to write it: that is no error."""
         self._stop_line_timer()
         stream, self._stream = self._stream, None
         held, self._held = self._held, ""
         if stream is not None:
             with suppress(MountError):
-                if held:
-                    await stream.write(held)
                 await stream.stop()
+                if held:
+                    await self.append(held)
 
     async def on_unmount(self) -> None:
         await self._end_stream()
