@@ -301,8 +301,13 @@ class ChatLog(VerticalScroll):
             self._done_opening()
 
     def _done_opening(self) -> None:
+        """The session's first screens are drawn, or the view went elsewhere: a fill put
+        off until the keyboard is quiet has nothing left to wait for."""
         self._opening = False
         self._opened.set()
+        if self._fill_waits is not None:
+            self._fill_waits.stop()
+            self._fill_waits = None
 
     def _waits_for_quiet(self) -> bool:
         """While a session opens with its view full and at the end (what is above is off
