@@ -83,9 +83,11 @@ async def test_the_log_follows_new_text_until_the_user_scrolls_up(make_app, tui_
         assert chat.scroll_y == chat.max_scroll_y
 
 
-async def test_a_reply_removed_or_quit_in_mid_stream_stops_writing_quietly(make_app, tui_runtime):
-    """A session switch, then quitting, while a long reply is still streaming: no error reaches the app (run_test would raise it) nor the event loop (a task
-    failing unobserved)."""
+async def test_a_reply_removed_or_quit_in_mid_stream_stops_writing_quietly(make_app, tui_runtime, monkeypatch):
+    """A session switch, then quitting, while a long reply is still streaming (its last
+    list line held back, unfinished): no error reaches the app (run_test would raise it)
+    nor the event loop (a task failing unobserved)."""
+    monkeypatch.setattr(message_text, "LINE_WAIT", 3600.0)
     loop_errors: list[dict] = []
     asyncio.get_running_loop().set_exception_handler(lambda loop, context: loop_errors.append(context))
     session = tui_runtime.store.sessions.create(title="long")
@@ -97,6 +99,7 @@ async def test_a_reply_removed_or_quit_in_mid_stream_stops_writing_quietly(make_
             await pilot.pause()
             for n in range(300):
                 tui_runtime.bus.publish(TextDelta(session.id, message_id, f"- item {n}\n"))
+            tui_runtime.bus.publish(TextDelta(session.id, message_id, "- an item still being writ"))
             await wait_until(pilot, lambda: streamed_source(app).startswith("- item 0"))
             assert all(text.streaming for text in app.query(StreamedText))
             if leave:  # else quit, as run_test ends
