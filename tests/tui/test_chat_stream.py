@@ -132,8 +132,9 @@ async def test_a_list_streams_a_line_at_a_time_and_its_last_line_once_the_part_e
             bus.publish(TextDelta(session_id, message.id, chunk))
         await wait_until(pilot, lambda: streamed_source(app) == "Steps:\n\n- first\n")
         await wait_until(pilot, lambda: all(text.text.endswith("- second") for text in app.query(StreamedText)))
+        # The document's source changes as a write starts; its widgets once it is mounted.
+        await wait_until(pilot, lambda: len(app.query("MarkdownBullet")) == 1)
         assert streamed_source(app) == "Steps:\n\n- first\n"
-        assert len(app.query("MarkdownBullet")) == 1
         full = "Steps:\n\n- first\n- second"
         messages.update(message.id, [{"type": "text", "text": full}, {"type": "finish", "reason": "stop"}], finished=True)
         bus.publish(TurnFinished(session_id, full, "stop"))
