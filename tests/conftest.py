@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,6 +28,16 @@ os.environ["XDG_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="opencode-tests-run-")
 # ten examples with the default 200 ms deadline). Every example is still run and checked.
 settings.register_profile("any-machine-speed", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("any-machine-speed")
+
+
+@pytest.fixture
+def interruptible() -> Iterator[None]:
+    """Children started meanwhile take ctrl+c as a terminal's foreground command does,
+    even when this test run was started ignoring it (a background job of a script): an
+    ignored signal stays ignored across exec, a caught one is reset to its default."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture

@@ -122,16 +122,6 @@ def test_a_p_in_a_terminal_leaves_a_server_the_next_p_attaches_to(left_behind: P
     assert os.getsid(server) == server  # a session of its own: closing the terminal does not end it
 
 
-@pytest.fixture
-def interruptible() -> Iterator[None]:
-    """Children started meanwhile take ctrl+c as a terminal's foreground command does,
-    even when this test run was started ignoring it (a background job of a script): an
-    ignored signal stays ignored across exec, a caught one is reset to its default."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, previous)
-
-
 @pytest.mark.usefixtures("interruptible")
 def test_a_p_interrupted_with_ctrl_c_leaves_nothing_behind(left_behind: Path, workspace: Path, tmp_path: Path):
     listing = {"toolCalls": [{"name": "ls", "arguments": {}}]}

@@ -277,6 +277,7 @@ def endless_turn(folder: Path, workspace: Path, tmp_path: Path) -> tuple[subproc
     return client, model
 
 
+@pytest.mark.usefixtures("interruptible")
 def test_ctrl_c_cancels_the_turn_on_the_server(warm: Path, workspace: Path, tmp_path: Path):
     client, model = endless_turn(warm, workspace, tmp_path)
 

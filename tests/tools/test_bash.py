@@ -190,6 +190,7 @@ async def test_cancelling_the_call_kills_the_whole_process_group(bash, ctx, work
     assert not is_running(child)
 
 
+@pytest.mark.usefixtures("interruptible")
 @pytest.mark.parametrize("mechanism", ["off", "landlock"])
 @pytest.mark.parametrize(("stop", "exit_code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 async def test_interrupting_opencode_tool_kills_grandchildren_and_exits_quietly(workspace, tmp_path, stop, exit_code, mechanism):
