@@ -175,6 +175,9 @@ class _Active:
     model: str
     agent: str
     cancel_requested: bool = False
+    cancellations_before: int = 0
+    """The task's pending cancellations when the turn began: more than these, once ours
+    is taken back, means its caller is cancelling it too."""
     turn: _Turn | None = None
     """The turn running, once it has begun (its sub-agents' usage is added to it)."""
 
@@ -353,7 +356,7 @@ class AgentLoop:
         """The session counts as busy (and cancellable) for the block, run by the current task."""
         task = asyncio.current_task()
         assert task is not None, "the agent loop runs inside a task"
-        self._active[session_id] = active = _Active(task, model, agent)
+        self._active[session_id] = active = _Active(task, model, agent, cancellations_before=task.cancelling())
         try:
             yield active
         finally:
@@ -365,8 +368,9 @@ class AgentLoop:
         active = self._active.get(session_id)
         if active is None:
             return False
-        active.cancel_requested = True
-        active.task.cancel()
+        if not active.cancel_requested:  # once: a second cancellation would read as the caller's
+            active.cancel_requested = True
+            active.task.cancel()
         self.runtime.permissions.cancel_session(session_id)
         return True
 
@@ -502,9 +506,11 @@ class AgentLoop:
         except asyncio.CancelledError:
             self._save_cancelled(turn)
             bus.publish(TurnCancelled(turn.session_id))
-            if not active.cancel_requested:
+            # ``cancel`` ends the turn as "cancelled" and the task goes on. When its caller
+            # cancelled the task as well (a connection closing while the turn stops), the
+            # two may arrive as one CancelledError: the task must still end.
+            if not active.cancel_requested or active.task.uncancel() > active.cancellations_before:
                 raise
-            active.task.uncancel()
             return self._result(turn, before, "cancelled")
         except OpencodeError as err:
             self._end_marker(turn, "failed", error=str(err))
