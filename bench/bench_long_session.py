@@ -27,7 +27,7 @@ record
     .venv/bin/python bench/bench_long_session.py [--sizes 0,200,1000,5000] [--runs N] [--timeout S] [--no-walk]
 
 --runs N runs every size N times, back to back, and ends with each run's streaming p99s
-beside the empty session's of the same run.
+beside the empty session's of the same run, then the p99s of all runs' samples pooled.
 """
 
 from __future__ import annotations
@@ -331,6 +331,7 @@ def main() -> int:
     runs = int(option("--runs", "1"))
     subprocess.run([str(PYTHON), "-m", "compileall", "-q", str(REPO / "app")], check=False)
     streaming: dict[int, list[tuple[float, float]]] = {size: [] for size in sizes}
+    pooled: dict[int, tuple[list[float], list[float]]] = {size: ([], []) for size in sizes}
     with tempfile.TemporaryDirectory(prefix="bench-long-") as scratch:
         home = Path(scratch) / "home"
         home.mkdir()
@@ -349,26 +350,46 @@ def main() -> int:
                 if size == 0:
                     empty = figures
                 if "stream_frames" in figures:
-                    streaming[size].append((percentile(list(figures["stream_frames"]), 0.99),  # type: ignore[call-overload]
-                                            percentile(list(figures["stream_echo"]), 0.99)))  # type: ignore[call-overload]
+                    frames, keys = list(figures["stream_frames"]), list(figures["stream_echo"])  # type: ignore[call-overload]
+                    streaming[size].append((percentile(frames, 0.99), percentile(keys, 0.99)))
+                    pooled[size][0].extend(frames)
+                    pooled[size][1].extend(keys)
     if runs > 1:
-        report_streaming(streaming)
+        report_streaming(streaming, pooled)
     return 0
 
 
-def report_streaming(streaming: dict[int, list[tuple[float, float]]]) -> None:
+def report_streaming(
+    streaming: dict[int, list[tuple[float, float]]], pooled: dict[int, tuple[list[float], list[float]]]
+) -> None:
     """Each session's streaming p99s, run by run, beside the empty session's in the same
-    run (the runs are back to back, so a busy spell on the machine moves both)."""
+    run (the runs are back to back, so a busy spell on the machine moves both); then the
+    p99s of all runs' samples pooled. A run's p99 rests on its three or four slowest
+    frames, so it moves by a third between runs of the same session; the pooled one
+    rests on the slowest 1% of every run."""
     empty = streaming.get(0, [])
     print(f"streaming {STREAM_WORDS} words, frame p99 / typed key p99, each run (beside the empty session's):")
     for size, figures in streaming.items():
-        cells = []
-        for index, (frame, key) in enumerate(figures):
-            cell = f"{ms(frame)} / {ms(key)}"
-            if size != 0 and index < len(empty):
-                cell += f" ({frame / empty[index][0] - 1:+.0%} / {key / empty[index][1] - 1:+.0%})"
-            cells.append(cell)
+        cells = [
+            f"{ms(frame)} / {ms(key)}" + (f" ({beside(frame, empty[index][0])} / {beside(key, empty[index][1])})"
+                                          if size != 0 and index < len(empty) else "")
+            for index, (frame, key) in enumerate(figures)
+        ]  # fmt: skip
         print(f"  {'empty session' if size == 0 else f'{size:,} messages'}: " + "; ".join(cells))
+    print(f"streaming {STREAM_WORDS} words, all runs pooled: frame p99 / typed key p99 (beside the empty session's):")
+    empty_frames, empty_keys = pooled.get(0, ([], []))
+    for size, (frames, keys) in pooled.items():
+        if not frames or not keys:
+            continue
+        frame, key = percentile(frames, 0.99), percentile(keys, 0.99)
+        cell = f"{ms(frame)} / {ms(key)} ({len(frames)} frames, {len(keys)} keys)"
+        if size != 0 and empty_frames and empty_keys:
+            cell += f" ({beside(frame, percentile(empty_frames, 0.99))} / {beside(key, percentile(empty_keys, 0.99))})"
+        print(f"  {'empty session' if size == 0 else f'{size:,} messages'}: {cell}")
+
+
+def beside(value: float, reference: float) -> str:
+    return f"{value / reference - 1:+.0%}"
 
 
 if __name__ == "__main__":
