@@ -404,37 +404,22 @@ async def test_cancel_mid_stream_keeps_the_partial_answer_and_the_session_usable
     assert sent[2]["content"] == "Part one. "
 
 
+async def turn_mid_reply(h: Harness) -> asyncio.Task:
+    """A turn whose reply has begun to stream, then hangs."""
+    h.fake.reply(Text("Hello "), Text("world"), hang_after=2)
+    watcher = h.runtime.bus.subscribe(TextDelta)
+    turn = asyncio.create_task(h.run("hi"))
+    await wait_for(watcher, TextDelta)
+    return turn
+
+
 async def test_cancel_twice_still_ends_the_turn_as_cancelled(harness):
     h = harness()
-    h.fake.reply(Text("Part one. "), Text("Part two."), hang_after=2)
-    watcher = h.runtime.bus.subscribe(TextDelta)
-
-    turn = asyncio.create_task(h.run("write an essay"))
-    await wait_for(watcher, TextDelta)
+    turn = await turn_mid_reply(h)
     assert h.loop.cancel(h.session_id) and h.loop.cancel(h.session_id)  # ^C pressed twice
 
     assert (await turn).reason == "cancelled"
     assert turn.cancelling() == 0
-
-
-async def test_a_turn_its_caller_cancels_as_it_stops_ends_its_task(harness):
-    """`cancel` and the task's own cancellation (a server closing the connection of a turn
-    it has just cancelled) arrive as one CancelledError: the task ends, cancelled, instead
-    of taking both for the turn's own stop and going on to answer a closed connection."""
-    h = harness()
-    h.fake.reply(Text("Part one. "), Text("Part two."), hang_after=2)
-    watcher = h.runtime.bus.subscribe(TextDelta)
-
-    turn = asyncio.create_task(h.run("write an essay"))
-    await wait_for(watcher, TextDelta)
-    h.loop.cancel(h.session_id)
-    turn.cancel()
-
-    with pytest.raises(asyncio.CancelledError):
-        await turn
-    assert len(h.published(TurnCancelled)) == 1
-    assert h.stored()[-1].parts[-1] == {"type": "finish", "reason": "cancelled"}
-    assert not h.loop.is_running(h.session_id)
 
 
 async def test_cancel_mid_bash_kills_the_process_and_leaves_valid_history(harness, workspace: Path):
@@ -483,13 +468,16 @@ async def test_cancel_resolves_a_pending_permission_question_as_denied(harness, 
     assert resolved and not resolved[0].reply.allowed
 
 
-async def test_cancelling_the_task_itself_saves_state_and_propagates(harness):
+@pytest.mark.parametrize("stopping", [False, True])
+async def test_cancelling_the_task_itself_saves_state_and_propagates(harness, stopping):
+    """Also when `cancel` is stopping the turn at the same time (a server closing the
+    connection of a turn it has just cancelled): the two arrive as one CancelledError, and
+    the task still ends, rather than taking both for the turn's own stop and going on to
+    answer a closed connection."""
     h = harness()
-    h.fake.reply(Text("Hello "), Text("world"), hang_after=2)
-    watcher = h.runtime.bus.subscribe(TextDelta)
-
-    turn = asyncio.create_task(h.run("hi"))
-    await wait_for(watcher, TextDelta)
+    turn = await turn_mid_reply(h)
+    if stopping:
+        h.loop.cancel(h.session_id)
     turn.cancel()
     with pytest.raises(asyncio.CancelledError):
         await turn

@@ -99,3 +99,22 @@ def scripted(tmp_path: Path, turns: list[dict], name: str = "script.json", **ext
     path = tmp_path / name
     path.write_text(json.dumps({"turns": turns, **extra}))
     return f"scripted/{path}"
+
+
+def endless_turn(folder: Path, workspace: Path, tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
+    """A client whose turn on the server has begun (its first call is listed) and would
+    stream for hours; and the model, whose prompt "next" answers "here" at once."""
+    listing = {"toolCalls": [{"name": "ls", "arguments": {}}]}
+    endless = {"text": "word " * 100_000}  # streamed a word at a time
+    model = scripted(
+        tmp_path,
+        [{"match": "^slow", "steps": [listing, endless]}, {"match": "^next", "steps": [{"text": "here"}]}],
+        chunkDelay=0.05,
+    )
+    client = subprocess.Popen(
+        [sys.executable, "-m", "app.cli", "-C", str(workspace), "-p", "slow one", "--model", model, "--attach"],
+        cwd=REPO, env=clean_env(folder), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert client.stderr is not None
+    assert client.stderr.readline() == "→ ls\n"
+    return client, model

@@ -23,6 +23,7 @@ from tests.serve.running import (
     REPO,
     RUN_TIMEOUT,
     clean_env,
+    endless_turn,
     opencode,
     runtime_folder,
     scripted,
@@ -256,25 +257,6 @@ def test_the_attached_client_imports_neither_litellm_nor_textual(warm: Path, wor
 
     assert json.loads(run.stderr.splitlines()[-1]) == [0, []], run.stderr
     assert run.stdout == "noted\n" and (workspace / "note.txt").read_text() == "served\n"
-
-
-def endless_turn(folder: Path, workspace: Path, tmp_path: Path) -> tuple[subprocess.Popen[str], str]:
-    """A client whose turn on the server has begun (its first call is listed) and would
-    stream for hours; and the model, whose prompt "next" answers "here" at once."""
-    listing = {"toolCalls": [{"name": "ls", "arguments": {}}]}
-    endless = {"text": "word " * 100_000}  # streamed a word at a time
-    model = scripted(
-        tmp_path,
-        [{"match": "^slow", "steps": [listing, endless]}, {"match": "^next", "steps": [{"text": "here"}]}],
-        chunkDelay=0.05,
-    )
-    client = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "-C", str(workspace), "-p", "slow one", "--model", model, "--attach"],
-        cwd=REPO, env=clean_env(folder), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert client.stderr is not None
-    assert client.stderr.readline() == "→ ls\n"
-    return client, model
 
 
 @pytest.mark.usefixtures("interruptible")

@@ -18,8 +18,8 @@ from tests.serve.running import (
     REPO,
     RUN_TIMEOUT,
     clean_env,
+    endless_turn,
     opencode,
-    scripted,
     socket_of,
     start_server,
 )
@@ -115,25 +115,16 @@ def test_a_server_killed_by_a_signal_while_the_turn_runs(folder: Path, workspace
 def test_a_server_stopped_in_the_middle_of_a_turn_exits_and_its_client_says_so(folder: Path, workspace: Path, tmp_path):
     """SIGTERM (as `--stop`) while a client's turn streams: the turn is cancelled, the
     server exits 0, and the client says in one line that the server went away."""
-    listing = {"toolCalls": [{"name": "ls", "arguments": {}}]}
-    endless = {"text": "word " * 100_000}  # streamed a word at a time: the turn is still running
-    model = scripted(tmp_path, [{"match": "^slow", "steps": [listing, endless]}, {"steps": [{"text": "fine"}]}],
-                     chunkDelay=0.05)  # fmt: skip
     server = start_server(folder)
-    client = subprocess.Popen(
-        [sys.executable, "-m", "app.cli", "-C", str(workspace), "-p", "slow one", "--model", model, "--attach"],
-        cwd=REPO, env=clean_env(folder), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert client.stderr is not None
-    assert client.stderr.readline() == "→ ls\n"
+    client, model = endless_turn(folder, workspace, tmp_path)
 
     server.terminate()
 
     assert server.wait(timeout=RUN_TIMEOUT) == 0
     out, err = client.communicate(timeout=RUN_TIMEOUT)
     assert (client.returncode, out, err) == (1, "", gone_line(folder))
-    after = opencode(folder, workspace, "-p", "after it", "--model", model, "--continue")
-    assert (after.returncode, after.stdout) == (0, "fine\n")
+    after = opencode(folder, workspace, "-p", "next", "--model", model, "--continue")
+    assert (after.returncode, after.stdout) == (0, "here\n")
 
 
 CLIENTS = 20
