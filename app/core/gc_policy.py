@@ -41,6 +41,7 @@ _holders = 0
 _full_threshold: int = gc.get_threshold()[2]
 """The full-pass threshold to restore once no one holds full passes."""
 
+
 def pause() -> None:
     """No collection until ``resume``: start-up has begun."""
     gc.disable()

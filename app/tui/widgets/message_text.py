@@ -18,6 +18,7 @@ it costs more than parsing the rest of the reply."""
 from __future__ import annotations
 
 from contextlib import suppress
+from functools import cache
 
 from markdown_it import MarkdownIt
 from textual.timer import Timer
@@ -45,19 +46,25 @@ def reply_parser() -> MarkdownIt:
     return parser
 
 
+@cache
+def block_parser() -> MarkdownIt:
+    """Markdown's block rules without the inline ones, made once: a parse keeps its state
+    in the call, not in the parser."""
+    return MarkdownIt("gfm-like", {"linkify": False}).disable("inline")
+
+
 class LastBlock:
     """The kind of the last top-level block of a text that only grows: Markdown's name of
     its opening token (``paragraph_open``, ``bullet_list_open``, ``fence``...). Each call
     parses from where that block began, as Textual's stream does, not the whole text."""
 
     def __init__(self) -> None:
-        self._parser = MarkdownIt("gfm-like", {"linkify": False}).disable("inline")
         self._start = 0
         """Where the last top-level block found so far begins in the text."""
 
     def of(self, text: str) -> str | None:
         tail = text[self._start:]
-        tops = [(token.type, token.map[0]) for token in self._parser.parse(tail)
+        tops = [(token.type, token.map[0]) for token in block_parser().parse(tail)
                 if token.level == 0 and token.map is not None]
         if not tops:
             return None
@@ -78,7 +85,8 @@ class StreamedText(Markdown):
         self._stream: MarkdownStream | None = None
         self._held = ""
         """Text written to this part but not yet to the document (see LINE_WAIT)."""
-        self._last_block: LastBlock | None = None
+        self._last_block = LastBlock()
+        """The kind of the streamed text's last block; made anew with each stream."""
         self._line_timer: Timer | None = None
 
     @property
@@ -99,7 +107,7 @@ class StreamedText(Markdown):
         return super().get_block_class(block_name)
 
     async def write(self, text: str) -> None:
-        if self._stream is None or self._last_block is None:
+        if self._stream is None:
             self._stream = Markdown.get_stream(self)
             self._last_block = LastBlock()
         self.text += text
