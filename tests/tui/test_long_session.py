@@ -41,6 +41,11 @@ def prompts_on_screen(chat: ChatLog) -> set[str]:
     return {widget.text for widget in chat.query(UserMessage) if widget.region.height > 0}
 
 
+def last_message_text(chat: ChatLog) -> str:
+    widgets = chat.message_widgets()
+    return getattr(widgets[-1], "text", "") if widgets else ""
+
+
 def holders_besides(held: list) -> list:
     """What refers to the items of ``held``, besides that list and running frames."""
     holders = []
@@ -143,6 +148,49 @@ async def test_a_session_opens_with_as_few_of_its_last_messages_as_fill_the_view
         assert chat.scroll_y == chat.max_scroll_y > 0
         chat.scroll_relative(y=-chat.size.height, animate=False, immediate=True)
         await wait_until(pilot, lambda: "The long one?" in prompts_on_screen(chat))
+
+
+async def test_a_reply_growing_screens_tall_releases_the_few_messages_far_above_it(
+    make_app, tui_runtime, script, monkeypatch
+):
+    monkeypatch.setattr(chat_log, "FILL_PAUSE", 0.0)
+    session_id = store_long_session(tui_runtime, 8)
+    reply = "\n\n".join(f"Paragraph {n} of the long answer." for n in range(40))
+    app = make_app(script([{"steps": [{"text": reply}]}]))
+    async with app.run_test(size=(100, 12)) as pilot:
+        chat = app.chat
+        await app.open_session(session_id)
+        await wait_until(pilot, lambda: chat.window == range(0, 8))
+        await app.send_prompt("A long answer, please")
+        await wait_until(pilot, lambda: not app.turn_running and "Paragraph 39" in last_message_text(chat))
+        await settled(pilot, chat)
+        assert chat.window.start > 0 and FIRST_PROMPT not in {widget.text for widget in chat.query(UserMessage)}, (
+            "ten messages are few, yet those screens above the view are released"
+        )
+        assert chat.scroll_y == chat.max_scroll_y, "the view still follows the end"
+        chat.focus()
+        await pilot.press("home")
+        await wait_until(pilot, lambda: FIRST_PROMPT in prompts_on_screen(chat))
+
+
+async def test_a_turn_of_many_calls_keeps_the_window_bounded_while_the_chat_follows_its_end(
+    make_app, tui_runtime, script
+):
+    (tui_runtime.root / "a.py").write_text("x = 1\n")
+    steps = [{"text": f"Step {n}: reading.", "toolCalls": [{"name": "view", "arguments": {"filePath": "a.py"}}]}
+             for n in range(40)]
+    app = make_app(script([{"steps": [*steps, {"text": "All forty read."}]}]))
+    async with app.run_test(size=(100, 20)) as pilot:
+        chat = app.chat
+        await app.send_prompt("Read it forty times")
+        await wait_until(pilot, lambda: not app.turn_running and "All forty read." in last_message_text(chat))
+        await settled(pilot, chat)
+        texts = {getattr(widget, "text", "") for widget in chat.message_widgets()}
+        assert len(chat.window) < 40 and "Step 0: reading." not in texts, "the turn's first steps are released"
+        assert chat.scroll_y == chat.max_scroll_y, "the view still follows the end"
+        chat.focus()
+        await pilot.press("home")
+        await wait_until(pilot, lambda: "Read it forty times" in prompts_on_screen(chat))
 
 
 async def test_new_messages_wait_while_the_user_reads_far_above_and_a_prompt_brings_the_end(make_app, tui_runtime, script):

@@ -11,8 +11,9 @@ end is drawn, and after each change the user types in the prompt, see ``typed``)
 laying out a turn holds the UI thread for longer than a typed key's echo should wait,
 and they are off screen until the user scrolls, which reads them at once. Scrolling
 near the top of the window
-reads the page before it, near the bottom the page after it, and once the window holds
-more than ``LIVE_LIMIT`` messages those two screens or more past the view are released. While the
+reads the page before it, near the bottom the page after it, and each time the view has
+moved a screen (the user scrolling, or a reply growing at the end) the messages two
+screens or more past it are released, however few the window holds. While the
 window does not reach the session's end (the user scrolled far up), new messages are
 counted, not drawn: scrolling down, or sending a prompt, brings the end back. A tool
 result (a message of its own) always stays in the window with the reply that called it.
@@ -59,12 +60,11 @@ screen."""
 FILL_PAUSE = 0.3
 """Seconds without typing in the prompt before the turns above a full view are drawn
 while a session opens (longer than the gap between keys of someone typing on)."""
-LIVE_LIMIT = 12
-"""Beyond this many messages as widgets, those more than two screens from the view are released."""
-WALK_LIMIT = 2 * LIVE_LIMIT
-"""Beyond this many, they are released before a page is read too (scrolling on and on):
-every page read lays out the whole window again, so a small one keeps a walk quick."""
-RELEASED_PER_COLLECTION = 2 * LIVE_LIMIT
+WALK_LIMIT = 24
+"""Beyond this many messages as widgets, those far from the view are released before a
+page is read too (scrolling on and on): every page read lays out the whole window again,
+so a small one keeps a walk quick."""
+RELEASED_PER_COLLECTION = 24
 """Messages released between two full collections: often enough that released widgets
 never pile up (the memory of a walk through the transcript stays flat), rarely enough that
 the collections cost little beside reading and laying out the pages."""
@@ -152,6 +152,10 @@ class ChatLog(VerticalScroll):
         """The last change of the window has been laid out: the widgets' places are known."""
         self._released = 0
         """Messages released since the last full collection."""
+        self._looked_at = 0.0
+        """Where the view was (``scroll_y``) when the window was last looked at for messages
+        far from it: looking again asks where widgets off screen are, which costs a map of
+        every widget, so it waits until the view has moved a screen."""
         self._opening = False
         """The session shown does not have its first screens drawn yet: the window has not
         reached a screen above the view (nor the session's start), and the view has not
@@ -267,6 +271,12 @@ class ChatLog(VerticalScroll):
         super().watch_scroll_y(old_value, new_value)
         self.call_later(self._fill)
 
+    def watch_virtual_size(self) -> None:
+        # A chat anchored to its end follows what is added without its scroll_y watcher
+        # hearing of it (Textual moves it as it lays the chat out): the height growing
+        # (a reply streaming in, a turn's calls and replies) is when to look again.
+        self.call_later(self._fill)
+
     def on_resize(self) -> None:
         self.call_later(self._fill)
 
@@ -284,8 +294,7 @@ class ChatLog(VerticalScroll):
         margin = max(self.size.height, 1)
         if self._end - self._first > WALK_LIMIT:
             # A walk that reads page after page never reaches the release below.
-            async with self._changing():
-                await self._release_far(margin)
+            await self._release_far(margin)
         older = self._first > 0 and self.scroll_y < margin
         newer = self._end < self._total and self.scroll_y > self.max_scroll_y - margin
         if older and self._waits_for_quiet():
@@ -294,9 +303,8 @@ class ChatLog(VerticalScroll):
             await self._load_older()
         elif newer:
             await self._load_newer()
-        elif self._end - self._first > LIVE_LIMIT:
-            async with self._changing():
-                await self._release_far(margin)
+        elif abs(self.scroll_y - self._looked_at) >= margin:
+            await self._release_far(margin)
         if not (older or newer):
             self._done_opening()
 
@@ -329,17 +337,21 @@ class ChatLog(VerticalScroll):
 
     async def _release_far(self, screen: int) -> None:
         """Release the messages more than two screens past the view's edges (so far that
-        no scroll within the fill margin reads them again), keeping LIVE_LIMIT at least."""
+        no scroll within the fill margin reads them again), keeping one at least."""
+        self._looked_at = self.scroll_y
         stop = self._end
-        while stop - self._first > LIVE_LIMIT and self._top_of(stop - 1) > self.scroll_y + 3 * screen:
+        while stop - self._first > 1 and self._top_of(stop - 1) > self.scroll_y + 3 * screen:
             stop -= 1
-        if stop < self._end:
-            await self._release_below(stop)
         start = self._first
-        while self._end - start > LIVE_LIMIT and self._bottom_of(start) < self.scroll_y - 2 * screen:
+        while stop - start > 1 and self._bottom_of(start) < self.scroll_y - 2 * screen:
             start += 1
-        if start > self._first:
-            await self._release_above(start)
+        if stop == self._end and start == self._first:
+            return
+        async with self._changing():
+            if stop < self._end:
+                await self._release_below(stop)
+            if start > self._first:
+                await self._release_above(start)
 
     @asynccontextmanager
     async def _changing(self) -> AsyncIterator[None]:
