@@ -197,7 +197,7 @@ async def draw_in_chat(chat: ChatLog, event: Event) -> None:
         case ToolCallFinished(call_id=call_id, output=output, metadata=metadata, error=error):
             await chat.finish_call(call_id, (output, metadata, error))
         case MessageCreated(message=message):
-            await chat.draw_message(message, finished=False)
+            await chat.draw_message(message, finished=False, created=True)
         case MessageUpdated(message=message):
             await chat.draw_message(message, finished=message.finished_at is not None)
         case TurnFinished():

@@ -212,6 +212,28 @@ async def test_new_messages_wait_while_the_user_reads_far_above_and_a_prompt_bri
         assert "Added elsewhere" in {widget.text for widget in chat.query(UserMessage)}
 
 
+async def test_a_reply_that_streams_while_the_user_reads_far_above_counts_once_and_shows_whole_at_the_end(
+    make_app, tui_runtime, script
+):
+    session_id = store_long_session(tui_runtime, 40)
+    reply = "\n\n".join(f"Paragraph {n} of the long answer." for n in range(40))
+    app = make_app(script([{"steps": [{"text": reply}]}], chunk_delay=0.01))
+    async with app.run_test(size=(100, 12)) as pilot:
+        chat = app.chat
+        await app.open_session(session_id)
+        await app.send_prompt("A long answer, please")
+        await wait_until(pilot, lambda: "Paragraph 5 " in last_message_text(chat))
+        chat.focus()
+        await pilot.press("home")  # far above while the reply is stored again and again
+        await wait_until(pilot, lambda: FIRST_PROMPT in prompts_on_screen(chat))
+        assert not chat.at_session_end
+        await wait_until(pilot, lambda: not app.turn_running)
+        await pilot.press("end")
+        await wait_until(pilot, lambda: chat.at_session_end and "Paragraph 39" in last_message_text(chat))
+        assert chat.window.stop == len(tui_runtime.store.messages.list(session_id)) == 42
+        assert last_message_text(chat).strip() == reply
+
+
 async def test_find_reaches_a_word_only_the_first_of_1000_messages_holds(make_app, tui_runtime):
     session_id = store_long_session(tui_runtime, 1000)
     app = make_app()

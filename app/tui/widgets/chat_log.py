@@ -140,6 +140,10 @@ class ChatLog(VerticalScroll):
         """One past the window's last message."""
         self._total = 0
         """Messages in the session, those not drawn included."""
+        self._counted: set[str] = set()
+        """Messages new to the session since it was shown, each counted once: a message
+        is stored again and again as it streams, and its widget may have been released
+        (the view went far up) before it is stored again."""
         self._shown: dict[int, Shown] = {}
         self._positions: dict[str, int] = {}
         self._notices: list[Notice] = []
@@ -212,6 +216,7 @@ class ChatLog(VerticalScroll):
             self._results.clear()
             self._subagents.clear()
             self._notices.clear()
+            self._counted.clear()
             self.session_id = session_id
             self._pages = pages
             self._opening = True
@@ -666,14 +671,16 @@ class ChatLog(VerticalScroll):
                 result = (str(part.get("output", "")), part.get("metadata") or {}, bool(part.get("error")))
                 await self.finish_call(str(part.get("call_id")), result)
 
-    async def draw_message(self, message: Message, *, finished: bool) -> None:
-        """A stored message, as created or updated (``finished``: its final version). A
-        message not seen before is the session's newest: drawn when the window reaches
-        the end, else only counted."""
+    async def draw_message(self, message: Message, *, finished: bool, created: bool = False) -> None:
+        """A stored message, as ``created`` or updated (``finished``: its final version).
+        A message created is the session's newest: drawn when the window reaches the end,
+        else only counted. A message updated outside the window waits there in the store."""
         if message.undone:
             return
         position = self._positions.get(message.id)
         if position is None:
+            if not created:
+                return
             position = self._total
             widget = self._message_widget(message) if self.at_session_end else None
             if not await self._add_newest(message.id, message.role, widget):
@@ -694,7 +701,10 @@ class ChatLog(VerticalScroll):
             await self._finish_calls(message)
 
     async def _add_newest(self, message_id: str, role: str, widget: Widget | None) -> bool:
-        """Count a message new to the session; draw it when the window reaches the end."""
+        """Count a message new to the session (once); draw it when the window reaches the end."""
+        if message_id in self._counted:
+            return False
+        self._counted.add(message_id)
         position = self._total
         self._total += 1
         if self._end != position:
