@@ -160,3 +160,29 @@ async def test_paragraphs_and_code_stream_as_they_come(make_app, tui_runtime, mo
             tui_runtime.bus.publish(TextDelta(session_id, "m-1", chunk))
             text += chunk
             await wait_until(pilot, lambda sent=text: streamed_source(app) == sent)
+
+
+async def test_a_streaming_text_grows_in_steps_and_fits_its_text_once_it_ends(make_app, tui_runtime):
+    """While a reply streams at the end, its height (and so the chat's scroll) moves a
+    step of rows at a time; once it ends, the text takes its own rows and the chat
+    still shows its end."""
+    async with new_session_open(make_app, tui_runtime) as (app, pilot, session_id):
+        chat, bus = app.chat, tui_runtime.bus
+        heights, scrolls = [], set()
+        for n in range(20):
+            bus.publish(TextDelta(session_id, "m-1", f"line {n}\n\n"))
+            await wait_until(pilot, lambda n=n: f"line {n}" in streamed_source(app))
+            await pilot.pause()
+            heights.append(app.query_one(StreamedText).size.height)
+            scrolls.add(chat.scroll_y)
+        assert all(height % message_text.STEP_ROWS == 0 for height in heights)
+        assert len(set(heights)) < len(heights) // 2, "most lines fall in rows held already"
+        assert len(scrolls) < len(heights) // 2 and chat.scroll_y == chat.max_scroll_y > 0
+        bus.publish(TurnFinished(session_id, "", "stop"))
+        text = app.query_one(StreamedText)
+        await wait_until(pilot, lambda: not text.streaming and text.size.height < heights[-1])
+        await pilot.pause()
+        drawn_at_once = StreamedText(text.source)
+        await chat.mount(drawn_at_once)
+        await pilot.pause()
+        assert text.size.height == drawn_at_once.size.height, "no rows held once it ends"

@@ -9,6 +9,12 @@ code block or a table is updated in place. Written a fragment at a time, a list 
 items long remakes dozens of widgets per frame, and the garbage they leave makes the
 collector's full passes (each a stalled frame) come several times a second.
 
+While the text streams, its height grows in steps of ``STEP_ROWS``: the rows up to the
+next step are held blank below the text. A chat following its end scrolls only when a
+step is taken, and the frames between paint the growing block alone, where a scroll
+paints every line of the chat again (most of a frame's time). The rows held go when the
+stream ends.
+
 A text drawn at once (a stored reply) shows its code blocks plain, then coloured
 (code_fence.CodeFence). Bare web addresses become links only with their scheme
 (``https://...``): a file name such as ``setup.py`` or ``README.md`` reads as a domain
@@ -21,6 +27,7 @@ from contextlib import suppress
 from functools import cache
 
 from markdown_it import MarkdownIt
+from textual.geometry import Size
 from textual.timer import Timer
 from textual.widget import MountError
 from textual.widgets import Markdown
@@ -33,6 +40,8 @@ CODE_BLOCKS = ("fence", "code_block")
 """Markdown's names of the blocks drawn as code."""
 REMADE_BLOCKS = ("bullet_list_open", "ordered_list_open", "blockquote_open")
 """Markdown's names of the blocks Textual's Markdown makes again whole at each write."""
+STEP_ROWS = 6
+"""Rows a streaming text's height grows by at a time (see above)."""
 LINE_WAIT = 0.25
 """Seconds the unfinished line of a list or a quote may wait for its end before it is
 drawn anyway (a long item, or a model that pauses mid-line)."""
@@ -99,6 +108,13 @@ class StreamedText(Markdown):
         """More text may come."""
         return self._stream is not None
 
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        """The text's rows; while it streams, rounded up to a step of ``STEP_ROWS``."""
+        height = super().get_content_height(container, viewport, width)
+        if self._stream is None:
+            return height
+        return -(-height // STEP_ROWS) * STEP_ROWS
+
     def get_block_class(self, block_name: str) -> type[MarkdownBlock]:
         """A code block is coloured after it is drawn, except while the text streams (a
         streamed block is remade at each write, so it is coloured as it is made)."""
@@ -155,6 +171,7 @@ class StreamedText(Markdown):
         stream, self._stream = self._stream, None
         held, self._held = self._held, ""
         if stream is not None:
+            self.refresh(layout=True)  # the rows held below the text go
             with suppress(MountError):
                 await stream.stop()
                 if held:
