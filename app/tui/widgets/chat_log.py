@@ -279,8 +279,9 @@ class ChatLog(VerticalScroll):
     def watch_virtual_size(self) -> None:
         # A chat anchored to its end follows what is added without its scroll_y watcher
         # hearing of it (Textual moves it as it lays the chat out): the height growing
-        # (a reply streaming in, a turn's calls and replies) is when to look again.
-        self.call_later(self._fill)
+        # (a reply streaming in, a turn's calls and replies) is when to look again for
+        # what is now far above. Only that: pages are read as the user scrolls.
+        self.call_later(self._release_if_moved)
 
     def on_resize(self) -> None:
         self.call_later(self._fill)
@@ -312,6 +313,18 @@ class ChatLog(VerticalScroll):
             await self._release_far(margin)
         if not (older or newer):
             self._done_opening()
+
+    async def _release_if_moved(self) -> None:
+        """Release what is far from the view once it has moved a screen (see ``_fill``);
+        while the window changes, the fill that follows the change looks instead."""
+        if self._pages is None or not self.is_attached:
+            return
+        if self._reading.locked() or not self._laid_out:
+            self._fill_skipped = True
+            return
+        margin = max(self.size.height, 1)
+        if abs(self.scroll_y - self._looked_at) >= margin:
+            await self._release_far(margin)
 
     def _done_opening(self) -> None:
         """The session's first screens are drawn, or the view went elsewhere: a fill put
