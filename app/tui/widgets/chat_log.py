@@ -309,14 +309,14 @@ class ChatLog(VerticalScroll):
             await self._load_older()
         elif newer:
             await self._load_newer()
-        elif abs(self.scroll_y - self._looked_at) >= margin:
-            await self._release_far(margin)
+        else:
+            await self._release_if_moved()
         if not (older or newer):
             self._done_opening()
 
     async def _release_if_moved(self) -> None:
-        """Release what is far from the view once it has moved a screen (see ``_fill``);
-        while the window changes, the fill that follows the change looks instead."""
+        """Release what is far from the view once it has moved a screen since it last
+        looked; while the window changes, the fill that follows the change looks instead."""
         if self._pages is None or not self.is_attached:
             return
         if self._reading.locked() or not self._laid_out:
