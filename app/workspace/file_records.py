@@ -96,6 +96,10 @@ class FileRecords:
         watcher tells an outside change from our own writes by these fingerprints."""
         return dict(self._seen.get(_canonical(path), {}))
 
+    def seen_paths(self) -> list[Path]:
+        """Every file some session read or wrote in this process."""
+        return list(self._seen)
+
     def assert_fresh(self, session_id: str, path: Path) -> None:
         """Raise StaleFileError unless this session read or wrote the file and it is
         unchanged on disk since the later of the two."""

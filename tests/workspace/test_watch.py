@@ -8,6 +8,7 @@ another process changes a second, watched file, and that event must be the next 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -29,6 +30,7 @@ WRITE = "import sys; open(sys.argv[1], 'w').write(sys.argv[2])"
 SAVE_BY_RENAME = "import os, sys; open(sys.argv[1] + '.tmp', 'w').write(sys.argv[2]); os.replace(sys.argv[1] + '.tmp', sys.argv[1])"
 REMOVE = "import os, sys; os.remove(sys.argv[1])"
 BURST = "import sys\nfor i in range(20): open(sys.argv[1], 'w').write(sys.argv[2] * (i + 1))"
+MAKE_FOLDER_AND_WRITE = "import os, sys; os.makedirs(os.path.dirname(sys.argv[1])); open(sys.argv[1], 'w').write(sys.argv[2])"
 
 
 async def other_process(code: str, path: Path, text: str = "") -> None:
@@ -130,6 +132,58 @@ async def test_ignored_folders_and_the_data_directory_are_not_announced(
     await other_process(WRITE, visible, "two, longer\n")
 
     assert (await next_event(events)).path == "visible.txt"
+
+
+def inotify_watches() -> int:
+    """The watches this process's inotify instances hold (Linux: /proc/self/fdinfo)."""
+    count = 0
+    for info in Path("/proc/self/fdinfo").iterdir():
+        with contextlib.suppress(OSError):  # a descriptor closed meanwhile
+            count += info.read_text().count("inotify wd:")
+    return count
+
+
+async def test_ignored_folders_get_no_watch_at_all(runtime, workspace):
+    """Watching a folder costs the UI while the watch is set (notify holds the interpreter):
+    a virtualenv's or node_modules' thousands of folders are not walked."""
+    for n in range(40):
+        (workspace / ".venv" / "lib" / f"package{n}").mkdir(parents=True)
+        (workspace / "node_modules" / f"dep{n}").mkdir(parents=True)
+    (workspace / "src" / "app").mkdir(parents=True)
+    watcher = WorkspaceWatcher(runtime.workspace, runtime.records, runtime.bus,
+                               ignore_paths=[runtime.config.data_dir(runtime.root)], step_ms=30)
+    before = inotify_watches()
+    await watcher.start()
+    try:
+        watched = inotify_watches() - before
+    finally:
+        await asyncio.wait_for(watcher.aclose(), WAIT)
+    assert watched == 3, "the workspace, src and src/app"
+
+
+async def test_a_file_in_folders_made_while_watching_is_announced(watcher, events, session_id, read_file):
+    path = await read_file("later/deeper/new.py", "x = 1\n")  # both folders are made now
+
+    await other_process(WRITE, path, "x = 2  # changed elsewhere\n")
+    assert await next_event(events) == FileChangedOnDisk("later/deeper/new.py", "modified", (session_id,))
+    await other_process(WRITE, path, "x = 3  # and again, now watched where it is\n")
+    assert (await next_event(events)).path == "later/deeper/new.py"
+
+
+async def test_a_seen_file_made_with_its_folder_in_one_go_is_announced(watcher, events, ctx, session_id, workspace):
+    """The file is made before its new folder can be watched: the watch that starts
+    over the new folder judges the files seen so far (those in ignored folders aside)."""
+    ignored = workspace / "pkg" / "__pycache__" / "notes.txt"
+    ignored.parent.mkdir(parents=True)
+    ignored.write_text("one\n")
+    ctx.records.record_read(session_id, ignored)  # judged first, were it judged
+    path = workspace / "made" / "now.txt"
+    ctx.records.record_read(session_id, path)  # seen absent
+    await other_process(WRITE, ignored, "two, longer\n")
+
+    await other_process(MAKE_FOLDER_AND_WRITE, path, "hello\n")
+
+    assert await next_event(events) == FileChangedOnDisk("made/now.txt", "added", (session_id,))
 
 
 async def test_files_beside_the_data_directory_that_share_its_prefix_are_announced(
