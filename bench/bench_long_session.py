@@ -24,10 +24,13 @@ record
   message (what a user scrolling up does) and back to the end (the end key), the time it
   takes and the RSS before and after it.
 
-    .venv/bin/python bench/bench_long_session.py [--sizes 0,200,1000,5000] [--runs N] [--timeout S] [--no-walk]
+    .venv/bin/python bench/bench_long_session.py [--sizes 0,200,1000,5000] [--runs N] [--timeout S] [--no-walk] [--control]
 
 --runs N runs every size N times, back to back, and ends with each run's streaming p99s
 beside the empty session's of the same run, then the p99s of all runs' samples pooled.
+--control measures a second empty session last in each run, reported beside the first
+like the others: how far two runs of the same session differ, the noise any comparison
+with the empty session carries.
 """
 
 from __future__ import annotations
@@ -275,8 +278,15 @@ def run_child(workspace: Path, home: Path) -> dict[str, object]:
     return json.loads(lines[-1])
 
 
-def report(size: int, figures: dict[str, object], empty: dict[str, object] | None) -> None:
-    name = "empty session" if size == 0 else f"{size:,} messages"
+EMPTY = "empty session"
+CONTROL = "empty session again"
+
+
+def case_name(size: int) -> str:
+    return EMPTY if size == 0 else f"{size:,} messages"
+
+
+def report(name: str, figures: dict[str, object], empty: dict[str, object] | None) -> None:
     if "error" in figures or "last_turn_s" not in figures:
         print(f"{name}: {figures.get('error') or 'did not show its last turn within the time allowed'}")
         return
@@ -328,64 +338,67 @@ def main() -> int:
         return 0
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     sizes = [int(size) for size in option("--sizes", ",".join(map(str, SIZES))).split(",")]
+    cases = [(case_name(size), size) for size in dict.fromkeys(sizes)]
+    if "--control" in sys.argv:
+        cases.append((CONTROL, 0))
     runs = int(option("--runs", "1"))
     subprocess.run([str(PYTHON), "-m", "compileall", "-q", str(REPO / "app")], check=False)
-    streaming: dict[int, list[tuple[float, float]]] = {size: [] for size in sizes}
-    pooled: dict[int, tuple[list[float], list[float]]] = {size: ([], []) for size in sizes}
+    streaming: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in cases}
+    pooled: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name, _ in cases}
     with tempfile.TemporaryDirectory(prefix="bench-long-") as scratch:
         home = Path(scratch) / "home"
         home.mkdir()
-        for size in sizes:
+        for size in dict.fromkeys(size for _, size in cases):
             write_session(Path(scratch) / f"session{size}", size)
         for run in range(runs):
             if runs > 1:
                 print(f"-- run {run + 1} of {runs} (load average {os.getloadavg()[0]:.1f})")
             empty: dict[str, object] | None = None
-            for size in sizes:
+            for index, (name, size) in enumerate(cases):
                 # A copy per run: the reply streamed in a run is stored in its session.
-                workspace = Path(scratch) / f"run{run}-{size}"
+                workspace = Path(scratch) / f"run{run}-{index}"
                 shutil.copytree(Path(scratch) / f"session{size}", workspace)
                 figures = run_child(workspace, home)
-                report(size, figures, empty)
-                if size == 0:
+                report(name, figures, empty)
+                if name == EMPTY:
                     empty = figures
                 if "stream_frames" in figures:
                     frames, keys = list(figures["stream_frames"]), list(figures["stream_echo"])  # type: ignore[call-overload]
-                    streaming[size].append((percentile(frames, 0.99), percentile(keys, 0.99)))
-                    pooled[size][0].extend(frames)
-                    pooled[size][1].extend(keys)
+                    streaming[name].append((percentile(frames, 0.99), percentile(keys, 0.99)))
+                    pooled[name][0].extend(frames)
+                    pooled[name][1].extend(keys)
     if runs > 1:
         report_streaming(streaming, pooled)
     return 0
 
 
 def report_streaming(
-    streaming: dict[int, list[tuple[float, float]]], pooled: dict[int, tuple[list[float], list[float]]]
+    streaming: dict[str, list[tuple[float, float]]], pooled: dict[str, tuple[list[float], list[float]]]
 ) -> None:
     """Each session's streaming p99s, run by run, beside the empty session's in the same
     run (the runs are back to back, so a busy spell on the machine moves both); then the
     p99s of all runs' samples pooled. A run's p99 rests on its three or four slowest
     frames, so it moves by a third between runs of the same session; the pooled one
     rests on the slowest 1% of every run."""
-    empty = streaming.get(0, [])
+    empty = streaming.get(EMPTY, [])
     print(f"streaming {STREAM_WORDS} words, frame p99 / typed key p99, each run (beside the empty session's):")
-    for size, figures in streaming.items():
+    for name, figures in streaming.items():
         cells = [
             f"{ms(frame)} / {ms(key)}" + (f" ({beside(frame, empty[index][0])} / {beside(key, empty[index][1])})"
-                                          if size != 0 and index < len(empty) else "")
+                                          if name != EMPTY and index < len(empty) else "")
             for index, (frame, key) in enumerate(figures)
         ]  # fmt: skip
-        print(f"  {'empty session' if size == 0 else f'{size:,} messages'}: " + "; ".join(cells))
+        print(f"  {name}: " + "; ".join(cells))
     print(f"streaming {STREAM_WORDS} words, all runs pooled: frame p99 / typed key p99 (beside the empty session's):")
-    empty_frames, empty_keys = pooled.get(0, ([], []))
-    for size, (frames, keys) in pooled.items():
+    empty_frames, empty_keys = pooled.get(EMPTY, ([], []))
+    for name, (frames, keys) in pooled.items():
         if not frames or not keys:
             continue
         frame, key = percentile(frames, 0.99), percentile(keys, 0.99)
         cell = f"{ms(frame)} / {ms(key)} ({len(frames)} frames, {len(keys)} keys)"
-        if size != 0 and empty_frames and empty_keys:
+        if name != EMPTY and empty_frames and empty_keys:
             cell += f" ({beside(frame, percentile(empty_frames, 0.99))} / {beside(key, percentile(empty_keys, 0.99))})"
-        print(f"  {'empty session' if size == 0 else f'{size:,} messages'}: {cell}")
+        print(f"  {name}: {cell}")
 
 
 def beside(value: float, reference: float) -> str:
