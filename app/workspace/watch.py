@@ -146,11 +146,11 @@ class WorkspaceWatcher:
         from watchfiles import DefaultFilter
 
         skipped = {*DefaultFilter.ignore_dirs, *IGNORED_DIRS}
+        root = str(self._workspace.root)
         found: list[str] = []
-        pending = [str(self._workspace.root)]
+        pending = [root]
         while pending:
             folder = pending.pop()
-            found.append(folder)
             try:
                 with os.scandir(folder) as entries:
                     pending += [
@@ -160,8 +160,11 @@ class WorkspaceWatcher:
                         and entry.is_dir(follow_symlinks=False)
                         and not os.path.join(entry.path, "").startswith(self._ignore_paths)
                     ]
-            except OSError:  # gone meanwhile, or not ours to read: nothing of it to watch
-                continue
+            except OSError:
+                if folder != root:
+                    continue  # gone meanwhile, or not ours to read: no watch for it
+                # The root is watched all the same: the watch says why it cannot be.
+            found.append(folder)
         return found
 
     def _watch_filter(self) -> Callable[[Change, str], bool]:
