@@ -291,9 +291,7 @@ class ChatLog(VerticalScroll):
         if self._pages is None or not self.is_attached:
             self._done_opening()
             return
-        if self._reading.locked() or not self._laid_out:
-            # What to read or release depends on where the widgets are, known after layout.
-            self._fill_skipped = True
+        if self._window_changing():
             return
         if self.at_session_end and not self.is_anchored and self.scroll_y >= self.max_scroll_y:
             self.anchor()  # back at the end: new messages keep the view at the bottom again
@@ -317,14 +315,19 @@ class ChatLog(VerticalScroll):
     async def _release_if_moved(self) -> None:
         """Release what is far from the view once it has moved a screen since it last
         looked; while the window changes, the fill that follows the change looks instead."""
-        if self._pages is None or not self.is_attached:
-            return
-        if self._reading.locked() or not self._laid_out:
-            self._fill_skipped = True
+        if self._pages is None or not self.is_attached or self._window_changing():
             return
         margin = max(self.size.height, 1)
         if abs(self.scroll_y - self._looked_at) >= margin:
             await self._release_far(margin)
+
+    def _window_changing(self) -> bool:
+        """The window is changing or not laid out yet: what to read or release depends on
+        where the widgets are, known after layout, so the fill that follows looks instead."""
+        if self._reading.locked() or not self._laid_out:
+            self._fill_skipped = True
+            return True
+        return False
 
     def _done_opening(self) -> None:
         """The session's first screens are drawn, or the view went elsewhere: a fill put
