@@ -143,9 +143,7 @@ class WorkspaceWatcher:
         """The workspace's root and every folder below it that is not ignored, without
         following links: the folders to watch. A walk of our own, with a stack: a tree a
         thousand folders deep is no deeper for it."""
-        from watchfiles import DefaultFilter
-
-        skipped = {*DefaultFilter.ignore_dirs, *IGNORED_DIRS}
+        skipped = set(_ignored_names())
         root = str(self._workspace.root)
         found: list[str] = []
         pending = [root]
@@ -172,7 +170,7 @@ class WorkspaceWatcher:
         inside the workspace, so a workspace inside a `node_modules` folder is watched."""
         from watchfiles import DefaultFilter
 
-        default = DefaultFilter(ignore_dirs=(*DefaultFilter.ignore_dirs, *IGNORED_DIRS))
+        default = DefaultFilter(ignore_dirs=_ignored_names())
         root, ignored = os.path.join(self._workspace.root, ""), self._ignore_paths
 
         def wanted(change: Change, path: str) -> bool:
@@ -208,6 +206,13 @@ def _change_kind(now: Fingerprint | None, seen: dict[str, FileRecord]) -> Change
     if all(record.fingerprint is None for record in seen.values()):
         return "added"
     return "modified"
+
+
+def _ignored_names() -> tuple[str, ...]:
+    """The names of the folders never watched nor reported, wherever they are."""
+    from watchfiles import DefaultFilter
+
+    return (*DefaultFilter.ignore_dirs, *IGNORED_DIRS)
 
 
 class _WatchEnds:
