@@ -186,3 +186,28 @@ async def test_a_streaming_text_grows_in_steps_and_fits_its_text_once_it_ends(ma
         await chat.mount(drawn_at_once)
         await pilot.pause()
         assert text.size.height == drawn_at_once.size.height, "no rows held once it ends"
+
+
+async def test_a_streaming_paragraph_has_the_rows_of_its_text_after_every_word(make_app, tui_runtime):
+    """A word that stays on the paragraph's last line repaints the paragraph alone
+    (``StreamedParagraph``); one that wraps gives it its next row: after every write the
+    paragraph has the rows of the same text drawn at once, and shows its last word."""
+    async with new_session_open(make_app, tui_runtime) as (app, pilot, session_id):
+        sent, heights = "", set()
+        for n in range(40):
+            word = f"word{n} "
+            tui_runtime.bus.publish(TextDelta(session_id, "m-1", word))
+            sent += word
+            await wait_until(pilot, lambda sent=sent: streamed_source(app) == sent)
+            await pilot.pause()
+            streamed = app.query_one(StreamedText)
+            paragraph = streamed.query_one(message_text.StreamedParagraph)
+            drawn_at_once = StreamedText(sent)
+            await streamed.parent.mount(drawn_at_once)  # beside it: the same width
+            await pilot.pause()
+            assert paragraph.size.height == drawn_at_once.query_one(message_text.PARAGRAPH).size.height
+            await drawn_at_once.remove()
+            shown = "".join(paragraph.render_line(row).text for row in range(paragraph.size.height))
+            assert word.strip() in shown
+            heights.add(paragraph.size.height)
+        assert len(heights) >= 3, "the words wrap onto several rows"

@@ -9,6 +9,11 @@ code block or a table is updated in place. Written a fragment at a time, a list 
 items long remakes dozens of widgets per frame, and the garbage they leave makes the
 collector's full passes (each a stalled frame) come several times a second.
 
+While the text streams, the paragraph it ends in is rewritten at each write, and Textual
+lays out the whole screen after any widget's update, though most writes only add words
+to the paragraph's last line: ``StreamedParagraph`` asks for a layout only when its rows
+change, and repaints itself alone otherwise.
+
 While the text streams, its height grows in steps of ``STEP_ROWS``: the rows up to the
 next step are held blank below the text. A chat following its end scrolls only when a
 step is taken, and the frames between paint the growing block alone, where a scroll
@@ -29,6 +34,7 @@ from functools import cache
 from markdown_it import MarkdownIt
 from textual.geometry import Size
 from textual.timer import Timer
+from textual.visual import VisualType, visualize
 from textual.widget import MountError
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownBlock, MarkdownStream
@@ -82,6 +88,22 @@ class LastBlock:
         return kind
 
 
+PARAGRAPH: type[MarkdownBlock] = Markdown.BLOCKS["paragraph_open"]
+"""Textual's paragraph block (its module exports it only through ``Markdown.BLOCKS``)."""
+
+
+class StreamedParagraph(PARAGRAPH):  # type: ignore[misc,valid-type]
+    """A paragraph of a streaming text: an update that leaves its rows as they are
+    repaints it without laying out the screen again."""
+
+    def update(self, content: VisualType = "", *, layout: bool = True) -> None:
+        width = self.content_size.width
+        if layout and width and self.is_mounted:
+            rows = visualize(self, content).get_height(self.styles, width)
+            layout = rows != self.content_size.height
+        super().update(content, layout=layout)
+
+
 class StreamedText(Markdown):
     """``StreamedText(text)`` draws a stored part at once; ``write`` streams one, and
     ``finish`` says no more text will come."""
@@ -118,9 +140,9 @@ class StreamedText(Markdown):
     def get_block_class(self, block_name: str) -> type[MarkdownBlock]:
         """A code block is coloured after it is drawn, except while the text streams (a
         streamed block is remade at each write, so it is coloured as it is made)."""
-        if block_name in CODE_BLOCKS and self._stream is None:
-            return CodeFence
-        return super().get_block_class(block_name)
+        if self._stream is None:
+            return CodeFence if block_name in CODE_BLOCKS else super().get_block_class(block_name)
+        return StreamedParagraph if block_name == "paragraph_open" else super().get_block_class(block_name)
 
     async def write(self, text: str) -> None:
         if self._stream is None:
