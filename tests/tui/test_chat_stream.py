@@ -8,7 +8,11 @@ import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from textual.app import App
+from textual.containers import Horizontal
+from textual.geometry import Size
 from textual.pilot import Pilot
+from textual.widgets import Label
 
 from app.llm.events import TextDelta, TurnFinished
 from app.tui.app import OpencodeApp
@@ -188,26 +192,76 @@ async def test_a_streaming_text_grows_in_steps_and_fits_its_text_once_it_ends(ma
         assert text.size.height == drawn_at_once.size.height, "no rows held once it ends"
 
 
-async def test_a_streaming_paragraph_has_the_rows_of_its_text_after_every_word(make_app, tui_runtime):
+async def stream_beside_drawn(app, pilot, tui_runtime, session_id: str, chunks: list[str], block: type) -> set:
+    """Stream ``chunks`` into a new reply; after each, the reply's last ``block`` widget
+    (a streamed paragraph or a code block's label) has the size of the same widget in the
+    same text drawn at once, beside it (the same width), and shows the chunk's last word.
+    Returns the sizes it took."""
+    sent, sizes = "", set()
+    for chunk in chunks:
+        tui_runtime.bus.publish(TextDelta(session_id, "m-1", chunk))
+        sent += chunk
+        await wait_until(pilot, lambda sent=sent: streamed_source(app) == sent)
+        await pilot.pause()
+        streamed = app.query_one(StreamedText)
+        widget = streamed.query(block).last()
+        drawn_at_once = StreamedText(sent)
+        await streamed.parent.mount(drawn_at_once)
+        await pilot.pause()
+        assert widget.size == drawn_at_once.query(block).last().size, f"after {sent!r}"
+        await drawn_at_once.remove()
+        words = [] if chunk.startswith("```") else chunk.split()  # a fence's opening shows no text
+        shown = "".join(widget.render_line(row).text for row in range(widget.size.height))
+        assert not words or words[-1] in shown
+        sizes.add(widget.size)
+    return sizes
+
+
+async def test_a_streaming_paragraph_has_the_size_of_its_text_after_every_word(make_app, tui_runtime):
     """A word that stays on the paragraph's last line repaints the paragraph alone
-    (``StreamedParagraph``); one that wraps gives it its next row: after every write the
-    paragraph has the rows of the same text drawn at once, and shows its last word."""
+    (``StreamedParagraph``); one that wraps gives it its next row at once."""
     async with new_session_open(make_app, tui_runtime) as (app, pilot, session_id):
-        sent, heights = "", set()
-        for n in range(40):
-            word = f"word{n} "
-            tui_runtime.bus.publish(TextDelta(session_id, "m-1", word))
-            sent += word
-            await wait_until(pilot, lambda sent=sent: streamed_source(app) == sent)
-            await pilot.pause()
-            streamed = app.query_one(StreamedText)
-            paragraph = streamed.query_one(message_text.StreamedParagraph)
-            drawn_at_once = StreamedText(sent)
-            await streamed.parent.mount(drawn_at_once)  # beside it: the same width
-            await pilot.pause()
-            assert paragraph.size.height == drawn_at_once.query_one(message_text.PARAGRAPH).size.height
-            await drawn_at_once.remove()
-            shown = "".join(paragraph.render_line(row).text for row in range(paragraph.size.height))
-            assert word.strip() in shown
-            heights.add(paragraph.size.height)
-        assert len(heights) >= 3, "the words wrap onto several rows"
+        words = [f"word{n} " for n in range(40)]
+        sizes = await stream_beside_drawn(app, pilot, tui_runtime, session_id, words, message_text.PARAGRAPH)
+        assert len(sizes) >= 3, "the words wrap onto several rows"
+        assert all(isinstance(paragraph, message_text.StreamedParagraph)
+                   for paragraph in app.query_one(StreamedText).query(message_text.PARAGRAPH))
+
+
+async def test_a_streaming_code_block_has_the_size_of_its_code_after_every_write(make_app, tui_runtime):
+    """Code that stays within the block's widest line repaints the label alone
+    (``StreamedFence``); a new line, or a line wider than any before and than the screen
+    (the block scrolls sideways), resizes it at once."""
+    async with new_session_open(make_app, tui_runtime) as (app, pilot, session_id):
+        long_line = [f" + term_{n}" for n in range(16)]  # wider than the chat
+        chunks = ["```python\n", "total = ", "compute(1)", "\nshort", " = 2\n", "wide = 0", *long_line,
+                  "\nx", " = 1"]
+        sizes = await stream_beside_drawn(app, pilot, tui_runtime, session_id, chunks, Label)
+        assert len({size.height for size in sizes}) >= 3 and len({size.width for size in sizes}) >= 3
+        assert isinstance(app.query_one(StreamedText).query(Label).last().parent, message_text.StreamedFence)
+
+
+async def test_a_label_sized_by_its_content_narrows_with_it():
+    """Rows alone do not tell: a code line made shorter leaves the rows as they were, and
+    the label, as wide as its widest line, narrows to the new one (or to its container)."""
+
+    class Code(App):
+        CSS = "Horizontal { overflow-x: auto; height: auto; }"
+
+        def compose(self):
+            with Horizontal():
+                yield message_text.SizeKeptLabel("x" * 120, expand=True)
+
+    app = Code()
+    async with app.run_test(size=(60, 10)) as pilot:
+        label = app.query_one(message_text.SizeKeptLabel)
+        assert label.size.width == 120
+        label.update("y" * 80)
+        await pilot.pause()
+        assert label.size == Size(80, 1)
+        label.update("z" * 20)
+        await pilot.pause()
+        assert label.size == Size(60, 1)
+        label.update("w" * 30)  # within the container's width: no layout needed, none lost
+        await pilot.pause()
+        assert label.size == Size(60, 1) and "w" * 30 in label.render_line(0).text

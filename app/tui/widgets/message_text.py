@@ -9,10 +9,11 @@ code block or a table is updated in place. Written a fragment at a time, a list 
 items long remakes dozens of widgets per frame, and the garbage they leave makes the
 collector's full passes (each a stalled frame) come several times a second.
 
-While the text streams, the paragraph it ends in is rewritten at each write, and Textual
-lays out the whole screen after any widget's update, though most writes only add words
-to the paragraph's last line: ``StreamedParagraph`` asks for a layout only when its rows
-change, and repaints itself alone otherwise.
+While the text streams, the paragraph or code block it ends in is rewritten at each
+write, and Textual lays out the whole screen after any widget's update, though most
+writes only add to the block's last line: a streamed paragraph or code block
+(``StreamedParagraph``, ``StreamedFence``) asks for a layout only when its size changes,
+and is repainted alone otherwise.
 
 While the text streams, its height grows in steps of ``STEP_ROWS``: the rows up to the
 next step are held blank below the text. A chat following its end scrolls only when a
@@ -30,17 +31,20 @@ from __future__ import annotations
 
 from contextlib import suppress
 from functools import cache
+from typing import cast
 
 from markdown_it import MarkdownIt
+from textual.app import ComposeResult
+from textual.css.styles import RulesMap
 from textual.geometry import Size
 from textual.timer import Timer
-from textual.visual import VisualType, visualize
+from textual.visual import Visual, VisualType, visualize
 from textual.widget import MountError
-from textual.widgets import Markdown
-from textual.widgets.markdown import MarkdownBlock, MarkdownStream
+from textual.widgets import Label, Markdown, Static
+from textual.widgets.markdown import MarkdownBlock, MarkdownFence, MarkdownStream
 
 from app.tui import css_beside
-from app.tui.widgets.code_fence import CodeFence
+from app.tui.widgets.code_fence import CODE_LABEL, CodeFence
 
 CODE_BLOCKS = ("fence", "code_block")
 """Markdown's names of the blocks drawn as code."""
@@ -88,20 +92,59 @@ class LastBlock:
         return kind
 
 
-PARAGRAPH: type[MarkdownBlock] = Markdown.BLOCKS["paragraph_open"]
-"""Textual's paragraph block (its module exports it only through ``Markdown.BLOCKS``)."""
+class SizeKept(Static):
+    """A Static whose update asks for a layout of the screen only when the new content
+    takes other rows (at its width), or, where its width follows its content (a code
+    block's label), other columns; otherwise it is repainted alone.
 
-
-class StreamedParagraph(PARAGRAPH):  # type: ignore[misc,valid-type]
-    """A paragraph of a streaming text: an update that leaves its rows as they are
-    repaints it without laying out the screen again."""
+    It comes after the widget class it joins (``class X(MarkdownParagraph, SizeKept)``):
+    Textual's CSS follows a widget's first base, so the widget keeps its own rules."""
 
     def update(self, content: VisualType = "", *, layout: bool = True) -> None:
         width = self.content_size.width
         if layout and width and self.is_mounted:
-            rows = visualize(self, content).get_height(self.styles, width)
-            layout = rows != self.content_size.height
+            layout = self._resized_by(visualize(self, content), width)
         super().update(content, layout=layout)
+
+    @property
+    def _rules(self) -> RulesMap:
+        """The styles as Textual hands them to a visual it measures."""
+        return cast("RulesMap", self.styles)
+
+    def _resized_by(self, visual: Visual, width: int) -> bool:
+        return not self._width_kept(visual, width) or visual.get_height(self._rules, width) != self.content_size.height
+
+    def _width_kept(self, visual: Visual, width: int) -> bool:
+        """Whether ``visual`` leaves the width as it is: always, unless the width follows the
+        content; then when the widest line is as wide, or (an ``expand`` widget, as wide as
+        its container at least) when both fit in the width its container gives it."""
+        if self.styles.width is None or not self.styles.width.is_auto:
+            return True  # no width set: as wide as its container
+        before = self.visual.get_optimal_width(self._rules, width)
+        after = visual.get_optimal_width(self._rules, width)
+        return after == before or (self.expand and before < width and after <= width)
+
+
+PARAGRAPH: type[MarkdownBlock] = Markdown.BLOCKS["paragraph_open"]
+"""Textual's paragraph block (its module exports it only through ``Markdown.BLOCKS``)."""
+
+
+class StreamedParagraph(PARAGRAPH, SizeKept):  # type: ignore[misc,valid-type]
+    """A paragraph of a streaming text: most writes add words to its last row."""
+
+
+class SizeKeptLabel(Label, SizeKept):
+    """A label repainted alone when an update leaves its size as it was."""
+
+
+class StreamedFence(MarkdownFence):
+    """A code block of a streaming text: most writes add to its last line, which its
+    label (``SizeKeptLabel``) draws without a layout while that line is not the widest."""
+
+    def compose(self) -> ComposeResult:
+        code = self.highlight(self.code, self.lexer, ansi=self.app.native_ansi_color,
+                              dark=self.app.current_theme.dark)
+        yield SizeKeptLabel(code, id=CODE_LABEL, expand=True)
 
 
 class StreamedText(Markdown):
@@ -138,11 +181,14 @@ class StreamedText(Markdown):
         return -(-height // STEP_ROWS) * STEP_ROWS
 
     def get_block_class(self, block_name: str) -> type[MarkdownBlock]:
-        """A code block is coloured after it is drawn, except while the text streams (a
-        streamed block is remade at each write, so it is coloured as it is made)."""
-        if self._stream is None:
-            return CodeFence if block_name in CODE_BLOCKS else super().get_block_class(block_name)
-        return StreamedParagraph if block_name == "paragraph_open" else super().get_block_class(block_name)
+        """A code block read back is coloured after it is drawn. While the text streams,
+        its code blocks and paragraphs keep the screen's layout while their size stays (a
+        streamed code block is remade at each write, so it is coloured as it is made)."""
+        if block_name in CODE_BLOCKS:
+            return CodeFence if self._stream is None else StreamedFence
+        if block_name == "paragraph_open" and self._stream is not None:
+            return StreamedParagraph
+        return super().get_block_class(block_name)
 
     async def write(self, text: str) -> None:
         if self._stream is None:
