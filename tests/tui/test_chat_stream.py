@@ -12,7 +12,7 @@ from textual.app import App
 from textual.containers import Horizontal
 from textual.geometry import Size
 from textual.pilot import Pilot
-from textual.widgets import Label
+from textual.widgets.markdown import MarkdownFence
 
 from app.llm.events import TextDelta, TurnFinished
 from app.tui.app import OpencodeApp
@@ -192,9 +192,16 @@ async def test_a_streaming_text_grows_in_steps_and_fits_its_text_once_it_ends(ma
         assert text.size.height == drawn_at_once.size.height, "no rows held once it ends"
 
 
+def shown_text(widget) -> str:
+    """The text a widget draws, or the widgets in it draw."""
+    if widget.children:
+        return "\n".join(shown_text(child) for child in widget.children if child.display)
+    return "\n".join(widget.render_line(row).text for row in range(widget.size.height))
+
+
 async def stream_beside_drawn(app, pilot, tui_runtime, session_id: str, chunks: list[str], block: type) -> set:
-    """Stream ``chunks`` into a new reply; after each, the reply's last ``block`` widget
-    (a streamed paragraph or a code block's label) has the size of the same widget in the
+    """Stream ``chunks`` into a new reply; after each, the reply's last ``block`` (a
+    paragraph, a code block) has the size and the scrolling width of the same block in the
     same text drawn at once, beside it (the same width), and shows the chunk's last word.
     Returns the sizes it took."""
     sent, sizes = "", set()
@@ -208,11 +215,11 @@ async def stream_beside_drawn(app, pilot, tui_runtime, session_id: str, chunks: 
         drawn_at_once = StreamedText(sent)
         await streamed.parent.mount(drawn_at_once)
         await pilot.pause()
-        assert widget.size == drawn_at_once.query(block).last().size, f"after {sent!r}"
+        drawn = drawn_at_once.query(block).last()
+        assert (widget.size, widget.virtual_size) == (drawn.size, drawn.virtual_size), f"after {sent!r}"
         await drawn_at_once.remove()
         words = [] if chunk.startswith("```") else chunk.split()  # a fence's opening shows no text
-        shown = "".join(widget.render_line(row).text for row in range(widget.size.height))
-        assert not words or words[-1] in shown
+        assert not words or words[-1] in shown_text(widget)
         sizes.add(widget.size)
     return sizes
 
@@ -229,16 +236,19 @@ async def test_a_streaming_paragraph_has_the_size_of_its_text_after_every_word(m
 
 
 async def test_a_streaming_code_block_has_the_size_of_its_code_after_every_write(make_app, tui_runtime):
-    """Code that stays within the block's widest line repaints the label alone
-    (``StreamedFence``); a new line, or a line wider than any before and than the screen
-    (the block scrolls sideways), resizes it at once."""
+    """Code within the block's last line redraws that line alone (``StreamedFence``); a
+    new line, or a line wider than the screen (the block scrolls sideways), resizes the
+    block at once, as drawn at once."""
     async with new_session_open(make_app, tui_runtime) as (app, pilot, session_id):
         long_line = [f" + term_{n}" for n in range(16)]  # wider than the chat
-        chunks = ["```python\n", "total = ", "compute(1)", "\nshort", " = 2\n", "wide = 0", *long_line,
-                  "\nx", " = 1"]
-        sizes = await stream_beside_drawn(app, pilot, tui_runtime, session_id, chunks, Label)
-        assert len({size.height for size in sizes}) >= 3 and len({size.width for size in sizes}) >= 3
-        assert isinstance(app.query_one(StreamedText).query(Label).last().parent, message_text.StreamedFence)
+        chunks = ["```python\n", "total = ", "compute(1)", "\nshort", " = 2\n", "\n", "wide = 0", *long_line,
+                  "\nx", " = 1", "\n"]
+        sizes = await stream_beside_drawn(app, pilot, tui_runtime, session_id, chunks, MarkdownFence)
+        assert len({size.height for size in sizes}) >= 4
+        fence = app.query_one(StreamedText).query(MarkdownFence).last()
+        assert isinstance(fence, message_text.StreamedFence)
+        assert shown_text(fence).split() == "total = compute(1) short = 2 wide = 0".split() + \
+            "".join(long_line).split() + "x = 1".split()
 
 
 async def test_a_label_sized_by_its_content_narrows_with_it():

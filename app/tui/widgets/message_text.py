@@ -13,7 +13,8 @@ While the text streams, the paragraph or code block it ends in is rewritten at e
 write, and Textual lays out the whole screen after any widget's update, though most
 writes only add to the block's last line: a streamed paragraph or code block
 (``StreamedParagraph``, ``StreamedFence``) asks for a layout only when its size changes,
-and is repainted alone otherwise.
+and is repainted alone otherwise. A streamed code block keeps its last line in a label
+of its own, so that a write redraws that line, not every line of the block.
 
 While the text streams, its height grows in steps of ``STEP_ROWS``: the rows up to the
 next step are held blank below the text. A chat following its end scrolls only when a
@@ -35,6 +36,7 @@ from typing import cast
 
 from markdown_it import MarkdownIt
 from textual.app import ComposeResult
+from textual.content import Content
 from textual.css.styles import RulesMap
 from textual.geometry import Size
 from textual.timer import Timer
@@ -44,7 +46,7 @@ from textual.widgets import Label, Markdown, Static
 from textual.widgets.markdown import MarkdownBlock, MarkdownFence, MarkdownStream
 
 from app.tui import css_beside
-from app.tui.widgets.code_fence import CODE_LABEL, CodeFence
+from app.tui.widgets.code_fence import CodeFence
 
 CODE_BLOCKS = ("fence", "code_block")
 """Markdown's names of the blocks drawn as code."""
@@ -138,13 +140,54 @@ class SizeKeptLabel(Label, SizeKept):
 
 
 class StreamedFence(MarkdownFence):
-    """A code block of a streaming text: most writes add to its last line, which its
-    label (``SizeKeptLabel``) draws without a layout while that line is not the widest."""
+    """A code block of a streaming text, in two labels: its lines but the last, and the
+    last, which most writes extend. A label draws every line it holds again when it
+    changes, so a write within the last line redraws that line alone, where one label
+    would draw the whole block again; and neither asks for a layout while its size stays
+    (``SizeKeptLabel``). The labels share the padding one label would have."""
+
+    DEFAULT_CSS = """
+    StreamedFence {
+        & > Label.-lines { padding: 1 2 0 2; min-height: 0; }
+        & > Label.-last { padding: 0 2 1 2; }
+        &.-one-line > Label.-lines { display: none; }
+        &.-one-line > Label.-last { padding: 1 2; }
+    }
+    StreamedFence:ansi {
+        & > Label.-lines { padding: 1 0 0 0; }
+        & > Label.-last { padding: 0 0 1 0; }
+        &.-one-line > Label.-last { padding: 1 0; }
+    }
+    """
 
     def compose(self) -> ComposeResult:
-        code = self.highlight(self.code, self.lexer, ansi=self.app.native_ansi_color,
-                              dark=self.app.current_theme.dark)
-        yield SizeKeptLabel(code, id=CODE_LABEL, expand=True)
+        lines, last = before_last_line(self.highlight(self.code, self.lexer, ansi=self.app.native_ansi_color,
+                                                      dark=self.app.current_theme.dark))
+        self.set_class(lines is None, "-one-line")
+        yield SizeKeptLabel(lines or "", classes="-lines", expand=True)
+        yield SizeKeptLabel(last, classes="-last", expand=True)
+
+    def set_content(self, content: Content) -> None:
+        """The new code: the lines before its last to one label, the last to the other,
+        each only if it differs from what the label shows."""
+        lines, last = before_last_line(content)
+        self.set_class(lines is None, "-one-line")
+        for label in self.query(SizeKeptLabel):
+            new = (lines or Content()) if label.has_class("-lines") else last
+            if not shows(label, new):
+                label.update(new)
+
+
+def before_last_line(code: Content) -> tuple[Content | None, Content]:
+    """``code``'s lines before its last (None: it has one line), and its last line."""
+    end = code.plain.rfind("\n")
+    return (None, code) if end < 0 else (code[:end], code[end + 1:])
+
+
+def shows(label: Label, content: Content) -> bool:
+    """The label shows ``content``, text and colours (Content's ``==`` is the text alone)."""
+    shown = label.visual
+    return isinstance(shown, Content) and shown == content and shown.spans == content.spans
 
 
 class StreamedText(Markdown):
