@@ -107,9 +107,11 @@ class WorkspaceWatcher:
     async def _run(self, watching: asyncio.Event) -> None:
         """Watch until stopped; ``watching`` is set as the first watch begins (or fails)."""
         try:
-            # In threads: compiling the filter's patterns and walking the tree take a while.
+            # In threads: compiling the filter's patterns, walking the tree and loading
+            # what awatch needs take a while.
             wanted = await asyncio.to_thread(self._watch_filter)
             folders = await asyncio.to_thread(self._folders)
+            await asyncio.to_thread(_load_watch_support)
             from watchfiles import Change, awatch  # imported by the threads above already
 
             while not self._stop.is_set():
@@ -206,6 +208,18 @@ def _change_kind(now: Fingerprint | None, seen: dict[str, FileRecord]) -> Change
     if all(record.fingerprint is None for record in seen.values()):
         return "added"
     return "modified"
+
+
+def _load_watch_support() -> None:
+    """What awatch's first step loads if it is not loaded yet: anyio's support for
+    asyncio (awatch runs each step through anyio) and ``platform`` (it asks whether it runs
+    on WSL, where it polls). Loaded there, they would hold the event loop (the UI) for tens
+    of milliseconds; running nothing through anyio here, in a thread, loads them there."""
+    import platform  # noqa: F401  (loaded for awatch)
+
+    import anyio
+
+    anyio.run(asyncio.sleep, 0, backend="asyncio")
 
 
 def _ignored_names() -> tuple[str, ...]:

@@ -313,3 +313,45 @@ async def test_a_file_a_thousand_folders_deep_is_watched(deep_tree, watcher, eve
     await other_process(WRITE, deep_tree.parent / rel, "changed elsewhere\n")
 
     assert await next_event(events) == FileChangedOnDisk(rel, "modified", (session_id,))
+
+
+STARTS_IN_A_FRESH_PROCESS = """
+import asyncio, sys, threading
+from pathlib import Path
+from app.bus import Bus
+from app.workspace.file_records import FileRecords
+from app.workspace.paths import Workspace
+from app.workspace.watch import WorkspaceWatcher
+
+imported_on_the_loop = []
+
+def note_imports(event, args):
+    if event != "import" or args[0] in sys.modules:  # an import of a module loaded already
+        return
+    if threading.current_thread() is threading.main_thread():
+        imported_on_the_loop.append(args[0])
+
+async def main():
+    workspace = Workspace(Path(sys.argv[1]))
+    watcher = WorkspaceWatcher(workspace, FileRecords(workspace), Bus(), step_ms=30)
+    sys.addaudithook(note_imports)
+    await watcher.start()
+    await watcher.aclose()
+    print(" ".join(imported_on_the_loop) or "none")
+
+asyncio.run(main())
+"""
+
+
+async def test_starting_the_watch_imports_nothing_on_the_event_loop(tmp_path):
+    """Importing holds the interpreter: the modules a first watch needs (watchfiles, and
+    anyio's support for asyncio, which awatch's first step would load) are imported in
+    threads, so the UI's event loop does not wait on them. A process of its own: this
+    one has them imported already."""
+    (tmp_path / "src").mkdir()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", STARTS_IN_A_FRESH_PROCESS, str(tmp_path), stdout=asyncio.subprocess.PIPE
+    )
+    out, _ = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0
+    assert out.decode().split() == ["none"]
