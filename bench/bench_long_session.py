@@ -26,8 +26,10 @@ record
 
     .venv/bin/python bench/bench_long_session.py [--sizes 0,200,1000,5000] [--runs N] [--timeout S] [--no-walk] [--control]
 
---runs N runs every size N times, back to back, and ends with each run's streaming p99s
-beside the empty session's of the same run, then the p99s of all runs' samples pooled.
+--runs N runs every size N times, back to back, and ends with each run's opening figures
+(last turn, RSS, typed key at rest) beside the empty session's of the same run and their
+median over the runs, then each run's streaming p99s beside the empty session's, then
+the p99s of all runs' samples pooled.
 --control measures a second empty session last in each run, reported beside the first
 like the others: how far two runs of the same session differ, the noise any comparison
 with the empty session carries.
@@ -344,6 +346,7 @@ def main() -> int:
     runs = int(option("--runs", "1"))
     subprocess.run([str(PYTHON), "-m", "compileall", "-q", str(REPO / "app")], check=False)
     streaming: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in cases}
+    opening: dict[str, list[tuple[float, float, float]]] = {name: [] for name, _ in cases if name != EMPTY}
     pooled: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name, _ in cases}
     with tempfile.TemporaryDirectory(prefix="bench-long-") as scratch:
         home = Path(scratch) / "home"
@@ -362,14 +365,42 @@ def main() -> int:
                 report(name, figures, empty)
                 if name == EMPTY:
                     empty = figures
+                elif empty is not None and "last_turn_s" in figures and "first_frame_s" in empty:
+                    opening[name].append(opened_beside(figures, empty))
                 if "stream_frames" in figures:
                     frames, keys = list(figures["stream_frames"]), list(figures["stream_echo"])  # type: ignore[call-overload]
                     streaming[name].append((percentile(frames, 0.99), percentile(keys, 0.99)))
                     pooled[name][0].extend(frames)
                     pooled[name][1].extend(keys)
     if runs > 1:
+        report_opening(opening)
         report_streaming(streaming, pooled)
     return 0
+
+
+def opened_beside(figures: dict[str, object], empty: dict[str, object]) -> tuple[float, float, float]:
+    """A case's opening beside the empty session of its run: its last turn after the empty
+    session's first frame (seconds), its RSS beside the empty session's (MB), and its
+    typed key p99 at rest (seconds)."""
+    last = float(figures["last_turn_s"]) - float(empty["first_frame_s"])  # type: ignore[arg-type]
+    rss = float(figures["rss_mb"]) - float(empty["rss_mb"])  # type: ignore[arg-type]
+    return last, rss, percentile(list(figures["echo"]), 0.99)  # type: ignore[call-overload]
+
+
+def report_opening(opening: dict[str, list[tuple[float, float, float]]]) -> None:
+    """Each session's opening run by run, then the median of the runs: first frames alone
+    move by a hundred milliseconds and more between processes (the control shows how far),
+    so one run's figure carries that much noise."""
+    print("opening: last turn beside the empty session's first frame / RSS beside it / typed key p99 at rest,"
+          " each run; median of the runs")
+    for name, figures in opening.items():
+        if not figures:
+            continue
+        cells = "; ".join(f"{last * 1000:+,.0f} ms / {rss:+.0f} MB / {ms(key)}" for last, rss, key in figures)
+        lasts, rsss, keys = zip(*figures, strict=True)
+        median = (f"{percentile(list(lasts), 0.5) * 1000:+,.0f} ms / {percentile(list(rsss), 0.5):+.0f} MB / "
+                  f"{ms(percentile(list(keys), 0.5))}")
+        print(f"  {name}: {cells}; median {median}")
 
 
 def report_streaming(
