@@ -275,3 +275,22 @@ async def test_a_label_sized_by_its_content_narrows_with_it():
         label.update("w" * 30)  # within the container's width: no layout needed, none lost
         await pilot.pause()
         assert label.size == Size(60, 1) and "w" * 30 in label.render_line(0).text
+
+
+async def test_the_text_keeps_its_width_when_the_chat_starts_to_scroll(make_app, tui_runtime):
+    """The chat keeps its scroll bar's column whether it scrolls or not: when a reply
+    outgrows the view, nothing already drawn is wrapped and laid out again at a new width."""
+    async with new_session_open(make_app, tui_runtime) as (app, pilot, session_id):
+        chat, bus = app.chat, tui_runtime.bus
+        bus.publish(TextDelta(session_id, "m-1", "A first line.\n\n"))
+        await wait_until(pilot, lambda: "A first line." in streamed_source(app))
+        await pilot.pause()
+        text = app.query_one(StreamedText)
+        assert chat.max_scroll_y == 0
+        width = text.size.width
+        for n in range(60):
+            bus.publish(TextDelta(session_id, "m-1", f"line {n}\n\n"))
+        await wait_until(pilot, lambda: "line 59" in streamed_source(app))
+        await pilot.pause()
+        assert chat.max_scroll_y > 0 and chat.show_vertical_scrollbar
+        assert text.size.width == width
