@@ -293,14 +293,15 @@ def report(name: str, figures: dict[str, object], empty: dict[str, object] | Non
         print(f"{name}: {figures.get('error') or 'did not show its last turn within the time allowed'}")
         return
     last, first = float(figures["last_turn_s"]), float(figures["first_frame_s"])  # type: ignore[arg-type]
+    beside_empty = opened_beside(figures, empty) if empty is not None and "first_frame_s" in empty else None
     line = f"{name}: first frame {ms(first)}, last turn on screen {ms(last)}"
-    if empty is not None and "first_frame_s" in empty:
-        line += f" ({(last - float(empty['first_frame_s'])) * 1000:+,.0f} ms beside the empty session's first frame)"  # type: ignore[arg-type]
+    if beside_empty is not None:
+        line += f" ({beside_empty[0] * 1000:+,.0f} ms beside the empty session's first frame)"
     print(line)
     rss = float(figures["rss_mb"])  # type: ignore[arg-type]
     memory = f"  CPU {float(figures['cpu_s']):.2f} s, RSS {rss:.0f} MB"  # type: ignore[arg-type]
-    if empty is not None and "rss_mb" in empty:
-        memory += f" ({rss - float(empty['rss_mb']):+.0f} MB beside the empty session)"  # type: ignore[arg-type]
+    if beside_empty is not None:
+        memory += f" ({beside_empty[1]:+.0f} MB beside the empty session)"
     print(memory)
     echo = list(figures["echo"])  # type: ignore[call-overload]
     print(f"  typed key to prompt: median {ms(percentile(echo, 0.5))}, p99 {ms(percentile(echo, 0.99))} ({len(echo)} keys)")
