@@ -12,7 +12,8 @@ record
 - last turn: when a frame first shows the session's last message (for the empty session,
   the first frame after the session is opened);
 - CPU seconds and resident memory (RSS) at that moment;
-- typed key to prompt: a key posted to the app until the prompt holds it, 60 keys;
+- typed key to prompt: a key posted to the app until the prompt holds it, 200 keys (so
+  that the p99 is the second slowest, not the slowest, which is printed beside it);
 - streaming an 800-word reply at the end of the session, with bench_tui.py's measures,
   paced as a model streams it (bench_tui.py's MODEL_TOKENS_PER_SECOND: about ten seconds)
   while a key is typed every TYPING_INTERVAL: frame time and typed key to prompt while it
@@ -33,6 +34,9 @@ the p99s of all runs' samples pooled.
 --control measures a second empty session last in each run, reported beside the first
 like the others: how far two runs of the same session differ, the noise any comparison
 with the empty session carries.
+Last comes a line per session against its targets (OPENING_LIMIT_S, RSS_LIMIT_MB,
+KEY_LIMIT_S, STREAM_LIMIT): the opening as the median of the runs, streaming as the
+pooled p99s, the walk in every run.
 """
 
 from __future__ import annotations
@@ -54,13 +58,22 @@ REPO = Path(__file__).resolve().parent.parent
 PYTHON = REPO / ".venv" / "bin" / "python"
 SIZE = (120, 40)
 SIZES = (0, 200, 1000, 5000)
-KEYS = 60
+KEYS = 200
 STREAM_WORDS = 800
 TYPING_INTERVAL = 0.02
 STREAM_WINDOW = 100_000_000
 """The paced model's context window, more than any session here fills: the turn streams
 the reply alone, as in the empty session (near its window, a session would first have
 its history summarized, a second reply streamed before the one measured)."""
+OPENING_LIMIT_S = 0.300
+"""A session's last turn on screen at most this long after the empty session's first frame."""
+RSS_LIMIT_MB = 60.0
+"""Its memory at most this much above the empty session's, on opening and after the walk."""
+KEY_LIMIT_S = 0.050
+"""Typed keys echoed with a p99 under this while the session is on screen."""
+STREAM_LIMIT = 0.20
+"""Streaming at a session's end: frame and typed-key p99s at most this much above the empty
+session's."""
 TIMEOUT = 900.0
 """Seconds a case may take before it is reported as not finished."""
 FIRST_PROMPT = "Where does the config loader start?"
@@ -304,7 +317,8 @@ def report(name: str, figures: dict[str, object], empty: dict[str, object] | Non
         memory += f" ({beside_empty[1]:+.0f} MB beside the empty session)"
     print(memory)
     echo = list(figures["echo"])  # type: ignore[call-overload]
-    print(f"  typed key to prompt: median {ms(percentile(echo, 0.5))}, p99 {ms(percentile(echo, 0.99))} ({len(echo)} keys)")
+    print(f"  typed key to prompt: median {ms(percentile(echo, 0.5))}, p99 {ms(percentile(echo, 0.99))}, "
+          f"slowest {ms(max(echo, default=None))} ({len(echo)} keys)")
     from bench_tui import MODEL_TOKENS_PER_SECOND
 
     frames, typing = list(figures["stream_frames"]), list(figures["stream_echo"])  # type: ignore[call-overload]
@@ -349,6 +363,7 @@ def main() -> int:
     streaming: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in cases}
     opening: dict[str, list[tuple[float, float, float]]] = {name: [] for name, _ in cases if name != EMPTY}
     pooled: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name, _ in cases}
+    walks: dict[str, list[tuple[bool, float]]] = {name: [] for name, _ in cases}
     with tempfile.TemporaryDirectory(prefix="bench-long-") as scratch:
         home = Path(scratch) / "home"
         home.mkdir()
@@ -373,9 +388,13 @@ def main() -> int:
                     streaming[name].append((percentile(frames, 0.99), percentile(keys, 0.99)))
                     pooled[name][0].extend(frames)
                     pooled[name][1].extend(keys)
+                if "walked" in figures and empty is not None and "stream_rss_mb" in empty:
+                    after = float(figures["walk_rss_mb"]) - float(empty["stream_rss_mb"])  # type: ignore[arg-type]
+                    walks[name].append((bool(figures["walked"]), after))
     if runs > 1:
         report_opening(opening)
         report_streaming(streaming, pooled)
+    report_targets(opening, pooled, walks)
     return 0
 
 
@@ -431,6 +450,40 @@ def report_streaming(
         if name != EMPTY and empty_frames and empty_keys:
             cell += f" ({beside(frame, percentile(empty_frames, 0.99))} / {beside(key, percentile(empty_keys, 0.99))})"
         print(f"  {name}: {cell}")
+
+
+def report_targets(
+    opening: dict[str, list[tuple[float, float, float]]],
+    pooled: dict[str, tuple[list[float], list[float]]],
+    walks: dict[str, list[tuple[bool, float]]],
+) -> None:
+    """Each session against the targets a long session is held to (see the module's
+    docstring for what each figure is): the opening figures as the median of the runs,
+    streaming as the pooled p99s, the walk in every run. Read the control's line as the
+    noise of the machine: it compares the empty session with itself."""
+    print("targets: median of the runs for the opening, all runs pooled for streaming, every run for the walk:")
+    empty_frames, empty_keys = pooled.get(EMPTY, ([], []))
+    for name, figures in opening.items():
+        if not figures:
+            continue
+        lasts, rsss, keys = zip(*figures, strict=True)
+        last, rss, key = (percentile(list(values), 0.5) for values in (lasts, rsss, keys))
+        checks = [
+            (f"last turn {last * 1000:+,.0f} ms (at most +{OPENING_LIMIT_S * 1000:.0f})", last <= OPENING_LIMIT_S),
+            (f"RSS {rss:+.0f} MB (at most +{RSS_LIMIT_MB:.0f})", rss <= RSS_LIMIT_MB),
+            (f"key p99 at rest {ms(key)} (under {ms(KEY_LIMIT_S)})", key < KEY_LIMIT_S),
+        ]
+        frames, typed = pooled.get(name, ([], []))
+        if frames and typed and empty_frames and empty_keys:
+            frame_ratio = percentile(frames, 0.99) / percentile(empty_frames, 0.99) - 1
+            key_ratio = percentile(typed, 0.99) / percentile(empty_keys, 0.99) - 1
+            checks.append((f"streaming frame p99 {frame_ratio:+.0%}, key p99 {key_ratio:+.0%} "
+                           f"(at most +{STREAM_LIMIT:.0%})", max(frame_ratio, key_ratio) <= STREAM_LIMIT))
+        for walked, after in walks.get(name, []):
+            checks.append((f"walk {'reached' if walked else 'did NOT reach'} the first prompt, RSS after it "
+                           f"{after:+.0f} MB (at most +{RSS_LIMIT_MB:.0f})", walked and after <= RSS_LIMIT_MB))
+        verdict = "meets every target" if all(met for _, met in checks) else "MISSES a target"
+        print(f"  {name}: {verdict}: " + "; ".join(f"{text} {'ok' if met else 'MISSED'}" for text, met in checks))
 
 
 def beside(value: float, reference: float) -> str:
