@@ -10,10 +10,13 @@ export LITELLM_LOCAL_MODEL_COST_MAP := True
 run: $(STAMP)
 	$(BIN)/opencode
 
-# One worker per core (two on the development machine), whole files per worker so a
-# module's shared fixtures (a fake server, an opencode serve) start once.
+# One worker more than the machine has cores (three on the development machine): many
+# tests wait on a subprocess they started (an agent, a server, a shell), and a third
+# worker runs meanwhile. Whole files per worker, so a module's shared fixtures (a fake
+# server, an opencode serve) start once.
+TEST_WORKERS = $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)')
 test: $(STAMP)
-	$(BIN)/python -m pytest --numprocesses=auto --dist=loadfile
+	$(BIN)/python -m pytest --numprocesses=$(TEST_WORKERS) --dist=loadfile
 
 install: $(STAMP)
 
