@@ -186,7 +186,11 @@ async def test_a_turn_of_many_calls_keeps_the_window_bounded_while_the_chat_foll
         await wait_until(pilot, lambda: not app.turn_running and "All forty read." in last_message_text(chat))
         await settled(pilot, chat)
         texts = {getattr(widget, "text", "") for widget in chat.message_widgets()}
-        assert len(chat.window) < 40 and "Step 0: reading." not in texts, "the turn's first steps are released"
+        assert "Step 0: reading." not in texts, "the turn's first steps are released"
+        # What is kept above the view: two screens, and up to one more that the view moved
+        # before the chat looked again (when it looked depends on how frames fell).
+        kept_above = chat.scroll_y - chat.message_widgets()[0].virtual_region.bottom
+        assert kept_above <= 3 * chat.size.height, "nothing is kept more than three screens above the view"
         assert chat.scroll_y == chat.max_scroll_y, "the view still follows the end"
         chat.focus()
         await pilot.press("home")
