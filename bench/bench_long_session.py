@@ -333,7 +333,7 @@ def report(name: str, figures: dict[str, object], empty: dict[str, object] | Non
         line = (f"  scrolling to the first message and back: {walked} in {float(figures['walk_s']):.1f} s, "  # type: ignore[arg-type]
                 f"RSS {streamed:.0f} MB before, {after:.0f} MB after")
         if empty is not None and "stream_rss_mb" in empty:
-            line += f" ({after - float(empty['stream_rss_mb']):+.0f} MB beside the empty session after its reply)"  # type: ignore[arg-type]
+            line += f" ({walked_beside(figures, empty):+.0f} MB beside the empty session after its reply)"
         print(line)
     else:
         print(f"  RSS after the reply {streamed:.0f} MB")
@@ -389,8 +389,7 @@ def main() -> int:
                     pooled[name][0].extend(frames)
                     pooled[name][1].extend(keys)
                 if "walked" in figures and empty is not None and "stream_rss_mb" in empty:
-                    after = float(figures["walk_rss_mb"]) - float(empty["stream_rss_mb"])  # type: ignore[arg-type]
-                    walks[name].append((bool(figures["walked"]), after))
+                    walks[name].append((bool(figures["walked"]), walked_beside(figures, empty)))
     if runs > 1:
         report_opening(opening)
         report_streaming(streaming, pooled)
@@ -407,6 +406,17 @@ def opened_beside(figures: dict[str, object], empty: dict[str, object]) -> tuple
     return last, rss, percentile(list(figures["echo"]), 0.99)  # type: ignore[call-overload]
 
 
+def walked_beside(figures: dict[str, object], empty: dict[str, object]) -> float:
+    """A case's RSS after the walk beside the empty session's after its reply (MB)."""
+    return float(figures["walk_rss_mb"]) - float(empty["stream_rss_mb"])  # type: ignore[arg-type]
+
+
+def opening_medians(figures: list[tuple[float, float, float]]) -> tuple[float, float, float]:
+    """The median over the runs of each of ``opened_beside``'s figures."""
+    lasts, rsss, keys = zip(*figures, strict=True)
+    return percentile(list(lasts), 0.5), percentile(list(rsss), 0.5), percentile(list(keys), 0.5)
+
+
 def report_opening(opening: dict[str, list[tuple[float, float, float]]]) -> None:
     """Each session's opening run by run, then the median of the runs: first frames alone
     move by a hundred milliseconds and more between processes (the control shows how far),
@@ -417,9 +427,8 @@ def report_opening(opening: dict[str, list[tuple[float, float, float]]]) -> None
         if not figures:
             continue
         cells = "; ".join(f"{last * 1000:+,.0f} ms / {rss:+.0f} MB / {ms(key)}" for last, rss, key in figures)
-        lasts, rsss, keys = zip(*figures, strict=True)
-        median = (f"{percentile(list(lasts), 0.5) * 1000:+,.0f} ms / {percentile(list(rsss), 0.5):+.0f} MB / "
-                  f"{ms(percentile(list(keys), 0.5))}")
+        last, rss, key = opening_medians(figures)
+        median = f"{last * 1000:+,.0f} ms / {rss:+.0f} MB / {ms(key)}"
         print(f"  {name}: {cells}; median {median}")
 
 
@@ -466,8 +475,7 @@ def report_targets(
     for name, figures in opening.items():
         if not figures:
             continue
-        lasts, rsss, keys = zip(*figures, strict=True)
-        last, rss, key = (percentile(list(values), 0.5) for values in (lasts, rsss, keys))
+        last, rss, key = opening_medians(figures)
         checks = [
             (f"last turn {last * 1000:+,.0f} ms (at most +{OPENING_LIMIT_S * 1000:.0f})", last <= OPENING_LIMIT_S),
             (f"RSS {rss:+.0f} MB (at most +{RSS_LIMIT_MB:.0f})", rss <= RSS_LIMIT_MB),
@@ -475,8 +483,8 @@ def report_targets(
         ]
         frames, typed = pooled.get(name, ([], []))
         if frames and typed and empty_frames and empty_keys:
-            frame_ratio = percentile(frames, 0.99) / percentile(empty_frames, 0.99) - 1
-            key_ratio = percentile(typed, 0.99) / percentile(empty_keys, 0.99) - 1
+            frame_ratio = above(percentile(frames, 0.99), percentile(empty_frames, 0.99))
+            key_ratio = above(percentile(typed, 0.99), percentile(empty_keys, 0.99))
             checks.append((f"streaming frame p99 {frame_ratio:+.0%}, key p99 {key_ratio:+.0%} "
                            f"(at most +{STREAM_LIMIT:.0%})", max(frame_ratio, key_ratio) <= STREAM_LIMIT))
         for walked, after in walks.get(name, []):
@@ -486,8 +494,13 @@ def report_targets(
         print(f"  {name}: {verdict}: " + "; ".join(f"{text} {'ok' if met else 'MISSED'}" for text, met in checks))
 
 
+def above(value: float, reference: float) -> float:
+    """How far ``value`` lies above ``reference``, as a fraction of it (negative: below)."""
+    return value / reference - 1
+
+
 def beside(value: float, reference: float) -> str:
-    return f"{value / reference - 1:+.0%}"
+    return f"{above(value, reference):+.0%}"
 
 
 if __name__ == "__main__":
