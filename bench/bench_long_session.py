@@ -36,7 +36,10 @@ like the others: how far two runs of the same session differ, the noise any comp
 with the empty session carries.
 Last comes a line per session against its targets (OPENING_LIMIT_S, RSS_LIMIT_MB,
 KEY_LIMIT_S, STREAM_LIMIT): the opening as the median of the runs, streaming as the
-pooled p99s, the walk in every run.
+pooled p99s, the walk in every run. Read the targets from ``--runs 6 --control``: one
+run's streaming p99s rest on a handful of slow frames and keys, and move by more than the
+20% allowed even between the empty session and its control; pooled over six runs (about
+2,000 keys a session) the control stays within about a tenth of the empty session.
 """
 
 from __future__ import annotations
@@ -487,9 +490,12 @@ def report_targets(
             key_ratio = above(percentile(typed, 0.99), percentile(empty_keys, 0.99))
             checks.append((f"streaming frame p99 {frame_ratio:+.0%}, key p99 {key_ratio:+.0%} "
                            f"(at most +{STREAM_LIMIT:.0%})", max(frame_ratio, key_ratio) <= STREAM_LIMIT))
-        for walked, after in walks.get(name, []):
-            checks.append((f"walk {'reached' if walked else 'did NOT reach'} the first prompt, RSS after it "
-                           f"{after:+.0f} MB (at most +{RSS_LIMIT_MB:.0f})", walked and after <= RSS_LIMIT_MB))
+        if walks.get(name):
+            reached = sum(walked for walked, _ in walks[name])
+            highest = max(after for _, after in walks[name])
+            checks.append((f"walk reached the first prompt in {reached} of {len(walks[name])} runs, RSS after it "
+                           f"up to {highest:+.0f} MB (at most +{RSS_LIMIT_MB:.0f})",
+                           reached == len(walks[name]) and highest <= RSS_LIMIT_MB))
         verdict = "meets every target" if all(met for _, met in checks) else "MISSES a target"
         print(f"  {name}: {verdict}: " + "; ".join(f"{text} {'ok' if met else 'MISSED'}" for text, met in checks))
 
