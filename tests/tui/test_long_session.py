@@ -46,6 +46,11 @@ def last_message_text(chat: ChatLog) -> str:
     return getattr(widgets[-1], "text", "") if widgets else ""
 
 
+def kept_above_the_view(chat: ChatLog) -> int:
+    """Rows of the window above the view: from its first message's end to the view's top."""
+    return int(chat.scroll_y) - chat.message_widgets()[0].virtual_region.bottom
+
+
 def holders_besides(held: list) -> list:
     """What refers to the items of ``held``, besides that list and running frames."""
     holders = []
@@ -94,6 +99,31 @@ async def test_paging_up_through_a_long_transcript_shows_every_prompt_and_end_co
         await pilot.press("end")  # straight back to the end
         await wait_until(pilot, lambda: chat.at_session_end and "Turn 49?" in prompts_on_screen(chat))
         assert len(chat.message_widgets()) <= 80
+
+
+async def test_paging_down_from_the_first_prompt_shows_every_prompt_as_far_ones_above_are_released(
+    make_app, tui_runtime
+):
+    session_id = store_long_session(tui_runtime, 200)
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        chat = app.chat
+        await app.open_session(session_id)
+        await settled(pilot, chat)
+        chat.focus()
+        await pilot.press("home")
+        await wait_until(pilot, lambda: FIRST_PROMPT in prompts_on_screen(chat))
+        await settled(pilot, chat)
+        seen = prompts_on_screen(chat)
+        for _ in range(200):  # a page down at a time, as a user reads on; ends at the last prompt
+            if chat.at_session_end and chat.scroll_y == chat.max_scroll_y:
+                break
+            chat.scroll_relative(y=chat.size.height, animate=False, immediate=True)
+            await settled(pilot, chat)
+            seen |= prompts_on_screen(chat)
+        assert chat.window.start > 0, "the first pages are released on the way down"
+        missed = {f"Turn {turn}?" for turn in range(1, 50)} - seen
+        assert not missed, f"releasing above keeps the view still: no page is skipped ({sorted(missed)[:3]} were)"
 
 
 async def test_while_a_session_opens_the_turns_above_its_full_view_wait_and_scrolling_up_reads_them(
@@ -189,12 +219,39 @@ async def test_a_turn_of_many_calls_keeps_the_window_bounded_while_the_chat_foll
         assert "Step 0: reading." not in texts, "the turn's first steps are released"
         # What is kept above the view: two screens, and up to one more that the view moved
         # before the chat looked again (when it looked depends on how frames fell).
-        kept_above = chat.scroll_y - chat.message_widgets()[0].virtual_region.bottom
-        assert kept_above <= 3 * chat.size.height, "nothing is kept more than three screens above the view"
+        assert kept_above_the_view(chat) <= 3 * chat.size.height, "nothing is kept more than three screens above the view"
         assert chat.scroll_y == chat.max_scroll_y, "the view still follows the end"
         chat.focus()
         await pilot.press("home")
         await wait_until(pilot, lambda: "Read it forty times" in prompts_on_screen(chat))
+
+
+async def test_short_replies_that_move_the_view_down_across_releases_above_keep_the_window_bounded(
+    make_app, tui_runtime, script, monkeypatch
+):
+    # A look releases the rows far above, and scroll_y drops by as many: the view has
+    # moved no less through the content for that, and the next look comes a screen of
+    # content later. Replies of a few rows each, so that a look releases less than a screen.
+    monkeypatch.setattr(chat_log, "FILL_PAUSE", 0.0)
+    session_id = store_long_session(tui_runtime, 40)
+    paragraphs = (1, 2, 3, 1, 4, 2, 1, 3, 2, 5, 1, 2, 3, 1, 2, 4, 1, 3, 2, 1)
+    turns = [{"match": f"Reply {turn},", "steps": [{"text": "\n\n".join(f"Reply {turn}, paragraph {n}."
+                                                                         for n in range(count))}]}
+             for turn, count in enumerate(paragraphs)]
+    app = make_app(script(turns))
+    async with app.run_test(size=(100, 20)) as pilot:
+        chat = app.chat
+        await app.open_session(session_id)
+        await settled(pilot, chat)
+        for turn, count in enumerate(paragraphs):
+            await app.send_prompt(f"Reply {turn}, please")
+            ending = f"Reply {turn}, paragraph {count - 1}."
+            await wait_until(pilot, lambda ending=ending: not app.turn_running and ending in last_message_text(chat))
+            await settled(pilot, chat)
+            assert chat.scroll_y == chat.max_scroll_y, "the view follows the end"
+            assert kept_above_the_view(chat) <= 3 * chat.size.height, (
+                f"after reply {turn}, nothing is kept more than three screens above the view"
+            )
 
 
 async def test_new_messages_wait_while_the_user_reads_far_above_and_a_prompt_brings_the_end(make_app, tui_runtime, script):

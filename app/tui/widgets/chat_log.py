@@ -454,18 +454,24 @@ class ChatLog(VerticalScroll):
     def _view_keeper(self) -> Any:
         """What keeps the content on screen still while widgets are added or removed above
         it: call the returned function after the change. An anchored chat at its bottom
-        stays there by itself."""
-        if self.is_anchored and self.scroll_y >= self.max_scroll_y:
-            return lambda: None
-        kept = next((child for child in self.children if child.region.height > 0), None)
+        stays there by itself. Either way, where the view was last looked at moves with
+        the rows added or removed above, so that the next look comes once the view has
+        moved a screen through the content, however the rows above it changed."""
+        follows_end = self.is_anchored and self.scroll_y >= self.max_scroll_y
+        top = self.scroll_y
+        kept = next((child for child in self.children if child.virtual_region.bottom > top), None)
         if kept is None:
             return lambda: None
         before = kept.virtual_region.y
 
         def keep() -> None:
             def adjust() -> None:
-                if kept.is_mounted:
-                    self.scroll_to(y=self.scroll_y + kept.virtual_region.y - before, animate=False, immediate=True)
+                if not kept.is_attached:
+                    return
+                shift = kept.virtual_region.y - before
+                self._looked_at += shift
+                if not follows_end:
+                    self.scroll_to(y=self.scroll_y + shift, animate=False, immediate=True)
 
             self.call_after_refresh(adjust)
 
