@@ -490,12 +490,13 @@ def report_targets(
             key_ratio = above(percentile(typed, 0.99), percentile(empty_keys, 0.99))
             checks.append((f"streaming frame p99 {frame_ratio:+.0%}, key p99 {key_ratio:+.0%} "
                            f"(at most +{STREAM_LIMIT:.0%})", max(frame_ratio, key_ratio) <= STREAM_LIMIT))
-        if walks.get(name):
-            reached = sum(walked for walked, _ in walks[name])
-            highest = max(after for _, after in walks[name])
-            checks.append((f"walk reached the first prompt in {reached} of {len(walks[name])} runs, RSS after it "
+        walked_runs = walks.get(name, [])
+        if walked_runs:
+            reached = sum(walked for walked, _ in walked_runs)
+            highest = max(after for _, after in walked_runs)
+            checks.append((f"walk reached the first prompt in {reached} of {len(walked_runs)} runs, RSS after it "
                            f"up to {highest:+.0f} MB (at most +{RSS_LIMIT_MB:.0f})",
-                           reached == len(walks[name]) and highest <= RSS_LIMIT_MB))
+                           reached == len(walked_runs) and highest <= RSS_LIMIT_MB))
         verdict = "meets every target" if all(met for _, met in checks) else "MISSES a target"
         print(f"  {name}: {verdict}: " + "; ".join(f"{text} {'ok' if met else 'MISSED'}" for text, met in checks))
 

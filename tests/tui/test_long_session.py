@@ -217,8 +217,8 @@ async def test_a_turn_of_many_calls_keeps_the_window_bounded_while_the_chat_foll
         await settled(pilot, chat)
         texts = {getattr(widget, "text", "") for widget in chat.message_widgets()}
         assert "Step 0: reading." not in texts, "the turn's first steps are released"
-        # What is kept above the view: two screens, and up to one more that the view moved
-        # before the chat looked again (when it looked depends on how frames fell).
+        # What is kept above the view: two screens when the chat last looked, and less than
+        # one more that the view has moved through the content since.
         assert kept_above_the_view(chat) <= 3 * chat.size.height, "nothing is kept more than three screens above the view"
         assert chat.scroll_y == chat.max_scroll_y, "the view still follows the end"
         chat.focus()
